@@ -1,0 +1,86 @@
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "test_support.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace core::test {
+
+static fs::path env_path(const char* name, const fs::path& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? fs::path(v) : fallback;
+}
+
+fs::path source_dir() { return env_path("TOOLKIT_SOURCE_DIR", fs::current_path()); }
+fs::path bin_dir() { return env_path("TOOLKIT_BIN_DIR", fs::current_path() / "bin"); }
+fs::path datasets_dir() { return env_path("TOOLKIT_DATASETS", source_dir() / ".." / "shared" / "datasets"); }
+bool have_dataset(const std::string& relative) { return fs::exists(datasets_dir() / relative); }
+
+TempDir::TempDir(const std::string& label) {
+  static std::atomic<int> counter{0};
+  const fs::path root = env_path("TOOLKIT_TEST_TMP", fs::temp_directory_path() / "toolkit-tests");
+  path_ = root / (label + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::remove_all(path_);
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args, const fs::path& cwd) {
+  // Capture through temporary files: no pipe deadlock whatever the output size.
+  TempDir scratch("run-" + tool);
+  const fs::path out_path = scratch / "stdout", err_path = scratch / "stderr";
+  const std::string exe = (bin_dir() / tool).string();
+  std::vector<std::string> owned = {exe};
+  owned.insert(owned.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(127);
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_text(out_path);
+  r.err = read_text(err_path);
+  return r;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace core::test

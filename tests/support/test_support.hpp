@@ -1,0 +1,43 @@
+// Shared helpers for the doctest binaries: paths handed in by ctest, scratch folders, and running
+// a tool end to end with its stdout, stderr and exit code captured.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace core::test {
+
+namespace fs = std::filesystem;
+
+fs::path source_dir();    // the project root (TOOLKIT_SOURCE_DIR)
+fs::path bin_dir();       // where tools are built (TOOLKIT_BIN_DIR)
+fs::path datasets_dir();  // ../shared/datasets (TOOLKIT_DATASETS)
+bool have_dataset(const std::string& relative);  // true when datasets_dir()/relative exists
+
+// A fresh empty folder under the build tree's test-tmp/, removed when the object dies.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& label);
+  ~TempDir();
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs bin_dir()/tool with args (no shell involved), in `cwd` when given.
+CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args,
+                       const fs::path& cwd = {});
+
+// Writes text to a file (creating parent folders).
+void write_text(const fs::path& path, const std::string& text);
+std::string read_text(const fs::path& path);
+
+}  // namespace core::test
