@@ -3,7 +3,7 @@
 include(CheckLanguage)
 
 set(TOOLKIT_HAVE_CUDA OFF)
-set(TOOLKIT_CUDA_SUMMARY "")
+set(TOOLKIT_CUDA_SUMMARY "(disabled by TOOLKIT_CUDA=OFF)")
 if(NOT TOOLKIT_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)

@@ -66,18 +66,20 @@ class Command {
 
  private:
   friend class App;
-  using Runner = std::function<int(RunContext&, const ConfigTree&)>;
+  struct Binding {
+    std::string flag, key;
+    std::string value;     // filled by CLI11 for value flags
+    bool is_switch = false;
+    bool switched = false;  // filled by CLI11 for switches
+  };
   std::string name_;
   CLI::App* cli_ = nullptr;
   std::function<YAML::Node()> defaults_;
   std::function<YAML::Node(const ConfigTree&)> resolve_;  // typed read + canonical re-write
-  Runner run_;
+  std::function<int(RunContext&, const ConfigTree&)> run_;
   bool rundir_ = true;
-  std::vector<std::pair<std::string, std::string>> bound_flags_;  // key, value (filled by CLI11)
-  std::vector<std::unique_ptr<std::string>> flag_values_;
-  std::vector<std::pair<std::string, bool*>> bound_switches_;
-  std::vector<std::unique_ptr<bool>> switch_values_;
-  std::vector<std::pair<std::string, std::string*>> flag_bindings_;
+  std::vector<std::unique_ptr<Binding>> bindings_;
+  std::vector<std::string> overrides_;  // positional key=value
 };
 
 class App {
@@ -101,10 +103,11 @@ class App {
   // Parses, resolves, runs; returns the process exit code. Never throws.
   int main(int argc, char** argv);
 
+  struct Common;  // values of the common flags
+
  private:
   Command& add_command(const std::string& name, const std::string& description, bool is_default);
   int run_command(Command& cmd, RunContext& ctx);
-  struct Common;
   std::string tool_;
   std::unique_ptr<CLI::App> cli_;
   std::unique_ptr<Common> common_;

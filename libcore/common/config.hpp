@@ -77,6 +77,9 @@ class ConfigTree {
   void merge_file(const std::string& path);
   // Applies `a.b=v`, `+a.b=v` or `~a.b`.
   void apply_override(const std::string& spec);
+  // Sets an existing key to `value`; `source` names where it came from (e.g. "--input").
+  void set_existing(const std::string& dotted_key, const YAML::Node& value, const std::string& source);
+  bool has_key(const std::string& dotted_key) const;
 
   const YAML::Node& root() const { return root_; }
   // "file.yaml:12", "override 'a.b=3'" or "built-in default".
@@ -86,7 +89,6 @@ class ConfigTree {
   void merge_node(const YAML::Node& from, YAML::Node& into, const std::string& prefix,
                   const std::string& file);
   YAML::Node root_;
-  YAML::Node defaults_;
   std::map<std::string, std::string> sources_;
 };
 

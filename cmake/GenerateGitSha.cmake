@@ -1,0 +1,21 @@
+# Script mode: writes OUTPUT (a .cpp defining core::build_git_sha) only when the sha changed.
+execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
+  OUTPUT_VARIABLE _sha OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0 OR _sha STREQUAL "")
+  set(_sha "unknown")
+else()
+  execute_process(COMMAND git -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
+    OUTPUT_VARIABLE _dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(NOT _dirty STREQUAL "")
+    set(_sha "${_sha}-dirty")
+  endif()
+endif()
+set(_content "#include \"common/build_info.hpp\"\nstd::string core::build_git_sha() { return \"${_sha}\"; }\n")
+if(EXISTS "${OUTPUT}")
+  file(READ "${OUTPUT}" _old)
+else()
+  set(_old "")
+endif()
+if(NOT _old STREQUAL _content)
+  file(WRITE "${OUTPUT}" "${_content}")
+endif()

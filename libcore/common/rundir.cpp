@@ -1,0 +1,99 @@
+// Run directory and atomic file writing (see rundir.hpp).
+#include "common/rundir.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <random>
+
+#include "common/errors.hpp"
+
+namespace core {
+
+static fs::path temp_name(const fs::path& path) {
+  return path.string() + ".tmp." + std::to_string(::getpid());
+}
+
+AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)), tmp_(temp_name(path_)) {
+  out_.open(tmp_, std::ios::binary | std::ios::trunc);
+  if (!out_) throw IoError("cannot create '" + tmp_.string() + "' (does the folder exist and is it writable?)");
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) {
+    out_.close();
+    std::error_code ec;
+    fs::remove(tmp_, ec);
+  }
+}
+
+void AtomicFile::commit() {
+  out_.flush();
+  if (!out_) throw IoError("write to '" + tmp_.string() + "' failed (disk full?)");
+  out_.close();
+  std::error_code ec;
+  fs::rename(tmp_, path_, ec);
+  if (ec) throw IoError("cannot rename '" + tmp_.string() + "' to '" + path_.string() + "': " + ec.message());
+  committed_ = true;
+}
+
+void write_file_atomic(const fs::path& path, std::string_view bytes) {
+  AtomicFile f(path);
+  f.stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.commit();
+}
+
+static double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+MetricsWriter::MetricsWriter(const fs::path& path) : path_(path), t0_(now_seconds()) {
+  file_ = std::fopen(path.c_str(), "a");
+  if (!file_) throw IoError("cannot open '" + path.string() + "' for appending");
+}
+
+MetricsWriter::~MetricsWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void MetricsWriter::write(nlohmann::json record) {
+  if (!record.contains("time_s")) record["time_s"] = now_seconds() - t0_;
+  const std::string line = record.dump() + "\n";
+  std::lock_guard<std::mutex> lock(mu_);
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
+    throw IoError("cannot append to '" + path_.string() + "'");
+}
+
+static std::string default_run_name() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  std::random_device rd;
+  char id[8];
+  std::snprintf(id, sizeof id, "%06x", rd() & 0xffffffu);
+  return std::string(stamp) + "-" + id;
+}
+
+RunDir::RunDir(const std::string& tool, const fs::path& dir)
+    : path_(dir.empty() ? fs::path("runs") / tool / default_run_name() : dir) {
+  std::error_code ec;
+  for (const auto& sub : {path_, path_ / "artifacts", path_ / "checkpoints"}) {
+    fs::create_directories(sub, ec);
+    if (ec) throw IoError("cannot create run directory '" + sub.string() + "': " + ec.message());
+  }
+}
+
+MetricsWriter& RunDir::metrics() {
+  if (!metrics_) metrics_ = std::make_unique<MetricsWriter>(path_ / "metrics.jsonl");
+  return *metrics_;
+}
+
+void RunDir::write_manifest(const nlohmann::json& manifest) {
+  manifest_ = manifest;
+  write_file_atomic(path_ / "manifest.json", manifest_.dump(2) + "\n");
+}
+
+}  // namespace core
