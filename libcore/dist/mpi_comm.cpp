@@ -1,0 +1,242 @@
+// MPI backend: collectives as non-blocking MPI calls polled with MPI_Test until done or until the
+// communicator's timeout. bf16 reductions are widened to float for MPI_SUM/MAX/MIN and rounded
+// back once; NCCL's in-place layouts are mapped to MPI_IN_PLACE or a temporary buffer.
+#include "dist/mpi_comm.hpp"
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+namespace core::dist {
+
+namespace {
+
+MPI_Datatype mpi_type(DType t) {
+  switch (t) {
+    case DType::f32: return MPI_FLOAT;
+    case DType::bf16: return MPI_UINT16_T;
+    case DType::i8: return MPI_INT8_T;
+    case DType::u8: return MPI_UINT8_T;
+  }
+  throw UsageError("dist: unknown dtype");
+}
+
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::avg: return MPI_SUM;
+    case ReduceOp::max: return MPI_MAX;
+    case ReduceOp::min: return MPI_MIN;
+  }
+  throw UsageError("dist: unknown reduction");
+}
+
+int mpi_count(std::size_t count, const char* what) {
+  if (count > static_cast<std::size_t>(INT_MAX))
+    throw UsageError(std::string("dist: ") + what + ": " + std::to_string(count) +
+                     " elements exceed MPI's int count; split the call");
+  return static_cast<int>(count);
+}
+
+std::vector<float> widen(const void* bf16, std::size_t count) {
+  std::vector<float> out(count);
+  const auto* in = static_cast<const std::uint16_t*>(bf16);
+  for (std::size_t i = 0; i < count; ++i) out[i] = bf16_to_float(in[i]);
+  return out;
+}
+
+// Writes floats (divided by `divisor` for avg) as dtype (f32 or bf16).
+void narrow(const std::vector<float>& in, void* out, DType dtype, float divisor) {
+  if (dtype == DType::f32) {
+    auto* dst = static_cast<float*>(out);
+    for (std::size_t i = 0; i < in.size(); ++i) dst[i] = in[i] / divisor;
+  } else {
+    auto* dst = static_cast<std::uint16_t*>(out);
+    for (std::size_t i = 0; i < in.size(); ++i) dst[i] = float_to_bf16(in[i] / divisor);
+  }
+}
+
+bool mpi_finalized() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  return finalized != 0;
+}
+
+}  // namespace
+
+MpiSession::MpiSession() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) return;
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    throw CommError("dist: MPI_Init_thread failed");
+  owns_ = true;
+}
+
+MpiSession::~MpiSession() {
+  if (owns_ && !mpi_finalized()) MPI_Finalize();
+}
+
+std::shared_ptr<MpiSession> MpiSession::shared() {
+  static std::mutex mutex;
+  static std::weak_ptr<MpiSession> current;
+  std::lock_guard lock(mutex);
+  auto session = current.lock();
+  if (!session) {
+    session = std::make_shared<MpiSession>();
+    current = session;
+  }
+  return session;
+}
+
+MpiCommunicator::MpiCommunicator(std::shared_ptr<MpiSession> session, MPI_Comm comm)
+    : session_(std::move(session)), comm_(comm) {
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+std::unique_ptr<MpiCommunicator> MpiCommunicator::world(std::shared_ptr<MpiSession> session) {
+  MPI_Comm comm;
+  if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) throw CommError("dist: MPI_Comm_dup(MPI_COMM_WORLD) failed");
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(session), comm));
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  if (mpi_finalized()) return;
+  for (MPI_Request& r : abandoned_) {  // release those that completed meanwhile; never block
+    int done = 0;
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+  }
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void MpiCommunicator::check(int code, const char* what) const {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  throw CommError(std::string("dist: ") + what + " failed on rank " + std::to_string(rank_) + ": " +
+                  std::string(text, len));
+}
+
+void MpiCommunicator::ensure_usable(const char* what) const {
+  if (!broken_.empty())
+    throw CommError(std::string("dist: ") + what + " on a communicator that is unusable after an earlier failure: " +
+                    broken_);
+}
+
+void MpiCommunicator::wait(MPI_Request request, const char* what) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout());
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+    if (done) return;
+    if (Clock::now() > deadline) {
+      abandoned_.push_back(request);
+      broken_ = timeout_message(what);
+      throw CommTimeoutError(broken_);
+    }
+    // Spin briefly for small fast collectives, then back off so waiting ranks do not burn a core.
+    if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void MpiCommunicator::do_broadcast(void* buf, std::size_t count, DType dtype, int root, Stream) {
+  ensure_usable("broadcast");
+  MPI_Request req;
+  check(MPI_Ibcast(buf, mpi_count(count, "broadcast"), mpi_type(dtype), root, comm_, &req), "broadcast");
+  wait(req, "broadcast");
+}
+
+void MpiCommunicator::do_barrier(Stream) {
+  ensure_usable("barrier");
+  MPI_Request req;
+  check(MPI_Ibarrier(comm_, &req), "barrier");
+  wait(req, "barrier");
+}
+
+void MpiCommunicator::do_all_reduce(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op,
+                                    Stream) {
+  ensure_usable("all_reduce");
+  const int n = mpi_count(count, "all_reduce");
+  MPI_Request req;
+  if (dtype == DType::bf16 || op == ReduceOp::avg) {  // float arithmetic, one rounding at the end
+    std::vector<float> in = dtype == DType::bf16 ? widen(send, count)
+                                                 : std::vector<float>(static_cast<const float*>(send),
+                                                                      static_cast<const float*>(send) + count);
+    std::vector<float> out(count);
+    check(MPI_Iallreduce(in.data(), out.data(), n, MPI_FLOAT, mpi_op(op), comm_, &req), "all_reduce");
+    wait(req, "all_reduce");
+    narrow(out, recv, dtype, op == ReduceOp::avg ? static_cast<float>(size_) : 1.0f);
+    return;
+  }
+  const void* src = send == recv ? MPI_IN_PLACE : send;
+  check(MPI_Iallreduce(src, recv, n, mpi_type(dtype), mpi_op(op), comm_, &req), "all_reduce");
+  wait(req, "all_reduce");
+}
+
+void MpiCommunicator::do_all_gather(const void* send, void* recv, std::size_t count, DType dtype, Stream) {
+  ensure_usable("all_gather");
+  const int n = mpi_count(count, "all_gather");
+  mpi_count(count * size_, "all_gather");
+  const bool in_place = send == static_cast<const unsigned char*>(recv) + count * dtype_size(dtype) * rank_;
+  MPI_Request req;
+  check(MPI_Iallgather(in_place ? MPI_IN_PLACE : send, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_, &req),
+        "all_gather");
+  wait(req, "all_gather");
+}
+
+void MpiCommunicator::do_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op,
+                                        Stream) {
+  ensure_usable("reduce_scatter");
+  const int n = mpi_count(count, "reduce_scatter");
+  const std::size_t total = count * size_;
+  mpi_count(total, "reduce_scatter");
+  MPI_Request req;
+  if (dtype == DType::bf16 || op == ReduceOp::avg) {
+    std::vector<float> in = dtype == DType::bf16 ? widen(send, total)
+                                                 : std::vector<float>(static_cast<const float*>(send),
+                                                                      static_cast<const float*>(send) + total);
+    std::vector<float> out(count);
+    check(MPI_Ireduce_scatter_block(in.data(), out.data(), n, MPI_FLOAT, mpi_op(op), comm_, &req), "reduce_scatter");
+    wait(req, "reduce_scatter");
+    narrow(out, recv, dtype, op == ReduceOp::avg ? static_cast<float>(size_) : 1.0f);
+    return;
+  }
+  // In place (recv inside send) MPI's layout differs from NCCL's: receive into a temporary.
+  const std::size_t block = count * dtype_size(dtype);
+  const bool in_place = count > 0 && static_cast<const unsigned char*>(recv) == static_cast<const unsigned char*>(send) + block * rank_;
+  std::vector<unsigned char> tmp(in_place ? block : 0);
+  void* dst = in_place ? tmp.data() : recv;
+  check(MPI_Ireduce_scatter_block(send, dst, n, mpi_type(dtype), mpi_op(op), comm_, &req), "reduce_scatter");
+  wait(req, "reduce_scatter");
+  if (in_place) std::memcpy(recv, tmp.data(), block);
+}
+
+void MpiCommunicator::do_all_to_all(const void* send, void* recv, std::size_t count, DType dtype, Stream) {
+  ensure_usable("all_to_all");
+  const int n = mpi_count(count, "all_to_all");
+  mpi_count(count * size_, "all_to_all");
+  MPI_Request req;
+  check(MPI_Ialltoall(send, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_, &req), "all_to_all");
+  wait(req, "all_to_all");
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::do_split(int color, int key) {
+  ensure_usable("split");
+  // MPI_Comm_split blocks without a timeout: first make sure every rank has arrived.
+  MPI_Request req;
+  check(MPI_Ibarrier(comm_, &req), "split");
+  wait(req, "split");
+  MPI_Comm child;
+  check(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &child), "split");
+  if (child == MPI_COMM_NULL) return nullptr;
+  return std::unique_ptr<Communicator>(new MpiCommunicator(session_, child));
+}
+
+}  // namespace core::dist

@@ -1,0 +1,33 @@
+// Picks the job-wide communicator backend from the discovered ranks (see world.hpp).
+#include "dist/world.hpp"
+
+#include "dist/thread_comm.hpp"
+#if TOOLKIT_HAVE_MPI
+#include "dist/mpi_comm.hpp"
+#endif
+
+namespace core::dist {
+
+std::unique_ptr<Communicator> make_world_communicator(const RankInfo& info, Seconds timeout) {
+  std::unique_ptr<Communicator> comm;
+  if (info.world_size == 1) {
+    comm = std::move(make_thread_communicators(1).front());
+  } else {
+#if TOOLKIT_HAVE_MPI
+    comm = MpiCommunicator::world();
+    if (comm->rank() != info.rank || comm->size() != info.world_size)
+      throw UsageError("dist: rank discovery (" + info.source + ") says rank " + std::to_string(info.rank) + " of " +
+                       std::to_string(info.world_size) + " but MPI says rank " + std::to_string(comm->rank()) +
+                       " of " + std::to_string(comm->size()) + "; start the job with mpirun/srun -n " +
+                       std::to_string(info.world_size));
+#else
+    throw UsageError("dist: this is rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) +
+                     " (" + info.source + ") but the build has no MPI backend; reconfigure with -DTOOLKIT_MPI=ON "
+                     "or run a single process");
+#endif
+  }
+  comm->set_timeout(timeout);
+  return comm;
+}
+
+}  // namespace core::dist
