@@ -1,0 +1,198 @@
+// GPT-2 byte-level BPE: vocabulary and merge loading, rank-ordered merging with a piece cache.
+#include "text/gpt2_bpe.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "text/pretokenize.hpp"
+#include "text/unicode.hpp"
+
+namespace core::text {
+namespace fs = std::filesystem;
+
+std::array<char32_t, 256> gpt2_byte_alphabet() {
+  std::array<char32_t, 256> map{};
+  char32_t extra = 256;
+  for (int b = 0; b < 256; ++b) {
+    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
+    map[b] = printable ? static_cast<char32_t>(b) : extra++;
+  }
+  return map;
+}
+
+namespace {
+
+std::string read_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    if (!fs::exists(file)) throw InputMissingError("GPT-2 tokenizer file not found: " + file.string());
+    throw IoError("cannot read " + file.string());
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::uint64_t pair_key(std::int32_t a, std::int32_t b) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
+}
+
+// Maps a token string in GPT-2's printable alphabet back to its bytes; nullopt when a character
+// lies outside the alphabet.
+class AlphabetDecoder {
+ public:
+  AlphabetDecoder() {
+    const auto alphabet = gpt2_byte_alphabet();
+    for (int b = 0; b < 256; ++b) inverse_[alphabet[b]] = static_cast<char>(b);
+  }
+  std::optional<std::string> operator()(std::string_view s) const {
+    std::string out;
+    for (std::size_t i = 0; i < s.size();) {
+      const CodeUnit u = decode_utf8(s, i);
+      const auto it = inverse_.find(u.cp);
+      if (!u.valid || it == inverse_.end()) return std::nullopt;
+      out += it->second;
+      i += u.len;
+    }
+    return out;
+  }
+
+ private:
+  std::unordered_map<char32_t, char> inverse_;
+};
+
+}  // namespace
+
+Gpt2Tokenizer::Gpt2Tokenizer(const fs::path& dir) : dir_(dir) {
+  read_encoder(dir / "encoder.json");
+  read_merges(dir / "vocab.bpe");
+}
+
+void Gpt2Tokenizer::read_encoder(const fs::path& file) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(file));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw DataError(file.string() + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || j.empty())
+    throw DataError(file.string() + ": expected a JSON object mapping token strings to ids");
+  const AlphabetDecoder to_bytes;
+  id_to_bytes_.assign(j.size(), std::string());
+  std::vector<bool> seen(j.size(), false);
+  for (const auto& [key, value] : j.items()) {
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 0 ||
+        value.get<std::int64_t>() >= static_cast<std::int64_t>(j.size()))
+      throw DataError(file.string() + ": key \"" + key + "\": id must be an integer in [0, " +
+                      std::to_string(j.size()) + ")");
+    const auto id = value.get<std::int32_t>();
+    if (seen[id]) throw DataError(file.string() + ": key \"" + key + "\": id " + std::to_string(id) + " used twice");
+    const auto bytes = to_bytes(key);
+    if (!bytes || bytes->empty())
+      throw DataError(file.string() + ": key \"" + key + "\" uses characters outside GPT-2's byte alphabet");
+    seen[id] = true;
+    id_to_bytes_[id] = *bytes;
+    bytes_to_id_.emplace(*bytes, id);
+  }
+  const auto alphabet = gpt2_byte_alphabet();
+  for (int b = 0; b < 256; ++b) {
+    const auto it = bytes_to_id_.find(std::string(1, static_cast<char>(b)));
+    if (it == bytes_to_id_.end()) {
+      std::string key;
+      append_utf8(key, alphabet[b]);
+      throw DataError(file.string() + ": no token for byte " + std::to_string(b) + " (key \"" + key + "\")");
+    }
+    byte_id_[b] = it->second;
+  }
+  if (const auto it = bytes_to_id_.find("<|endoftext|>"); it != bytes_to_id_.end()) eot_ = it->second;
+}
+
+void Gpt2Tokenizer::read_merges(const fs::path& file) {
+  const std::string text = read_file(file);
+  const AlphabetDecoder to_bytes;
+  std::istringstream in(text);
+  std::string line;
+  std::int32_t rank = 0;
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || (line_no == 1 && line.rfind("#version", 0) == 0)) continue;
+    const auto where = file.string() + ":" + std::to_string(line_no) + ": ";
+    const auto space = line.find(' ');
+    if (space == std::string::npos || space == 0 || line.find(' ', space + 1) != std::string::npos)
+      throw DataError(where + "expected two tokens separated by one space, got '" + line + "'");
+    const auto left = to_bytes(std::string_view(line).substr(0, space));
+    const auto right = to_bytes(std::string_view(line).substr(space + 1));
+    if (!left || !right || right->empty())
+      throw DataError(where + "characters outside GPT-2's byte alphabet in '" + line + "'");
+    const auto a = bytes_to_id_.find(*left), b = bytes_to_id_.find(*right), r = bytes_to_id_.find(*left + *right);
+    if (a == bytes_to_id_.end() || b == bytes_to_id_.end() || r == bytes_to_id_.end())
+      throw DataError(where + "merge '" + line + "' uses or makes a token missing from encoder.json");
+    merges_[pair_key(a->second, b->second)] = Merge{rank++, r->second};
+  }
+}
+
+const std::string& Gpt2Tokenizer::token_bytes(std::int32_t id) const {
+  check_token_id(id, vocab_size());
+  return id_to_bytes_[id];
+}
+
+void Gpt2Tokenizer::merge_bytes(std::string_view piece, std::vector<std::int32_t>& symbols) const {
+  symbols.clear();
+  for (char c : piece) symbols.push_back(byte_id_[static_cast<unsigned char>(c)]);
+  std::vector<std::int32_t> merged;
+  while (symbols.size() >= 2) {
+    const Merge* best = nullptr;
+    std::uint64_t best_key = 0;
+    for (std::size_t k = 0; k + 1 < symbols.size(); ++k) {
+      const std::uint64_t key = pair_key(symbols[k], symbols[k + 1]);
+      const auto it = merges_.find(key);
+      if (it != merges_.end() && (!best || it->second.rank < best->rank)) best = &it->second, best_key = key;
+    }
+    if (!best) break;
+    merged.clear();
+    for (std::size_t k = 0; k < symbols.size();) {
+      if (k + 1 < symbols.size() && pair_key(symbols[k], symbols[k + 1]) == best_key) {
+        merged.push_back(best->result);
+        k += 2;
+      } else {
+        merged.push_back(symbols[k++]);
+      }
+    }
+    symbols.swap(merged);
+  }
+}
+
+void Gpt2Tokenizer::encode_piece(std::string_view piece, std::vector<std::int32_t>& out) const {
+  {
+    const std::lock_guard lock(cache_mutex_);
+    if (const auto it = cache_.find(std::string(piece)); it != cache_.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+  std::vector<std::int32_t> symbols;
+  merge_bytes(piece, symbols);
+  out.insert(out.end(), symbols.begin(), symbols.end());
+  const std::lock_guard lock(cache_mutex_);
+  if (cache_.size() >= kCacheLimit) cache_.clear();
+  cache_.emplace(std::string(piece), std::move(symbols));
+}
+
+std::vector<std::int32_t> Gpt2Tokenizer::encode(std::string_view text) const {
+  std::vector<std::int32_t> ids;
+  ids.reserve(text.size() / 3);
+  for (std::string_view piece : gpt2_pretokenize(text)) encode_piece(piece, ids);
+  return ids;
+}
+
+std::string Gpt2Tokenizer::decode(std::span<const std::int32_t> ids) const {
+  std::string out;
+  for (std::int32_t id : ids) out += token_bytes(id);
+  return out;
+}
+
+}  // namespace core::text

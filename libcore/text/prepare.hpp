@@ -1,0 +1,54 @@
+// Text file -> train/val token shards (llm.c layout) in an output folder: the library side of
+// `zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR`.
+// The whole file is one document: when the tokenizer has an end-of-text token it is put first (llm.c's
+// convention of a separator before every document). The last `val_fraction` of the tokens is the
+// validation split, the rest the training split; each split is cut into shards of at most
+// `shard_tokens` tokens named train_000000.bin, ..., val_000000.bin, ... Stale shards of an earlier run
+// with higher numbers are removed, and prepare.json records the result.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+
+namespace core::text {
+
+struct PrepareOptions {
+  std::string input;              // text file (any bytes)
+  std::string tokenizer = "bytes";
+  std::string out;                // output folder, created when absent
+  double val_fraction = 0.1;
+  std::int64_t shard_tokens = 100'000'000;
+
+  template <class V>
+  void visit(V& v) {
+    v("input", input, "text file to tokenize");
+    v("tokenizer", tokenizer, "'bytes' or 'gpt2:DIR' (DIR holds encoder.json and vocab.bpe)");
+    v("out", out, "output folder for the shards");
+    v("val_fraction", val_fraction, "fraction of the tokens (the last ones) kept for validation",
+      core::in_range(0.0, 0.5));
+    v("shard_tokens", shard_tokens, "most tokens per shard file", core::positive<std::int64_t>());
+  }
+};
+
+struct PrepareResult {
+  std::string tokenizer;          // spec, as make_tokenizer() takes it
+  std::int32_t vocab_size = 0;
+  std::int64_t input_bytes = 0;
+  std::int64_t train_tokens = 0;
+  std::int64_t val_tokens = 0;
+  std::vector<std::string> train_files;  // full paths
+  std::vector<std::string> val_files;
+  double seconds = 0;             // wall time of tokenization and writing
+
+  nlohmann::json to_json() const;
+};
+
+// Throws UsageError (empty input/out path, bad options, bad tokenizer spec), InputMissingError (input or
+// tokenizer files absent), DataError (input too short to give both splits a token), IoError.
+PrepareResult prepare(const PrepareOptions& options);
+
+}  // namespace core::text

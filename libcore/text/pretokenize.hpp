@@ -1,0 +1,18 @@
+// GPT-2's pre-tokenization: the split of text into the pieces that BPE encodes independently, by the
+// regex of OpenAI's encoder.py,
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// implemented by hand (leftmost alternative wins at each position, as in a backtracking regex).
+// Character classes come from the Python `regex` module's tables (see unicode.hpp), so real text
+// splits exactly as the reference does. Where the reference cannot go, this extends it: bytes that
+// are not well-formed UTF-8 (Python's encoder only ever sees decoded str) each count as one character
+// of the class [^\s\p{L}\p{N}], so every byte string splits into pieces that concatenate back to it.
+#pragma once
+#include <string_view>
+#include <vector>
+
+namespace core::text {
+
+// The pieces of `text`, in order; their concatenation is `text`.
+std::vector<std::string_view> gpt2_pretokenize(std::string_view text);
+
+}  // namespace core::text

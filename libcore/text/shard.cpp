@@ -1,0 +1,93 @@
+// llm.c token shard reader and writer (layout in shard.hpp).
+#include "text/shard.hpp"
+
+#include <array>
+#include <bit>
+#include <fstream>
+#include <limits>
+
+#include "common/errors.hpp"
+#include "common/rundir.hpp"
+
+namespace core::text {
+namespace fs = std::filesystem;
+
+static_assert(std::endian::native == std::endian::little, "shards are little-endian; add byte swaps");
+
+namespace {
+
+std::ifstream open_shard(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (!fs::exists(path)) throw InputMissingError("token shard not found: " + path.string());
+    throw IoError("cannot read token shard " + path.string());
+  }
+  return in;
+}
+
+// Reads and validates the header of an open shard; returns the token count.
+std::int64_t check_header(std::ifstream& in, const fs::path& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) throw IoError("cannot stat token shard " + path.string() + ": " + ec.message());
+  const std::string where = "token shard " + path.string() + ": ";
+  if (size < kShardHeaderBytes)
+    throw DataError(where + "truncated: " + std::to_string(size) + " bytes, shorter than the " +
+                    std::to_string(kShardHeaderBytes) + "-byte header");
+  std::array<std::int32_t, kShardHeaderInts> header{};
+  if (!in.read(reinterpret_cast<char*>(header.data()), kShardHeaderBytes))
+    throw IoError("cannot read the header of token shard " + path.string());
+  if (header[0] != kShardMagic)
+    throw DataError(where + "bad magic " + std::to_string(header[0]) + " (expected " +
+                    std::to_string(kShardMagic) + "): not an llm.c token shard");
+  if (header[1] != kShardVersion)
+    throw DataError(where + "unsupported version " + std::to_string(header[1]) + " (expected " +
+                    std::to_string(kShardVersion) + ")");
+  const std::int64_t count = header[2];
+  const auto expected = kShardHeaderBytes + 2 * static_cast<std::uint64_t>(count < 0 ? 0 : count);
+  if (count < 0 || size != expected)
+    throw DataError(where + "header says " + std::to_string(count) + " tokens (" + std::to_string(expected) +
+                    " bytes) but the file has " + std::to_string(size) + " bytes" +
+                    (size < expected ? " (truncated)" : ""));
+  return count;
+}
+
+}  // namespace
+
+void write_shard(const fs::path& path, std::span<const std::int32_t> tokens) {
+  if (tokens.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+    throw DataError("token shard " + path.string() + ": " + std::to_string(tokens.size()) +
+                    " tokens exceed the format's int32 count");
+  std::vector<std::uint16_t> packed(tokens.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] > 0xFFFF)
+      throw DataError("token shard " + path.string() + ": token " + std::to_string(tokens[i]) + " at index " +
+                      std::to_string(i) + " does not fit in uint16");
+    packed[i] = static_cast<std::uint16_t>(tokens[i]);
+  }
+  std::array<std::int32_t, kShardHeaderInts> header{};
+  header[0] = kShardMagic;
+  header[1] = kShardVersion;
+  header[2] = static_cast<std::int32_t>(tokens.size());
+  AtomicFile file(path);
+  file.stream().write(reinterpret_cast<const char*>(header.data()), kShardHeaderBytes);
+  file.stream().write(reinterpret_cast<const char*>(packed.data()),
+                      static_cast<std::streamsize>(packed.size() * sizeof(std::uint16_t)));
+  file.commit();
+}
+
+std::int64_t read_shard_header(const fs::path& path) {
+  auto in = open_shard(path);
+  return check_header(in, path);
+}
+
+std::vector<std::uint16_t> read_shard(const fs::path& path) {
+  auto in = open_shard(path);
+  const std::int64_t count = check_header(in, path);
+  std::vector<std::uint16_t> tokens(static_cast<std::size_t>(count));
+  if (!in.read(reinterpret_cast<char*>(tokens.data()), static_cast<std::streamsize>(count * 2)))
+    throw IoError("cannot read the tokens of token shard " + path.string());
+  return tokens;
+}
+
+}  // namespace core::text

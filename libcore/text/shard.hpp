@@ -1,0 +1,29 @@
+// Token shards in llm.c's layout, so shards written by either tool load in both: a header of 256
+// little-endian int32 (magic 20240520, version 1, token count, the rest zero), then the tokens as
+// little-endian uint16 (so vocabularies up to 65536 tokens).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <vector>
+
+namespace core::text {
+
+inline constexpr std::int32_t kShardMagic = 20240520;
+inline constexpr std::int32_t kShardVersion = 1;
+inline constexpr std::size_t kShardHeaderInts = 256;
+inline constexpr std::size_t kShardHeaderBytes = kShardHeaderInts * sizeof(std::int32_t);
+
+// Writes a shard atomically (temporary file + rename). Throws DataError when a token lies outside
+// [0, 65535] or there are more than 2^31 - 1 tokens, IoError when the file cannot be written.
+void write_shard(const std::filesystem::path& path, std::span<const std::int32_t> tokens);
+
+// Checks the header against the file size and returns the token count. InputMissingError when the
+// file is absent; DataError naming the file for a bad magic or version, a negative count, or a size
+// that is not header + 2 * count bytes (truncated or trailing data).
+std::int64_t read_shard_header(const std::filesystem::path& path);
+
+// Reads and checks a whole shard (same errors as read_shard_header).
+std::vector<std::uint16_t> read_shard(const std::filesystem::path& path);
+
+}  // namespace core::text

@@ -1,0 +1,109 @@
+// prepare(): text -> train/val shards; split sizes, sharding, decoding back to the input, stale shard
+// removal and the errors for bad inputs.
+#include <doctest/doctest.h>
+
+#include "common/errors.hpp"
+#include "test_support.hpp"
+#include "text/prepare.hpp"
+#include "text/shard.hpp"
+#include "text/tokenizer.hpp"
+
+using namespace core::text;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::int32_t> load_all(const std::vector<std::string>& files) {
+  std::vector<std::int32_t> out;
+  for (const auto& f : files)
+    for (auto t : read_shard(f)) out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("prepare with the byte tokenizer: split, shards, and the text comes back") {
+  const core::test::TempDir dir("text-prepare");
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "line " + std::to_string(i) + " \xc3\xa9\xff\n";
+  core::test::write_text(dir / "in.txt", text);
+  // A stale shard from an earlier, larger run must disappear; unrelated files must stay.
+  core::test::write_text(dir / "out/train_000009.bin", "old");
+  core::test::write_text(dir / "out/notes.txt", "keep");
+
+  PrepareOptions opt;
+  opt.input = (dir / "in.txt").string();
+  opt.out = (dir / "out").string();
+  opt.val_fraction = 0.25;
+  opt.shard_tokens = 500;
+  const PrepareResult r = prepare(opt);
+
+  const auto n = static_cast<std::int64_t>(text.size());
+  CHECK(r.tokenizer == "bytes");
+  CHECK(r.vocab_size == 256);
+  CHECK(r.input_bytes == n);
+  CHECK(r.val_tokens == n / 4);
+  CHECK(r.train_tokens == n - n / 4);
+  CHECK(r.train_files.size() == static_cast<std::size_t>((r.train_tokens + 499) / 500));
+  CHECK(r.val_files.size() == static_cast<std::size_t>((r.val_tokens + 499) / 500));
+  CHECK(fs::path(r.train_files[0]).filename() == "train_000000.bin");
+  CHECK(fs::path(r.val_files[0]).filename() == "val_000000.bin");
+  CHECK_FALSE(fs::exists(dir / "out/train_000009.bin"));
+  CHECK(fs::exists(dir / "out/notes.txt"));
+
+  auto tokens = load_all(r.train_files);
+  const auto val = load_all(r.val_files);
+  tokens.insert(tokens.end(), val.begin(), val.end());
+  CHECK(ByteTokenizer().decode(tokens) == text);
+
+  const auto json = nlohmann::json::parse(core::test::read_text(dir / "out/prepare.json"));
+  CHECK(json == r.to_json());
+  CHECK(json["train_tokens"] == r.train_tokens);
+}
+
+TEST_CASE("prepare with GPT-2 puts end-of-text first") {
+  if (!core::test::have_dataset("tokenizers/gpt2/encoder.json")) {
+    MESSAGE("skipped: no GPT-2 tokenizer files");
+    return;
+  }
+  const core::test::TempDir dir("text-prepare-gpt2");
+  core::test::write_text(dir / "in.txt", "hello world hello world hello world");
+  PrepareOptions opt;
+  opt.input = (dir / "in.txt").string();
+  opt.out = (dir / "out").string();
+  opt.tokenizer = "gpt2:" + (core::test::datasets_dir() / "tokenizers/gpt2").string();
+  opt.val_fraction = 0.3;
+  const PrepareResult r = prepare(opt);
+  CHECK(r.vocab_size == 50257);
+  CHECK(r.train_tokens + r.val_tokens == 7);  // EOT + 6
+  CHECK(r.val_tokens == 2);
+  CHECK(load_all(r.train_files) == std::vector<std::int32_t>{50256, 31373, 995, 23748, 995});
+  CHECK(load_all(r.val_files) == std::vector<std::int32_t>{23748, 995});
+}
+
+TEST_CASE("prepare errors: missing input, too little text, bad options") {
+  const core::test::TempDir dir("text-prepare-bad");
+  PrepareOptions opt;
+  opt.input = (dir / "absent.txt").string();
+  opt.out = (dir / "out").string();
+  CHECK_THROWS_AS(prepare(opt), core::InputMissingError);
+
+  core::test::write_text(dir / "empty.txt", "");
+  opt.input = (dir / "empty.txt").string();
+  CHECK_THROWS_AS(prepare(opt), core::DataError);
+
+  core::test::write_text(dir / "tiny.txt", "ab");
+  opt.input = (dir / "tiny.txt").string();
+  opt.val_fraction = 0.1;  // floor(0.2) = 0 validation tokens
+  CHECK_THROWS_AS(prepare(opt), core::DataError);
+  CHECK_FALSE(fs::exists(dir / "out"));
+
+  opt.val_fraction = 0.0;
+  CHECK(prepare(opt).train_tokens == 2);
+
+  opt.tokenizer = "sentencepiece";
+  CHECK_THROWS_AS(prepare(opt), core::UsageError);
+  opt.tokenizer = "bytes";
+  opt.val_fraction = 0.9;
+  CHECK_THROWS_AS(prepare(opt), core::UsageError);
+}
