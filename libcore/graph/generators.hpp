@@ -1,0 +1,27 @@
+// Synthetic graphs: R-MAT / Kronecker (Chakrabarti et al.; Graph500 parameters a = 0.57,
+// b = c = 0.19, edge factor 16) and Erdos-Renyi G(n, p) (geometric skipping, Batagelj-Brandes).
+// Both are deterministic for a given seed, then cleaned like any input (build_graph).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "graph/csr.hpp"
+
+namespace core::graph {
+
+struct RmatParams {
+  int scale = 14;            // 2^scale vertex ids
+  double edge_factor = 16;   // edges = edge_factor * 2^scale (before cleaning)
+  double a = 0.57, b = 0.19, c = 0.19;
+};
+
+Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report = nullptr);
+Graph generate_gnp(std::uint64_t n, double p, std::uint64_t seed, CleanReport* report = nullptr);
+
+// Graph spec strings: "rmat:SCALE[:EDGE_FACTOR]" or "gnp:N:P". nullopt when `spec` names no
+// generator (then it is a file path); UsageError when it does but is malformed.
+std::optional<Graph> generate_from_spec(const std::string& spec, std::uint64_t seed,
+                                        CleanReport* report = nullptr);
+
+}  // namespace core::graph

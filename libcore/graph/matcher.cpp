@@ -1,0 +1,230 @@
+// Plan interpreter (see matcher.hpp). Per thread: the chosen vertex of each level, the current
+// candidate span of every later level after each depth, and two scratch buffers per (depth,
+// target) for chained set operations.
+#include "graph/matcher.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+
+#include "common/errors.hpp"
+#include "graph/set_ops.hpp"
+
+namespace core::graph {
+
+namespace {
+
+constexpr Vertex kNoBound = std::numeric_limits<Vertex>::max();
+
+struct Span {
+  const Vertex* p = nullptr;
+  std::size_t n = 0;
+};
+
+Span truncate(Span s, Vertex bound) {
+  if (bound != kNoBound) s.n = gzk::lower_index(s.p, s.n, bound);
+  return s;
+}
+
+template <bool kList>
+class Interpreter {
+ public:
+  Interpreter(const Graph& g, const Plan& plan) : g_(g), plan_(plan), k_(plan.size()) {
+    const std::size_t cap = g.max_degree() + 8;
+    storage_.resize(static_cast<std::size_t>(k_) * k_ * 2);
+    for (auto& b : storage_) b.resize(cap);
+    cur_.resize(static_cast<std::size_t>(k_) * k_);
+    v_.resize(k_);
+    match_.resize(k_);
+  }
+
+  // Matches with root v0 (level 0).
+  void run_root(Vertex v0) {
+    const Level& L0 = plan_.levels[0];
+    if (L0.label >= 0 && g_.labels[v0] != L0.label) return;
+    v_[0] = v0;
+    if (k_ == 1) {
+      found(1);
+      return;
+    }
+    descend(0);
+  }
+
+  std::uint64_t count = 0;
+  const MatchFn* emit = nullptr;
+  std::uint64_t* emitted = nullptr;
+  std::uint64_t limit = 0;
+  std::mutex* emit_mu = nullptr;
+  std::atomic<bool>* stop = nullptr;
+
+ private:
+  Span neighbors(Vertex v) const { return {g_.adj.data() + g_.offsets[v], g_.degree(v)}; }
+  Span& cur(int depth, int target) { return cur_[static_cast<std::size_t>(depth) * k_ + target]; }
+
+  Vertex bound_at(int target, int depth) const {
+    Vertex b = kNoBound;
+    for (int u : plan_.levels[target].upper)
+      if (u <= depth) b = std::min(b, v_[u]);
+    return b;
+  }
+
+  // Runs one set operation at depth d for its target, writing into a scratch buffer.
+  void apply(const SetOp& op, int d) {
+    const Vertex bound = bound_at(op.target, d);
+    Span& s = cur(d, op.target);
+    const Span nb = truncate(neighbors(v_[op.src]), bound);
+    if (op.kind == SetOp::Kind::start) {
+      s = nb;
+      return;
+    }
+    const Span a = truncate(s, bound);
+    auto* slot = &storage_[(static_cast<std::size_t>(d) * k_ + op.target) * 2];
+    Vertex* out = (a.p == slot[0].data()) ? slot[1].data() : slot[0].data();
+    const std::size_t n = op.kind == SetOp::Kind::intersect ? gzk::intersect(a.p, a.n, nb.p, nb.n, out)
+                                                            : gzk::subtract(a.p, a.n, nb.p, nb.n, out);
+    s = {out, n};
+  }
+
+  bool excluded(const Level& L, Vertex x) const {
+    if (L.label >= 0 && g_.labels[x] != L.label) return true;
+    for (int j : L.distinct)
+      if (v_[j] == x) return true;
+    return false;
+  }
+
+  void descend(int d) {
+    if (d > 0)
+      std::copy_n(cur_.begin() + static_cast<std::ptrdiff_t>(d - 1) * k_, k_, cur_.begin() + static_cast<std::ptrdiff_t>(d) * k_);
+    const auto& ops = plan_.levels[d].ops;
+    const int next = d + 1;
+    if (!kList && next == k_ - 1 && plan_.levels[next].label < 0) {
+      count_last(d);
+      return;
+    }
+    for (const SetOp& op : ops) apply(op, d);
+    const Level& L = plan_.levels[next];
+    const Span c = truncate(cur(d, next), bound_at(next, d));
+    for (std::size_t i = 0; i < c.n; ++i) {
+      const Vertex x = c.p[i];
+      if (excluded(L, x)) continue;
+      v_[next] = x;
+      if (next == k_ - 1) {
+        found(1);
+        if (kList && stop->load(std::memory_order_relaxed)) return;
+      } else {
+        descend(next);
+      }
+    }
+  }
+
+  // Last level, unlabeled: count the final candidate set without writing it.
+  void count_last(int d) {
+    const int t = k_ - 1;
+    const auto& ops = plan_.levels[d].ops;  // all target t (the only later level)
+    const Vertex bound = bound_at(t, d);
+    const std::size_t last = ops.size();
+    for (std::size_t i = 0; i + 1 < last; ++i) apply(ops[i], d);
+    const Span a = truncate(cur(d, t), bound);
+    std::uint64_t n = 0;
+    auto member = [&](Vertex x) { return gzk::contains(a.p, a.n, x); };
+    if (last == 0) {
+      n = a.n;
+    } else {
+      const SetOp& op = ops.back();
+      const Span b = truncate(neighbors(v_[op.src]), bound);
+      switch (op.kind) {
+        case SetOp::Kind::start:
+          n = b.n;
+          for (int j : plan_.levels[t].distinct) n -= (v_[j] < bound && gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
+          count += n;
+          return;
+        case SetOp::Kind::intersect:
+          n = gzk::intersect_count(a.p, a.n, b.p, b.n);
+          for (int j : plan_.levels[t].distinct)
+            n -= (v_[j] < bound && member(v_[j]) && gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
+          count += n;
+          return;
+        case SetOp::Kind::subtract:
+          n = a.n - gzk::intersect_count(a.p, a.n, b.p, b.n);
+          for (int j : plan_.levels[t].distinct)
+            n -= (v_[j] < bound && member(v_[j]) && !gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
+          count += n;
+          return;
+      }
+    }
+    for (int j : plan_.levels[t].distinct) n -= (v_[j] < bound && member(v_[j])) ? 1 : 0;
+    count += n;
+  }
+
+  void found(std::uint64_t n) {
+    if constexpr (kList) {
+      std::lock_guard lock(*emit_mu);
+      if (*emitted >= limit) {
+        stop->store(true);
+        return;
+      }
+      for (int l = 0; l < k_; ++l) match_[plan_.order[l]] = v_[l];
+      (*emit)(match_);
+      if (++*emitted >= limit) stop->store(true);
+    } else {
+      count += n;
+    }
+  }
+
+  const Graph& g_;
+  const Plan& plan_;
+  const int k_;
+  std::vector<std::vector<Vertex>> storage_;
+  std::vector<Span> cur_;
+  std::vector<Vertex> v_;
+  std::vector<Vertex> match_;
+};
+
+}  // namespace
+
+void check_plan_fits(const Graph& g, const Plan& plan) {
+  if (plan.size() < 1) throw UsageError("empty plan");
+  if (plan.pattern.labeled() && !g.labeled())
+    throw UsageError("the pattern has vertex labels but the graph has none (give --vertex-labels FILE)");
+}
+
+std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions& opt) {
+  check_plan_fits(g, plan);
+  std::vector<std::uint64_t> counts(opt.threads, 0);
+  std::vector<std::unique_ptr<Interpreter<false>>> workers(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    if (!workers[t]) workers[t] = std::make_unique<Interpreter<false>>(g, plan);
+    for (Vertex v = begin; v < end; ++v) workers[t]->run_root(v);
+  });
+  std::uint64_t total = 0;
+  for (auto& w : workers)
+    if (w) total += w->count;
+  return total;
+}
+
+std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, std::uint64_t limit,
+                           const MatchFn& fn) {
+  check_plan_fits(g, plan);
+  if (limit == 0) return 0;
+  std::mutex mu;
+  std::atomic<bool> stop{false};
+  std::uint64_t emitted = 0;
+  std::vector<std::unique_ptr<Interpreter<true>>> workers(opt.threads);
+  parallel_roots(
+      g.n(), opt,
+      [&](int t, Vertex begin, Vertex end) {
+        if (!workers[t]) {
+          workers[t] = std::make_unique<Interpreter<true>>(g, plan);
+          workers[t]->emit = &fn;
+          workers[t]->emitted = &emitted;
+          workers[t]->limit = limit;
+          workers[t]->emit_mu = &mu;
+          workers[t]->stop = &stop;
+        }
+        for (Vertex v = begin; v < end && !stop.load(std::memory_order_relaxed); ++v) workers[t]->run_root(v);
+      },
+      &stop);
+  return emitted;
+}
+
+}  // namespace core::graph

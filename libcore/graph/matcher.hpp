@@ -1,0 +1,29 @@
+// The plan interpreter: nested loops over the levels of a Plan, candidate sets built by the
+// plan's hoisted set operations (set_ops.hpp), upper bounds applied as prefixes of sorted
+// lists, and the last level counted without materialising it. Counts are exact (64-bit).
+// The graph must be the one the plan was made for: relabelled by degree for the intended
+// orientation (any labelling gives the same counts, only the speed differs) and labeled when
+// the pattern is.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "graph/csr.hpp"
+#include "graph/parallel.hpp"
+#include "graph/plan.hpp"
+
+namespace core::graph {
+
+std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
+
+// Calls fn(match) for up to `limit` matches (match[p] = graph vertex of pattern vertex p), one
+// call at a time; returns how many were reported.
+using MatchFn = std::function<void(std::span<const Vertex>)>;
+std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, std::uint64_t limit,
+                           const MatchFn& fn);
+
+// Throws UsageError when the plan cannot run on g (labels missing, too many vertices).
+void check_plan_fits(const Graph& g, const Plan& plan);
+
+}  // namespace core::graph

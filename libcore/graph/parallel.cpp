@@ -1,0 +1,41 @@
+// Dynamic outer-loop scheduling over threads and static chunk interleaving over ranks.
+#include "graph/parallel.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include "common/errors.hpp"
+
+namespace core::graph {
+
+void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
+                    const std::atomic<bool>* stop) {
+  if (opt.threads < 1) throw UsageError("threads must be >= 1");
+  if (opt.world_size < 1 || opt.rank < 0 || opt.rank >= opt.world_size) throw UsageError("bad rank / world size");
+  const std::uint64_t parts = static_cast<std::uint64_t>(opt.threads) * opt.world_size;
+  const Vertex chunk = static_cast<Vertex>(std::clamp<std::uint64_t>(n / (parts * 64), 1, 64));
+  const std::uint64_t chunks = (static_cast<std::uint64_t>(n) + chunk - 1) / chunk;
+  std::atomic<std::uint64_t> next{0};
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto worker = [&](int t) {
+    try {
+      for (;;) {
+        if (failed.load(std::memory_order_relaxed) || (stop && stop->load(std::memory_order_relaxed))) return;
+        const std::uint64_t c = next.fetch_add(1, std::memory_order_relaxed) * opt.world_size + opt.rank;
+        if (c >= chunks) return;
+        const Vertex begin = static_cast<Vertex>(c * chunk);
+        body(t, begin, static_cast<Vertex>(std::min<std::uint64_t>(n, begin + std::uint64_t(chunk))));
+      }
+    } catch (...) {
+      if (!failed.exchange(true)) error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < opt.threads; ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace core::graph

@@ -1,0 +1,25 @@
+// The outer loop of every back-end: root vertices 0..n-1 cut into chunks; chunk c belongs to
+// rank c mod world_size (the MPI split), and the threads of a rank take its chunks dynamically
+// from an atomic counter (low ids are the high-degree vertices, so static splits balance badly).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "graph/csr.hpp"
+
+namespace core::graph {
+
+struct ExecOptions {
+  int threads = 1;
+  int rank = 0;        // this process's share of the outer loop ...
+  int world_size = 1;  // ... among this many processes
+};
+
+// Calls body(thread_index, begin, end) for root ranges until all chunks are done or `stop` is set.
+void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
+                    const std::atomic<bool>* stop = nullptr);
+
+}  // namespace core::graph

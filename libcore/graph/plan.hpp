@@ -1,0 +1,78 @@
+// GraphZero-style matching plans. For a pattern P and a matching order (each vertex adjacent to
+// an earlier one), restrictions come from the stabiliser chain of Aut(P) along the order
+// (Grochow-Kellis symmetry breaking): at each level the vertex v must have a larger graph id than
+// every other vertex of its orbit under the pointwise stabiliser of the earlier levels, so each
+// subgraph is found exactly once, and all restrictions bound a later vertex from above by an
+// earlier one. With degree-ordered vertex ids (relabel_by_degree), a bound by an adjacent earlier
+// vertex turns its neighbour list into the short prefix of higher-degree neighbours (generalised
+// orientation). Candidate sets are built by set operations hoisted to the earliest level where
+// their inputs are known. The schedule explorer enumerates orders up to symmetry (only the
+// lexicographically smallest order of each Aut(P)-class) and keeps the one of least predicted cost.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/csr.hpp"
+#include "graph/pattern.hpp"
+
+namespace core::graph {
+
+enum class Induced { edge, vertex };
+Induced parse_induced(const std::string& s);  // "edge" | "vertex", else UsageError
+const char* to_string(Induced m);
+
+// Statistics of the (relabelled) data graph that the cost model needs.
+struct GraphStats {
+  double n = 0, m = 0;
+  double degree_biased = 0;      // mean degree of an edge endpoint, sum d^2 / 2m
+  double out_degree_biased = 0;  // mean count of smaller-id neighbours of an edge endpoint
+  double closure = 0;            // P(a ~ b | a, b neighbours of one vertex), sampled wedges
+  std::vector<double> label_fraction;  // fraction of vertices per label (labeled graphs)
+};
+GraphStats graph_stats(const Graph& g, std::uint64_t seed = 1);
+
+struct SetOp {
+  enum class Kind : std::uint8_t { start, intersect, subtract };
+  Kind kind;
+  int target;  // level whose candidate set this builds
+  int src;     // level whose neighbour list is used
+};
+
+struct Level {
+  int vertex = 0;              // pattern vertex matched here
+  int label = -1;              // required graph label, -1 for none
+  std::vector<int> upper;      // earlier levels j with id(this) < id(j)
+  std::vector<int> distinct;   // earlier levels whose vertex may equal a candidate: check !=
+  std::vector<SetOp> ops;      // run after this level's vertex is chosen (targets are later)
+};
+
+struct Plan {
+  Pattern pattern;
+  Induced induced = Induced::edge;
+  std::vector<int> order;                            // order[level] = pattern vertex
+  std::vector<Level> levels;
+  std::vector<std::pair<int, int>> restrictions;     // (a, b) pattern vertices: id(b) < id(a)
+  std::uint64_t automorphisms = 1;
+  double predicted_cost = 0;
+  std::uint64_t orders_considered = 0;
+
+  int size() const { return static_cast<int>(levels.size()); }
+  // Stable digest of pattern, mode, order, restrictions and ops (names JIT cache entries).
+  std::string hash() const;
+  nlohmann::json to_json() const;
+  std::string to_text() const;
+};
+
+// Builds the plan for one given order (restrictions, ops, distinct checks, cost).
+Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats);
+
+// Enumerates connected orders up to symmetry and returns the cheapest plan.
+Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats);
+
+// The restrictions for an order: pairs (a, b) of pattern vertices meaning id(b) < id(a).
+std::vector<std::pair<int, int>> symmetry_restrictions(const std::vector<Perm>& autos, const std::vector<int>& order);
+
+}  // namespace core::graph
