@@ -1,0 +1,17 @@
+// Dense matrix products on the host over raw row-major buffers (Eigen GEMM behind Map views, no
+// copies). Keeping Eigen inside gemm.cpp lets the rest of the trainer work on flat buffers.
+//   C[M,N] = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T; lda/ldb/ldc are row strides.
+// Requires non-overlapping A/B and C. beta == 0 overwrites C (NaNs in C are not propagated).
+#pragma once
+
+namespace core::train {
+
+template <class T>
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
+          T beta, T* C, int ldc);
+
+// Threads the GEMMs and the element-wise loops use (OpenMP); 0 keeps the current setting.
+void set_num_threads(int n);
+int num_threads();
+
+}  // namespace core::train

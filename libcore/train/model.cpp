@@ -1,0 +1,300 @@
+// Forward and backward of the GPT / BERT transformer over flat parameter groups (see model.hpp).
+// Backward follows the chain rule block by block in reverse; `dres` carries dL/d(residual stream).
+#include "train/model.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "common/errors.hpp"
+#include "train/layers.hpp"
+
+namespace core::train {
+
+namespace {
+template <class T>
+void fill_zero(std::vector<T>& v) {
+  std::fill(v.begin(), v.end(), T(0));
+}
+}  // namespace
+
+template <class T>
+Model<T>::Model(const ModelConfig& cfg)
+    : layout_(std::make_unique<ParamLayout>(cfg)), params_(*layout_), grads_(*layout_) {}
+
+template <class T>
+void Model<T>::ensure_acts(int B, int Tn) {
+  if (acts_.B == B && acts_.Tn == Tn) return;
+  const ModelConfig& c = config();
+  const std::size_t N = std::size_t(B) * Tn, C = c.n_embd, L = c.n_layer, V = c.vocab_size;
+  const std::size_t att = std::size_t(B) * c.n_head * Tn * Tn;
+  Acts& a = acts_;
+  a = Acts{};
+  a.B = B;
+  a.Tn = Tn;
+  a.resid.resize((L + 1) * N * C);
+  a.ln1.resize(L * N * C);
+  a.ln1_mean.resize(L * N);
+  a.ln1_rstd.resize(L * N);
+  a.qkv.resize(L * N * 3 * C);
+  a.att.resize(L * att);
+  a.atty.resize(L * N * C);
+  a.xmid.resize(L * N * C);
+  a.ln2.resize(L * N * C);
+  a.ln2_mean.resize(L * N);
+  a.ln2_rstd.resize(L * N);
+  a.fch.resize(L * N * 4 * C);
+  a.fch_gelu.resize(L * N * 4 * C);
+  a.lnf.resize(N * C);
+  a.lnf_mean.resize(N);
+  a.lnf_rstd.resize(N);
+  a.logits.resize(N * V);
+  a.losses.resize(N);
+  a.dres.resize(N * C);
+  a.dln.resize(N * C);
+  a.dqkv.resize(N * 3 * C);
+  a.datty.resize(N * C);
+  a.dfch.resize(N * 4 * C);
+  a.dfch_gelu.resize(N * 4 * C);
+  a.datt.resize(att);
+  a.dlnf.resize(N * C);
+  if (c.architecture() == Arch::bert) {
+    a.mlm_h.resize(N * C);
+    a.mlm_g.resize(N * C);
+    a.mlm_ln.resize(N * C);
+    a.mlm_mean.resize(N);
+    a.mlm_rstd.resize(N);
+    a.dmlm.resize(N * C);
+    a.cls_in.resize(std::size_t(B) * C);
+    a.pooled.resize(std::size_t(B) * C);
+    a.cls_logits.resize(std::size_t(B) * c.num_labels);
+    a.cls_losses.resize(B);
+    a.dcls.resize(std::size_t(B) * C * 2);
+  }
+}
+
+template <class T>
+void Model<T>::check_batch(const Batch& b, Task task) const {
+  const ModelConfig& c = config();
+  if (b.B <= 0 || b.T <= 0) throw UsageError("batch: B and T must be > 0");
+  if (b.T > c.n_positions)
+    throw UsageError("sequence length " + std::to_string(b.T) + " exceeds model.n_positions = " +
+                     std::to_string(c.n_positions));
+  const bool bert = c.architecture() == Arch::bert;
+  if (task == Task::lm && bert) throw UsageError("task lm needs model.arch = gpt");
+  if (task != Task::lm && !bert) throw UsageError("tasks mlm and classify need model.arch = bert");
+  const std::int64_t N = std::int64_t(b.B) * b.T;
+  for (std::int64_t i = 0; i < N; ++i) {
+    if (b.tokens[i] < 0 || b.tokens[i] >= c.vocab_size)
+      throw DataError("token id " + std::to_string(b.tokens[i]) + " at position " + std::to_string(i) +
+                      " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")");
+    if (b.targets && (b.targets[i] < -1 || b.targets[i] >= c.vocab_size))
+      throw DataError("target id " + std::to_string(b.targets[i]) + " at position " + std::to_string(i) +
+                      " is outside [-1, " + std::to_string(c.vocab_size) + ")");
+    if (b.segments && (b.segments[i] < 0 || b.segments[i] >= c.type_vocab_size))
+      throw DataError("segment id " + std::to_string(b.segments[i]) + " at position " + std::to_string(i) +
+                      " is outside [0, " + std::to_string(c.type_vocab_size) + ")");
+  }
+  if (task == Task::classify && b.labels)
+    for (int i = 0; i < b.B; ++i)
+      if (b.labels[i] < 0 || b.labels[i] >= c.num_labels)
+        throw DataError("label " + std::to_string(b.labels[i]) + " of sequence " + std::to_string(i) +
+                        " is outside [0, " + std::to_string(c.num_labels) + ")");
+}
+
+template <class T>
+T* Model<T>::resid(int l) {
+  return acts_.resid.data() + std::size_t(l) * acts_.B * acts_.Tn * config().n_embd;
+}
+
+template <class T>
+T Model<T>::forward(const Batch& batch, Task task) {
+  check_batch(batch, task);
+  batch_ = batch;
+  task_ = task;
+  ensure_acts(batch.B, batch.T);
+  embed_forward();
+  for (int l = 0; l < config().n_layer; ++l) block_forward(l);
+  return head_forward();
+}
+
+template <class T>
+void Model<T>::backward(T dloss) {
+  const bool has_targets = task_ == Task::classify ? batch_.labels != nullptr : batch_.targets != nullptr;
+  if (!has_targets) throw UsageError("backward() needs a forward pass with targets");
+  head_backward(dloss);
+  for (int l = config().n_layer - 1; l >= 0; --l) block_backward(l);
+  embed_backward();
+}
+
+template <class T>
+void Model<T>::embed_forward() {
+  const bool bert = config().architecture() == Arch::bert;
+  embedding_forward<T>(resid(0), batch_.tokens, batch_.segments, params_.embed(kWte), params_.embed(kWpe),
+                       bert ? params_.embed(kWse) : nullptr, batch_.B, batch_.T, config().n_embd);
+}
+
+template <class T>
+void Model<T>::embed_backward() {
+  const bool bert = config().architecture() == Arch::bert;
+  embedding_backward<T>(grads_.embed(kWte), grads_.embed(kWpe), bert ? grads_.embed(kWse) : nullptr,
+                        acts_.dres.data(), batch_.tokens, batch_.segments, batch_.B, batch_.T, config().n_embd);
+}
+
+template <class T>
+void Model<T>::block_forward(int l) {
+  const ModelConfig& c = config();
+  const int B = batch_.B, Tn = batch_.T, C = c.n_embd, N = B * Tn;
+  const std::size_t NC = std::size_t(N) * C, att = std::size_t(B) * c.n_head * Tn * Tn;
+  Acts& a = acts_;
+  T* ln1 = a.ln1.data() + l * NC;
+  T* qkv = a.qkv.data() + l * 3 * NC;
+  T* atty = a.atty.data() + l * NC;
+  T* xmid = a.xmid.data() + l * NC;
+  T* ln2 = a.ln2.data() + l * NC;
+  T* fch = a.fch.data() + l * 4 * NC;
+  T* fchg = a.fch_gelu.data() + l * 4 * NC;
+  const T* x = resid(l);
+  T* xout = resid(l + 1);
+  auto P = [&](BlockTensor t) { return params_.block(l, t); };
+
+  layernorm_forward<T>(ln1, a.ln1_mean.data() + l * N, a.ln1_rstd.data() + l * N, x, P(kLn1W), P(kLn1B), N, C,
+                       T(c.layer_norm_eps));
+  linear_forward<T>(qkv, ln1, P(kQkvW), P(kQkvB), N, C, 3 * C);
+  attention_forward<T>(atty, a.att.data() + l * att, qkv, batch_.attention_mask, c.architecture() == Arch::gpt, B,
+                       Tn, C, c.n_head);
+  linear_forward<T>(xmid, atty, P(kAttnProjW), P(kAttnProjB), N, C, C);
+  add_inplace<T>(xmid, x, NC);
+  layernorm_forward<T>(ln2, a.ln2_mean.data() + l * N, a.ln2_rstd.data() + l * N, xmid, P(kLn2W), P(kLn2B), N, C,
+                       T(c.layer_norm_eps));
+  linear_forward<T>(fch, ln2, P(kFcW), P(kFcB), N, C, 4 * C);
+  gelu_forward<T>(fchg, fch, std::int64_t(4) * NC);
+  linear_forward<T>(xout, fchg, P(kFcProjW), P(kFcProjB), N, 4 * C, C);
+  add_inplace<T>(xout, xmid, NC);
+}
+
+template <class T>
+void Model<T>::block_backward(int l) {
+  const ModelConfig& c = config();
+  const int B = batch_.B, Tn = batch_.T, C = c.n_embd, N = B * Tn;
+  const std::size_t NC = std::size_t(N) * C, att = std::size_t(B) * c.n_head * Tn * Tn;
+  Acts& a = acts_;
+  auto P = [&](BlockTensor t) { return params_.block(l, t); };
+  auto G = [&](BlockTensor t) { return grads_.block(l, t); };
+  T* dres = a.dres.data();
+  const T* x = resid(l);
+  const T* xmid = a.xmid.data() + l * NC;
+
+  // x_out = xmid + c_proj(gelu(c_fc(ln_2(xmid))))
+  linear_backward<T>(a.dfch_gelu.data(), G(kFcProjW), G(kFcProjB), dres, a.fch_gelu.data() + l * 4 * NC,
+                     P(kFcProjW), N, 4 * C, C, false);
+  gelu_backward<T>(a.dfch.data(), a.fch.data() + l * 4 * NC, a.dfch_gelu.data(), std::int64_t(4) * NC);
+  linear_backward<T>(a.dln.data(), G(kFcW), G(kFcB), a.dfch.data(), a.ln2.data() + l * NC, P(kFcW), N, C, 4 * C,
+                     false);
+  layernorm_backward<T>(dres, G(kLn2W), G(kLn2B), a.dln.data(), xmid, P(kLn2W), a.ln2_mean.data() + l * N,
+                        a.ln2_rstd.data() + l * N, N, C);
+  // xmid = x + c_proj(attn(c_attn(ln_1(x))))
+  linear_backward<T>(a.datty.data(), G(kAttnProjW), G(kAttnProjB), dres, a.atty.data() + l * NC, P(kAttnProjW), N,
+                     C, C, false);
+  attention_backward<T>(a.dqkv.data(), a.datt.data(), a.datty.data(), a.qkv.data() + l * 3 * NC,
+                        a.att.data() + l * att, B, Tn, C, c.n_head);
+  linear_backward<T>(a.dln.data(), G(kQkvW), G(kQkvB), a.dqkv.data(), a.ln1.data() + l * NC, P(kQkvW), N, C,
+                     3 * C, false);
+  layernorm_backward<T>(dres, G(kLn1W), G(kLn1B), a.dln.data(), x, P(kLn1W), a.ln1_mean.data() + l * N,
+                        a.ln1_rstd.data() + l * N, N, C);
+}
+
+template <class T>
+T Model<T>::head_forward() {
+  const ModelConfig& c = config();
+  const int B = batch_.B, Tn = batch_.T, C = c.n_embd, N = B * Tn, V = c.vocab_size;
+  Acts& a = acts_;
+  layernorm_forward<T>(a.lnf.data(), a.lnf_mean.data(), a.lnf_rstd.data(), resid(c.n_layer), params_.embed(kLnfW),
+                       params_.embed(kLnfB), N, C, T(c.layer_norm_eps));
+  if (task_ == Task::classify) {
+    for (int b = 0; b < B; ++b)
+      std::memcpy(a.cls_in.data() + std::size_t(b) * C, a.lnf.data() + std::size_t(b) * Tn * C, C * sizeof(T));
+    linear_forward<T>(a.dcls.data(), a.cls_in.data(), params_.embed(kPoolW), params_.embed(kPoolB), B, C, C);
+    tanh_forward<T>(a.pooled.data(), a.dcls.data(), std::int64_t(B) * C);
+    linear_forward<T>(a.cls_logits.data(), a.pooled.data(), params_.embed(kClsW), params_.embed(kClsB), B, C,
+                      c.num_labels);
+    if (!batch_.labels) return T(0);
+    count_ = softmax_xent_forward<T>(a.cls_logits.data(), a.cls_losses.data(), batch_.labels, B, c.num_labels,
+                                     c.num_labels);
+    T sum = 0;
+    for (int b = 0; b < B; ++b) sum += a.cls_losses[b];
+    return sum / T(count_);
+  }
+  const T* h = a.lnf.data();
+  const T* out_bias = nullptr;
+  if (task_ == Task::mlm) {
+    linear_forward<T>(a.mlm_h.data(), a.lnf.data(), params_.embed(kMlmDenseW), params_.embed(kMlmDenseB), N, C, C);
+    gelu_forward<T>(a.mlm_g.data(), a.mlm_h.data(), std::int64_t(N) * C);
+    layernorm_forward<T>(a.mlm_ln.data(), a.mlm_mean.data(), a.mlm_rstd.data(), a.mlm_g.data(),
+                         params_.embed(kMlmLnW), params_.embed(kMlmLnB), N, C, T(c.layer_norm_eps));
+    h = a.mlm_ln.data();
+    out_bias = params_.embed(kMlmBias);
+  }
+  linear_forward<T>(a.logits.data(), h, params_.embed(kWte), out_bias, N, C, V);  // tied: rows [0, V) of wte
+  if (!batch_.targets) return T(0);
+  count_ = softmax_xent_forward<T>(a.logits.data(), a.losses.data(), batch_.targets, N, V, V);
+  if (count_ == 0) throw DataError("batch has no target to predict (every target is -1)");
+  T sum = 0;
+  for (int n = 0; n < N; ++n) sum += a.losses[n];
+  return sum / T(count_);
+}
+
+template <class T>
+void Model<T>::head_backward(T dloss) {
+  const ModelConfig& c = config();
+  const int B = batch_.B, Tn = batch_.T, C = c.n_embd, N = B * Tn, V = c.vocab_size;
+  Acts& a = acts_;
+  const T scale = dloss / T(count_);
+  if (task_ == Task::classify) {
+    softmax_xent_backward<T>(a.cls_logits.data(), batch_.labels, scale, B, c.num_labels, c.num_labels);
+    T* dpooled = a.dcls.data();
+    T* dcls_in = a.dcls.data() + std::size_t(B) * C;
+    linear_backward<T>(dpooled, grads_.embed(kClsW), grads_.embed(kClsB), a.cls_logits.data(), a.pooled.data(),
+                       params_.embed(kClsW), B, C, c.num_labels, false);
+    tanh_backward<T>(dpooled, a.pooled.data(), dpooled, std::int64_t(B) * C);
+    linear_backward<T>(dcls_in, grads_.embed(kPoolW), grads_.embed(kPoolB), dpooled, a.cls_in.data(),
+                       params_.embed(kPoolW), B, C, C, false);
+    fill_zero(a.dlnf);
+    for (int b = 0; b < B; ++b)
+      std::memcpy(a.dlnf.data() + std::size_t(b) * Tn * C, dcls_in + std::size_t(b) * C, C * sizeof(T));
+  } else {
+    softmax_xent_backward<T>(a.logits.data(), batch_.targets, scale, N, V, V);
+    if (task_ == Task::mlm) {
+      linear_backward<T>(a.dmlm.data(), grads_.embed(kWte), grads_.embed(kMlmBias), a.logits.data(),
+                         a.mlm_ln.data(), params_.embed(kWte), N, C, V, false);
+      fill_zero(a.dln);
+      layernorm_backward<T>(a.dln.data(), grads_.embed(kMlmLnW), grads_.embed(kMlmLnB), a.dmlm.data(),
+                            a.mlm_g.data(), params_.embed(kMlmLnW), a.mlm_mean.data(), a.mlm_rstd.data(), N, C);
+      gelu_backward<T>(a.dmlm.data(), a.mlm_h.data(), a.dln.data(), std::int64_t(N) * C);
+      linear_backward<T>(a.dlnf.data(), grads_.embed(kMlmDenseW), grads_.embed(kMlmDenseB), a.dmlm.data(),
+                         a.lnf.data(), params_.embed(kMlmDenseW), N, C, C, false);
+    } else {
+      linear_backward<T>(a.dlnf.data(), grads_.embed(kWte), nullptr, a.logits.data(), a.lnf.data(),
+                         params_.embed(kWte), N, C, V, false);
+    }
+  }
+  fill_zero(a.dres);
+  layernorm_backward<T>(a.dres.data(), grads_.embed(kLnfW), grads_.embed(kLnfB), a.dlnf.data(), resid(c.n_layer),
+                        params_.embed(kLnfW), a.lnf_mean.data(), a.lnf_rstd.data(), N, C);
+}
+
+template <class T>
+double Model<T>::flops_per_step(int B, int Tn, Task task) const {
+  const ModelConfig& c = config();
+  const double N = double(B) * Tn, C = c.n_embd;
+  double fwd = c.n_layer * (24.0 * N * C * C + 4.0 * B * double(Tn) * Tn * C);
+  if (task == Task::lm) fwd += 2.0 * N * C * c.vocab_size;
+  if (task == Task::mlm) fwd += 2.0 * N * C * C + 2.0 * N * C * c.vocab_size;
+  if (task == Task::classify) fwd += 2.0 * B * C * (C + c.num_labels);
+  return 3.0 * fwd;
+}
+
+template class Model<float>;
+template class Model<double>;
+
+}  // namespace core::train

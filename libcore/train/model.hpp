@@ -1,0 +1,82 @@
+// The transformer on the host: GPT-2 style decoder (token + learned position embeddings, pre-LN
+// blocks, causal multi-head attention, tanh-GELU MLP, final LayerNorm, LM head tied to wte) and
+// BERT style encoder (adds segment embeddings; bidirectional attention with a key padding mask;
+// MLM head dense-GELU-LN-decoder tied to wte with an output bias; sequence classification head
+// tanh pooler on position 0 + linear). Blocks are pre-LN in both (BERT's original is post-LN).
+// Hand-written forward and backward over the flat parameter groups of params.hpp; the step is
+// split per layer (embed, block l, head) so a device path can replace the pieces one by one.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "train/model_config.hpp"
+#include "train/params.hpp"
+
+namespace core::train {
+
+enum class Task { lm, mlm, classify };
+
+struct Batch {
+  int B = 0, T = 0;
+  const std::int32_t* tokens = nullptr;          // [B*T] in [0, vocab_size)
+  const std::int32_t* targets = nullptr;         // [B*T] lm: next token; mlm: token or -1 (ignored)
+  const std::int32_t* segments = nullptr;        // [B*T] bert segment ids (null: all 0)
+  const std::uint8_t* attention_mask = nullptr;  // [B*T] bert: 1 real token, 0 padding (null: all real)
+  const std::int32_t* labels = nullptr;          // [B] classify: class ids
+};
+
+template <class T>
+class Model {
+ public:
+  explicit Model(const ModelConfig& cfg);
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return layout_->config(); }
+  const ParamLayout& layout() const { return *layout_; }
+  FlatBuffers<T>& params() { return params_; }
+  const FlatBuffers<T>& params() const { return params_; }
+  FlatBuffers<T>& grads() { return grads_; }
+
+  // Forward pass. With targets (lm/mlm) or labels (classify): returns the mean loss over counted
+  // positions and keeps what backward() needs. Without: returns 0 and logits() holds the logits.
+  // Throws DataError for ids out of range, UsageError for T > n_positions or a task the
+  // architecture lacks.
+  T forward(const Batch& batch, Task task);
+  // Adds dloss * d(loss)/d(params) of the last forward (which had targets) into grads().
+  void backward(T dloss = T(1));
+  // lm/mlm: [B*T, vocab_size]; classify: [B, num_labels]. Valid after a forward without targets.
+  const T* logits() const { return task_ == Task::classify ? acts_.cls_logits.data() : acts_.logits.data(); }
+
+  // Matmul FLOPs of one forward + backward over a B x T batch (3x the forward's).
+  double flops_per_step(int B, int Tn, Task task) const;
+
+ private:
+  struct Acts {
+    int B = -1, Tn = -1;
+    std::vector<T> resid, ln1, ln1_mean, ln1_rstd, qkv, att, atty, xmid, ln2, ln2_mean, ln2_rstd, fch, fch_gelu;
+    std::vector<T> lnf, lnf_mean, lnf_rstd, logits, losses;
+    std::vector<T> mlm_h, mlm_g, mlm_ln, mlm_mean, mlm_rstd;
+    std::vector<T> cls_in, pooled, cls_logits, cls_losses;
+    std::vector<T> dres, dln, dqkv, datty, dfch, dfch_gelu, datt, dlnf, dmlm, dcls;
+  };
+  void ensure_acts(int B, int Tn);
+  void check_batch(const Batch& b, Task task) const;
+  T* resid(int l);  // residual stream entering block l (l = n_layer: the last block's output)
+  void embed_forward();
+  void block_forward(int l);
+  T head_forward();
+  void head_backward(T dloss);
+  void block_backward(int l);
+  void embed_backward();
+
+  std::unique_ptr<ParamLayout> layout_;
+  FlatBuffers<T> params_, grads_;
+  Acts acts_;
+  Batch batch_;
+  Task task_ = Task::lm;
+  int count_ = 0;  // positions (or sequences) the last loss averaged over
+};
+
+}  // namespace core::train

@@ -1,0 +1,73 @@
+// AdamW update, global gradient norm and warmup + cosine schedule (see optimizer.hpp).
+#include "train/optimizer.hpp"
+
+#include <Eigen/Core>
+#include <cmath>
+#include <vector>
+
+namespace core::train {
+
+double warmup_cosine_lr(std::int64_t step, double peak, std::int64_t warmup, std::int64_t total, double min_ratio) {
+  if (step < warmup) return peak * double(step + 1) / double(warmup);
+  if (step >= total) return peak * min_ratio;
+  const double progress = double(step - warmup) / double(std::max<std::int64_t>(1, total - warmup));
+  const double lo = peak * min_ratio;
+  return lo + 0.5 * (peak - lo) * (1.0 + std::cos(M_PI * progress));
+}
+
+template <class T>
+double global_grad_norm(const FlatBuffers<T>& grads) {
+  constexpr std::int64_t kChunk = 1 << 14;
+  double total = 0;
+  for (int g = 0; g < grads.num_groups(); ++g) {
+    const T* p = grads.group(g);
+    const std::int64_t n = static_cast<std::int64_t>(grads.group_size(g));
+    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<double> part(chunks);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::int64_t b = c * kChunk, e = std::min(n, b + kChunk);
+      part[c] = static_cast<double>(Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(p + b, e - b).square().sum());
+    }
+    for (double x : part) total += x;
+  }
+  return std::sqrt(total);
+}
+
+template <class T>
+void AdamW<T>::step(FlatBuffers<T>& params, const FlatBuffers<T>& grads, double lr, double grad_scale) {
+  ++t_;
+  const T b1 = T(hyper_.beta1), b2 = T(hyper_.beta2), eps = T(hyper_.eps), gs = T(grad_scale);
+  const T c1 = T(1) / T(1 - std::pow(hyper_.beta1, double(t_)));
+  const T c2 = T(1) / T(1 - std::pow(hyper_.beta2, double(t_)));
+  const T tlr = T(lr);
+  const ParamLayout& layout = params.layout();
+  for (int g = 0; g < layout.num_groups(); ++g) {
+    const auto& tensors = layout.groups()[g].tensors;
+    for (int t = 0; t < static_cast<int>(tensors.size()); ++t) {
+      const TensorView& view = tensors[t];
+      const T wd = view.decay ? T(hyper_.weight_decay) : T(0);
+      T* p = params.tensor(g, t);
+      const T* gr = grads.tensor(g, t);
+      T* m = m_.tensor(g, t);
+      T* v = v_.tensor(g, t);
+      const std::int64_t n = static_cast<std::int64_t>(view.numel);
+#pragma omp parallel for simd schedule(static) if (n > 32768)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const T gi = gr[i] * gs;
+        const T mi = b1 * m[i] + (T(1) - b1) * gi;
+        const T vi = b2 * v[i] + (T(1) - b2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] -= tlr * ((mi * c1) / (std::sqrt(vi * c2) + eps) + wd * p[i]);
+      }
+    }
+  }
+}
+
+template double global_grad_norm<float>(const FlatBuffers<float>&);
+template double global_grad_norm<double>(const FlatBuffers<double>&);
+template class AdamW<float>;
+template class AdamW<double>;
+
+}  // namespace core::train

@@ -1,0 +1,44 @@
+// AdamW (Loshchilov & Hutter 2019: Adam with decoupled weight decay) over the flat parameter
+// groups, global-norm gradient clipping (Pascanu et al. 2013) and the warmup + cosine learning
+// rate schedule. Weight decay applies only to tensors whose view has decay = true (matrices and
+// embeddings; not biases or LayerNorm gains). The moments mirror the parameter layout, so a
+// ZeRO shard of a group is the same [begin, end) range in params, grads, m and v.
+#pragma once
+#include <cstdint>
+
+#include "train/params.hpp"
+
+namespace core::train {
+
+struct AdamWHyper {
+  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
+};
+
+// Learning rate at 0-based `step`: linear warmup to `peak` over `warmup` steps, then cosine decay
+// to peak * min_ratio at `total` steps (constant after).
+double warmup_cosine_lr(std::int64_t step, double peak, std::int64_t warmup, std::int64_t total, double min_ratio);
+
+// sqrt(sum of squares) of all gradients (double accumulation, fixed summation order).
+template <class T>
+double global_grad_norm(const FlatBuffers<T>& grads);
+
+template <class T>
+class AdamW {
+ public:
+  AdamW(const ParamLayout& layout, AdamWHyper hyper) : hyper_(hyper), m_(layout), v_(layout) {}
+  // One update: grads are multiplied by grad_scale (clipping and/or 1/accumulation) first.
+  void step(FlatBuffers<T>& params, const FlatBuffers<T>& grads, double lr, double grad_scale);
+
+  std::int64_t steps_taken() const { return t_; }
+  void set_steps_taken(std::int64_t t) { t_ = t; }
+  FlatBuffers<T>& m() { return m_; }
+  FlatBuffers<T>& v() { return v_; }
+  const AdamWHyper& hyper() const { return hyper_; }
+
+ private:
+  AdamWHyper hyper_;
+  FlatBuffers<T> m_, v_;
+  std::int64_t t_ = 0;
+};
+
+}  // namespace core::train
