@@ -1,0 +1,78 @@
+// Lanczos iteration for the smallest eigenvalue of a symmetric operator (see lanczos.hpp).
+#include "certify/lanczos.hpp"
+
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/rng.hpp"
+
+namespace core::certify {
+
+void LanczosOptions::validate() const {
+  if (max_steps < 1) throw UsageError("lanczos.max_steps must be >= 1, got " + std::to_string(max_steps));
+  if (!(tol > 0.0 && tol < 1.0)) throw UsageError("lanczos.tol must be in (0, 1), got " + std::to_string(tol));
+}
+
+LanczosResult lanczos_smallest(const LinearOperator& apply, int n, const LanczosOptions& opts) {
+  opts.validate();
+  if (n <= 0) throw DataError("Lanczos: operator of size " + std::to_string(n));
+  const int kmax = std::min(opts.max_steps, n);
+  Rng rng(opts.seed);
+  Eigen::VectorXd q(n);
+  for (int i = 0; i < n; ++i) q(i) = rng.normal();
+  q.normalize();
+
+  std::vector<double> alpha, beta;  // T_k diagonal and off-diagonal
+  Eigen::MatrixXd V;
+  if (opts.full_reorthogonalization) V.resize(n, kmax);
+  Eigen::VectorXd q_prev = Eigen::VectorXd::Zero(n), w(n);
+  LanczosResult res;
+  for (int k = 0; k < kmax; ++k) {
+    if (opts.full_reorthogonalization) V.col(k) = q;
+    apply(q, w);
+    const double a = q.dot(w);
+    w -= a * q;
+    if (k > 0) w -= beta.back() * q_prev;
+    if (opts.full_reorthogonalization)  // twice is enough (Kahan-Parlett)
+      for (int pass = 0; pass < 2; ++pass) w -= V.leftCols(k + 1) * (V.leftCols(k + 1).transpose() * w);
+    alpha.push_back(a);
+    const double b = w.norm();
+    res.steps = k + 1;
+
+    const bool last = k + 1 == kmax;
+    const bool check = last || (k + 1) % 5 == 0 || b == 0.0;
+    if (check) {
+      const int m = k + 1;
+      Eigen::VectorXd d = Eigen::Map<Eigen::VectorXd>(alpha.data(), m);
+      Eigen::VectorXd e = m > 1 ? Eigen::VectorXd(Eigen::Map<Eigen::VectorXd>(beta.data(), m - 1))
+                                : Eigen::VectorXd();
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es;
+      es.computeFromTridiagonal(d, e, Eigen::ComputeEigenvectors);
+      res.lambda_min = es.eigenvalues()(0);
+      res.residual = std::abs(b * es.eigenvectors()(m - 1, 0));
+      const double scale = std::max(std::abs(es.eigenvalues()(0)), std::abs(es.eigenvalues()(m - 1)));
+      if (res.residual <= opts.tol * std::max(scale, 1e-300) || b == 0.0) {
+        res.converged = true;
+        break;
+      }
+    }
+    beta.push_back(b);
+    q_prev = q;
+    q = w / b;
+  }
+  // An exhausted full-dimension Krylov space (k = n with reorthogonalisation) is exact.
+  if (!res.converged && opts.full_reorthogonalization && res.steps == n) res.converged = true;
+  return res;
+}
+
+LanczosResult lanczos_smallest(const Eigen::SparseMatrix<double>& A, const LanczosOptions& options) {
+  if (A.rows() != A.cols()) throw DataError("Lanczos: matrix is not square");
+  return lanczos_smallest([&A](const Eigen::VectorXd& in, Eigen::VectorXd& out) { out = A * in; },
+                          static_cast<int>(A.rows()), options);
+}
+
+}  // namespace core::certify

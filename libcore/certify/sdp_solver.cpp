@@ -1,0 +1,389 @@
+// Primal-dual interior-point SDP solver: HKM direction with Mehrotra predictor-corrector
+// (Helmberg-Rendl-Vanderbei-Wolkowicz 1996; Todd, "Semidefinite optimization", Acta Numerica
+// 2001, sections 5-6). Newton system for A(X) = b, A^T(y) + Z = C, XZ = sigma mu I:
+//   M dy = r_p - A(K),  K = sym(R_c Z^-1 - X R_d Z^-1),  dZ = R_d - A^T(dy),
+//   dX = sym((R_c - X dZ) Z^-1),  M_ij = <A_i, X A_j Z^-1>,
+// with R_c = sigma mu I - XZ (minus dX_a dZ_a in the corrector). Inputs: a validated problem.
+#include "certify/sdp_solver.hpp"
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/errors.hpp"
+#include "common/timer.hpp"
+
+namespace core::certify {
+
+const char* to_string(SdpStatus status) {
+  switch (status) {
+    case SdpStatus::optimal: return "optimal";
+    case SdpStatus::primal_infeasible: return "primal_infeasible";
+    case SdpStatus::dual_infeasible: return "dual_infeasible";
+    case SdpStatus::stalled: return "stalled";
+    case SdpStatus::iteration_limit: return "iteration_limit";
+  }
+  return "unknown";
+}
+
+void SdpOptions::validate() const {
+  auto open_unit = [](double v) { return v > 0.0 && v < 1.0; };
+  if (!open_unit(tol)) throw UsageError("sdp.tol must be in (0, 1), got " + std::to_string(tol));
+  if (!open_unit(infeasibility_tol))
+    throw UsageError("sdp.infeasibility_tol must be in (0, 1), got " + std::to_string(infeasibility_tol));
+  if (max_iterations < 1)
+    throw UsageError("sdp.max_iterations must be >= 1, got " + std::to_string(max_iterations));
+  if (!open_unit(step_fraction))
+    throw UsageError("sdp.step_fraction must be in (0, 1), got " + std::to_string(step_fraction));
+}
+
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// ---- block-value arithmetic ----------------------------------------------------------------
+
+double dot(const BlockValues& a, const BlockValues& b) {
+  double s = 0.0;
+  for (std::size_t k = 0; k < a.size(); ++k) s += a[k].cwiseProduct(b[k]).sum();
+  return s;
+}
+double norm(const BlockValues& a) { return std::sqrt(dot(a, a)); }
+void axpy(double alpha, const BlockValues& x, BlockValues& y) {
+  for (std::size_t k = 0; k < x.size(); ++k) y[k] += alpha * x[k];
+}
+
+VectorXd apply_A(const SdpProblem& p, const BlockValues& X) {
+  VectorXd r(p.num_constraints());
+  for (int i = 0; i < p.num_constraints(); ++i) r(i) = p.inner(p.A[i], X);
+  return r;
+}
+BlockValues apply_At(const SdpProblem& p, const VectorXd& y) {
+  BlockValues out = p.zeros();
+  for (int i = 0; i < p.num_constraints(); ++i)
+    if (y(i) != 0.0) p.accumulate(p.A[i], y(i), out);
+  return out;
+}
+
+// Largest alpha with X + alpha dX still PSD (infinity when dX does not leave the cone).
+double max_step(const SdpProblem& p, const BlockValues& X, const BlockValues& dX) {
+  double alpha = kInf;
+  for (std::size_t k = 0; k < X.size(); ++k) {
+    if (p.blocks[k].diagonal) {
+      for (Eigen::Index i = 0; i < X[k].rows(); ++i)
+        if (dX[k](i, 0) < 0.0) alpha = std::min(alpha, -X[k](i, 0) / dX[k](i, 0));
+      continue;
+    }
+    Eigen::LLT<MatrixXd> llt(X[k]);
+    if (llt.info() != Eigen::Success) return 0.0;
+    MatrixXd T = llt.matrixL().solve(dX[k]);
+    T = llt.matrixL().solve(T.transpose().eval());
+    T = 0.5 * (T + T.transpose()).eval();
+    const double lmin = Eigen::SelfAdjointEigenSolver<MatrixXd>(T, Eigen::EigenvaluesOnly).eigenvalues()(0);
+    if (lmin < 0.0) alpha = std::min(alpha, -1.0 / lmin);
+  }
+  return alpha;
+}
+
+// ---- the solver ------------------------------------------------------------------------------
+
+struct Entry {
+  int p, q;
+  double v;
+};
+
+class Solver {
+ public:
+  Solver(const SdpProblem& original, const SdpOptions& opts) : opts_(opts), orig_(original), p_(original) {
+    const int m = p_.num_constraints();
+    c_scale_ = 1.0;
+    a_scale_ = VectorXd::Ones(m);
+    if (opts_.scale) {
+      const double cn = p_.C.frobenius_norm();
+      c_scale_ = cn > 0.0 ? cn : 1.0;
+      for (auto& e : p_.C.entries) e.value /= c_scale_;
+      for (int i = 0; i < m; ++i) {
+        const double an = p_.A[i].frobenius_norm();
+        if (an > 0.0) a_scale_(i) = an;
+        for (auto& e : p_.A[i].entries) e.value /= a_scale_(i);
+        p_.b(i) /= a_scale_(i);
+      }
+    }
+    n_ = p_.total_size();
+    expand_constraints();
+  }
+
+  SdpResult run() {
+    initial_point();
+    SdpResult res;
+    // Termination is judged in the units of the original data.
+    const double b_norm = orig_.b.norm();
+    const double c_norm = orig_.C.frobenius_norm();
+    for (int it = 0;; ++it) {
+      res.iterations = it;
+      const VectorXd rp = p_.b - apply_A(p_, X_);
+      BlockValues Rd = Cv_;
+      axpy(-1.0, Z_, Rd);
+      axpy(-1.0, apply_At(p_, y_), Rd);
+      const double pobj = dot(Cv_, X_);
+      const double dobj = p_.b.dot(y_);
+      const double rel_p = rp.cwiseProduct(a_scale_).norm() / (1.0 + b_norm);
+      const double rel_d = c_scale_ * norm(Rd) / (1.0 + c_norm);
+      const double rel_gap =
+          c_scale_ * std::abs(pobj - dobj) / (1.0 + c_scale_ * (std::abs(pobj) + std::abs(dobj)));
+      if (rel_p < opts_.tol && rel_d < opts_.tol && rel_gap < opts_.tol) {
+        res.status = SdpStatus::optimal;
+        break;
+      }
+      if (dobj > 0.0) {  // dual ray: A^T y + Z = C - R_d small relative to b^T y
+        BlockValues ray = Cv_;
+        axpy(-1.0, Rd, ray);
+        if (norm(ray) < opts_.infeasibility_tol * dobj) {
+          res.status = SdpStatus::primal_infeasible;
+          break;
+        }
+      }
+      if (pobj < 0.0 && (p_.b - rp).norm() < opts_.infeasibility_tol * -pobj) {  // primal ray
+        res.status = SdpStatus::dual_infeasible;
+        break;
+      }
+      if (it >= opts_.max_iterations) {
+        res.status = SdpStatus::iteration_limit;
+        break;
+      }
+      if (!step(rp, Rd)) {
+        res.status = SdpStatus::stalled;
+        break;
+      }
+    }
+    unscale(res);
+    return res;
+  }
+
+ private:
+  // Both triangles of every constraint, grouped per block, for forming the Schur complement.
+  void expand_constraints() {
+    const int m = p_.num_constraints();
+    entries_.assign(p_.blocks.size(), std::vector<std::vector<Entry>>(m));
+    for (int i = 0; i < m; ++i)
+      for (const auto& e : p_.A[i].entries) {
+        entries_[e.block][i].push_back({e.row, e.col, e.value});
+        if (e.row != e.col) entries_[e.block][i].push_back({e.col, e.row, e.value});
+      }
+    Cv_ = p_.zeros();
+    p_.accumulate(p_.C, 1.0, Cv_);
+  }
+
+  // Scaled identity start (SDPT3's choice of scales, Toh-Todd-Tutuncu 1999).
+  void initial_point() {
+    const int m = p_.num_constraints();
+    double xi = std::max(10.0, std::sqrt(static_cast<double>(n_)));
+    double eta = xi;
+    for (int i = 0; i < m; ++i) {
+      const double an = p_.A[i].frobenius_norm();
+      xi = std::max(xi, n_ * (1.0 + std::abs(p_.b(i))) / (1.0 + an));
+      eta = std::max(eta, an);
+    }
+    eta = std::max(eta, p_.C.frobenius_norm());
+    X_ = p_.identity(xi);
+    Z_ = p_.identity(eta);
+    y_ = VectorXd::Zero(m);
+  }
+
+  // M_ij = <A_i, X A_j Z^-1>, lower triangle computed, then mirrored.
+  MatrixXd schur(const BlockValues& Zinv) const {
+    const int m = p_.num_constraints();
+    MatrixXd M = MatrixXd::Zero(m, m);
+    for (std::size_t k = 0; k < p_.blocks.size(); ++k) {
+      const auto& E = entries_[k];
+      std::vector<int> active;
+      for (int i = 0; i < m; ++i)
+        if (!E[i].empty()) active.push_back(i);
+      if (p_.blocks[k].diagonal) {
+        const VectorXd d = X_[k].col(0).cwiseProduct(Zinv[k].col(0));
+        VectorXd t = VectorXd::Zero(p_.blocks[k].size);
+        for (std::size_t aj = 0; aj < active.size(); ++aj) {
+          const int j = active[aj];
+          for (const auto& e : E[j]) t(e.p) += e.v * d(e.p);
+          for (std::size_t ai = aj; ai < active.size(); ++ai) {
+            double s = 0.0;
+            for (const auto& e : E[active[ai]]) s += e.v * t(e.p);
+            M(active[ai], j) += s;
+          }
+          for (const auto& e : E[j]) t(e.p) = 0.0;
+        }
+        continue;
+      }
+      const MatrixXd& X = X_[k];
+      const MatrixXd& Zi = Zinv[k];
+      const double nb = static_cast<double>(p_.blocks[k].size);
+      std::vector<double> tail(active.size() + 1, 0.0);  // entries of constraints active[ai..]
+      for (std::size_t ai = active.size(); ai-- > 0;) tail[ai] = tail[ai + 1] + E[active[ai]].size();
+      for (std::size_t aj = 0; aj < active.size(); ++aj) {
+        const int j = active[aj];
+        const double ej = static_cast<double>(E[j].size());
+        const double pairwise_cost = ej * tail[aj];
+        const double dense_cost = nb * nb * std::min(ej, nb) + tail[aj];
+        if (pairwise_cost <= dense_cost) {
+          // (X A_j Z^-1)[p,q] = sum over entries (r,s,c) of A_j of c X[p,r] Zi[s,q].
+          for (std::size_t ai = aj; ai < active.size(); ++ai) {
+            double s = 0.0;
+            for (const auto& ei : E[active[ai]])
+              for (const auto& ej_ : E[j]) s += ei.v * ej_.v * X(ei.p, ej_.p) * Zi(ej_.q, ei.q);
+            M(active[ai], j) += s;
+          }
+        } else {
+          MatrixXd W = MatrixXd::Zero(X.rows(), X.cols());  // X A_j
+          for (const auto& e : E[j]) W.col(e.q) += e.v * X.col(e.p);
+          const MatrixXd G = W * Zi;
+          for (std::size_t ai = aj; ai < active.size(); ++ai) {
+            double s = 0.0;
+            for (const auto& ei : E[active[ai]]) s += ei.v * G(ei.p, ei.q);
+            M(active[ai], j) += s;
+          }
+        }
+      }
+    }
+    M.triangularView<Eigen::StrictlyUpper>() = M.transpose();
+    return M;
+  }
+
+  // dX = sym((R_c - X dZ) Z^-1) with R_c = sigma mu I - XZ - corr (corr = dX_a dZ_a or none).
+  BlockValues primal_direction(const BlockValues& Zinv, const BlockValues& dZ, double sigma_mu,
+                               const BlockValues* dXa, const BlockValues* dZa) const {
+    BlockValues dX = p_.zeros();
+    for (std::size_t k = 0; k < X_.size(); ++k) {
+      if (p_.blocks[k].diagonal) {
+        const auto x = X_[k].col(0).array();
+        const auto zi = Zinv[k].col(0).array();
+        Eigen::ArrayXd r = sigma_mu * zi - x - x * dZ[k].col(0).array() * zi;
+        if (dXa) r -= (*dXa)[k].col(0).array() * (*dZa)[k].col(0).array() * zi;
+        dX[k].col(0) = r.matrix();
+        continue;
+      }
+      MatrixXd R = -(X_[k] * dZ[k]);
+      if (dXa) R -= (*dXa)[k] * (*dZa)[k];
+      MatrixXd D = sigma_mu * Zinv[k] - X_[k] + R * Zinv[k];
+      dX[k] = 0.5 * (D + D.transpose());
+    }
+    return dX;
+  }
+
+  struct Direction {
+    BlockValues dX, dZ;
+    VectorXd dy;
+  };
+
+  bool solve_direction(const Eigen::LDLT<MatrixXd>& ldlt, const VectorXd& rp, const BlockValues& Rd,
+                       const BlockValues& Zinv, double sigma_mu, const BlockValues* dXa,
+                       const BlockValues* dZa, Direction& d) const {
+    // K = (sigma mu I - corr) Z^-1 - X - X R_d Z^-1, symmetrised inside inner().
+    BlockValues K = p_.zeros();
+    for (std::size_t k = 0; k < X_.size(); ++k) {
+      if (p_.blocks[k].diagonal) {
+        const auto x = X_[k].col(0).array();
+        const auto zi = Zinv[k].col(0).array();
+        Eigen::ArrayXd r = sigma_mu * zi - x - x * Rd[k].col(0).array() * zi;
+        if (dXa) r -= (*dXa)[k].col(0).array() * (*dZa)[k].col(0).array() * zi;
+        K[k].col(0) = r.matrix();
+        continue;
+      }
+      MatrixXd R = sigma_mu * MatrixXd::Identity(X_[k].rows(), X_[k].cols()) - X_[k] * Rd[k];
+      if (dXa) R -= (*dXa)[k] * (*dZa)[k];
+      MatrixXd D = R * Zinv[k] - X_[k];
+      K[k] = 0.5 * (D + D.transpose());
+    }
+    d.dy = ldlt.solve(rp - apply_A(p_, K));
+    if (!d.dy.allFinite()) return false;
+    d.dZ = Rd;
+    axpy(-1.0, apply_At(p_, d.dy), d.dZ);
+    d.dX = primal_direction(Zinv, d.dZ, sigma_mu, dXa, dZa);
+    return true;
+  }
+
+  bool step(const VectorXd& rp, const BlockValues& Rd) {
+    BlockValues Zinv = p_.zeros();
+    for (std::size_t k = 0; k < Z_.size(); ++k) {
+      if (p_.blocks[k].diagonal) {
+        Zinv[k] = Z_[k].cwiseInverse();
+        continue;
+      }
+      Eigen::LLT<MatrixXd> llt(Z_[k]);
+      if (llt.info() != Eigen::Success) return false;
+      Zinv[k] = llt.solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
+    }
+    const MatrixXd M = schur(Zinv);
+    const Eigen::LDLT<MatrixXd> ldlt(M);
+    if (ldlt.info() != Eigen::Success) return false;
+    const double mu = dot(X_, Z_) / n_;
+
+    Direction pred;
+    if (!solve_direction(ldlt, rp, Rd, Zinv, 0.0, nullptr, nullptr, pred)) return false;
+    const double ap_a = std::min(1.0, max_step(p_, X_, pred.dX));
+    const double ad_a = std::min(1.0, max_step(p_, Z_, pred.dZ));
+    BlockValues Xa = X_, Za = Z_;
+    axpy(ap_a, pred.dX, Xa);
+    axpy(ad_a, pred.dZ, Za);
+    const double mu_aff = dot(Xa, Za) / n_;
+    const double sigma = std::clamp(std::pow(std::max(mu_aff, 0.0) / mu, 3.0), 0.0, 1.0);
+
+    Direction corr;
+    if (!solve_direction(ldlt, rp, Rd, Zinv, sigma * mu, &pred.dX, &pred.dZ, corr)) return false;
+    const double ap = std::min(1.0, opts_.step_fraction * max_step(p_, X_, corr.dX));
+    const double ad = std::min(1.0, opts_.step_fraction * max_step(p_, Z_, corr.dZ));
+    if (ap < 1e-10 && ad < 1e-10) return false;
+    axpy(ap, corr.dX, X_);
+    axpy(ad, corr.dZ, Z_);
+    y_ += ad * corr.dy;
+    return true;
+  }
+
+  // Back to the original data: y_i = c y'_i / a_i, Z = c Z', objectives and residuals unscaled.
+  void unscale(SdpResult& res) {
+    res.X = X_;
+    res.y = (c_scale_ * y_).cwiseQuotient(a_scale_);
+    res.Z = Z_;
+    for (auto& z : res.Z) z *= c_scale_;
+    const SdpProblem& p = orig_;
+    BlockValues C = p.zeros();
+    p.accumulate(p.C, 1.0, C);
+    res.primal_objective = dot(C, res.X);
+    res.dual_objective = p.b.dot(res.y);
+    res.primal_residual = (p.b - apply_A(p, res.X)).norm() / (1.0 + p.b.norm());
+    BlockValues Rd = C;
+    axpy(-1.0, res.Z, Rd);
+    axpy(-1.0, apply_At(p, res.y), Rd);
+    res.dual_residual = norm(Rd) / (1.0 + p.C.frobenius_norm());
+    res.relative_gap = std::abs(res.primal_objective - res.dual_objective) /
+                       (1.0 + std::abs(res.primal_objective) + std::abs(res.dual_objective));
+  }
+
+  SdpOptions opts_;
+  const SdpProblem& orig_;
+  SdpProblem p_;  // scaled copy
+  double c_scale_ = 1.0;
+  VectorXd a_scale_;
+  int n_ = 0;
+  std::vector<std::vector<std::vector<Entry>>> entries_;  // [block][constraint] both triangles
+  BlockValues Cv_, X_, Z_;
+  VectorXd y_;
+};
+
+}  // namespace
+
+SdpResult solve_sdp(const SdpProblem& problem, const SdpOptions& options) {
+  options.validate();
+  problem.validate();
+  Timer timer;
+  Solver solver(problem, options);
+  SdpResult res = solver.run();
+  res.seconds = timer.seconds();
+  return res;
+}
+
+}  // namespace core::certify

@@ -1,0 +1,55 @@
+// Primal-dual interior-point solver for the block-diagonal standard-form SDP of sdp_problem.hpp.
+//
+// Infeasible-start path-following method with the HKM search direction (Helmberg, Rendl,
+// Vanderbei, Wolkowicz 1996; Kojima, Shindoh, Hara 1997; Monteiro 1997) and Mehrotra's
+// predictor-corrector (as in SDPT3 and CSDP): the Schur complement M_ij = <A_i, X A_j Z^-1> is
+// formed from the sparse constraint entries and factored by Cholesky; the step to the boundary of
+// the PSD cone is found from the eigenvalues of L^-1 dX L^-T. Before solving, C and every A_i (with
+// its b_i) are scaled to unit Frobenius norm; the result is reported for the original data.
+//
+// Status: optimal when the relative primal and dual residuals and the relative duality gap are
+// below `tol`; primal_infeasible when the dual iterate is (to `infeasibility_tol`) a ray
+// b^T y > 0, C - Z - A^T y ~ 0 direction of unbounded dual improvement; dual_infeasible (primal
+// unbounded) when <C,X> < 0 with A(X) ~ 0 relative to it; stalled when steps shrink to nothing or
+// the Schur complement cannot be factored; iteration_limit otherwise.
+#pragma once
+#include <Eigen/Dense>
+
+#include <string>
+
+#include "certify/sdp_problem.hpp"
+
+namespace core::certify {
+
+enum class SdpStatus { optimal, primal_infeasible, dual_infeasible, stalled, iteration_limit };
+const char* to_string(SdpStatus status);
+
+struct SdpOptions {
+  double tol = 1e-8;                // relative residuals and relative gap for "optimal"
+  double infeasibility_tol = 1e-8;  // ray quality for the infeasibility statuses
+  int max_iterations = 100;
+  double step_fraction = 0.95;      // fraction of the step to the cone boundary
+  bool scale = true;                // normalise C and each (A_i, b_i) before solving
+  // Throws UsageError naming the bad field: tol, infeasibility_tol in (0, 1), max_iterations >= 1,
+  // step_fraction in (0, 1).
+  void validate() const;
+};
+
+struct SdpResult {
+  SdpStatus status = SdpStatus::iteration_limit;
+  BlockValues X;      // primal solution
+  Eigen::VectorXd y;  // dual multipliers
+  BlockValues Z;      // dual slack C - sum y_i A_i
+  double primal_objective = 0.0;  // <C, X>
+  double dual_objective = 0.0;    // b^T y
+  double primal_residual = 0.0;   // ||b - A(X)|| / (1 + ||b||)
+  double dual_residual = 0.0;     // ||C - Z - A^T y||_F / (1 + ||C||_F)
+  double relative_gap = 0.0;      // |pobj - dobj| / (1 + |pobj| + |dobj|)
+  int iterations = 0;
+  double seconds = 0.0;
+};
+
+// Validates the options (UsageError) and the problem (DataError), then solves.
+SdpResult solve_sdp(const SdpProblem& problem, const SdpOptions& options = {});
+
+}  // namespace core::certify

@@ -1,0 +1,105 @@
+// SDPs with known optima shared by the certify tests: Lovasz theta of small graphs and random
+// feasible SDPs built from a complementary primal/dual pair.
+#pragma once
+#include <utility>
+#include <vector>
+
+#include "certify/sdp_problem.hpp"
+#include "common/rng.hpp"
+
+namespace certify_test {
+
+using Edge = std::pair<int, int>;
+
+// theta(G) = max <J, X> s.t. tr X = 1, X_ij = 0 for ij in E, X >= 0; our min form has C = -J, so
+// the optimal value is -theta(G).
+inline core::certify::SdpProblem lovasz_theta(int n, const std::vector<Edge>& edges) {
+  core::certify::SdpProblem p;
+  p.blocks = {{n, false}};
+  for (int i = 0; i < n; ++i)
+    for (int j = i; j < n; ++j) p.C.add(0, i, j, -1.0);
+  core::certify::SdpMatrix trace;
+  for (int i = 0; i < n; ++i) trace.add(0, i, i, 1.0);
+  p.A.push_back(trace);
+  for (const auto& [i, j] : edges) {
+    core::certify::SdpMatrix e;
+    e.add(0, i, j, 1.0);
+    p.A.push_back(e);
+  }
+  p.b = Eigen::VectorXd::Zero(static_cast<int>(p.A.size()));
+  p.b(0) = 1.0;
+  return p;
+}
+
+inline std::vector<Edge> cycle(int n) {
+  std::vector<Edge> e;
+  for (int i = 0; i < n; ++i) e.push_back({i, (i + 1) % n});
+  return e;
+}
+inline std::vector<Edge> complete(int n) {
+  std::vector<Edge> e;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) e.push_back({i, j});
+  return e;
+}
+inline std::vector<Edge> petersen() {
+  std::vector<Edge> e;
+  for (int i = 0; i < 5; ++i) {
+    e.push_back({i, (i + 1) % 5});          // outer cycle
+    e.push_back({5 + i, 5 + (i + 2) % 5});  // inner pentagram
+    e.push_back({i, 5 + i});                // spokes
+  }
+  return e;
+}
+
+// A random SDP with one dense block of size n and one diagonal block of size d whose optimum is
+// known: X0 = U diag(s, 0) U^T (rank r) and Z0 = U diag(0, t) U^T are complementary, so with
+// b = A(X0), C = A^T(y0) + Z0 the pair (X0; y0, Z0) is optimal with value <C, X0> = b^T y0.
+struct KnownSdp {
+  core::certify::SdpProblem problem;
+  core::certify::BlockValues X0;
+  double optimum = 0.0;
+};
+
+inline KnownSdp random_known_sdp(int n, int r, int d, int m, std::uint64_t seed) {
+  core::Rng rng(seed);
+  KnownSdp k;
+  auto& p = k.problem;
+  p.blocks = {{n, false}, {d, true}};
+  Eigen::MatrixXd G(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) G(i, j) = rng.normal();
+  const Eigen::MatrixXd U = Eigen::HouseholderQR<Eigen::MatrixXd>(G).householderQ();
+  Eigen::VectorXd s = Eigen::VectorXd::Zero(n), t = Eigen::VectorXd::Zero(n);
+  for (int i = 0; i < n; ++i) (i < r ? s(i) : t(i)) = rng.uniform(0.5, 2.0);
+  const Eigen::MatrixXd X0 = U * s.asDiagonal() * U.transpose();
+  const Eigen::MatrixXd Z0 = U * t.asDiagonal() * U.transpose();
+  Eigen::VectorXd x0(d), z0(d);  // LP block: complementary by halves
+  for (int i = 0; i < d; ++i) {
+    x0(i) = i < d / 2 ? rng.uniform(0.5, 2.0) : 0.0;
+    z0(i) = i < d / 2 ? 0.0 : rng.uniform(0.5, 2.0);
+  }
+  k.X0 = {X0, x0};
+  Eigen::VectorXd y0(m);
+  p.b.resize(m);
+  core::certify::BlockValues Cv = {Z0, z0};
+  for (int c = 0; c < m; ++c) {
+    core::certify::SdpMatrix A;
+    for (int i = 0; i < n; ++i)
+      for (int j = i; j < n; ++j)
+        if (rng.uniform() < 0.5) A.add(0, i, j, rng.normal());
+    for (int i = 0; i < d; ++i)
+      if (rng.uniform() < 0.5) A.add(1, i, i, rng.normal());
+    y0(c) = rng.normal();
+    p.A.push_back(A);
+    p.b(c) = p.inner(A, k.X0);
+    p.accumulate(A, y0(c), Cv);
+  }
+  for (int i = 0; i < n; ++i)
+    for (int j = i; j < n; ++j) p.C.add(0, i, j, Cv[0](i, j));
+  for (int i = 0; i < d; ++i) p.C.add(1, i, i, Cv[1](i, 0));
+  k.optimum = p.b.dot(y0);
+  return k;
+}
+
+}  // namespace certify_test

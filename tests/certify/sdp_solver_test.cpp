@@ -1,0 +1,124 @@
+// The interior-point SDP solver on problems with known optima: random complementary SDPs, Lovasz
+// theta numbers, infeasible and unbounded problems, and option validation.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "certify/sdp_solver.hpp"
+#include "common/errors.hpp"
+#include "sdp_fixtures.hpp"
+#include "test_support.hpp"
+
+using namespace core::certify;
+using namespace certify_test;
+
+TEST_CASE("random SDPs with a planted complementary optimum") {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    const int n = 4 + static_cast<int>(seed), r = 1 + static_cast<int>(seed % 3);
+    const KnownSdp k = random_known_sdp(n, r, 4, 3 * n, seed);
+    const SdpResult res = solve_sdp(k.problem);
+    CAPTURE(seed);
+    REQUIRE(res.status == SdpStatus::optimal);
+    CHECK(res.primal_objective == doctest::Approx(k.optimum).epsilon(1e-7));
+    CHECK(res.dual_objective == doctest::Approx(k.optimum).epsilon(1e-7));
+    CHECK(res.primal_residual < 1e-8);
+    CHECK(res.dual_residual < 1e-8);
+    CHECK(res.iterations < 60);
+    // Z stays PSD and X, Z are complementary at the optimum.
+    const double xz = (res.X[0].cwiseProduct(res.Z[0])).sum() + res.X[1].cwiseProduct(res.Z[1]).sum();
+    CHECK(std::abs(xz) < 1e-6 * (1.0 + std::abs(k.optimum)));
+  }
+}
+
+TEST_CASE("Lovasz theta of small graphs") {
+  struct Case {
+    const char* name;
+    SdpProblem p;
+    double theta;
+  };
+  const Case cases[] = {
+      {"5-cycle", lovasz_theta(5, cycle(5)), std::sqrt(5.0)},
+      {"7-cycle", lovasz_theta(7, cycle(7)), 7.0 * std::cos(M_PI / 7) / (1.0 + std::cos(M_PI / 7))},
+      {"Petersen", lovasz_theta(10, petersen()), 4.0},
+      {"complete K6", lovasz_theta(6, complete(6)), 1.0},
+      {"empty graph on 4", lovasz_theta(4, {}), 4.0},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    const SdpResult res = solve_sdp(c.p);
+    REQUIRE(res.status == SdpStatus::optimal);
+    CHECK(-res.primal_objective == doctest::Approx(c.theta).epsilon(1e-7));
+    CHECK(-res.dual_objective == doctest::Approx(c.theta).epsilon(1e-7));
+  }
+}
+
+TEST_CASE("without scaling the solver reaches the same optimum") {
+  SdpOptions opts;
+  opts.scale = false;
+  const SdpResult res = solve_sdp(lovasz_theta(5, cycle(5)), opts);
+  REQUIRE(res.status == SdpStatus::optimal);
+  CHECK(-res.primal_objective == doctest::Approx(std::sqrt(5.0)).epsilon(1e-7));
+}
+
+TEST_CASE("infeasible inputs report primal_infeasible") {
+  SUBCASE("trace of a PSD matrix cannot be negative") {
+    SdpProblem p;
+    p.blocks = {{3, false}};
+    p.C.add(0, 0, 1, 1.0);
+    SdpMatrix tr;
+    for (int i = 0; i < 3; ++i) tr.add(0, i, i, 1.0);
+    p.A = {tr};
+    p.b = Eigen::VectorXd::Constant(1, -1.0);
+    CHECK(solve_sdp(p).status == SdpStatus::primal_infeasible);
+  }
+  SUBCASE("LP block: x1 + x2 = 1 and x1 + x2 = 3") {
+    SdpProblem p;
+    p.blocks = {{2, true}};
+    p.C.add(0, 0, 0, 1.0);
+    SdpMatrix a;
+    a.add(0, 0, 0, 1.0);
+    a.add(0, 1, 1, 1.0);
+    SdpMatrix a2 = a;
+    a2.add(0, 0, 0, 1e-3);  // not exactly parallel, so the Schur complement stays regular
+    p.A = {a, a2};
+    p.b = Eigen::Vector2d(1.0, 3.0);
+    CHECK(solve_sdp(p).status == SdpStatus::primal_infeasible);
+  }
+}
+
+TEST_CASE("unbounded inputs report dual_infeasible") {
+  // min -X11 s.t. X22 = 1: X = diag(t, 1) is feasible for every t > 0.
+  SdpProblem p;
+  p.blocks = {{2, false}};
+  p.C.add(0, 0, 0, -1.0);
+  SdpMatrix a;
+  a.add(0, 1, 1, 1.0);
+  p.A = {a};
+  p.b = Eigen::VectorXd::Ones(1);
+  CHECK(solve_sdp(p).status == SdpStatus::dual_infeasible);
+}
+
+TEST_CASE("iteration limit is reported as such") {
+  SdpOptions opts;
+  opts.max_iterations = 2;
+  const SdpResult res = solve_sdp(lovasz_theta(10, petersen()), opts);
+  CHECK(res.status == SdpStatus::iteration_limit);
+  CHECK(res.iterations == 2);
+  CHECK(std::string(to_string(res.status)) == "iteration_limit");
+}
+
+TEST_CASE("options and problems are validated before solving") {
+  const SdpProblem p = lovasz_theta(5, cycle(5));
+  SdpOptions bad;
+  bad.tol = 0.0;
+  CHECK_THROWS_AS(solve_sdp(p, bad), core::UsageError);
+  bad = {};
+  bad.step_fraction = 1.5;
+  CHECK_THROWS_WITH_AS(solve_sdp(p, bad), doctest::Contains("step_fraction"), core::UsageError);
+  SdpProblem wrong = p;
+  wrong.A[1].add(0, 0, 7, 1.0);  // outside the 5x5 block
+  CHECK_THROWS_WITH_AS(solve_sdp(wrong), doctest::Contains("outside the block"), core::DataError);
+  wrong = p;
+  wrong.b.resize(2);
+  CHECK_THROWS_AS(solve_sdp(wrong), core::DataError);
+}
