@@ -1,0 +1,67 @@
+// Device-side helpers shared by the .cu files: bf16 views of the host type, warp and block
+// reductions, launch-size arithmetic, and the GELU formulas. Include only from .cu files.
+#pragma once
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "kernels/bf16.hpp"
+#include "kernels/cuda_check.cuh"
+
+namespace core::kernels::dev {
+
+using bf = __nv_bfloat16;
+static_assert(sizeof(bf) == sizeof(bf16));
+
+inline bf* cast(bf16* p) { return reinterpret_cast<bf*>(p); }
+inline const bf* cast(const bf16* p) { return reinterpret_cast<const bf*>(p); }
+
+inline unsigned blocks_for(std::int64_t n, int threads, std::int64_t cap = 65535LL * 32) {
+  const std::int64_t b = (n + threads - 1) / threads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > cap ? cap : b));
+}
+
+__device__ inline float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ inline float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
+// `shared` holds 32 floats; the call ends with a barrier, so it may be reused right after.
+__device__ inline float block_sum(float v, float* shared) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  v = warp_sum(v);
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  float total = lane < warps ? shared[lane] : 0.0f;
+  total = warp_sum(total);
+  __syncthreads();
+  return total;
+}
+__device__ inline float block_max(float v, float* shared) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  v = warp_max(v);
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  float m = lane < warps ? shared[lane] : -INFINITY;
+  m = warp_max(m);
+  __syncthreads();
+  return m;
+}
+
+constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2 / pi)
+
+__device__ inline float gelu(float x) {
+  return 0.5f * x * (1.0f + tanhf(kGeluScale * (x + 0.044715f * x * x * x)));
+}
+__device__ inline float gelu_grad(float x) {
+  const float th = tanhf(kGeluScale * (x + 0.044715f * x * x * x));
+  const float du = kGeluScale * (1.0f + 3.0f * 0.044715f * x * x);
+  return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
+}
+
+}  // namespace core::kernels::dev

@@ -1,0 +1,43 @@
+// bf16 matrix products on the GPU through cuBLASLt with fp32 accumulation, in the row-major
+// convention of ref::matmul (and core::train's gemm):
+//   C[M, N] = alpha op(A) op(B) + beta C, op(X) = X or X^T, A [M, K] (trans_a: [K, M]) with row
+//   stride lda, B [K, N] (trans_b: [N, K]) with row stride ldb, C with row stride ldc.
+// A linear layer y = x W^T + b with W [OC, C] is gemm(false, true, N, OC, C, 1, x, C, W, C, 0, y, OC, {b}).
+// Only available when the build has CUDA (TOOLKIT_HAVE_CUDA).
+#pragma once
+#include "kernels/bf16.hpp"
+#include "kernels/runtime.hpp"
+
+namespace core::kernels {
+
+// Fused epilogue of a bf16-output product: + bias[N] per row, then GELU (tanh approximation, as
+// cuBLASLt computes it). With gelu, pre_gelu (when not null) receives the pre-activation values with
+// row stride ldc, for the backward pass. cuBLASLt wants ldc a multiple of 8 for the aux output.
+struct GemmEpilogue {
+  const bf16* bias = nullptr;
+  bool gelu = false;
+  bf16* pre_gelu = nullptr;
+};
+
+// bf16 output (activations).
+void gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
+          const bf16* B, int ldb, float beta, bf16* C, int ldc, const GemmEpilogue& epilogue = {},
+          Stream stream = nullptr);
+// fp32 output (parameter gradients, accumulated with beta = 1).
+void gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
+          const bf16* B, int ldb, float beta, float* C, int ldc, Stream stream = nullptr);
+
+}  // namespace core::kernels
+
+namespace core::kernels {
+
+// `count` independent products C_i = alpha op(A_i) op(B_i) + beta C_i (row-major as above) with
+// X_i = X + i * stride_x, through cublasGemmStridedBatchedEx (bf16 in, fp32 accumulation).
+void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
+                  long long stride_a, const bf16* B, int ldb, long long stride_b, float beta, bf16* C, int ldc,
+                  long long stride_c, int count, Stream stream = nullptr);
+void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
+                  long long stride_a, const bf16* B, int ldb, long long stride_b, float beta, float* C, int ldc,
+                  long long stride_c, int count, Stream stream = nullptr);
+
+}  // namespace core::kernels

@@ -1,0 +1,281 @@
+// CUDA kernels of ops.hpp except attention: LayerNorm, GELU, bias/residual, fused softmax
+// cross-entropy, AdamW, conversions. Formulas as in reference.cpp; fp32 arithmetic throughout.
+// Column sums (LayerNorm dw/db, bias gradients) run in two fixed-order passes (per-chunk partial
+// sums, then a sum over chunks) instead of atomics, so they are deterministic.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/device_utils.cuh"
+#include "kernels/ops.hpp"
+
+namespace core::kernels {
+namespace {
+
+using dev::bf;
+constexpr int kThreads = 256;
+constexpr int kWarpsPerBlock = kThreads / 32;
+
+__global__ void layernorm_forward_kernel(bf* out, float* mean, float* rstd, const bf* x, const bf* w, const bf* b,
+                                         int N, int C, float eps) {
+  const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (row >= N) return;
+  const bf* xr = x + static_cast<std::int64_t>(row) * C;
+  float s = 0.0f;
+  for (int c = lane; c < C; c += 32) s += __bfloat162float(xr[c]);
+  const float mu = dev::warp_sum(s) / C;
+  float v = 0.0f;
+  for (int c = lane; c < C; c += 32) {
+    const float d = __bfloat162float(xr[c]) - mu;
+    v += d * d;
+  }
+  const float rs = rsqrtf(dev::warp_sum(v) / C + eps);
+  bf* o = out + static_cast<std::int64_t>(row) * C;
+  for (int c = lane; c < C; c += 32)
+    o[c] = __float2bfloat16((__bfloat162float(xr[c]) - mu) * rs * __bfloat162float(w[c]) + __bfloat162float(b[c]));
+  if (lane == 0) mean[row] = mu, rstd[row] = rs;
+}
+
+// dx += rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), dxhat = dout * w; one warp per row.
+__global__ void layernorm_backward_dx_kernel(bf* dx, const bf* dout, const bf* x, const bf* w, const float* mean,
+                                             const float* rstd, int N, int C) {
+  const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (row >= N) return;
+  const std::int64_t base = static_cast<std::int64_t>(row) * C;
+  const float mu = mean[row], rs = rstd[row];
+  float sd = 0.0f, sdx = 0.0f;
+  for (int c = lane; c < C; c += 32) {
+    const float d = __bfloat162float(dout[base + c]) * __bfloat162float(w[c]);
+    sd += d;
+    sdx += d * (__bfloat162float(x[base + c]) - mu) * rs;
+  }
+  const float mean_d = dev::warp_sum(sd) / C, mean_dx = dev::warp_sum(sdx) / C;
+  for (int c = lane; c < C; c += 32) {
+    const float xhat = (__bfloat162float(x[base + c]) - mu) * rs;
+    const float d = __bfloat162float(dout[base + c]) * __bfloat162float(w[c]);
+    dx[base + c] = __float2bfloat16(__bfloat162float(dx[base + c]) + rs * (d - mean_d - xhat * mean_dx));
+  }
+}
+
+// Column sums over row chunks: block (32 columns) x (8 row lanes), grid (column tiles, chunks).
+// partial[q][chunk][c] for q = 0: sum dout, and (with x) q = 1: sum dout * xhat.
+constexpr int kRowLanes = 8;
+
+__global__ void column_partials_kernel(float* partial, const bf* dout, const bf* x, const float* mean,
+                                       const float* rstd, int N, int C, int rows_per_chunk) {
+  __shared__ float s_d[kRowLanes][32], s_dx[kRowLanes][32];
+  const int c = blockIdx.x * 32 + threadIdx.x, chunk = blockIdx.y, chunks = gridDim.y;
+  const int begin = chunk * rows_per_chunk, end = min(N, begin + rows_per_chunk);
+  float sd = 0.0f, sdx = 0.0f;
+  if (c < C) {
+    for (int n = begin + threadIdx.y; n < end; n += kRowLanes) {
+      const std::int64_t i = static_cast<std::int64_t>(n) * C + c;
+      const float d = __bfloat162float(dout[i]);
+      sd += d;
+      if (x) sdx += d * (__bfloat162float(x[i]) - mean[n]) * rstd[n];
+    }
+  }
+  s_d[threadIdx.y][threadIdx.x] = sd;
+  s_dx[threadIdx.y][threadIdx.x] = sdx;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    float td = 0.0f, tdx = 0.0f;
+    for (int r = 0; r < kRowLanes; ++r) td += s_d[r][threadIdx.x], tdx += s_dx[r][threadIdx.x];
+    partial[static_cast<std::int64_t>(chunk) * C + c] = td;
+    if (x) partial[static_cast<std::int64_t>(chunks + chunk) * C + c] = tdx;
+  }
+}
+
+// dst[c] += sum over chunks of partial[chunk][c], in chunk order.
+__global__ void sum_partials_kernel(float* dst, const float* partial, int chunks, int C) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  float s = 0.0f;
+  for (int k = 0; k < chunks; ++k) s += partial[static_cast<std::int64_t>(k) * C + c];
+  dst[c] += s;
+}
+
+// db += colsum(dout) and, when x is given, dw += colsum(dout * xhat).
+void column_sums(float* db, float* dw, const bf* dout, const bf* x, const float* mean, const float* rstd, int N,
+                 int C, Stream stream) {
+  const int rows_per_chunk = std::max(64, (N + 255) / 256);
+  const int chunks = (N + rows_per_chunk - 1) / rows_per_chunk;
+  const int quantities = x ? 2 : 1;
+  float* partial = nullptr;
+  CUDA_CHECK(cudaMallocAsync(&partial, sizeof(float) * quantities * chunks * static_cast<std::size_t>(C), stream));
+  column_partials_kernel<<<dim3((C + 31) / 32, chunks), dim3(32, kRowLanes), 0, stream>>>(partial, dout, x, mean,
+                                                                                         rstd, N, C, rows_per_chunk);
+  CUDA_CHECK_LAUNCH();
+  sum_partials_kernel<<<dev::blocks_for(C, kThreads), kThreads, 0, stream>>>(db, partial, chunks, C);
+  CUDA_CHECK_LAUNCH();
+  if (x) {
+    sum_partials_kernel<<<dev::blocks_for(C, kThreads), kThreads, 0, stream>>>(
+        dw, partial + static_cast<std::size_t>(chunks) * C, chunks, C);
+    CUDA_CHECK_LAUNCH();
+  }
+  CUDA_CHECK(cudaFreeAsync(partial, stream));
+}
+
+__global__ void gelu_forward_kernel(bf* out, const bf* in, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16(dev::gelu(__bfloat162float(in[i])));
+}
+
+__global__ void gelu_backward_kernel(bf* din, const bf* in, const bf* dout, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    din[i] = __float2bfloat16(dev::gelu_grad(__bfloat162float(in[i])) * __bfloat162float(dout[i]));
+}
+
+__global__ void add_bias_kernel(bf* out, const bf* bias, std::int64_t n, int OC) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16(__bfloat162float(out[i]) + __bfloat162float(bias[i % OC]));
+}
+
+__global__ void residual_add_kernel(bf* out, const bf* a, const bf* b, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16(__bfloat162float(a[i]) + __bfloat162float(b[i]));
+}
+
+// One block per row: the max and the sum of exponentials (two passes), the loss, and the gradient.
+// logits and dlogits may alias: each element is read before the same thread overwrites it, and the
+// target logit is read before the barrier that precedes the writes.
+constexpr int kXentThreads = 1024;
+
+__global__ void softmax_xent_kernel(float* losses, bf* dlogits, const bf* logits, const std::int32_t* targets,
+                                    float scale, int V, int ld) {
+  __shared__ float shared[32];
+  const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * ld;
+  const int target = targets[blockIdx.x];
+  const float x_target = target >= 0 ? __bfloat162float(logits[base + target]) : 0.0f;
+  float m = -INFINITY;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) m = fmaxf(m, __bfloat162float(logits[base + j]));
+  m = dev::block_max(m, shared);
+  float s = 0.0f;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) s += expf(__bfloat162float(logits[base + j]) - m);
+  s = dev::block_sum(s, shared);  // ends with a barrier: x_target has been read by thread 0
+  if (threadIdx.x == 0) losses[blockIdx.x] = target >= 0 ? logf(s) + m - x_target : 0.0f;
+  if (!dlogits) return;
+  const float inv = 1.0f / s;
+  for (int j = threadIdx.x; j < ld; j += blockDim.x) {
+    float d = 0.0f;
+    if (target >= 0 && j < V) d = (expf(__bfloat162float(logits[base + j]) - m) * inv - (j == target ? 1.0f : 0.0f)) * scale;
+    dlogits[base + j] = __float2bfloat16(d);
+  }
+}
+
+__global__ void adamw_kernel(float* w, float* m, float* v, const float* grad, bf* copy, std::int64_t n, float lr,
+                             float beta1, float beta2, float eps, float weight_decay, float grad_scale,
+                             float correction1, float correction2) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const float g = grad[i] * grad_scale;
+    const float mi = beta1 * m[i] + (1.0f - beta1) * g;
+    const float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    const float wi = w[i] - lr * ((mi / correction1) / (sqrtf(vi / correction2) + eps) + weight_decay * w[i]);
+    w[i] = wi;
+    if (copy) copy[i] = __float2bfloat16(wi);
+  }
+}
+
+__global__ void to_bf16_kernel(bf* dst, const float* src, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    dst[i] = __float2bfloat16(src[i]);
+}
+
+__global__ void to_float_kernel(float* dst, const bf* src, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    dst[i] = __bfloat162float(src[i]);
+}
+
+unsigned row_blocks(int N) { return static_cast<unsigned>((N + kWarpsPerBlock - 1) / kWarpsPerBlock); }
+
+}  // namespace
+
+void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* x, const bf16* w, const bf16* b, int N,
+                       int C, float eps, Stream stream) {
+  if (N <= 0) return;
+  layernorm_forward_kernel<<<row_blocks(N), kThreads, 0, stream>>>(dev::cast(out), mean, rstd, dev::cast(x),
+                                                                   dev::cast(w), dev::cast(b), N, C, eps);
+  CUDA_CHECK_LAUNCH();
+}
+
+void layernorm_backward(bf16* dx, float* dw, float* db, const bf16* dout, const bf16* x, const bf16* w,
+                        const float* mean, const float* rstd, int N, int C, Stream stream) {
+  if (N <= 0) return;
+  layernorm_backward_dx_kernel<<<row_blocks(N), kThreads, 0, stream>>>(dev::cast(dx), dev::cast(dout), dev::cast(x),
+                                                                       dev::cast(w), mean, rstd, N, C);
+  CUDA_CHECK_LAUNCH();
+  column_sums(db, dw, dev::cast(dout), dev::cast(x), mean, rstd, N, C, stream);
+}
+
+void gelu_forward(bf16* out, const bf16* in, std::int64_t n, Stream stream) {
+  if (n <= 0) return;
+  gelu_forward_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(out), dev::cast(in), n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void gelu_backward(bf16* din, const bf16* in, const bf16* dout, std::int64_t n, Stream stream) {
+  if (n <= 0) return;
+  gelu_backward_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(din), dev::cast(in),
+                                                                              dev::cast(dout), n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void add_bias(bf16* out, const bf16* bias, int N, int OC, Stream stream) {
+  const std::int64_t n = static_cast<std::int64_t>(N) * OC;
+  if (n <= 0) return;
+  add_bias_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(out), dev::cast(bias), n, OC);
+  CUDA_CHECK_LAUNCH();
+}
+
+void bias_backward(float* db, const bf16* dout, int N, int OC, Stream stream) {
+  if (N <= 0) return;
+  column_sums(db, nullptr, dev::cast(dout), nullptr, nullptr, nullptr, N, OC, stream);
+}
+
+void residual_add(bf16* out, const bf16* a, const bf16* b, std::int64_t n, Stream stream) {
+  if (n <= 0) return;
+  residual_add_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(out), dev::cast(a),
+                                                                             dev::cast(b), n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void softmax_xent(float* losses, bf16* dlogits, const bf16* logits, const std::int32_t* targets, float scale, int N,
+                  int V, int ld, Stream stream) {
+  if (N <= 0) return;
+  softmax_xent_kernel<<<N, kXentThreads, 0, stream>>>(losses, dev::cast(dlogits), dev::cast(logits), targets, scale,
+                                                      V, ld);
+  CUDA_CHECK_LAUNCH();
+}
+
+void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const ref::AdamW& p,
+                  Stream stream) {
+  if (n <= 0) return;
+  const auto c1 = static_cast<float>(1.0 - std::pow(static_cast<double>(p.beta1), p.step));
+  const auto c2 = static_cast<float>(1.0 - std::pow(static_cast<double>(p.beta2), p.step));
+  adamw_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(w, m, v, grad, dev::cast(copy), n, p.lr, p.beta1,
+                                                                      p.beta2, p.eps, p.weight_decay, p.grad_scale, c1,
+                                                                      c2);
+  CUDA_CHECK_LAUNCH();
+}
+
+void to_bf16(bf16* dst, const float* src, std::int64_t n, Stream stream) {
+  if (n <= 0) return;
+  to_bf16_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(dst), src, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void to_float(float* dst, const bf16* src, std::int64_t n, Stream stream) {
+  if (n <= 0) return;
+  to_float_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dst, dev::cast(src), n);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace core::kernels

@@ -1,0 +1,59 @@
+// CUDA kernels of the transformer (host-callable, device pointers, asynchronous on `stream`). Each has
+// a CPU reference of the same meaning in reference.hpp, and tests/gpu compares them. Activations and
+// the parameter copies the forward pass reads are bf16; statistics, losses, parameter gradients,
+// master weights and optimizer moments are fp32; every sum accumulates in fp32. Reductions over rows
+// (dw, db) are done in a fixed order, so results are deterministic for a given shape.
+// Only available when the build has CUDA (TOOLKIT_HAVE_CUDA).
+#pragma once
+#include <cstdint>
+
+#include "kernels/bf16.hpp"
+#include "kernels/reference.hpp"
+#include "kernels/runtime.hpp"
+
+namespace core::kernels {
+
+// LayerNorm over rows of x [N, C] (see ref::layernorm_forward). mean/rstd [N] fp32.
+void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* x, const bf16* w, const bf16* b, int N,
+                       int C, float eps, Stream stream = nullptr);
+// Accumulates dx (bf16) += dL/dx, dw (fp32) += dL/dw, db (fp32) += dL/db.
+void layernorm_backward(bf16* dx, float* dw, float* db, const bf16* dout, const bf16* x, const bf16* w,
+                        const float* mean, const float* rstd, int N, int C, Stream stream = nullptr);
+
+// GELU (tanh approximation) element-wise; the backward overwrites din.
+void gelu_forward(bf16* out, const bf16* in, std::int64_t n, Stream stream = nullptr);
+void gelu_backward(bf16* din, const bf16* in, const bf16* dout, std::int64_t n, Stream stream = nullptr);
+
+// out[n, c] += bias[c]; db[c] += sum_n dout[n, c] (fp32); out = a + b (out may alias a or b).
+void add_bias(bf16* out, const bf16* bias, int N, int OC, Stream stream = nullptr);
+void bias_backward(float* db, const bf16* dout, int N, int OC, Stream stream = nullptr);
+void residual_add(bf16* out, const bf16* a, const bf16* b, std::int64_t n, Stream stream = nullptr);
+
+// Fused softmax + cross-entropy over rows of logits [N, ld], vocabulary = first V columns (see
+// ref::softmax_xent): fp32 losses[N] (0 for target < 0), and when dlogits is not null the gradient
+// (softmax - onehot) * scale, 0 on padding columns and ignored rows; dlogits may equal logits.
+// One block per row; targets must be < V.
+void softmax_xent(float* losses, bf16* dlogits, const bf16* logits, const std::int32_t* targets, float scale, int N,
+                  int V, int ld, Stream stream = nullptr);
+
+// AdamW step on fp32 master weights with an optional bf16 copy out (see ref::adamw_update; the bias
+// corrections are computed in double on the host).
+void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const ref::AdamW& p,
+                  Stream stream = nullptr);
+
+// dst = bf16(src) rounded to nearest even, and back.
+void to_bf16(bf16* dst, const float* src, std::int64_t n, Stream stream = nullptr);
+void to_float(float* dst, const bf16* src, std::int64_t n, Stream stream = nullptr);
+
+// Multi-head attention over packed qkv [B, T, 3C] (see ref::attention_forward): out [B, T, C] and the
+// probabilities att [B, NH, T, T] (kept for the backward pass). Products through cuBLAS (bf16 in, fp32
+// accumulation), masked softmax in one fused kernel. `workspace` holds attention_workspace_bytes().
+// The Blas handle is used on `stream`.
+std::size_t attention_workspace_bytes(int B, int Tn, int C, int NH);
+void attention_forward(Blas& blas, bf16* out, bf16* att, const bf16* qkv, const std::uint8_t* key_mask, bool causal,
+                       int B, int Tn, int C, int NH, void* workspace, Stream stream = nullptr);
+// dqkv [B, T, 3C] overwritten.
+void attention_backward(Blas& blas, bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* att, int B, int Tn,
+                        int C, int NH, void* workspace, Stream stream = nullptr);
+
+}  // namespace core::kernels
