@@ -2,6 +2,8 @@
 #include "graph/plan.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -56,21 +58,13 @@ GraphStats graph_stats(const Graph& g, std::uint64_t seed) {
   return s;
 }
 
-std::vector<std::pair<int, int>> symmetry_restrictions(const std::vector<Perm>& autos, const std::vector<int>& order) {
-  std::vector<std::pair<int, int>> out;
-  std::vector<Perm> group = autos;
-  for (int v : order) {
-    if (group.size() <= 1) break;
-    std::uint32_t orbit = 0;
-    for (const Perm& s : group) orbit |= 1u << s[v];
-    for (int u = 0; u < kMaxPatternSize; ++u)
-      if (u != v && ((orbit >> u) & 1u)) out.emplace_back(v, u);  // id(u) < id(v)
-    std::erase_if(group, [v](const Perm& s) { return s[v] != v; });
-  }
-  return out;
-}
-
 namespace {
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
 
 double label_factor(const GraphStats& s, int label) {
   if (label < 0) return 1.0;
@@ -78,25 +72,91 @@ double label_factor(const GraphStats& s, int label) {
   return std::max(1e-6, s.label_fraction[label]);
 }
 
-// Predicted work: for every level, the number of partial matches times the list lengths the
-// set operations of that level merge, plus the loop itself.
-double predict_cost(const Plan& plan, const GraphStats& s) {
-  const int k = plan.size();
-  std::vector<double> size(k, 0.0);     // current estimated candidate-set size per target
-  std::vector<bool> started(k, false);
-  double prefixes = s.n * label_factor(s, plan.levels[0].label);
+// A plan in compact form, bit masks over levels: what the order explorer scores thousands of
+// times without allocating; the winner is expanded into a Plan.
+struct Schedule {
+  int k = 0;
+  Induced induced = Induced::edge;
+  std::array<int, kMaxPatternSize> order{}, label{};
+  std::array<std::uint32_t, kMaxPatternSize> adj{}, non{}, upper{};  // earlier levels only
+
+  int first(int t) const { return std::countr_zero(adj[t]); }
+  // Calls f(SetOp) for the ops run at depth d, in the order the back-ends execute them.
+  template <class F>
+  void for_each_op(int d, F&& f) const {
+    for (int t = d + 1; t < k; ++t) {
+      const std::uint32_t bit = 1u << d;
+      const bool vertex = induced == Induced::vertex;
+      if (d == first(t)) {
+        f(SetOp{SetOp::Kind::start, t, d});
+        if (vertex)
+          for (int j = 0; j < d; ++j)
+            if ((non[t] >> j) & 1u) f(SetOp{SetOp::Kind::subtract, t, j});
+      } else if (d > first(t)) {
+        if (adj[t] & bit) f(SetOp{SetOp::Kind::intersect, t, d});
+        else if (vertex && (non[t] & bit)) f(SetOp{SetOp::Kind::subtract, t, d});
+      }
+    }
+  }
+};
+
+// Restrictions of the stabiliser chain along the order, as upper-bound masks per level.
+// `group` is scratch space (indices into autos).
+void fill_restrictions(Schedule& s, const std::vector<Perm>& autos, const std::array<int, kMaxPatternSize>& level_of,
+                       std::vector<std::uint32_t>& group) {
+  group.resize(autos.size());
+  for (std::size_t i = 0; i < autos.size(); ++i) group[i] = static_cast<std::uint32_t>(i);
+  for (int l = 0; l < s.k && group.size() > 1; ++l) {
+    const int v = s.order[l];
+    std::uint32_t orbit = 0;
+    for (auto gi : group) orbit |= 1u << autos[gi][v];
+    orbit &= ~(1u << v);
+    for (int u = 0; u < s.k; ++u)
+      if ((orbit >> u) & 1u) s.upper[level_of[u]] |= 1u << l;  // id(u) < id(v)
+    std::erase_if(group, [&](std::uint32_t gi) { return autos[gi][v] != v; });
+  }
+}
+
+Schedule make_schedule(const Pattern& p, Induced induced, const std::vector<int>& order, const std::vector<Perm>& autos,
+                       std::vector<std::uint32_t>& scratch) {
+  Schedule s;
+  s.k = p.size();
+  s.induced = induced;
+  std::array<int, kMaxPatternSize> level_of{};
+  level_of.fill(-1);
+  if (static_cast<int>(order.size()) != s.k) throw UsageError("matching order has the wrong length");
+  for (int l = 0; l < s.k; ++l) {
+    if (order[l] < 0 || order[l] >= s.k || level_of[order[l]] >= 0) throw UsageError("matching order is not a permutation");
+    level_of[order[l]] = l;
+    s.order[l] = order[l];
+    s.label[l] = p.label(order[l]);
+  }
+  for (int i = 1; i < s.k; ++i) {
+    for (int j = 0; j < i; ++j) (p.has_edge(order[i], order[j]) ? s.adj[i] : s.non[i]) |= 1u << j;
+    if (!s.adj[i]) throw UsageError("matching order: vertex " + std::to_string(order[i]) + " has no earlier neighbour");
+  }
+  fill_restrictions(s, autos, level_of, scratch);
+  return s;
+}
+
+// Predicted work: for every depth, the number of partial matches times the list lengths its
+// set operations merge, plus the loops themselves. Lists bounded by an adjacent earlier vertex
+// are oriented (the short prefix of higher-degree neighbours).
+double predict_cost(const Schedule& sc, const GraphStats& s) {
+  const int k = sc.k;
+  std::array<double, kMaxPatternSize> size{};
+  double prefixes = s.n * label_factor(s, sc.label[0]);
   double total = prefixes;
   for (int d = 0; d + 1 < k; ++d) {
     double work = 1.0;
-    for (const SetOp& op : plan.levels[d].ops) {
-      const Level& t = plan.levels[op.target];
-      const bool oriented = std::find(t.upper.begin(), t.upper.end(), op.src) != t.upper.end();
-      const bool bounded = std::any_of(t.upper.begin(), t.upper.end(), [d](int u) { return u <= d; });
+    sc.for_each_op(d, [&](const SetOp& op) {
+      const std::uint32_t up = sc.upper[op.target];
+      const bool oriented = (up >> op.src) & 1u;
+      const bool bounded = (up & ((2u << d) - 1)) != 0;
       const double len = oriented ? s.out_degree_biased : s.degree_biased * (bounded ? 0.5 : 1.0);
       switch (op.kind) {
         case SetOp::Kind::start:
           size[op.target] = len;
-          started[op.target] = true;
           work += 2;
           break;
         case SetOp::Kind::intersect:
@@ -108,96 +168,80 @@ double predict_cost(const Plan& plan, const GraphStats& s) {
           size[op.target] *= (1 - s.closure);
           break;
       }
-    }
+    });
     total += prefixes * work;
-    const Level& next = plan.levels[d + 1];
-    double cand = size[d + 1] * label_factor(s, next.label);
-    for (int u : next.upper) {
-      const bool oriented = std::any_of(plan.levels[u].ops.begin(), plan.levels[u].ops.end(),
-                                        [&](const SetOp& op) { return op.target == d + 1 && op.src == u; });
-      if (!oriented) cand *= 0.5;
-    }
+    const int next = d + 1;
+    double cand = size[next] * label_factor(s, sc.label[next]);
+    // Each bound not already applied through an oriented list halves the candidates.
+    const std::uint32_t unoriented = sc.upper[next] & ~(std::uint32_t(1) << sc.first(next));
+    cand *= std::pow(0.5, std::popcount(unoriented));
     prefixes *= std::max(cand, 1e-9);
     if (d + 2 < k) total += prefixes;
   }
   return total;
 }
 
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
+Plan expand(const Pattern& p, const Schedule& sc, std::uint64_t automorphisms, const GraphStats& stats) {
+  const int k = sc.k;
+  Plan plan;
+  plan.pattern = p;
+  plan.induced = sc.induced;
+  plan.order.assign(sc.order.begin(), sc.order.begin() + k);
+  plan.automorphisms = automorphisms;
+  plan.levels.resize(k);
+  // less[a] bit b: id at level a < id at level b is implied (transitively) by the restrictions.
+  std::array<std::uint32_t, kMaxPatternSize> less = sc.upper;
+  for (int m = 0; m < k; ++m)
+    for (int a = 0; a < k; ++a)
+      if ((less[a] >> m) & 1u) less[a] |= less[m];
+  for (int i = 0; i < k; ++i) {
+    Level& L = plan.levels[i];
+    L.vertex = sc.order[i];
+    L.label = sc.label[i];
+    for (int j = 0; j < i; ++j) {
+      if ((sc.upper[i] >> j) & 1u) {
+        L.upper.push_back(j);
+        plan.restrictions.emplace_back(sc.order[j], sc.order[i]);
+      }
+      if (((sc.non[i] >> j) & 1u) && !((less[i] >> j) & 1u) && !((less[j] >> i) & 1u)) L.distinct.push_back(j);
+    }
+    sc.for_each_op(i, [&](const SetOp& op) { L.ops.push_back(op); });
+  }
+  std::sort(plan.restrictions.begin(), plan.restrictions.end());
+  plan.predicted_cost = predict_cost(sc, stats);
+  plan.orders_considered = 1;
+  return plan;
 }
 
 }  // namespace
 
 Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats) {
-  const int k = p.size();
-  if (static_cast<int>(order.size()) != k) throw UsageError("matching order has the wrong length");
-  Plan plan;
-  plan.pattern = p;
-  plan.induced = induced;
-  plan.order = order;
   const auto autos = automorphisms(p);
-  plan.automorphisms = autos.size();
-  plan.restrictions = symmetry_restrictions(autos, order);
-  std::vector<int> level_of(k, -1);
-  for (int l = 0; l < k; ++l) {
-    if (order[l] < 0 || order[l] >= k || level_of[order[l]] >= 0) throw UsageError("matching order is not a permutation");
-    level_of[order[l]] = l;
-  }
-  plan.levels.resize(k);
-  // less[a][b]: id at level a < id at level b is implied by the restrictions (transitively).
-  std::vector<std::vector<bool>> less(k, std::vector<bool>(k, false));
-  for (const auto& [a, b] : plan.restrictions) {
-    plan.levels[level_of[b]].upper.push_back(level_of[a]);
-    less[level_of[b]][level_of[a]] = true;
-  }
-  for (int m = 0; m < k; ++m)
-    for (int a = 0; a < k; ++a)
-      for (int b = 0; b < k; ++b)
-        if (less[a][m] && less[m][b]) less[a][b] = true;
-  for (int i = 0; i < k; ++i) {
-    Level& L = plan.levels[i];
-    L.vertex = order[i];
-    L.label = p.label(order[i]);
-    std::sort(L.upper.begin(), L.upper.end());
-    if (i == 0) continue;
-    std::vector<int> adj, non;
-    for (int j = 0; j < i; ++j) (p.has_edge(order[i], order[j]) ? adj : non).push_back(j);
-    if (adj.empty()) throw UsageError("matching order: vertex " + std::to_string(order[i]) + " has no earlier neighbour");
-    for (int j : non)
-      if (!less[i][j] && !less[j][i]) L.distinct.push_back(j);
-    const int first = adj.front();
-    plan.levels[first].ops.push_back({SetOp::Kind::start, i, first});
-    if (induced == Induced::vertex)
-      for (int j : non)
-        if (j < first) plan.levels[first].ops.push_back({SetOp::Kind::subtract, i, j});
-    for (int j = first + 1; j < i; ++j) {
-      const bool is_adj = p.has_edge(order[i], order[j]);
-      if (is_adj) plan.levels[j].ops.push_back({SetOp::Kind::intersect, i, j});
-      else if (induced == Induced::vertex) plan.levels[j].ops.push_back({SetOp::Kind::subtract, i, j});
-    }
-  }
-  plan.predicted_cost = predict_cost(plan, stats);
-  plan.orders_considered = 1;
-  return plan;
+  std::vector<std::uint32_t> scratch;
+  return expand(p, make_schedule(p, induced, order, autos, scratch), autos.size(), stats);
 }
 
 Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats) {
   if (!p.connected()) throw UsageError("pattern is not connected");
   const int k = p.size();
   const auto autos = automorphisms(p);
-  Plan best;
+  Schedule best;
+  double best_cost = std::numeric_limits<double>::infinity();
   std::uint64_t considered = 0;
   std::vector<int> order;
+  std::vector<std::uint32_t> scratch;
   std::uint32_t used = 0;
-  auto extend = [&](auto&& self, const std::vector<Perm>& stab) -> void {
+  // stab: indices of the automorphisms fixing the current prefix pointwise.
+  auto extend = [&](auto&& self, const std::vector<std::uint32_t>& stab) -> void {
     const int l = static_cast<int>(order.size());
     if (l == k) {
-      Plan plan = make_plan(p, induced, order, stats);
+      const Schedule sc = make_schedule(p, induced, order, autos, scratch);
+      const double cost = predict_cost(sc, stats);
       ++considered;
-      if (best.levels.empty() || plan.predicted_cost < best.predicted_cost) best = std::move(plan);
+      if (cost < best_cost) {
+        best_cost = cost;
+        best = sc;
+      }
       return;
     }
     std::uint32_t reach = 0;
@@ -205,13 +249,14 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats) {
     for (int x = 0; x < k; ++x) {
       if ((used >> x) & 1u) continue;
       if (l > 0 && !((reach >> x) & 1u)) continue;
-      // Keep x only when it is the smallest vertex of its orbit under the stabiliser of the prefix.
+      // Keep x only when it is the smallest vertex of its orbit under the stabiliser of the prefix:
+      // then the order is the lexicographically smallest of its Aut(P)-class.
       bool smallest = true;
-      for (const Perm& s : stab) smallest = smallest && s[x] >= x;
+      for (auto gi : stab) smallest = smallest && autos[gi][x] >= x;
       if (!smallest) continue;
-      std::vector<Perm> next;
-      for (const Perm& s : stab)
-        if (s[x] == x) next.push_back(s);
+      std::vector<std::uint32_t> next;
+      for (auto gi : stab)
+        if (autos[gi][x] == x) next.push_back(gi);
       order.push_back(x);
       used |= 1u << x;
       self(self, next);
@@ -219,9 +264,12 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats) {
       order.pop_back();
     }
   };
-  extend(extend, autos);
-  best.orders_considered = considered;
-  return best;
+  std::vector<std::uint32_t> all(autos.size());
+  for (std::size_t i = 0; i < autos.size(); ++i) all[i] = static_cast<std::uint32_t>(i);
+  extend(extend, all);
+  Plan plan = expand(p, best, autos.size(), stats);
+  plan.orders_considered = considered;
+  return plan;
 }
 
 std::string Plan::hash() const {

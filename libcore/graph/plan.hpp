@@ -72,7 +72,4 @@ Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order,
 // Enumerates connected orders up to symmetry and returns the cheapest plan.
 Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats);
 
-// The restrictions for an order: pairs (a, b) of pattern vertices meaning id(b) < id(a).
-std::vector<std::pair<int, int>> symmetry_restrictions(const std::vector<Perm>& autos, const std::vector<int>& order);
-
 }  // namespace core::graph
