@@ -160,7 +160,7 @@ int App::run_command(Command& cmd, RunContext& ctx) {
     m["tool"] = tool_;
     m["command"] = cmd.name_;
     m["host"] = host_name();
-    m["ranks"] = 1;
+    m["ranks"] = log_world_size();
     if (ctx.resolved_config["seed"]) m["seed"] = ctx.resolved_config["seed"].as<std::string>();
     m["start"] = utc_now();
     m["status"] = "running";

@@ -21,6 +21,7 @@
 #pragma once
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -177,6 +178,10 @@ YAML::Node encode(const T& v) {
     for (const auto& e : v) n.push_back(encode(e));
     n.SetStyle(YAML::EmitterStyle::Flow);
     return n;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    char buf[64];  // shortest text that reads back to the same value (1e-09, not 1.0000000000000001e-09)
+    const auto res = std::to_chars(buf, buf + sizeof buf, static_cast<double>(v));
+    return YAML::Node(std::string(buf, res.ptr));
   } else {
     return YAML::Node(v);
   }

@@ -1,0 +1,96 @@
+// tls-fit end to end: the command-line contract, exit codes, outputs and bad input.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+using namespace core::test;
+using nlohmann::json;
+
+TEST_CASE("gen then fit: certified JSON on stdout, run directory with artifacts") {
+  TempDir dir("tls-cli");
+  const auto csv = (dir / "p.csv").string();
+  auto gen = run_tool("tls-fit", {"gen", "--n", "300", "--seed", "5", "--noise", "0.1", "--output", csv});
+  REQUIRE(gen.exit_code == 0);
+  CHECK(json::parse(gen.out)["n"] == 300);
+
+  const auto run = (dir / "run").string();
+  auto fit = run_tool("tls-fit", {"fit", "--input", csv, "--out", run});
+  REQUIRE(fit.exit_code == 0);
+  const auto r = json::parse(fit.out);  // stdout is exactly one JSON object
+  for (const char* key : {"a", "b", "c", "cost", "dual", "certified"}) CHECK(r.contains(key));
+  CHECK(r["certified"] == true);
+  CHECK(r["n"] == 300);
+  for (const char* f : {"manifest.json", "config.resolved.yaml", "command.txt", "result.json",
+                        "artifacts/residuals.npy", "artifacts/points.npy"})
+    CHECK(fs::exists(fs::path(run) / f));
+  const auto manifest = json::parse(read_text(fs::path(run) / "manifest.json"));
+  CHECK(manifest["exit_code"] == 0);
+  CHECK(manifest["status"] == "finished");
+
+  // The perpendicular line through the data is not certified: exit 3.
+  const double a = r["a"], b = r["b"];
+  const std::string worst = std::to_string(-b) + "," + std::to_string(a) + ",0";
+  auto bad = run_tool("tls-fit", {"fit", "--input", csv, "--candidate", worst, "--out", (dir / "r2").string()});
+  CHECK(bad.exit_code == 3);
+  CHECK(json::parse(bad.out)["certified"] == false);
+}
+
+TEST_CASE("bare run works on generated data, --print-config matches configs/tls-fit/default.yaml") {
+  TempDir dir("tls-cli");
+  auto bare = run_tool("tls-fit", {}, dir.path());
+  CHECK(bare.exit_code == 0);
+  CHECK(json::parse(bare.out)["certified"] == true);
+  auto printed = run_tool("tls-fit", {"fit", "--print-config"});
+  auto with_default = run_tool(
+      "tls-fit", {"fit", "--config", (source_dir() / "configs/tls-fit/default.yaml").string(), "--print-config"});
+  CHECK(printed.exit_code == 0);
+  CHECK(printed.out == with_default.out);
+}
+
+TEST_CASE("bad input: exit codes and messages") {
+  TempDir dir("tls-cli");
+  write_text(dir / "bad.csv", "x,y\n1,2\n3,4\n5,6\n1,2\n3,4\n7,abc\n");
+  auto r = run_tool("tls-fit", {"fit", "--input", (dir / "bad.csv").string(), "--out", (dir / "r").string()});
+  CHECK(r.exit_code == 65);
+  CHECK(r.err.find("bad.csv:7") != std::string::npos);
+  CHECK(r.out.empty());
+
+  write_text(dir / "one.csv", "1,2\n");
+  CHECK(run_tool("tls-fit", {"fit", "--input", (dir / "one.csv").string(), "--dry-run"}).exit_code == 0);
+  CHECK(run_tool("tls-fit", {"fit", "--input", (dir / "one.csv").string(), "--out", (dir / "r1").string()})
+            .exit_code == 65);
+  write_text(dir / "same.csv", "1,2\n1,2\n1,2\n");
+  CHECK(run_tool("tls-fit", {"fit", "--input", (dir / "same.csv").string(), "--out", (dir / "r2").string()})
+            .exit_code == 65);
+  write_text(dir / "nan.csv", "1,2\nnan,2\n3,4\n");
+  auto nan = run_tool("tls-fit", {"fit", "--input", (dir / "nan.csv").string(), "--out", (dir / "r3").string()});
+  CHECK(nan.exit_code == 65);
+  CHECK(nan.err.find("nan.csv:2") != std::string::npos);
+
+  CHECK(run_tool("tls-fit", {"fit", "--input", (dir / "absent.csv").string(), "--out", (dir / "r4").string()})
+            .exit_code == 66);
+
+  write_text(dir / "cfg.yaml", "tol: 1e-9\nsigmaa: 2\n");
+  auto key = run_tool("tls-fit", {"fit", "--config", (dir / "cfg.yaml").string()});
+  CHECK(key.exit_code == 2);
+  CHECK(key.err.find("sigmaa") != std::string::npos);
+  CHECK(key.err.find("cfg.yaml:2") != std::string::npos);
+
+  CHECK(run_tool("tls-fit", {"fit", "no.such.key=1"}).exit_code == 2);
+  CHECK(run_tool("tls-fit", {"fit", "--candidate", "1,2"}).exit_code == 2);
+  CHECK(run_tool("tls-fit", {"--no-such-flag"}).exit_code == 2);
+  CHECK(run_tool("tls-fit", {"gen", "--n", "10"}).exit_code == 2);  // no --output
+  CHECK(run_tool("tls-fit", {"gen", "--device", "cuda", "--output", "x"}).exit_code == 2);
+}
+
+TEST_CASE("help and version") {
+  auto help = run_tool("tls-fit", {"fit", "--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("Exit codes") != std::string::npos);
+  CHECK(help.out.find("--candidate") != std::string::npos);
+  auto version = run_tool("tls-fit", {"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.out.find("git") != std::string::npos);
+}
