@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "common/errors.hpp"
+
 namespace core::dist {
 
 struct RankInfo {
