@@ -1,6 +1,6 @@
 // MPI backend: collectives as non-blocking MPI calls polled with MPI_Test until done or until the
-// communicator's timeout. bf16 reductions are widened to float for MPI_SUM/MAX/MIN and rounded
-// back once; NCCL's in-place layouts are mapped to MPI_IN_PLACE or a temporary buffer.
+// communicator's timeout. bf16, avg and 8-bit sums are reduced widened (float / int32) and narrowed
+// once; NCCL's in-place layouts are mapped to MPI_IN_PLACE or a temporary buffer.
 #include "dist/mpi_comm.hpp"
 
 #include <chrono>
@@ -40,22 +40,53 @@ int mpi_count(std::size_t count, const char* what) {
   return static_cast<int>(count);
 }
 
-std::vector<float> widen(const void* bf16, std::size_t count) {
-  std::vector<float> out(count);
-  const auto* in = static_cast<const std::uint16_t*>(bf16);
-  for (std::size_t i = 0; i < count; ++i) out[i] = bf16_to_float(in[i]);
-  return out;
+// Reductions MPI cannot carry out as this interface defines them travel widened and are narrowed
+// once at the end: bf16 (no MPI type; accumulate in float), avg (sum, then divide) and 8-bit sums
+// (OpenMPI's AVX reduction saturates instead of wrapping: open-mpi/ompi#8045).
+bool needs_widening(DType t, ReduceOp op) {
+  return t == DType::bf16 || op == ReduceOp::avg || (!is_floating(t) && op == ReduceOp::sum);
 }
 
-// Writes floats (divided by `divisor` for avg) as dtype (f32 or bf16).
-void narrow(const std::vector<float>& in, void* out, DType dtype, float divisor) {
-  if (dtype == DType::f32) {
-    auto* dst = static_cast<float*>(out);
-    for (std::size_t i = 0; i < in.size(); ++i) dst[i] = in[i] / divisor;
-  } else {
-    auto* dst = static_cast<std::uint16_t*>(out);
-    for (std::size_t i = 0; i < in.size(); ++i) dst[i] = float_to_bf16(in[i] / divisor);
+template <class W>
+W load(DType t, const void* p, std::size_t i) {
+  switch (t) {
+    case DType::f32: return static_cast<W>(static_cast<const float*>(p)[i]);
+    case DType::bf16: return static_cast<W>(bf16_to_float(static_cast<const std::uint16_t*>(p)[i]));
+    case DType::i8: return static_cast<W>(static_cast<const std::int8_t*>(p)[i]);
+    case DType::u8: return static_cast<W>(static_cast<const std::uint8_t*>(p)[i]);
   }
+  return W{};
+}
+
+template <class W>
+void store(DType t, void* p, std::size_t i, W v) {
+  switch (t) {
+    case DType::f32: static_cast<float*>(p)[i] = static_cast<float>(v); return;
+    case DType::bf16: static_cast<std::uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(v)); return;
+    case DType::i8: static_cast<std::int8_t*>(p)[i] = static_cast<std::int8_t>(v); return;  // wraps
+    case DType::u8: static_cast<std::uint8_t*>(p)[i] = static_cast<std::uint8_t>(v); return;
+  }
+}
+
+// Widens in_count elements of send, runs start(in, out, type) + finish(request) on the widened
+// buffers (out has out_count elements) and narrows out into recv, dividing by `divisor` for avg.
+template <class W, class Start, class Finish>
+void reduce_widened_as(const void* send, std::size_t in_count, void* recv, std::size_t out_count, DType t,
+                       ReduceOp op, int divisor, MPI_Datatype type, Start start, Finish finish) {
+  std::vector<W> in(in_count), out(out_count);
+  for (std::size_t i = 0; i < in_count; ++i) in[i] = load<W>(t, send, i);
+  finish(start(in.data(), out.data(), type));
+  for (std::size_t i = 0; i < out_count; ++i)
+    store<W>(t, recv, i, op == ReduceOp::avg ? out[i] / static_cast<W>(divisor) : out[i]);
+}
+
+template <class Start, class Finish>
+void reduce_widened(const void* send, std::size_t in_count, void* recv, std::size_t out_count, DType t, ReduceOp op,
+                    int divisor, Start start, Finish finish) {
+  if (is_floating(t))
+    reduce_widened_as<float>(send, in_count, recv, out_count, t, op, divisor, MPI_FLOAT, start, finish);
+  else
+    reduce_widened_as<std::int32_t>(send, in_count, recv, out_count, t, op, divisor, MPI_INT32_T, start, finish);
 }
 
 bool mpi_finalized() {
@@ -165,14 +196,14 @@ void MpiCommunicator::do_all_reduce(const void* send, void* recv, std::size_t co
   ensure_usable("all_reduce");
   const int n = mpi_count(count, "all_reduce");
   MPI_Request req;
-  if (dtype == DType::bf16 || op == ReduceOp::avg) {  // float arithmetic, one rounding at the end
-    std::vector<float> in = dtype == DType::bf16 ? widen(send, count)
-                                                 : std::vector<float>(static_cast<const float*>(send),
-                                                                      static_cast<const float*>(send) + count);
-    std::vector<float> out(count);
-    check(MPI_Iallreduce(in.data(), out.data(), n, MPI_FLOAT, mpi_op(op), comm_, &req), "all_reduce");
-    wait(req, "all_reduce");
-    narrow(out, recv, dtype, op == ReduceOp::avg ? static_cast<float>(size_) : 1.0f);
+  if (needs_widening(dtype, op)) {
+    reduce_widened(
+        send, count, recv, count, dtype, op, size_,
+        [&](const void* in, void* out, MPI_Datatype type) {
+          check(MPI_Iallreduce(in, out, n, type, mpi_op(op), comm_, &req), "all_reduce");
+          return req;
+        },
+        [&](MPI_Request r) { wait(r, "all_reduce"); });
     return;
   }
   const void* src = send == recv ? MPI_IN_PLACE : send;
@@ -198,14 +229,14 @@ void MpiCommunicator::do_reduce_scatter(const void* send, void* recv, std::size_
   const std::size_t total = count * size_;
   mpi_count(total, "reduce_scatter");
   MPI_Request req;
-  if (dtype == DType::bf16 || op == ReduceOp::avg) {
-    std::vector<float> in = dtype == DType::bf16 ? widen(send, total)
-                                                 : std::vector<float>(static_cast<const float*>(send),
-                                                                      static_cast<const float*>(send) + total);
-    std::vector<float> out(count);
-    check(MPI_Ireduce_scatter_block(in.data(), out.data(), n, MPI_FLOAT, mpi_op(op), comm_, &req), "reduce_scatter");
-    wait(req, "reduce_scatter");
-    narrow(out, recv, dtype, op == ReduceOp::avg ? static_cast<float>(size_) : 1.0f);
+  if (needs_widening(dtype, op)) {  // widened buffers never alias, so in-place needs no care here
+    reduce_widened(
+        send, total, recv, count, dtype, op, size_,
+        [&](const void* in, void* out, MPI_Datatype type) {
+          check(MPI_Ireduce_scatter_block(in, out, n, type, mpi_op(op), comm_, &req), "reduce_scatter");
+          return req;
+        },
+        [&](MPI_Request r) { wait(r, "reduce_scatter"); });
     return;
   }
   // In place (recv inside send) MPI's layout differs from NCCL's: receive into a temporary.

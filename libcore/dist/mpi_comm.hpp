@@ -1,8 +1,9 @@
 // MPI backend (compiled only when TOOLKIT_HAVE_MPI): MpiSession initialises MPI (MPI_Init_thread)
 // and finalises it when the last owner goes away; MpiCommunicator runs each collective as a
 // non-blocking MPI call (MPI_Iallreduce, ...) polled with MPI_Test so it can give up after the
-// timeout. bf16 reductions are carried out in float (converted before, rounded after), so they
-// round once like the thread backend; avg is a sum divided by size(). After a timeout the
+// timeout. bf16 reductions are carried out in float and 8-bit sums in int32 (converted before,
+// narrowed once after), so results equal the thread backend's: one bf16 rounding, integer sums
+// wrap (OpenMPI's own 8-bit MPI_SUM may saturate); avg is a sum divided by size(). After a timeout the
 // communicator refuses further calls (the abandoned request cannot be cancelled).
 #pragma once
 #if TOOLKIT_HAVE_MPI
