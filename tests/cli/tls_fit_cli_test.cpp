@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+
 #include "test_support.hpp"
 
 using namespace core::test;
@@ -28,6 +30,15 @@ TEST_CASE("gen then fit: certified JSON on stdout, run directory with artifacts"
   const auto manifest = json::parse(read_text(fs::path(run) / "manifest.json"));
   CHECK(manifest["exit_code"] == 0);
   CHECK(manifest["status"] == "finished");
+
+  // The plot script draws the run to PNG (where Debian's python3-matplotlib is installed).
+  if (std::system("/usr/bin/python3 -c 'import matplotlib, numpy' 2>/dev/null") == 0) {
+    const std::string cmd = (source_dir() / "scripts/plot/tls_fit.py").string() + " " + run + " >/dev/null";
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(fs::file_size(fs::path(run) / "artifacts/fit.png") > 1000);
+  } else {
+    MESSAGE("python3-matplotlib absent: plot script not exercised");
+  }
 
   // The perpendicular line through the data is not certified: exit 3.
   const double a = r["a"], b = r["b"];
