@@ -20,8 +20,10 @@ static fs::path env_path(const char* name, const fs::path& fallback) {
   return v && *v ? fs::path(v) : fallback;
 }
 
-fs::path source_dir() { return env_path("TOOLKIT_SOURCE_DIR", fs::current_path()); }
-fs::path bin_dir() { return env_path("TOOLKIT_BIN_DIR", fs::current_path() / "bin"); }
+// Defaults when a test binary is run by hand rather than by ctest: the source tree it was built
+// from, and the bin/ folder beside the tests/ folder that holds the running binary.
+fs::path source_dir() { return env_path("TOOLKIT_SOURCE_DIR", TOOLKIT_SOURCE_DIR_DEFAULT); }
+fs::path bin_dir() { return env_path("TOOLKIT_BIN_DIR", fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin"); }
 fs::path datasets_dir() { return env_path("TOOLKIT_DATASETS", source_dir() / ".." / "shared" / "datasets"); }
 bool have_dataset(const std::string& relative) { return fs::exists(datasets_dir() / relative); }
 
