@@ -255,7 +255,7 @@ void softmax_xent(float* losses, bf16* dlogits, const bf16* logits, const std::i
   CUDA_CHECK_LAUNCH();
 }
 
-void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const ref::AdamW& p,
+void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const AdamW& p,
                   Stream stream) {
   if (n <= 0) return;
   const auto c1 = static_cast<float>(1.0 - std::pow(static_cast<double>(p.beta1), p.step));

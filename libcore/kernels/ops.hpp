@@ -38,7 +38,7 @@ void softmax_xent(float* losses, bf16* dlogits, const bf16* logits, const std::i
 
 // AdamW step on fp32 master weights with an optional bf16 copy out (see ref::adamw_update; the bias
 // corrections are computed in double on the host).
-void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const ref::AdamW& p,
+void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const AdamW& p,
                   Stream stream = nullptr);
 
 // dst = bf16(src) rounded to nearest even, and back.

@@ -8,6 +8,24 @@
 
 #include "kernels/bf16.hpp"
 
+namespace core::kernels {
+
+// AdamW (Loshchilov & Hutter 2019) on fp32 master weights, step t >= 1, decoupled weight decay:
+//   g = grad * grad_scale;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//   w -= lr * ( (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + weight_decay * w )
+// and, when copy is not null, copy[i] = bf16(w[i]) rounded to nearest even.
+struct AdamW {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;  // 0 for biases and LayerNorm parameters
+  float grad_scale = 1.0f;    // global-norm clipping factor
+  int step = 1;
+};
+
+}  // namespace core::kernels
+
 namespace core::kernels::ref {
 
 // LayerNorm (Ba et al. 2016) over rows of x [N, C]: out = (x - mean) * rstd * w + b, rstd =
@@ -63,19 +81,7 @@ template <class T>
 void matmul(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
             T beta, T* C, int ldc, const T* bias);
 
-// AdamW (Loshchilov & Hutter 2019) on fp32 master weights, step t >= 1, decoupled weight decay:
-//   g = grad * grad_scale;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
-//   w -= lr * ( (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + weight_decay * w )
-// and, when copy is not null, copy[i] = bf16(w[i]) rounded to nearest even.
-struct AdamW {
-  float lr = 1e-3f;
-  float beta1 = 0.9f;
-  float beta2 = 0.95f;
-  float eps = 1e-8f;
-  float weight_decay = 0.0f;  // 0 for biases and LayerNorm parameters
-  float grad_scale = 1.0f;    // global-norm clipping factor
-  int step = 1;
-};
+// AdamW step (formula at AdamW above).
 void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const AdamW& p);
 
 }  // namespace core::kernels::ref

@@ -234,7 +234,7 @@ TEST_CASE("bias, residual, and matmul with every transpose against explicit prod
 }
 
 TEST_CASE("AdamW: first step is lr * g / (|g| + eps) plus decay; second step by hand; bf16 copy") {
-  ref::AdamW p;
+  AdamW p;
   p.lr = 0.01f, p.beta1 = 0.9f, p.beta2 = 0.99f, p.eps = 1e-8f, p.weight_decay = 0.1f, p.grad_scale = 0.5f;
   std::vector<float> w = {1.0f, -2.0f, 0.5f}, m(3, 0.0f), v(3, 0.0f), g = {0.4f, -1.0f, 0.0f};
   std::vector<bf16> copy(3);

@@ -1,0 +1,261 @@
+// Every CUDA kernel against its CPU reference (reference.hpp). Inputs are drawn in float and rounded
+// to bf16 once, so the GPU and the reference see identical values; the reference runs in float on
+// those values. Tolerances, |gpu - ref| <= atol + rtol |ref|:
+//   bf16 outputs: rtol 1e-2 (one bf16 rounding is <= 2^-8 = 3.9e-3 relative, plus fp32 ordering),
+//                 atol 1e-2 for O(1) values (attention gradients: 3e-2, two bf16 products deep);
+//   fp32 outputs from bf16 inputs (statistics, losses, dw/db, fp32-output GEMM): rtol 1e-3, atol 1e-3;
+//   fp32-only AdamW: rtol 1e-5, atol 1e-7; conversions: exact.
+// Exits 77 (skipped) before any test when no CUDA device answers.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm.hpp"
+#include "kernels/ops.hpp"
+#include "kernels/reference.hpp"
+#include "test_support.hpp"
+
+using namespace core::kernels;
+using Floats = std::vector<float>;
+
+namespace {
+
+const bool kHaveDevice = [] {
+  if (cuda_device_count() == 0) {
+    std::fprintf(stderr, "no CUDA device answers: GPU kernel tests skipped\n");
+    std::exit(77);
+  }
+  std::fprintf(stderr, "GPU: %s\n", cuda_device_name(0).c_str());
+  return true;
+}();
+
+// Random values exactly representable in bf16.
+Floats random_bf16_exact(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  Floats v(n);
+  for (auto& x : v) x = to_float(to_bf16(dist(rng)));
+  return v;
+}
+
+DeviceBuffer<bf16> upload_bf16(const Floats& v) { return DeviceBuffer<bf16>(std::span<const bf16>(to_bf16(v))); }
+DeviceBuffer<float> upload_f32(const Floats& v) { return DeviceBuffer<float>(std::span<const float>(v)); }
+Floats download(const DeviceBuffer<bf16>& d) { return to_float(d.download()); }
+Floats download(const DeviceBuffer<float>& d) { return d.download(); }
+
+void check_close(const Floats& got, const Floats& want, double atol, double rtol, const std::string& what) {
+  REQUIRE(got.size() == want.size());
+  std::size_t bad = 0, worst = 0;
+  double worst_excess = -1;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double err = std::abs(static_cast<double>(got[i]) - want[i]);
+    const double limit = atol + rtol * std::abs(static_cast<double>(want[i]));
+    if (!(err <= limit)) ++bad;
+    if (!(err - limit <= worst_excess)) worst_excess = err - limit, worst = i;
+  }
+  INFO(what << ": " << bad << " of " << got.size() << " outside atol " << atol << " rtol " << rtol << "; worst at "
+            << worst << ": gpu " << got[worst] << " ref " << want[worst]);
+  CHECK(bad == 0);
+}
+
+Floats round_bf16(Floats v) {
+  for (auto& x : v) x = to_float(to_bf16(x));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("bf16 conversions on the device equal the host's round-to-nearest-even") {
+  Floats x = random_bf16_exact(1000, 1);
+  std::mt19937_64 rng(2);
+  for (auto& v : x) v *= 1.0f + static_cast<float>(rng() % 1000) * 1e-4f;  // not bf16-exact any more
+  const auto dx = upload_f32(x);
+  DeviceBuffer<bf16> b(x.size());
+  DeviceBuffer<float> back(x.size());
+  to_bf16(b.data(), dx.data(), static_cast<std::int64_t>(x.size()));
+  to_float(back.data(), b.data(), static_cast<std::int64_t>(x.size()));
+  const auto bits = b.download();
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(bits[i].bits == to_bf16(x[i]).bits);
+  check_close(download(back), round_bf16(x), 0, 0, "to_float");
+}
+
+TEST_CASE("LayerNorm forward and backward") {
+  const int N = 70, C = 200;
+  const Floats x = random_bf16_exact(N * C, 3, 2.0f), w = random_bf16_exact(C, 4), b = random_bf16_exact(C, 5);
+  const Floats dout = random_bf16_exact(N * C, 6), dx0 = random_bf16_exact(N * C, 7);
+  const Floats dw0 = random_bf16_exact(C, 8), db0 = random_bf16_exact(C, 9);
+  Floats out(N * C), mean(N), rstd(N);
+  ref::layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C, 1e-5f);
+  Floats dx = dx0, dw = dw0, db = db0;
+  ref::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), mean.data(), rstd.data(),
+                          N, C);
+
+  auto gx = upload_bf16(x), gw = upload_bf16(w), gb = upload_bf16(b), gdout = upload_bf16(dout), gdx = upload_bf16(dx0);
+  auto gdw = upload_f32(dw0), gdb = upload_f32(db0);
+  DeviceBuffer<bf16> gout(N * C);
+  DeviceBuffer<float> gmean(N), grstd(N);
+  layernorm_forward(gout.data(), gmean.data(), grstd.data(), gx.data(), gw.data(), gb.data(), N, C, 1e-5f);
+  layernorm_backward(gdx.data(), gdw.data(), gdb.data(), gdout.data(), gx.data(), gw.data(), gmean.data(),
+                     grstd.data(), N, C);
+  check_close(download(gout), out, 1e-2, 1e-2, "out");
+  check_close(download(gmean), mean, 1e-3, 1e-3, "mean");
+  check_close(download(grstd), rstd, 1e-3, 1e-3, "rstd");
+  check_close(download(gdx), dx, 1e-2, 1e-2, "dx");
+  check_close(download(gdw), dw, 1e-3 * std::sqrt(N), 1e-3, "dw");
+  check_close(download(gdb), db, 1e-3 * std::sqrt(N), 1e-3, "db");
+}
+
+TEST_CASE("GELU forward and backward, bias add, bias backward, residual add") {
+  const int N = 33, OC = 100;
+  const std::int64_t n = static_cast<std::int64_t>(N) * OC;
+  const Floats x = random_bf16_exact(n, 10, 2.0f), dout = random_bf16_exact(n, 11), bias = random_bf16_exact(OC, 12);
+  Floats y(n), dx(n);
+  ref::gelu_forward(y.data(), x.data(), n);
+  ref::gelu_backward(dx.data(), x.data(), dout.data(), n);
+  auto gx = upload_bf16(x), gdout = upload_bf16(dout), gbias = upload_bf16(bias);
+  DeviceBuffer<bf16> gy(n), gdx(n);
+  gelu_forward(gy.data(), gx.data(), n);
+  gelu_backward(gdx.data(), gx.data(), gdout.data(), n);
+  check_close(download(gy), y, 1e-3, 1e-2, "gelu");
+  check_close(download(gdx), dx, 1e-3, 1e-2, "gelu backward");
+
+  Floats biased = x;
+  ref::add_bias(biased.data(), bias.data(), N, OC);
+  add_bias(gx.data(), gbias.data(), N, OC);
+  check_close(download(gx), biased, 1e-2, 1e-2, "add_bias");
+
+  Floats db(OC, 0.5f);
+  ref::bias_backward(db.data(), dout.data(), N, OC);
+  auto gdb = upload_f32(Floats(OC, 0.5f));
+  bias_backward(gdb.data(), gdout.data(), N, OC);
+  check_close(download(gdb), db, 1e-3 * std::sqrt(N), 1e-3, "bias_backward");
+
+  Floats sum(n);
+  ref::residual_add(sum.data(), dout.data(), y.data(), n);
+  auto gsum = upload_bf16(y);
+  residual_add(gsum.data(), gdout.data(), gsum.data(), n);  // in place: out aliases b
+  check_close(download(gsum), round_bf16(sum), 1e-2, 1e-2, "residual_add");
+}
+
+TEST_CASE("fused softmax cross-entropy: losses, gradient, ignored rows, padding, in place") {
+  const int N = 9, V = 1000, ld = 1024;
+  const Floats logits = random_bf16_exact(static_cast<std::size_t>(N) * ld, 13, 3.0f);
+  std::vector<std::int32_t> targets = {0, 999, 17, -1, 500, 3, 3, 998, 1};
+  const float scale = 1.0f / 8.0f;
+  Floats losses(N), dlogits(static_cast<std::size_t>(N) * ld);
+  ref::softmax_xent(losses.data(), dlogits.data(), logits.data(), targets.data(), scale, N, V, ld);
+  auto glogits = upload_bf16(logits);
+  DeviceBuffer<std::int32_t> gtargets{std::span<const std::int32_t>(targets)};
+  DeviceBuffer<float> glosses(N), glosses2(N);
+  DeviceBuffer<bf16> gd(static_cast<std::size_t>(N) * ld);
+  softmax_xent(glosses.data(), gd.data(), glogits.data(), gtargets.data(), scale, N, V, ld);
+  check_close(download(glosses), losses, 1e-3, 1e-3, "losses");
+  check_close(download(gd), dlogits, 1e-4, 1e-2, "dlogits");
+  softmax_xent(glosses2.data(), glogits.data(), glogits.data(), gtargets.data(), scale, N, V, ld);  // in place
+  check_close(download(glosses2), losses, 1e-3, 1e-3, "losses (in place)");
+  check_close(download(glogits), dlogits, 1e-4, 1e-2, "dlogits (in place)");
+}
+
+TEST_CASE("AdamW on fp32 master weights with the bf16 copy") {
+  const std::int64_t n = 5000;
+  const Floats w0 = random_bf16_exact(n, 14), g = random_bf16_exact(n, 15, 0.1f);
+  AdamW p;
+  p.lr = 3e-4f, p.weight_decay = 0.1f, p.grad_scale = 0.7f;
+  Floats w = w0, m(n, 0.0f), v(n, 0.0f);
+  std::vector<bf16> copy(n);
+  auto gw = upload_f32(w0), gg = upload_f32(g), gm = upload_f32(m), gv = upload_f32(v);
+  DeviceBuffer<bf16> gcopy(n);
+  for (int step = 1; step <= 3; ++step) {
+    p.step = step;
+    ref::adamw_update(w.data(), m.data(), v.data(), g.data(), copy.data(), n, p);
+    adamw_update(gw.data(), gm.data(), gv.data(), gg.data(), gcopy.data(), n, p);
+  }
+  const Floats w_gpu = download(gw);
+  check_close(w_gpu, w, 1e-7, 1e-5, "weights");
+  check_close(download(gm), m, 1e-7, 1e-5, "m");
+  check_close(download(gv), v, 1e-9, 1e-5, "v");
+  const auto copy_gpu = gcopy.download();
+  for (std::int64_t i = 0; i < n; ++i) CHECK(copy_gpu[i].bits == to_bf16(w_gpu[i]).bits);
+}
+
+TEST_CASE("bf16 GEMM through cuBLASLt: transposes, fp32 output with accumulation, bias and GELU epilogues") {
+  Blas blas;
+  const int M = 64, N = 96, K = 128;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      CAPTURE(ta);
+      CAPTURE(tb);
+      const Floats a = random_bf16_exact(M * K, 16), b = random_bf16_exact(K * N, 17), c0 = random_bf16_exact(M * N, 18);
+      const int lda = ta ? M : K, ldb = tb ? K : N;
+      Floats want = c0;
+      ref::matmul(ta, tb, M, N, K, 0.5f, a.data(), lda, b.data(), ldb, 1.0f, want.data(), N, static_cast<float*>(nullptr));
+      auto ga = upload_bf16(a), gb = upload_bf16(b), gc = upload_bf16(c0);
+      auto gc32 = upload_f32(c0);
+      gemm(blas, ta, tb, M, N, K, 0.5f, ga.data(), lda, gb.data(), ldb, 1.0f, gc.data(), N);
+      gemm(blas, ta, tb, M, N, K, 0.5f, ga.data(), lda, gb.data(), ldb, 1.0f, gc32.data(), N);
+      check_close(download(gc), want, 1e-2, 1e-2, "bf16 out");
+      check_close(download(gc32), want, 1e-3, 1e-3, "fp32 out");
+    }
+  // Linear layer y = gelu(x W^T + b) with the pre-activation saved.
+  const Floats x = random_bf16_exact(M * K, 19), w = random_bf16_exact(N * K, 20, 0.1f), bias = random_bf16_exact(N, 21);
+  Floats pre(M * N), act(M * N);
+  ref::matmul(false, true, M, N, K, 1.0f, x.data(), K, w.data(), K, 0.0f, pre.data(), N, bias.data());
+  ref::gelu_forward(act.data(), round_bf16(pre).data(), M * N);
+  auto gx = upload_bf16(x), gw = upload_bf16(w), gbias = upload_bf16(bias);
+  DeviceBuffer<bf16> gy(M * N), gpre(M * N), gy2(M * N);
+  gemm(blas, false, true, M, N, K, 1.0f, gx.data(), K, gw.data(), K, 0.0f, gy.data(), N,
+       GemmEpilogue{gbias.data(), true, gpre.data()});
+  check_close(download(gpre), pre, 1e-2, 1e-2, "pre-GELU aux");
+  check_close(download(gy), act, 1e-2, 2e-2, "bias + GELU epilogue");
+  gemm(blas, false, true, M, N, K, 1.0f, gx.data(), K, gw.data(), K, 0.0f, gy2.data(), N, GemmEpilogue{gbias.data()});
+  check_close(download(gy2), pre, 1e-2, 1e-2, "bias epilogue");
+}
+
+TEST_CASE("attention forward and backward, causal and padding-masked") {
+  Blas blas;
+  const int B = 2, T = 64, C = 128, NH = 4;
+  const Floats qkv = random_bf16_exact(static_cast<std::size_t>(B) * T * 3 * C, 22);
+  const Floats dout = random_bf16_exact(static_cast<std::size_t>(B) * T * C, 23);
+  std::vector<std::uint8_t> mask(B * T, 1);
+  for (int j = 50; j < T; ++j) mask[T + j] = 0;  // batch 1: keys 50.. are padding
+  DeviceBuffer<std::uint8_t> gmask{std::span<const std::uint8_t>(mask)};
+  auto gqkv = upload_bf16(qkv), gdout = upload_bf16(dout);
+  DeviceBuffer<char> ws(attention_workspace_bytes(B, T, C, NH));
+  for (bool causal : {true, false}) {
+    for (bool masked : {false, true}) {
+      CAPTURE(causal);
+      CAPTURE(masked);
+      const std::uint8_t* m = masked ? mask.data() : nullptr;
+      Floats out(static_cast<std::size_t>(B) * T * C), att(static_cast<std::size_t>(B) * NH * T * T);
+      ref::attention_forward(out.data(), att.data(), qkv.data(), m, causal, B, T, C, NH);
+      Floats dqkv(qkv.size());
+      ref::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+
+      DeviceBuffer<bf16> gout(out.size()), gatt(att.size()), gdqkv(qkv.size());
+      attention_forward(blas, gout.data(), gatt.data(), gqkv.data(), masked ? gmask.data() : nullptr, causal, B, T, C,
+                        NH, ws.data());
+      attention_backward(blas, gdqkv.data(), gdout.data(), gqkv.data(), gatt.data(), B, T, C, NH, ws.data());
+      check_close(download(gatt), att, 1e-2, 1e-2, "att");
+      check_close(download(gout), out, 1e-2, 1e-2, "out");
+      check_close(download(gdqkv), dqkv, 3e-2, 3e-2, "dqkv");
+    }
+  }
+}
+
+TEST_CASE("a failing CUDA call throws CudaError with file:line and a hint") {
+  try {
+    DeviceBuffer<char> huge(std::size_t{1} << 50);  // 1 PiB
+    FAIL("expected CudaError");
+  } catch (const CudaError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("runtime.cpp:") != std::string::npos);
+    CHECK(msg.find("cudaMalloc") != std::string::npos);
+    CHECK(msg.find("hint:") != std::string::npos);
+  }
+  synchronize();
+}
