@@ -1,0 +1,149 @@
+// Checkpoint folders (safetensors weights + optimizer moments + state.json + DONE), see checkpoint.hpp.
+#include "train/checkpoint.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/rundir.hpp"
+#include "io/safetensors.hpp"
+
+namespace core::train {
+
+namespace {
+
+template <class T>
+std::span<const T> span_of(const T* p, std::size_t n) {
+  return {p, n};
+}
+
+void copy_tensor(const io::SafetensorsFile& f, const fs::path& path, const std::string& name,
+                 const std::vector<std::int64_t>& shape, float* dst) {
+  if (!f.contains(name)) throw DataError(path.string() + ": tensor '" + name + "' is missing");
+  const io::TensorView t = f.get(name);
+  if (t.shape != shape) {
+    std::string want, got;
+    for (auto d : shape) want += std::to_string(d) + ",";
+    for (auto d : t.shape) got += std::to_string(d) + ",";
+    throw DataError(path.string() + ": tensor '" + name + "' has shape [" + got + "] but the model needs [" + want +
+                    "]");
+  }
+  if (t.dtype == "F32") {
+    std::memcpy(dst, t.bytes.data(), t.bytes.size());
+  } else {
+    const auto v = io::to_f32(t);
+    std::copy(v.begin(), v.end(), dst);
+  }
+}
+
+}  // namespace
+
+void save_weights(const fs::path& path, const FlatBuffers<float>& params, const nlohmann::json& metadata) {
+  io::SafetensorsWriter w;
+  const ParamLayout& layout = params.layout();
+  for (int g = 0; g < layout.num_groups(); ++g)
+    for (int t = 0; t < static_cast<int>(layout.groups()[g].tensors.size()); ++t) {
+      const TensorView& v = layout.groups()[g].tensors[t];
+      w.add<float>(v.name, v.shape, span_of(params.tensor(g, t), v.numel));
+    }
+  w.set_metadata("format", "zpp-train");
+  w.set_metadata("orientation", "out_in");
+  for (auto it = metadata.begin(); it != metadata.end(); ++it)
+    w.set_metadata(it.key(), it->is_string() ? it->get<std::string>() : it->dump());
+  w.write(path);
+}
+
+void load_weights(const fs::path& path, FlatBuffers<float>& params) {
+  const io::SafetensorsFile f(path);
+  const ParamLayout& layout = params.layout();
+  for (int g = 0; g < layout.num_groups(); ++g)
+    for (int t = 0; t < static_cast<int>(layout.groups()[g].tensors.size()); ++t) {
+      const TensorView& v = layout.groups()[g].tensors[t];
+      copy_tensor(f, path, v.name, v.shape, params.tensor(g, t));
+    }
+}
+
+namespace {
+std::string step_dir_name(std::int64_t step) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step_%08lld", static_cast<long long>(step));
+  return buf;
+}
+
+std::vector<fs::path> complete_checkpoints(const fs::path& root) {
+  std::vector<fs::path> out;
+  if (!fs::is_directory(root)) return out;
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.is_directory() && e.path().filename().string().starts_with("step_") && fs::exists(e.path() / "DONE"))
+      out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
+                         AdamW<float>& opt, const nlohmann::json& state, int keep) {
+  const fs::path dir = root / step_dir_name(step);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) throw IoError("cannot create checkpoint folder " + dir.string() + ": " + ec.message());
+  save_weights(dir / "model.safetensors", params);
+  io::SafetensorsWriter w;
+  const ParamLayout& layout = params.layout();
+  for (int g = 0; g < layout.num_groups(); ++g) {
+    const auto n = static_cast<std::int64_t>(layout.groups()[g].size);
+    w.add<float>("m/" + layout.groups()[g].name, {n}, span_of(opt.m().group(g), std::size_t(n)));
+    w.add<float>("v/" + layout.groups()[g].name, {n}, span_of(opt.v().group(g), std::size_t(n)));
+  }
+  w.set_metadata("adam_steps", std::to_string(opt.steps_taken()));
+  w.write(dir / "optimizer.safetensors");
+  nlohmann::json s = state;
+  s["step"] = step;
+  write_file_atomic(dir / "state.json", s.dump(2) + "\n");
+  write_file_atomic(dir / "DONE", "");
+  auto all = complete_checkpoints(root);
+  for (std::size_t i = 0; keep > 0 && i + static_cast<std::size_t>(keep) < all.size(); ++i) fs::remove_all(all[i], ec);
+  return dir;
+}
+
+std::optional<fs::path> latest_checkpoint(const fs::path& root) {
+  const auto all = complete_checkpoints(root);
+  if (all.empty()) return std::nullopt;
+  return all.back();
+}
+
+nlohmann::json read_checkpoint_state(const fs::path& dir) {
+  const fs::path p = dir / "state.json";
+  std::ifstream f(p);
+  if (!f) throw InputMissingError("checkpoint: cannot open " + p.string());
+  try {
+    return nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(p.string() + ": " + e.what());
+  }
+}
+
+nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt) {
+  if (!fs::exists(dir / "DONE")) throw DataError("checkpoint " + dir.string() + " is incomplete (no DONE marker)");
+  const nlohmann::json state = read_checkpoint_state(dir);
+  load_weights(dir / "model.safetensors", params);
+  const fs::path op = dir / "optimizer.safetensors";
+  const io::SafetensorsFile f(op);
+  const ParamLayout& layout = params.layout();
+  for (int g = 0; g < layout.num_groups(); ++g) {
+    const std::vector<std::int64_t> shape = {static_cast<std::int64_t>(layout.groups()[g].size)};
+    copy_tensor(f, op, "m/" + layout.groups()[g].name, shape, opt.m().group(g));
+    copy_tensor(f, op, "v/" + layout.groups()[g].name, shape, opt.v().group(g));
+  }
+  const auto it = f.metadata().find("adam_steps");
+  if (it == f.metadata().end()) throw DataError(op.string() + ": metadata 'adam_steps' is missing");
+  opt.set_steps_taken(std::stoll(it->second));
+  return state;
+}
+
+}  // namespace core::train

@@ -1,0 +1,35 @@
+// Training checkpoints: <root>/step_<NNNNNNNN>/ holding model.safetensors (every tensor of the
+// layout by its name, native [out, in] orientation, float32), optimizer.safetensors (AdamW moments
+// m/<group> and v/<group> as flat group buffers), state.json (step, config, tokenizer, ...) and a
+// DONE marker written last: a folder without DONE is an interrupted save and is ignored.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "train/optimizer.hpp"
+#include "train/params.hpp"
+
+namespace core::train {
+
+namespace fs = std::filesystem;
+
+// Weights file alone (also what `sample` reads). Throws IoError.
+void save_weights(const fs::path& path, const FlatBuffers<float>& params, const nlohmann::json& metadata = {});
+// Fills every tensor of the layout; DataError naming the file and tensor for a missing tensor or a
+// shape mismatch, InputMissingError when absent.
+void load_weights(const fs::path& path, FlatBuffers<float>& params);
+
+// Writes a complete checkpoint folder and returns it; older complete ones beyond `keep` are removed.
+fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
+                         AdamW<float>& opt, const nlohmann::json& state, int keep = 2);
+// The newest folder under root that has DONE, if any.
+std::optional<fs::path> latest_checkpoint(const fs::path& root);
+// Restores params and the optimizer (moments and step count); returns state.json.
+nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt);
+// state.json of a checkpoint folder (DataError / InputMissingError naming it).
+nlohmann::json read_checkpoint_state(const fs::path& dir);
+
+}  // namespace core::train

@@ -1,0 +1,123 @@
+// Loading token splits (text + tokenizer, or llm.c shards) and cutting training/validation windows.
+#include "train/data.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "common/rng.hpp"
+#include "text/shard.hpp"
+#include "text/tokenizer.hpp"
+
+namespace core::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> shards_with_prefix(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(prefix) && name.ends_with(".bin")) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void append_shards(const std::vector<fs::path>& files, std::vector<std::int32_t>& out) {
+  for (const auto& f : files) {
+    const auto toks = core::text::read_shard(f);
+    out.insert(out.end(), toks.begin(), toks.end());
+  }
+}
+
+}  // namespace
+
+TokenData load_token_data(const DataOptions& o) {
+  TokenData d;
+  d.source = o.input;
+  const fs::path in(o.input);
+  if (o.input.empty()) throw UsageError("data.input: empty path");
+  if (!fs::exists(in)) throw InputMissingError("data.input: '" + o.input + "' does not exist");
+  if (fs::is_directory(in)) {
+    const auto train_files = shards_with_prefix(in, "train_"), val_files = shards_with_prefix(in, "val_");
+    if (train_files.empty() || val_files.empty())
+      throw DataError("data.input: folder '" + o.input + "' has no train_*.bin and val_*.bin shards (run `zpp-train prepare`)");
+    append_shards(train_files, d.train);
+    append_shards(val_files, d.val);
+    d.tokenizer = "bytes";
+    d.vocab_size = 0;
+    const fs::path meta = in / "prepare.json";
+    if (fs::exists(meta)) {
+      std::ifstream f(meta);
+      try {
+        const auto j = nlohmann::json::parse(f);
+        d.tokenizer = j.value("tokenizer", std::string("bytes"));
+        d.vocab_size = j.value("vocab_size", 0);
+      } catch (const nlohmann::json::exception& e) {
+        throw DataError(meta.string() + ": " + e.what());
+      }
+    }
+    if (d.vocab_size == 0) {
+      for (auto t : d.train) d.vocab_size = std::max(d.vocab_size, t + 1);
+      for (auto t : d.val) d.vocab_size = std::max(d.vocab_size, t + 1);
+    }
+  } else {
+    std::ifstream f(in, std::ios::binary);
+    if (!f) throw InputMissingError("data.input: cannot open '" + o.input + "'");
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    const auto tok = core::text::make_tokenizer(o.tokenizer);
+    const auto ids = tok->encode(ss.str());
+    const std::size_t n_val = static_cast<std::size_t>(double(ids.size()) * o.val_fraction);
+    d.train.assign(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(n_val));
+    d.val.assign(ids.end() - static_cast<std::ptrdiff_t>(n_val), ids.end());
+    d.vocab_size = tok->vocab_size();
+    d.tokenizer = tok->spec();
+  }
+  const std::size_t need = static_cast<std::size_t>(o.seq_len) + 1;
+  if (d.train.size() < need)
+    throw DataError("data.input '" + o.input + "': the train split has " + std::to_string(d.train.size()) +
+                    " tokens, fewer than data.seq_len + 1 = " + std::to_string(need));
+  if (d.val.size() < need)
+    throw DataError("data.input '" + o.input + "': the validation split has " + std::to_string(d.val.size()) +
+                    " tokens, fewer than data.seq_len + 1 = " + std::to_string(need) +
+                    " (raise data.val_fraction or shorten data.seq_len)");
+  return d;
+}
+
+namespace {
+void window(const std::vector<std::int32_t>& src, std::size_t start, int T, std::int32_t* tok, std::int32_t* tgt) {
+  for (int t = 0; t < T; ++t) {
+    tok[t] = src[start + t];
+    tgt[t] = src[start + t + 1];
+  }
+}
+}  // namespace
+
+void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed, std::int64_t step, int micro,
+                        std::vector<std::int32_t>& tokens, std::vector<std::int32_t>& targets) {
+  tokens.resize(std::size_t(B) * T);
+  targets.resize(std::size_t(B) * T);
+  Rng rng = Rng(seed).split(static_cast<std::uint64_t>(step) * 1024 + static_cast<std::uint64_t>(micro));
+  const std::uint64_t n_starts = data.train.size() - T;  // start + T is the last target
+  for (int b = 0; b < B; ++b)
+    window(data.train, rng.below(n_starts), T, tokens.data() + std::size_t(b) * T, targets.data() + std::size_t(b) * T);
+}
+
+void val_batch(const TokenData& data, int B, int T, int i, std::vector<std::int32_t>& tokens,
+               std::vector<std::int32_t>& targets) {
+  tokens.resize(std::size_t(B) * T);
+  targets.resize(std::size_t(B) * T);
+  const std::size_t windows = (data.val.size() - 1) / T;
+  for (int b = 0; b < B; ++b) {
+    const std::size_t w = (std::size_t(i) * B + b) % windows;
+    window(data.val, w * T, T, tokens.data() + std::size_t(b) * T, targets.data() + std::size_t(b) * T);
+  }
+}
+
+}  // namespace core::train

@@ -1,0 +1,49 @@
+// Token data for training: a text file tokenized on the fly (the last val_fraction of the tokens
+// is the validation split) or a folder of llm.c shards written by `zpp-train prepare`
+// (train_*.bin / val_*.bin). Batches are windows of seq_len + 1 tokens: inputs and next-token
+// targets. Training windows start at offsets drawn from a stream that depends only on (seed,
+// step, micro step), so a resumed run sees exactly the batches an uninterrupted run would.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+
+namespace core::train {
+
+struct DataOptions {
+  std::string input = "/usr/share/common-licenses/GPL-3";  // Debian base-files: on every machine
+  std::string tokenizer = "bytes";  // for a text input: 'bytes' or 'gpt2:DIR'
+  double val_fraction = 0.1;        // for a text input
+  int seq_len = 128;                // tokens per training sequence (T)
+
+  template <class V>
+  void visit(V& v) {
+    v("input", input, "text file, or folder of train_*.bin/val_*.bin shards from `prepare`");
+    v("tokenizer", tokenizer, "tokenizer for a text input: bytes or gpt2:DIR");
+    v("val_fraction", val_fraction, "tail fraction of a text input kept for validation",
+      core::in_range(0.0, 0.5));
+    v("seq_len", seq_len, "tokens per sequence (context length T)", core::positive<int>());
+  }
+};
+
+struct TokenData {
+  std::vector<std::int32_t> train, val;
+  int vocab_size = 0;    // of the tokenizer that made the tokens
+  std::string tokenizer; // its spec, recorded in checkpoints for `sample`
+  std::string source;    // what was read, for messages
+};
+
+// Throws InputMissingError (no such file/folder), DataError (no train or val tokens, or a split
+// shorter than seq_len + 1 tokens), UsageError (bad tokenizer spec).
+TokenData load_token_data(const DataOptions& options);
+
+// Fills tokens/targets [B*T] with B windows of the train split for (seed, step, micro).
+void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed, std::int64_t step, int micro,
+                        std::vector<std::int32_t>& tokens, std::vector<std::int32_t>& targets);
+// Validation batch i (0-based): consecutive windows from the start of the val split (wrapping).
+void val_batch(const TokenData& data, int B, int T, int i, std::vector<std::int32_t>& tokens,
+               std::vector<std::int32_t>& targets);
+
+}  // namespace core::train

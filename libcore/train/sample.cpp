@@ -1,0 +1,94 @@
+// Autoregressive sampling from a checkpoint (see sample.hpp): the model re-reads the last
+// n_positions tokens at every step and draws the next token from softmax(logits / temperature)
+// restricted to the top-k logits.
+#include "train/sample.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+
+#include "common/errors.hpp"
+#include "common/rng.hpp"
+#include "text/tokenizer.hpp"
+#include "train/checkpoint.hpp"
+#include "train/model.hpp"
+
+namespace core::train {
+
+namespace {
+
+fs::path resolve_checkpoint(const std::string& spec) {
+  if (spec.empty()) throw UsageError("checkpoint: give a run directory or a checkpoint folder (--checkpoint DIR)");
+  const fs::path p(spec);
+  if (!fs::exists(p)) throw InputMissingError("checkpoint: '" + spec + "' does not exist");
+  if (fs::exists(p / "DONE")) return p;
+  if (auto c = latest_checkpoint(p / "checkpoints")) return *c;
+  if (auto c = latest_checkpoint(p)) return *c;
+  throw InputMissingError("checkpoint: no complete checkpoint (folder with DONE) in '" + spec + "'");
+}
+
+ModelConfig config_from_state(const nlohmann::json& s, const fs::path& dir) {
+  try {
+    const auto& m = s.at("model");
+    ModelConfig c;
+    c.arch = m.at("arch").get<std::string>();
+    c.n_layer = m.at("n_layer");
+    c.n_head = m.at("n_head");
+    c.n_embd = m.at("n_embd");
+    c.n_positions = m.at("n_positions");
+    c.vocab_size = m.at("vocab_size");
+    c.vocab_pad_to = m.at("vocab_pad_to");
+    c.type_vocab_size = m.at("type_vocab_size");
+    c.num_labels = m.at("num_labels");
+    c.layer_norm_eps = m.at("layer_norm_eps");
+    c.validate();
+    return c;
+  } catch (const std::exception& e) {
+    throw DataError((dir / "state.json").string() + ": bad model description: " + e.what());
+  }
+}
+
+}  // namespace
+
+nlohmann::json generate(const SampleOptions& o) {
+  const fs::path dir = resolve_checkpoint(o.checkpoint);
+  const nlohmann::json state = read_checkpoint_state(dir);
+  const ModelConfig cfg = config_from_state(state, dir);
+  Model<float> model(cfg);
+  load_weights(dir / "model.safetensors", model.params());
+  const auto tok = core::text::make_tokenizer(state.value("tokenizer", std::string("bytes")));
+  std::vector<std::int32_t> ids = tok->encode(o.prompt);
+  if (ids.empty()) ids.push_back(tok->eot_token().value_or(0));
+  const std::size_t n_prompt = ids.size();
+  Rng rng(o.seed);
+  std::vector<std::pair<float, int>> cand(cfg.vocab_size);
+  for (int i = 0; i < o.max_new_tokens; ++i) {
+    const int T = static_cast<int>(std::min<std::size_t>(ids.size(), cfg.n_positions));
+    Batch b;
+    b.B = 1;
+    b.T = T;
+    b.tokens = ids.data() + (ids.size() - T);
+    model.forward(b, Task::lm);
+    const float* logits = model.logits() + std::size_t(T - 1) * cfg.vocab_size;
+    for (int v = 0; v < cfg.vocab_size; ++v) cand[v] = {logits[v], v};
+    const int k = (o.top_k > 0 && o.top_k < cfg.vocab_size) ? o.top_k : cfg.vocab_size;
+    std::partial_sort(cand.begin(), cand.begin() + k, cand.end(),
+                      [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    int next = cand[0].second;
+    if (o.temperature > 0) {
+      std::vector<double> p(k);
+      for (int j = 0; j < k; ++j) p[j] = std::exp((cand[j].first - cand[0].first) / o.temperature);
+      double u = rng.uniform() * std::accumulate(p.begin(), p.end(), 0.0);
+      for (int j = 0; j < k; ++j) {
+        next = cand[j].second;
+        if ((u -= p[j]) < 0) break;
+      }
+    }
+    ids.push_back(next);
+  }
+  const std::vector<std::int32_t> gen(ids.begin() + static_cast<std::ptrdiff_t>(n_prompt), ids.end());
+  return {{"prompt", o.prompt}, {"text", tok->decode(gen)}, {"tokens", gen.size()}, {"checkpoint", dir.string()}};
+}
+
+}  // namespace core::train

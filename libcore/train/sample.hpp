@@ -1,0 +1,36 @@
+// Text generation from a trained checkpoint: autoregressive sampling with temperature and top-k
+// (top_k = 0: the full distribution; temperature = 0: greedy), seeded so runs repeat exactly.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "common/config.hpp"
+
+namespace core::train {
+
+struct SampleOptions {
+  std::string checkpoint;  // a run directory (its newest checkpoint) or a checkpoint folder
+  std::string prompt = "\n";
+  int max_new_tokens = 200;
+  double temperature = 1.0;
+  int top_k = 40;
+  std::uint64_t seed = 1337;
+
+  template <class V>
+  void visit(V& v) {
+    v("checkpoint", checkpoint, "run directory or checkpoints/step_N folder");
+    v("prompt", prompt, "text to continue");
+    v("max_new_tokens", max_new_tokens, "tokens to generate", core::positive<int>());
+    v("temperature", temperature, "softmax temperature (0: greedy)", core::at_least(0.0));
+    v("top_k", top_k, "sample among the k likeliest tokens (0: all)", core::at_least(0));
+    v("seed", seed, "sampling seed");
+  }
+};
+
+// Returns {"text", "prompt", "tokens", "checkpoint"}. Throws UsageError (no checkpoint given),
+// InputMissingError (none found), DataError (unreadable checkpoint).
+nlohmann::json generate(const SampleOptions& options);
+
+}  // namespace core::train

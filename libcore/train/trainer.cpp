@@ -1,0 +1,198 @@
+// Single-rank training loop (see trainer.hpp). One optimizer step: zero grads; for each micro
+// step forward + backward(1/accum); global grad norm; clip factor; AdamW at the scheduled lr.
+#include "train/trainer.hpp"
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <optional>
+
+#include "common/errors.hpp"
+#include "common/log.hpp"
+#include "common/progress.hpp"
+#include "common/signals.hpp"
+#include "common/timer.hpp"
+#include "train/checkpoint.hpp"
+#include "train/gemm.hpp"
+#include "train/interop.hpp"
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
+
+namespace core::train {
+
+void TrainOptions::validate() const {
+  model.validate();
+  if (model.architecture() != Arch::gpt)
+    throw UsageError("model.arch: zpp-train trains GPT models (arch: gpt); the BERT encoder is library-only so far");
+  if (data.seq_len > model.n_positions)
+    throw UsageError("data.seq_len = " + std::to_string(data.seq_len) + " exceeds the position table model.n_positions = " +
+                     std::to_string(model.n_positions));
+  if (optimizer.params.betas.size() != 2 || !(optimizer.params.betas[0] >= 0 && optimizer.params.betas[0] < 1) ||
+      !(optimizer.params.betas[1] >= 0 && optimizer.params.betas[1] < 1))
+    throw UsageError("optimizer.params.betas: expected two values in [0, 1)");
+}
+
+double peak_rss_mib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_maxrss) / 1024.0;
+}
+
+namespace {
+
+void init_weights(const TrainOptions& o, FlatBuffers<float>& params) {
+  init_parameters(params, o.seed);
+  if (o.init_from.empty()) return;
+  if (o.init_from.ends_with(".safetensors")) load_hf_gpt2(o.init_from, params);
+  else if (o.init_from.ends_with(".bin")) load_llmc_checkpoint(o.init_from, params);
+  else throw UsageError("init_from: '" + o.init_from + "' is neither a .safetensors nor an llm.c .bin file");
+  log::info("initialised weights from {}", o.init_from);
+}
+
+double validation_loss(Model<float>& model, const TokenData& data, const TrainOptions& o) {
+  std::vector<std::int32_t> tok, tgt;
+  double sum = 0;
+  for (int i = 0; i < o.eval_iters; ++i) {
+    val_batch(data, o.train_micro_batch_size_per_gpu, o.data.seq_len, i, tok, tgt);
+    Batch b;
+    b.B = o.train_micro_batch_size_per_gpu;
+    b.T = o.data.seq_len;
+    b.tokens = tok.data();
+    b.targets = tgt.data();
+    sum += model.forward(b, Task::lm);
+  }
+  return sum / o.eval_iters;
+}
+
+}  // namespace
+
+TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook& hook) {
+  o.validate();
+  if (o.threads > 0) set_num_threads(o.threads);
+  const TokenData data = load_token_data(o.data);
+  if (data.vocab_size > o.model.vocab_size)
+    throw UsageError("model.vocab_size = " + std::to_string(o.model.vocab_size) + " is smaller than the vocabulary of " +
+                     data.tokenizer + " (" + std::to_string(data.vocab_size) + ")");
+  log::info("data: {} ({}): {} train / {} val tokens, vocabulary {}", data.source, data.tokenizer, data.train.size(),
+            data.val.size(), data.vocab_size);
+
+  Model<float> model(o.model);
+  const ParamLayout& layout = model.layout();
+  AdamWHyper hyper;
+  hyper.beta1 = o.optimizer.params.betas[0];
+  hyper.beta2 = o.optimizer.params.betas[1];
+  hyper.eps = o.optimizer.params.eps;
+  hyper.weight_decay = o.optimizer.params.weight_decay;
+  AdamW<float> opt(layout, hyper);
+
+  std::int64_t start = 0;
+  if (o.resume) {
+    if (auto ckpt = latest_checkpoint(rundir.checkpoints())) {
+      const auto state = load_checkpoint(*ckpt, model.params(), opt);
+      start = state.at("step").get<std::int64_t>();
+      log::info("resumed from {} at step {}", ckpt->string(), start);
+    } else {
+      log::warn("--resume: no complete checkpoint under {}; starting from scratch", rundir.checkpoints().string());
+      init_weights(o, model.params());
+    }
+  } else {
+    init_weights(o, model.params());
+  }
+  log::info("model: {} parameters ({} layers, {} heads, width {}), {} threads", layout.parameter_count(),
+            o.model.n_layer, o.model.n_head, o.model.n_embd, num_threads());
+
+  const int B = o.train_micro_batch_size_per_gpu, T = o.data.seq_len, accum = o.gradient_accumulation_steps;
+  const std::int64_t total = o.scheduler.params.total_num_steps > 0 ? o.scheduler.params.total_num_steps : o.train_iters;
+  const double flops = model.flops_per_step(B, T, Task::lm) * accum;
+  const double tokens_per_step = double(B) * T * accum;
+
+  auto checkpoint_state = [&] {
+    nlohmann::json s;
+    s["tokenizer"] = data.tokenizer;
+    s["model"] = {{"arch", o.model.arch}, {"n_layer", o.model.n_layer}, {"n_head", o.model.n_head},
+                  {"n_embd", o.model.n_embd}, {"n_positions", o.model.n_positions},
+                  {"vocab_size", o.model.vocab_size}, {"vocab_pad_to", o.model.vocab_pad_to},
+                  {"type_vocab_size", o.model.type_vocab_size}, {"num_labels", o.model.num_labels},
+                  {"layer_norm_eps", o.model.layer_norm_eps}, {"init_std", o.model.init_std}};
+    s["seed"] = o.seed;
+    return s;
+  };
+
+  std::vector<std::int32_t> tok, tgt;
+  double last_loss = std::nan(""), last_val = std::nan(""), time_sum = 0;
+  std::int64_t timed_steps = 0;
+  Progress progress("train", static_cast<std::uint64_t>(o.train_iters));
+  TrainOutcome out;
+  std::int64_t step = start;
+  for (; step < o.train_iters; ++step) {
+    if (stop_requested()) {
+      const auto dir = save_checkpoint(rundir.checkpoints(), step, model.params(), opt, checkpoint_state());
+      log::warn("stop requested (signal {}): checkpoint {} written at step {}", stop_signal(), dir.string(), step);
+      out.interrupted = true;
+      break;
+    }
+    Timer timer;
+    model.grads().zero();
+    double loss = 0;
+    for (int micro = 0; micro < accum; ++micro) {
+      sample_train_batch(data, B, T, o.seed, step, micro, tok, tgt);
+      Batch b;
+      b.B = B;
+      b.T = T;
+      b.tokens = tok.data();
+      b.targets = tgt.data();
+      loss += model.forward(b, Task::lm);
+      model.backward(1.0f / float(accum));
+    }
+    loss /= accum;
+    const double norm = global_grad_norm(model.grads());
+    if (!std::isfinite(loss) || !std::isfinite(norm))
+      throw DataError("training diverged at step " + std::to_string(step + 1) + " (loss " + std::to_string(loss) +
+                      ", grad norm " + std::to_string(norm) + "); lower optimizer.params.lr");
+    const double clip = (o.gradient_clipping > 0 && norm > o.gradient_clipping) ? o.gradient_clipping / norm : 1.0;
+    const double lr = warmup_cosine_lr(step, o.optimizer.params.lr, o.scheduler.params.warmup_num_steps, total,
+                                       o.scheduler.params.cos_min_ratio);
+    opt.step(model.params(), model.grads(), lr, clip);
+    const double secs = timer.seconds();
+    if (step > start) {  // the first step pays for allocations
+      time_sum += secs;
+      ++timed_steps;
+    }
+    last_loss = loss;
+    nlohmann::json rec = {{"step", step + 1},           {"loss", loss},
+                          {"lr", lr},                   {"grad_norm", norm},
+                          {"step_s", secs},             {"tokens_per_s", tokens_per_step / secs},
+                          {"gflops_per_s", flops / secs / 1e9}, {"peak_rss_mib", peak_rss_mib()}};
+    if ((step + 1) % o.eval_interval == 0 || step + 1 == o.train_iters) {
+      last_val = validation_loss(model, data, o);
+      rec["val_loss"] = last_val;
+    }
+    rundir.metrics().write(rec);
+    progress.update(static_cast<std::uint64_t>(step + 1), "loss " + std::to_string(loss).substr(0, 6));
+    if (hook) hook(rec);
+    if (o.save_interval > 0 && (step + 1) % o.save_interval == 0 && step + 1 < o.train_iters)
+      save_checkpoint(rundir.checkpoints(), step + 1, model.params(), opt, checkpoint_state());
+  }
+  progress.finish();
+  std::string ckpt_dir;
+  if (!out.interrupted) ckpt_dir = save_checkpoint(rundir.checkpoints(), step, model.params(), opt, checkpoint_state()).string();
+  const double mean_step = timed_steps > 0 ? time_sum / double(timed_steps) : std::nan("");
+  out.summary = {{"steps", step},
+                 {"final_loss", last_loss},
+                 {"val_loss", last_val},
+                 {"tokens_per_s", timed_steps > 0 ? tokens_per_step / mean_step : 0.0},
+                 {"gflops_per_s", timed_steps > 0 ? flops / mean_step / 1e9 : 0.0},
+                 {"flops_per_step", flops},
+                 {"mean_step_s", timed_steps > 0 ? mean_step : 0.0},
+                 {"parameters", layout.parameter_count()},
+                 {"threads", num_threads()},
+                 {"peak_rss_mib", peak_rss_mib()},
+                 {"tokenizer", data.tokenizer},
+                 {"interrupted", out.interrupted},
+                 {"checkpoint", ckpt_dir}};
+  if (!std::isfinite(last_loss)) out.summary["final_loss"] = nullptr;
+  if (!std::isfinite(last_val)) out.summary["val_loss"] = nullptr;
+  return out;
+}
+
+}  // namespace core::train

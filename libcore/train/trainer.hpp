@@ -1,0 +1,122 @@
+// The single-rank training loop behind `zpp-train train`: options (DeepSpeed / Megatron-style key
+// names where they exist), data, model init (random, or GPT-2 weights from HF safetensors or an
+// llm.c checkpoint), gradient accumulation, global-norm clipping, AdamW with warmup + cosine,
+// metrics per step, periodic validation, checkpoints, --resume, and a cooperative stop on
+// SIGTERM/SIGUSR1 (checkpoint, then ExitCode::interrupted).
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+#include "common/rundir.hpp"
+#include "train/data.hpp"
+#include "train/model_config.hpp"
+
+namespace core::train {
+
+struct AdamWParams {
+  double lr = 1e-3;
+  std::vector<double> betas = {0.9, 0.95};
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+  template <class V>
+  void visit(V& v) {
+    v("lr", lr, "peak learning rate", core::positive<double>());
+    v("betas", betas, "Adam beta1, beta2");
+    v("eps", eps, "Adam epsilon", core::positive<double>());
+    v("weight_decay", weight_decay, "decoupled weight decay (matrices and embeddings only)", core::at_least(0.0));
+  }
+};
+
+struct OptimizerOptions {
+  std::string type = "AdamW";
+  AdamWParams params;
+  template <class V>
+  void visit(V& v) {
+    v("type", type, "optimizer (AdamW)", core::one_of({"AdamW"}));
+    v.section("params", params);
+  }
+};
+
+struct SchedulerParams {
+  std::int64_t warmup_num_steps = 20;
+  std::int64_t total_num_steps = 0;  // 0: train_iters
+  double cos_min_ratio = 0.1;
+  template <class V>
+  void visit(V& v) {
+    v("warmup_num_steps", warmup_num_steps, "linear warmup steps", core::at_least<std::int64_t>(0));
+    v("total_num_steps", total_num_steps, "end of the cosine decay (0: train_iters)", core::at_least<std::int64_t>(0));
+    v("cos_min_ratio", cos_min_ratio, "final lr as a fraction of the peak", core::in_range(0.0, 1.0));
+  }
+};
+
+struct SchedulerOptions {
+  std::string type = "WarmupCosineLR";
+  SchedulerParams params;
+  template <class V>
+  void visit(V& v) {
+    v("type", type, "schedule (WarmupCosineLR)", core::one_of({"WarmupCosineLR"}));
+    v.section("params", params);
+  }
+};
+
+struct TrainOptions {
+  ModelConfig model;
+  DataOptions data;
+  int train_micro_batch_size_per_gpu = 8;
+  int gradient_accumulation_steps = 1;
+  double gradient_clipping = 1.0;
+  std::int64_t train_iters = 300;
+  OptimizerOptions optimizer;
+  SchedulerOptions scheduler;
+  int eval_interval = 100;
+  int eval_iters = 8;
+  int save_interval = 0;  // steps between checkpoints (0: only at the end and on a stop signal)
+  std::string init_from;  // GPT-2 weights: *.safetensors (HF naming) or llm.c *.bin
+  std::uint64_t seed = 1337;
+  int threads = 0;        // 0: OpenMP default
+  bool resume = false;
+
+  template <class V>
+  void visit(V& v) {
+    v.section("model", model);
+    v.section("data", data);
+    v("train_micro_batch_size_per_gpu", train_micro_batch_size_per_gpu, "sequences per micro step",
+      core::positive<int>());
+    v("gradient_accumulation_steps", gradient_accumulation_steps, "micro steps per optimizer step",
+      core::positive<int>());
+    v("gradient_clipping", gradient_clipping, "max global gradient norm (0: off)", core::at_least(0.0));
+    v("train_iters", train_iters, "optimizer steps", core::positive<std::int64_t>());
+    v.section("optimizer", optimizer);
+    v.section("scheduler", scheduler);
+    v("eval_interval", eval_interval, "steps between validation losses", core::positive<int>());
+    v("eval_iters", eval_iters, "validation batches per evaluation", core::positive<int>());
+    v("save_interval", save_interval, "steps between checkpoints (0: end and signal only)", core::at_least(0));
+    v("init_from", init_from, "GPT-2 weights to start from: .safetensors (HF) or llm.c .bin");
+    v("seed", seed, "seed of the init and of batch sampling");
+    v("threads", threads, "CPU threads (0: OpenMP default)", core::at_least(0));
+    v("resume", resume, "continue from the newest checkpoint in the run directory");
+  }
+  // Throws UsageError naming the keys (heads vs width, seq_len vs n_positions, betas, arch).
+  void validate() const;
+};
+
+// Called after every optimizer step with the step's metrics record (tests use it to request a stop).
+using StepHook = std::function<void(const nlohmann::json& record)>;
+
+struct TrainOutcome {
+  nlohmann::json summary;    // final_loss, val_loss, tokens_per_s, ...
+  bool interrupted = false;  // stopped by a signal after checkpointing
+};
+
+// Runs training into `rundir` (metrics.jsonl, checkpoints/). Library errors are thrown.
+TrainOutcome run_training(const TrainOptions& options, RunDir& rundir, const StepHook& hook = {});
+
+// Peak resident set size of this process in MiB.
+double peak_rss_mib();
+
+}  // namespace core::train

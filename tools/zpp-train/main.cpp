@@ -1,0 +1,45 @@
+// zpp-train: transformer training on one rank (CPU path).
+//   zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR   text -> llm.c token shards
+//   zpp-train train [--config FILE] [key=value ...] [--resume] --out DIR  train a GPT (default command)
+//   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
+#include "common/cli.hpp"
+#include "common/errors.hpp"
+#include "text/prepare.hpp"
+#include "train/sample.hpp"
+#include "train/trainer.hpp"
+
+namespace {
+
+int run_train(core::RunContext& ctx, const core::train::TrainOptions& o) {
+  const auto outcome = core::train::run_training(o, *ctx.rundir);
+  ctx.emit_result(outcome.summary);
+  return static_cast<int>(outcome.interrupted ? core::ExitCode::interrupted : core::ExitCode::ok);
+}
+
+int run_sample(core::RunContext& ctx, const core::train::SampleOptions& o) {
+  ctx.emit_result(core::train::generate(o));
+  return 0;
+}
+
+int run_prepare(core::RunContext& ctx, const core::text::PrepareOptions& o) {
+  core::text::PrepareOptions opts = o;
+  if (opts.out.empty()) opts.out = ctx.rundir->path().string();  // the shards go into the run directory
+  ctx.emit_result(core::text::prepare(opts).to_json());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  core::App app("zpp-train", "Transformer (GPT/BERT) training core on one rank");
+  app.command<core::train::TrainOptions>("train", "Train a GPT on token data", run_train, /*is_default=*/true)
+      .switch_flag("--resume", "resume", "continue from the newest checkpoint in --out");
+  app.command<core::train::SampleOptions>("sample", "Generate text from a checkpoint", run_sample)
+      .flag("--checkpoint", "checkpoint", "run directory or checkpoint folder")
+      .flag("--prompt", "prompt", "text to continue")
+      .without_rundir();
+  app.command<core::text::PrepareOptions>("prepare", "Tokenize a text file into train/val shards", run_prepare)
+      .flag("--input", "input", "text file")
+      .flag("--tokenizer", "tokenizer", "bytes or gpt2:DIR");
+  return app.main(argc, argv);
+}
