@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 #include <iostream>
+#include <tuple>
 
 #include "common/build_info.hpp"
 #include "common/log.hpp"
@@ -31,6 +32,7 @@ struct App::Common {
 void RunContext::emit_result(const nlohmann::json& result) {
   if (result_emitted_) throw Error(ExitCode::internal, "a command emitted its result twice");
   result_emitted_ = true;
+  if (rank != 0) return;
   std::cout << result.dump() << std::endl;
   if (rundir) write_file_atomic(rundir->path() / "result.json", result.dump(2) + "\n");
 }
@@ -141,6 +143,7 @@ int App::run_command(Command& cmd, RunContext& ctx) {
 
   ctx.resolved_config = cmd.resolve_(tree);  // validates every key, type and range
   if (c.print_config) {
+    if (ctx.rank != 0) return static_cast<int>(ExitCode::ok);
     std::cout << yaml_to_string(ctx.resolved_config);
     return static_cast<int>(ExitCode::ok);
   }
@@ -150,7 +153,7 @@ int App::run_command(Command& cmd, RunContext& ctx) {
   }
 
   const auto started = std::chrono::steady_clock::now();
-  if (cmd.rundir_) {
+  if (cmd.rundir_ && ctx.rank == 0) {
     ctx.rundir = std::make_shared<RunDir>(tool_, c.out);
     write_file_atomic(ctx.rundir->path() / "config.resolved.yaml", yaml_to_string(ctx.resolved_config));
     std::string line;
@@ -160,7 +163,7 @@ int App::run_command(Command& cmd, RunContext& ctx) {
     m["tool"] = tool_;
     m["command"] = cmd.name_;
     m["host"] = host_name();
-    m["ranks"] = log_world_size();
+    m["ranks"] = ctx.world_size;
     if (ctx.resolved_config["seed"]) m["seed"] = ctx.resolved_config["seed"].as<std::string>();
     m["start"] = utc_now();
     m["status"] = "running";
@@ -217,6 +220,7 @@ int App::main(int argc, char** argv) {
     setup_logging(ctx.verbosity);
     set_progress_mode(ctx.progress);
     install_stop_signals();
+    if (discover_ranks_) std::tie(ctx.rank, ctx.world_size) = discover_ranks_();
 
     Command* chosen = default_command_;
     for (auto& cmd : commands_)

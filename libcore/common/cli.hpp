@@ -41,6 +41,7 @@ struct RunContext {
   ProgressMode progress = ProgressMode::automatic;
   int verbosity = 0;  // -1 quiet, 0 info, 1 debug, 2 trace
   bool dry_run = false;
+  int rank = 0, world_size = 1;  // from App::use_ranks; only rank 0 writes the run directory and stdout
   YAML::Node resolved_config;
   // Null for commands that do not write a run directory (or under --dry-run).
   std::shared_ptr<RunDir> rundir;
@@ -100,6 +101,11 @@ class App {
     return c;
   }
 
+  // For distributed tools: how to find this process's rank and the world size (e.g. from
+  // core::dist::discover_ranks). Called once after parsing; ranks other than 0 get no run
+  // directory and print no result.
+  void use_ranks(std::function<std::pair<int, int>()> discover) { discover_ranks_ = std::move(discover); }
+
   // Parses, resolves, runs; returns the process exit code. Never throws.
   int main(int argc, char** argv);
 
@@ -113,6 +119,7 @@ class App {
   std::unique_ptr<Common> common_;
   std::vector<std::unique_ptr<Command>> commands_;
   Command* default_command_ = nullptr;
+  std::function<std::pair<int, int>()> discover_ranks_;
 };
 
 // Version string with git sha and build flags (what --version prints and manifests record).

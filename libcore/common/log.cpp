@@ -43,6 +43,5 @@ void set_log_rank(int rank, int world_size) {
 }
 
 int log_rank() { return g_rank; }
-int log_world_size() { return g_world; }
 
 }  // namespace core

@@ -10,7 +10,6 @@ void setup_logging(int verbosity);
 // Called by the dist module once the rank is known.
 void set_log_rank(int rank, int world_size);
 int log_rank();
-int log_world_size();
 
 namespace log = spdlog;  // core::log::info("...{}", x)
 
