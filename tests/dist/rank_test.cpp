@@ -87,13 +87,13 @@ TEST_CASE("SLURM local size comes from the compressed tasks-per-node list at thi
   auto info = discover_ranks(std::nullopt, std::nullopt, fake(env));
   CHECK(info.local_rank == 0);
   CHECK(info.local_size == 1);
-  env["SLURM_NODEID"] = "1";
-  env["SLURM_PROCID"] = "3";
-  env["SLURM_LOCALID"] = "1";
-  env["SLURM_STEP_TASKS_PER_NODE"] = "4,3";  // the step's list wins over the job's
+  env.insert_or_assign("SLURM_NODEID", std::string("1"));
+  env.insert_or_assign("SLURM_PROCID", std::string("3"));
+  env.insert_or_assign("SLURM_LOCALID", std::string("1"));
+  env.insert_or_assign("SLURM_STEP_TASKS_PER_NODE", std::string("4,3"));  // the step's list wins over the job's
   info = discover_ranks(std::nullopt, std::nullopt, fake(env));
   CHECK(info.local_size == 3);
-  env["SLURM_NODEID"] = "2";
+  env.insert_or_assign("SLURM_NODEID", std::string("2"));
   CHECK(usage_message(std::nullopt, std::nullopt, fake(env)).find("SLURM_STEP_TASKS_PER_NODE") != std::string::npos);
 }
 
@@ -104,18 +104,18 @@ TEST_CASE("bad values are usage errors naming the flag or variable") {
   CHECK(usage_message(1, std::nullopt, fake({})).find("--rank given without --world-size") != std::string::npos);
 
   auto env = kAll;
-  env["OMPI_COMM_WORLD_RANK"] = "8";
+  env.insert_or_assign("OMPI_COMM_WORLD_RANK", std::string("8"));
   CHECK(usage_message(std::nullopt, std::nullopt, fake(env)).find("OMPI_COMM_WORLD_RANK=8 is not below OMPI_COMM_WORLD_SIZE=8") !=
         std::string::npos);
-  env["OMPI_COMM_WORLD_RANK"] = "x1";
+  env.insert_or_assign("OMPI_COMM_WORLD_RANK", std::string("x1"));
   CHECK(usage_message(std::nullopt, std::nullopt, fake(env)).find("OMPI_COMM_WORLD_RANK='x1'") != std::string::npos);
-  env["OMPI_COMM_WORLD_RANK"] = "-3";
+  env.insert_or_assign("OMPI_COMM_WORLD_RANK", std::string("-3"));
   CHECK(usage_message(std::nullopt, std::nullopt, fake(env)).find("OMPI_COMM_WORLD_RANK='-3'") != std::string::npos);
-  env["OMPI_COMM_WORLD_RANK"] = "1";
-  env["OMPI_COMM_WORLD_LOCAL_RANK"] = "4";
+  env.insert_or_assign("OMPI_COMM_WORLD_RANK", std::string("1"));
+  env.insert_or_assign("OMPI_COMM_WORLD_LOCAL_RANK", std::string("4"));
   CHECK(usage_message(std::nullopt, std::nullopt, fake(env)).find("OMPI_COMM_WORLD_LOCAL_RANK=4") != std::string::npos);
-  env["OMPI_COMM_WORLD_LOCAL_RANK"] = "0";
-  env["OMPI_COMM_WORLD_LOCAL_SIZE"] = "9";
+  env.insert_or_assign("OMPI_COMM_WORLD_LOCAL_RANK", std::string("0"));
+  env.insert_or_assign("OMPI_COMM_WORLD_LOCAL_SIZE", std::string("9"));
   CHECK(usage_message(std::nullopt, std::nullopt, fake(env)).find("OMPI_COMM_WORLD_LOCAL_SIZE=9 exceeds") != std::string::npos);
 
   CHECK(usage_message(std::nullopt, std::nullopt, fake({{"PMI_RANK", "0"}})).find("PMI_RANK is set but PMI_SIZE is not") !=
