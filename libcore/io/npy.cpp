@@ -307,10 +307,11 @@ void write_npy_raw(const std::filesystem::path& path, std::string_view descr, st
   out.commit();
 }
 
-NpyArray read_npy(const std::filesystem::path& path) {
-  const std::vector<std::byte> file = read_file_bytes(path);
+NpyArray read_npy(const std::filesystem::path& path) { return parse_npy(read_file_bytes(path), path.string()); }
+
+NpyArray parse_npy(std::span<const std::byte> file, const std::string& source) {
   NpyArray a;
-  a.source = path.string();
+  a.source = source;
   const auto fail = [&](const std::string& what) { throw DataError(a.source + ": " + what); };
   const auto byte_at = [&](std::size_t i) { return static_cast<unsigned char>(file[i]); };
 

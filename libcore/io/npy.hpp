@@ -66,4 +66,7 @@ void write_npy(const std::filesystem::path& path, const T* data, const std::vect
 // unsupported dtype, invalid bool bytes, truncated data or trailing bytes.
 NpyArray read_npy(const std::filesystem::path& path);
 
+// Parses the bytes of a whole .npy file already in memory, as read_npy; `source` names it in errors.
+NpyArray parse_npy(std::span<const std::byte> file, const std::string& source);
+
 }  // namespace core::io

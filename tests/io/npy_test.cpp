@@ -261,3 +261,20 @@ TEST_CASE("npy files are exchanged with numpy") {
   CHECK(read_npy(dir / "np_u2.npy").as<std::int32_t>() == std::vector<std::int32_t>{0, 1, 2, 3, 4});
   CHECK_THROWS_CONTAINING(core::DataError, "fortran_order True", read_npy(dir / "np_fortran.npy"));
 }
+
+TEST_CASE("npy: every single-byte corruption is read or rejected with a DataError, never a crash") {
+  const std::string good = make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", "\x01\0\0\0\x02\0\0\0");
+  int rejected = 0;
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    for (const char c : {'\0', '\xFF', '\n', '(', '\'', '9', ','}) {
+      std::string bad = good;
+      bad[i] = c;
+      const io_test::Thrown t = io_test::thrown<core::DataError>(
+          [&] { parse_npy(std::as_bytes(std::span(bad.data(), bad.size())), "corrupt").as<std::int64_t>(); });
+      INFO("byte ", i, " set to ", int(static_cast<unsigned char>(c)), ": ", t.message);
+      CHECK((t.as_expected || t.message == "no exception"));
+      rejected += t.as_expected;
+    }
+  }
+  CHECK(rejected > 0);
+}
