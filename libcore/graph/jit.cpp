@@ -75,7 +75,10 @@ class Emitter {
   void op(const SetOp& o, int d, int index, int in) {
     const std::string b = bound(o.target, d);
     const std::string name = std::to_string(o.target) + "_" + std::to_string(d) + "_" + std::to_string(index);
-    if (o.kind == SetOp::Kind::start) {
+    if (o.kind == SetOp::Kind::alias) {
+      os_ << ind(in) << "const u32* p" << name << " = p" << cur_[o.src] << "; const std::size_t n" << name << " = n"
+          << cur_[o.src] << ";\n";
+    } else if (o.kind == SetOp::Kind::start) {
       neighbours(name, o.src, b, in);
     } else {
       const std::string a = "a" + name, nb = "b" + name;
@@ -108,6 +111,11 @@ class Emitter {
       return;
     }
     for (std::size_t i = 0; i < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
+    if (plan_.pair_count && next == k_ - 2) {
+      count_pairs(d, in);
+      cur_ = saved;
+      return;
+    }
     const std::string c = "c" + std::to_string(next);
     os_ << ind(in) << "const u32* p" << c << " = p" << cur_[next] << "; std::size_t n" << c << " = n" << cur_[next] << ";\n";
     truncate(c, b, in);
@@ -118,6 +126,24 @@ class Emitter {
     body(next, in + 1);
     os_ << ind(in) << "}\n";
     cur_ = saved;
+  }
+
+  // Closed-form count of the two independent last levels (mirrors Interpreter::count_pairs).
+  void count_pairs(int d, int in) {
+    const int a = k_ - 2, b = k_ - 1;
+    os_ << ind(in) << "{\n";
+    os_ << ind(in + 1) << "const u32* pA = p" << cur_[a] << "; std::size_t nA = n" << cur_[a] << ";\n";
+    truncate("A", bound(a, d), in + 1);
+    os_ << ind(in + 1) << "const u32* pB = p" << cur_[b] << "; std::size_t nB = n" << cur_[b] << ";\n";
+    truncate("B", bound(b, d), in + 1);
+    std::string da, db;
+    int nda = 0, ndb = 0;
+    for (int j : plan_.levels[a].distinct) da += (nda++ ? ", " : "") + v(j);
+    for (int j : plan_.levels[b].distinct)
+      if (j != a) db += (ndb++ ? ", " : "") + v(j);
+    os_ << ind(in + 1) << "const u32 dA[] = {" << (nda ? da : "0") << "}, dB[] = {" << (ndb ? db : "0") << "};\n";
+    os_ << ind(in + 1) << "count += gzk::pair_count(pA, nA, pB, nB, dA, " << nda << ", dB, " << ndb << ");\n";
+    os_ << ind(in) << "}\n";
   }
 
   // Counting the last level without writing it (mirrors Interpreter::count_last).

@@ -72,6 +72,10 @@ class Interpreter {
   void apply(const SetOp& op, int d) {
     const Vertex bound = bound_at(op.target, d);
     Span& s = cur(d, op.target);
+    if (op.kind == SetOp::Kind::alias) {
+      s = cur(d, op.src);
+      return;
+    }
     const Span nb = truncate(neighbors(v_[op.src]), bound);
     if (op.kind == SetOp::Kind::start) {
       s = nb;
@@ -102,6 +106,10 @@ class Interpreter {
       return;
     }
     for (const SetOp& op : ops) apply(op, d);
+    if (!kList && plan_.pair_count && next == k_ - 2) {
+      count_pairs(d);
+      return;
+    }
     const Level& L = plan_.levels[next];
     const Span c = truncate(cur(d, next), bound_at(next, d));
     for (std::size_t i = 0; i < c.n; ++i) {
@@ -154,6 +162,18 @@ class Interpreter {
     }
     for (int j : plan_.levels[t].distinct) n -= (v_[j] < bound && member(v_[j])) ? 1 : 0;
     count += n;
+  }
+
+  // Last two levels independent: closed-form pair count (Plan::pair_count).
+  void count_pairs(int d) {
+    const int a = k_ - 2, b = k_ - 1;
+    const Span A = truncate(cur(d, a), bound_at(a, d)), B = truncate(cur(d, b), bound_at(b, d));
+    Vertex da[kMaxPatternSize], db[kMaxPatternSize];
+    int nda = 0, ndb = 0;
+    for (int j : plan_.levels[a].distinct) da[nda++] = v_[j];
+    for (int j : plan_.levels[b].distinct)
+      if (j != a) db[ndb++] = v_[j];
+    count += gzk::pair_count(A.p, A.n, B.p, B.n, da, nda, db, ndb);
   }
 
   void found(std::uint64_t n) {

@@ -81,22 +81,42 @@ struct Schedule {
   std::array<std::uint32_t, kMaxPatternSize> adj{}, non{}, upper{};  // earlier levels only
 
   int first(int t) const { return std::countr_zero(adj[t]); }
+  // The inputs of target t's set up to depth d: equal signatures give equal sets.
+  std::array<std::uint32_t, 4> signature(int t, int d) const {
+    const std::uint32_t m = (2u << d) - 1;
+    return {static_cast<std::uint32_t>(first(t)), adj[t] & m, induced == Induced::vertex ? non[t] & m : 0u,
+            upper[t] & m};
+  }
   // Calls f(SetOp) for the ops run at depth d, in the order the back-ends execute them.
   template <class F>
   void for_each_op(int d, F&& f) const {
+    const bool vertex = induced == Induced::vertex;
     for (int t = d + 1; t < k; ++t) {
       const std::uint32_t bit = 1u << d;
-      const bool vertex = induced == Induced::vertex;
-      if (d == first(t)) {
+      const bool changes = d == first(t) || (d > first(t) && ((adj[t] & bit) || (vertex && (non[t] & bit))));
+      if (!changes) continue;
+      int same = -1;
+      for (int u = d + 1; u < t && same < 0; ++u)
+        if (signature(u, d) == signature(t, d)) same = u;
+      if (same >= 0) {
+        f(SetOp{SetOp::Kind::alias, t, same});
+      } else if (d == first(t)) {
         f(SetOp{SetOp::Kind::start, t, d});
         if (vertex)
           for (int j = 0; j < d; ++j)
             if ((non[t] >> j) & 1u) f(SetOp{SetOp::Kind::subtract, t, j});
-      } else if (d > first(t)) {
-        if (adj[t] & bit) f(SetOp{SetOp::Kind::intersect, t, d});
-        else if (vertex && (non[t] & bit)) f(SetOp{SetOp::Kind::subtract, t, d});
+      } else if (adj[t] & bit) {
+        f(SetOp{SetOp::Kind::intersect, t, d});
+      } else {
+        f(SetOp{SetOp::Kind::subtract, t, d});
       }
     }
+  }
+  // See Plan::pair_count.
+  bool pair_count() const {
+    if (k < 3 || induced != Induced::edge) return false;
+    const int a = k - 2, b = k - 1;
+    return !((adj[b] >> a) & 1u) && !((upper[b] >> a) & 1u) && label[a] < 0 && label[b] < 0;
   }
 };
 
@@ -147,6 +167,7 @@ double predict_cost(const Schedule& sc, const GraphStats& s) {
   std::array<double, kMaxPatternSize> size{};
   double prefixes = s.n * label_factor(s, sc.label[0]);
   double total = prefixes;
+  const bool pairs = sc.pair_count();
   for (int d = 0; d + 1 < k; ++d) {
     double work = 1.0;
     sc.for_each_op(d, [&](const SetOp& op) {
@@ -167,8 +188,13 @@ double predict_cost(const Schedule& sc, const GraphStats& s) {
           work += size[op.target] + len;
           size[op.target] *= (1 - s.closure);
           break;
+        case SetOp::Kind::alias:
+          size[op.target] = size[op.src];
+          work += 1;
+          break;
       }
     });
+    if (pairs && d == k - 3) return total + prefixes * (work + size[k - 2] + size[k - 1]);
     total += prefixes * work;
     const int next = d + 1;
     double cand = size[next] * label_factor(s, sc.label[next]);
@@ -208,6 +234,7 @@ Plan expand(const Pattern& p, const Schedule& sc, std::uint64_t automorphisms, c
     sc.for_each_op(i, [&](const SetOp& op) { L.ops.push_back(op); });
   }
   std::sort(plan.restrictions.begin(), plan.restrictions.end());
+  plan.pair_count = sc.pair_count();
   plan.predicted_cost = predict_cost(sc, stats);
   plan.orders_considered = 1;
   return plan;
@@ -282,6 +309,7 @@ std::string Plan::hash() const {
     for (const SetOp& op : L.ops) os << "o" << int(op.kind) << "." << op.target << "." << op.src;
     os << ";";
   }
+  os << (pair_count ? "pairs" : "");
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(os.str())));
   return hex;
@@ -299,20 +327,21 @@ nlohmann::json Plan::to_json() const {
   j["predicted_cost"] = predicted_cost;
   j["orders_considered"] = orders_considered;
   nlohmann::json lv = nlohmann::json::array();
-  static const char* kinds[] = {"start", "intersect", "subtract"};
+  static const char* kinds[] = {"start", "intersect", "subtract", "alias"};
   for (const Level& L : levels) {
     nlohmann::json o = nlohmann::json::array();
     for (const SetOp& op : L.ops) o.push_back({{"op", kinds[int(op.kind)]}, {"target", op.target}, {"src", op.src}});
     lv.push_back({{"vertex", L.vertex}, {"label", L.label}, {"below", L.upper}, {"distinct_from", L.distinct}, {"ops", o}});
   }
   j["levels"] = lv;
+  j["pair_count"] = pair_count;
   j["hash"] = hash();
   return j;
 }
 
 std::string Plan::to_text() const {
   std::ostringstream os;
-  static const char* kinds[] = {"S := N", "S &= N", "S -= N"};
+  static const char* kinds[] = {"S := N", "S &= N", "S -= N", "S := S"};
   os << "pattern " << pattern.to_string() << " (" << to_string(induced) << "-induced, |Aut| = " << automorphisms
      << ")\norder:";
   for (int v : order) os << " " << v;
@@ -329,6 +358,7 @@ std::string Plan::to_text() const {
     for (const SetOp& op : L.ops) os << "; S" << op.target << " " << (kinds[int(op.kind)] + 2) << "(level " << op.src << ")";
     os << "\n";
   }
+  if (pair_count) os << "last two levels counted in closed form (|A||B| - |A & B|)\n";
   os << "predicted cost " << predicted_cost << " (" << orders_considered << " orders considered)\n";
   return os.str();
 }

@@ -34,11 +34,13 @@ struct GraphStats {
 };
 GraphStats graph_stats(const Graph& g, std::uint64_t seed = 1);
 
+// One step building a later level's candidate set. alias reuses the set another target built at
+// the same depth from identical inputs and bounds (common subexpression), src naming that target.
 struct SetOp {
-  enum class Kind : std::uint8_t { start, intersect, subtract };
+  enum class Kind : std::uint8_t { start, intersect, subtract, alias };
   Kind kind;
   int target;  // level whose candidate set this builds
-  int src;     // level whose neighbour list is used
+  int src;     // level whose neighbour list is used (alias: the target whose set is reused)
 };
 
 struct Level {
@@ -58,6 +60,10 @@ struct Plan {
   std::uint64_t automorphisms = 1;
   double predicted_cost = 0;
   std::uint64_t orders_considered = 0;
+  // The last two levels are independent (not adjacent, no restriction between them, unlabeled,
+  // edge-induced): their pairs are counted in closed form, |A||B| - |A ∩ B| (GraphPi's IEP for
+  // two vertices), right after level size()-3 is chosen.
+  bool pair_count = false;
 
   int size() const { return static_cast<int>(levels.size()); }
   // Stable digest of pattern, mode, order, restrictions and ops (names JIT cache entries).

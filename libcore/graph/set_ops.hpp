@@ -197,4 +197,29 @@ inline std::size_t subtract_count(const u32* a, std::size_t na, const u32* b, st
   return na - intersect_count(a, na, b, nb);
 }
 
+// Injective pairs (x, y), x in a \ da, y in b \ db, x != y: |a'| |b'| - |a' ∩ b'| (inclusion-
+// exclusion); da, db are the few vertices already matched that the pair must avoid.
+inline std::uint64_t pair_count(const u32* a, std::size_t na, const u32* b, std::size_t nb, const u32* da,
+                                int nda, const u32* db, int ndb) {
+  std::uint64_t ca = na, cb = nb, cab = intersect_count(a, na, b, nb);
+  for (int i = 0; i < nda; ++i) {
+    bool dup = false;
+    for (int j = 0; j < i; ++j) dup = dup || da[j] == da[i];
+    if (!dup && contains(a, na, da[i])) {
+      --ca;
+      cab -= contains(b, nb, da[i]) ? 1 : 0;
+    }
+  }
+  for (int i = 0; i < ndb; ++i) {
+    bool dup = false;
+    for (int j = 0; j < i; ++j) dup = dup || db[j] == db[i];
+    if (dup || !contains(b, nb, db[i])) continue;
+    --cb;
+    bool in_da = false;
+    for (int j = 0; j < nda; ++j) in_da = in_da || da[j] == db[i];
+    if (!in_da) cab -= contains(a, na, db[i]) ? 1 : 0;
+  }
+  return ca * cb - cab;
+}
+
 }  // namespace gzk
