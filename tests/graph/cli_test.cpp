@@ -1,0 +1,128 @@
+// graphzero-mine end to end: JSON results, known counts on the shared graphs, motifs, plan and
+// list commands, and the exit codes of bad inputs (65 with the line, 66, 2).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "brute_force.hpp"
+#include "graph/graph_io.hpp"
+#include "test_support.hpp"
+
+using core::test::run_tool;
+using core::test::TempDir;
+using core::test::write_text;
+using nlohmann::json;
+
+namespace {
+
+const char* kGraph = "0 1\n0 2\n1 2\n1 3\n2 3\n3 4\n4 5\n5 3\n0 5\n2 4\n";
+
+json last_json_line(const std::string& out) {
+  std::istringstream in(out);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return json::parse(last);
+}
+
+}  // namespace
+
+TEST_CASE("count prints one JSON object with the exact count and timings") {
+  TempDir dir("gz-cli-count");
+  write_text(dir / "g.el", kGraph);
+  const auto g = core::graph::read_edge_list(dir / "g.el");
+  for (const char* pattern : {"triangle", "diamond", "4-cycle", "0-1,1-2,2-3,3-0,0-4,1-4"}) {
+    for (const char* mode : {"edge", "vertex"}) {
+      for (const char* backend : {"interp", "jit"}) {
+        if (std::string(backend) == "jit" && std::string(pattern) != "diamond") continue;
+        const auto r = run_tool("graphzero-mine",
+                                {"count", "--graph", (dir / "g.el").string(), "--pattern", pattern, "--induced", mode,
+                                 "--threads", "2", "--backend", backend, "--jit-cache", (dir / "jit").string(),
+                                 "--out", (dir / "run").string(), "-q"});
+        CAPTURE(pattern);
+        CAPTURE(r.err);
+        REQUIRE(r.exit_code == 0);
+        const json j = json::parse(r.out);
+        const auto p = core::graph::parse_pattern(pattern);
+        CHECK(j["count"].get<std::uint64_t>() == core::graph::test::brute_force_count(g, p, std::string(mode) == "vertex"));
+        CHECK(j.contains("time_s"));
+        CHECK(j.contains("plan_time_s"));
+        CHECK(j["graph"]["vertices"] == 6);
+      }
+    }
+  }
+  CHECK(std::filesystem::exists(dir / "run" / "artifacts" / "plan.txt"));
+  CHECK(std::filesystem::exists(dir / "run" / "artifacts" / "kernel.cpp"));
+}
+
+TEST_CASE("known triangle counts of the shared graphs") {
+  TempDir dir("gz-cli-known");
+  for (const auto& [name, triangles] : {std::pair<const char*, std::uint64_t>{"wiki-Vote.el", 608389},
+                                        {"email-Enron.el", 727044}}) {
+    if (!core::test::have_dataset(std::string("graphs/") + name)) {
+      MESSAGE("dataset missing: ", name);
+      continue;
+    }
+    const auto r = run_tool("graphzero-mine", {"count", "--graph", (core::test::datasets_dir() / "graphs" / name).string(),
+                                               "--pattern", "triangle", "--threads", "2", "--graph-cache",
+                                               (dir / "cache").string(), "--out", (dir / name).string(), "-q"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(json::parse(r.out)["count"].get<std::uint64_t>() == triangles);
+  }
+}
+
+TEST_CASE("motifs, plan and list") {
+  TempDir dir("gz-cli-more");
+  write_text(dir / "g.el", kGraph);
+  const auto g = core::graph::read_edge_list(dir / "g.el");
+  const auto m = run_tool("graphzero-mine", {"motifs", "--graph", (dir / "g.el").string(), "--size", "4", "--induced",
+                                             "vertex", "--out", (dir / "m").string(), "-q"});
+  REQUIRE(m.exit_code == 0);
+  const json mj = json::parse(m.out);
+  REQUIRE(mj["patterns"].size() == 6);
+  for (const auto& e : mj["patterns"]) {
+    const auto p = core::graph::parse_pattern(e["pattern"].get<std::string>());
+    CHECK(e["count"].get<std::uint64_t>() == core::graph::test::brute_force_count(g, p, true));
+  }
+  const auto pl = run_tool("graphzero-mine", {"plan", "--graph", (dir / "g.el").string(), "--pattern", "house", "-q"});
+  REQUIRE(pl.exit_code == 0);
+  const json pj = json::parse(pl.out);
+  CHECK(pj["plan"]["order"].size() == 5);
+  CHECK(pj["plan"]["restrictions"].size() == 1);
+  CHECK(pj["text"].get<std::string>().find("predicted cost") != std::string::npos);
+  const auto ls = run_tool("graphzero-mine", {"list", "--graph", (dir / "g.el").string(), "--pattern", "triangle",
+                                              "--limit", "3", "-q"});
+  REQUIRE(ls.exit_code == 0);
+  std::istringstream in(ls.out);
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line) && line.front() == '[') ++rows;
+  CHECK(rows == 3);
+  CHECK(last_json_line(ls.out)["listed"] == 3);
+}
+
+TEST_CASE("bad inputs exit with the conventions' codes") {
+  TempDir dir("gz-cli-bad");
+  write_text(dir / "bad.el", "0 1\n1 2\n2 two\n");
+  auto r = run_tool("graphzero-mine", {"count", "--graph", (dir / "bad.el").string(), "--pattern", "triangle",
+                                       "--graph-cache", "off", "--out", (dir / "r1").string()});
+  CHECK(r.exit_code == 65);
+  CHECK(r.err.find("bad.el:3") != std::string::npos);
+  CHECK(r.out.empty());
+  r = run_tool("graphzero-mine", {"count", "--graph", (dir / "none.el").string(), "--out", (dir / "r2").string()});
+  CHECK(r.exit_code == 66);
+  r = run_tool("graphzero-mine", {"count", "--graph", "rmat:6", "--pattern", "dodecahedron", "--out", (dir / "r3").string()});
+  CHECK(r.exit_code == 2);
+  r = run_tool("graphzero-mine", {"count", "--graph", "rmat:6", "--induced", "both", "--out", (dir / "r4").string()});
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("the CI config runs the default command on a generated graph") {
+  TempDir dir("gz-cli-tiny");
+  const auto r = run_tool("graphzero-mine", {"--config", (core::test::source_dir() / "configs" / "graphzero-mine" / "tiny.yaml").string(),
+                                             "--out", (dir / "run").string(), "-q"});
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(json::parse(r.out)["count"].get<std::uint64_t>() > 0);
+}

@@ -1,0 +1,140 @@
+// Graph input: edge lists and Matrix Market (cleaning, comments, malformed lines with their line
+// numbers), the binary CSR cache (hit, invalidation), labels, generators and relabelling.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "common/errors.hpp"
+#include "graph/generators.hpp"
+#include "graph/graph_io.hpp"
+#include "test_support.hpp"
+
+using namespace core::graph;
+using core::test::TempDir;
+using core::test::write_text;
+
+namespace {
+
+// The message of the DataError that f throws (empty when it does not throw one).
+template <class F>
+std::string data_error(F&& f) {
+  try {
+    f();
+  } catch (const core::DataError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("edge lists are symmetrised, cleaned and compacted") {
+  TempDir dir("graph-io");
+  write_text(dir / "g.el", "# comment\n% also a comment\n\n10 20\n20 10\n10 10\n20 30 1.5\n30\t40\n10 20\n");
+  CleanReport r;
+  const Graph g = read_edge_list(dir / "g.el", &r);
+  CHECK(g.n() == 4);
+  CHECK(g.m() == 3);
+  CHECK(r.input_edges == 6);
+  CHECK(r.self_loops == 1);
+  CHECK(r.duplicates == 2);
+  CHECK(r.max_input_id == 40);
+  CHECK(g.original_ids == std::vector<std::uint64_t>{10, 20, 30, 40});
+  CHECK(g.has_edge(0, 1));
+  CHECK(g.has_edge(1, 0));
+  CHECK(g.has_edge(2, 3));
+  CHECK_FALSE(g.has_edge(0, 2));
+}
+
+TEST_CASE("malformed edge lists name the file and line") {
+  TempDir dir("graph-io-bad");
+  write_text(dir / "a.el", "0 1\n1 2\n2 x\n");
+  CHECK(data_error([&] { read_edge_list(dir / "a.el"); }).find("a.el:3:") != std::string::npos);
+  write_text(dir / "b.el", "0 1\n# fine\n7\n");
+  CHECK(data_error([&] { read_edge_list(dir / "b.el"); }).find("b.el:3:") != std::string::npos);
+  write_text(dir / "c.el", "0 1\n-1 2\n");
+  CHECK(data_error([&] { read_edge_list(dir / "c.el"); }).find("c.el:2:") != std::string::npos);
+  write_text(dir / "d.el", "0 1 2 3\n");
+  CHECK(data_error([&] { read_edge_list(dir / "d.el"); }).find("d.el:1:") != std::string::npos);
+  write_text(dir / "e.el", "# nothing\n");
+  CHECK(data_error([&] { read_edge_list(dir / "e.el"); }).find("no edges") != std::string::npos);
+  CHECK_THROWS_AS(read_edge_list(dir / "missing.el"), core::InputMissingError);
+}
+
+TEST_CASE("Matrix Market files are read 1-based with their declared sizes") {
+  TempDir dir("graph-mtx");
+  write_text(dir / "g.mtx",
+             "%%MatrixMarket matrix coordinate pattern symmetric\n% comment\n4 4 4\n1 2\n2 3\n3 1\n4 4\n");
+  CleanReport r;
+  const Graph g = read_matrix_market(dir / "g.mtx", &r);
+  CHECK(g.n() == 3);  // vertex 4 only has a self-loop
+  CHECK(g.m() == 3);
+  CHECK(r.self_loops == 1);
+  write_text(dir / "w.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 0.5\n2 3 -1e3\n");
+  CHECK(read_matrix_market(dir / "w.mtx").m() == 2);
+  write_text(dir / "bad1.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 9\n");
+  CHECK(data_error([&] { read_matrix_market(dir / "bad1.mtx"); }).find("bad1.mtx:4:") != std::string::npos);
+  write_text(dir / "bad2.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n");
+  CHECK(data_error([&] { read_matrix_market(dir / "bad2.mtx"); }).find("declares 3") != std::string::npos);
+  write_text(dir / "bad3.mtx", "1 2\n");
+  CHECK(data_error([&] { read_matrix_market(dir / "bad3.mtx"); }).find("bad3.mtx:1:") != std::string::npos);
+  write_text(dir / "bad4.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n");
+  CHECK(data_error([&] { read_matrix_market(dir / "bad4.mtx"); }).find("coordinate") != std::string::npos);
+}
+
+TEST_CASE("the binary CSR cache is written once, reused, and rebuilt when the source changes") {
+  TempDir dir("graph-cache");
+  write_text(dir / "g.el", "0 1\n1 2\n2 0\n");
+  const LoadOptions cache{(dir / "cache").string()};
+  const LoadedGraph first = load_graph(dir / "g.el", cache);
+  CHECK_FALSE(first.from_cache);
+  CHECK(std::filesystem::exists(first.cache_path));
+  const LoadedGraph second = load_graph(dir / "g.el", cache);
+  CHECK(second.from_cache);
+  CHECK(second.graph.adj == first.graph.adj);
+  CHECK(second.graph.offsets == first.graph.offsets);
+  CHECK(second.report.edges == 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_text(dir / "g.el", "0 1\n1 2\n2 0\n2 3\n");
+  const LoadedGraph third = load_graph(dir / "g.el", cache);
+  CHECK_FALSE(third.from_cache);
+  CHECK(third.graph.m() == 4);
+  CHECK_FALSE(load_graph(dir / "g.el", LoadOptions{"off"}).from_cache);
+  // "auto" puts the cache next to a writable input.
+  const LoadedGraph beside = load_graph(dir / "g.el", LoadOptions{"auto"});
+  CHECK(beside.cache_path == std::filesystem::absolute(dir / "g.el").lexically_normal().string() + ".csr");
+  CHECK(load_graph(dir / "g.el", LoadOptions{"auto"}).from_cache);
+}
+
+TEST_CASE("vertex labels follow original ids through relabelling") {
+  TempDir dir("graph-labels");
+  write_text(dir / "g.el", "5 6\n6 7\n7 5\n7 8\n");
+  write_text(dir / "g.labels", "# one per line\n0\n0\n0\n0\n0\n1\n2\n3\n4\n");
+  Graph g = read_edge_list(dir / "g.el");
+  read_vertex_labels(dir / "g.labels", g);
+  const Graph h = relabel_by_degree(g);
+  for (Vertex v = 0; v < h.n(); ++v) CHECK(h.labels[v] == static_cast<int>(h.original_ids[v]) - 4);
+  CHECK(h.degree(0) == 3);  // vertex 7 has the largest degree
+  CHECK(h.original_ids[0] == 7);
+  write_text(dir / "short.labels", "0\n1\n");
+  CHECK_THROWS_AS(read_vertex_labels(dir / "short.labels", g), core::DataError);
+}
+
+TEST_CASE("generators are seeded and clean") {
+  const Graph a = generate_rmat({10, 8}, 42), b = generate_rmat({10, 8}, 42), c = generate_rmat({10, 8}, 43);
+  CHECK(a.adj == b.adj);
+  CHECK(a.adj != c.adj);
+  CHECK(a.n() <= 1024);
+  CHECK(a.m() > 4000);
+  for (Vertex v = 0; v < a.n(); ++v) CHECK(std::is_sorted(a.neighbors(v).begin(), a.neighbors(v).end()));
+  // R-MAT is skewed: the top vertex has far more than the mean degree.
+  CHECK(a.max_degree() > 10 * (2 * a.m() / a.n()));
+  const Graph g = generate_gnp(2000, 0.01, 5);
+  const double expect = 0.01 * 2000 * 1999 / 2;
+  CHECK(std::abs(static_cast<double>(g.m()) - expect) < 5 * std::sqrt(expect));
+  CHECK(generate_from_spec("rmat:8:4", 1)->m() > 0);
+  CHECK_FALSE(generate_from_spec("file.el", 1).has_value());
+  CHECK_THROWS_AS(generate_from_spec("rmat:x", 1), core::UsageError);
+}
