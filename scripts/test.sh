@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up (packages + build, preset "ci") and runs every test that needs no GPU and is not
+# Sets up (packages + build, preset "ci", which shares build/default with the demo) and runs every test that needs no GPU and is not
 # labelled slow: unit, cli and mpi tests; gpu tests skip themselves (exit 77) without a device.
 #   scripts/test.sh [extra ctest arguments]
 set -euo pipefail
