@@ -27,7 +27,7 @@ using CArr = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <class F>
 void parallel_ranges(std::int64_t n, F&& f) {
 #ifdef _OPENMP
-  if (n >= 4096 && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+  if (n >= 32768 && omp_get_max_threads() > 1 && !omp_in_parallel()) {
 #pragma omp parallel
     {
       const std::int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
@@ -39,11 +39,12 @@ void parallel_ranges(std::int64_t n, F&& f) {
   f(std::int64_t{0}, n);
 }
 
-// Calls f(i) for every i in [0, n), spread over threads (independent iterations only).
+// Calls f(i) for every i in [0, n), spread over threads (independent iterations only) when the
+// total work (n * cost_per_item, ~flops) pays for a parallel region.
 template <class F>
-void parallel_for(int n, F&& f) {
+void parallel_for(int n, double cost_per_item, F&& f) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n > 1 && !omp_in_parallel())
+#pragma omp parallel for schedule(static) if (n > 1 && double(n) * cost_per_item >= 65536.0 && !omp_in_parallel())
 #endif
   for (int i = 0; i < n; ++i) f(i);
 }
@@ -53,7 +54,7 @@ void parallel_for(int n, F&& f) {
 template <class T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b, int N, int C, T eps) {
   const CArr<T> wv(w, C), bv(b, C);
-  parallel_for(N, [&](int n) {
+  parallel_for(N, 8.0 * C, [&](int n) {
     const CArr<T> xr(x + std::int64_t{n} * C, C);
     const T m = xr.sum() / C;
     const T var = (xr - m).square().sum() / C;
@@ -68,7 +69,7 @@ template <class T>
 void layernorm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean,
                         const T* rstd, int N, int C) {
   const CArr<T> wv(w, C);
-  parallel_for(N, [&](int n) {
+  parallel_for(N, 12.0 * C, [&](int n) {
     const CArr<T> xr(x + std::int64_t{n} * C, C), dr(dout + std::int64_t{n} * C, C);
     const auto xhat = (xr - mean[n]) * rstd[n];
     const auto dnorm = dr * wv;
@@ -91,7 +92,7 @@ void layernorm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T*
 template <class T>
 void linear_forward(T* out, const T* in, const T* w, const T* b, int N, int C, int OC) {
   if (b) {
-    parallel_for(N, [&](int n) { Arr<T>(out + std::int64_t{n} * OC, OC) = CArr<T>(b, OC); });
+    parallel_for(N, double(OC), [&](int n) { Arr<T>(out + std::int64_t{n} * OC, OC) = CArr<T>(b, OC); });
   }
   gemm<T>(false, true, N, OC, C, T(1), in, C, w, C, b ? T(1) : T(0), out, OC);
 }
@@ -151,7 +152,7 @@ void attention_forward(T* out, T* att, const T* qkv, const std::uint8_t* key_mas
                        int C, int NH) {
   const int hd = C / NH, C3 = 3 * C;
   const T scale = T(1) / std::sqrt(T(hd));
-  parallel_for(B * NH, [&](int bh) {
+  parallel_for(B * NH, 4.0 * Tn * Tn * hd, [&](int bh) {
     const int b = bh / NH, h = bh % NH;
     const T* q = qkv + std::int64_t{b} * Tn * C3 + h * hd;
     T* S = att + std::int64_t{bh} * Tn * Tn;
@@ -183,7 +184,7 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
                         int NH) {
   const int hd = C / NH, C3 = 3 * C;
   const T scale = T(1) / std::sqrt(T(hd));
-  parallel_for(B * NH, [&](int bh) {
+  parallel_for(B * NH, 4.0 * Tn * Tn * hd, [&](int bh) {
     const int b = bh / NH, h = bh % NH;
     const T* q = qkv + std::int64_t{b} * Tn * C3 + h * hd;
     T* dq = dqkv + std::int64_t{b} * Tn * C3 + h * hd;
@@ -206,7 +207,7 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
 template <class T>
 void embedding_forward(T* out, const std::int32_t* tok, const std::int32_t* seg, const T* wte, const T* wpe,
                        const T* wse, int B, int Tn, int C) {
-  parallel_for(B * Tn, [&](int n) {
+  parallel_for(B * Tn, 3.0 * C, [&](int n) {
     const int t = n % Tn;
     Arr<T> o(out + std::int64_t{n} * C, C);
     o = CArr<T>(wte + std::int64_t{tok[n]} * C, C) + CArr<T>(wpe + std::int64_t{t} * C, C);
@@ -231,7 +232,7 @@ void embedding_backward(T* dwte, T* dwpe, T* dwse, const T* dout, const std::int
 
 template <class T>
 int softmax_xent_forward(T* logits, T* losses, const std::int32_t* targets, int N, int V, int ld) {
-  parallel_for(N, [&](int n) {
+  parallel_for(N, 20.0 * V, [&](int n) {
     Arr<T> r(logits + std::int64_t{n} * ld, V);
     const T mx = r.maxCoeff();
     const int tgt = targets ? targets[n] : -1;
@@ -248,7 +249,7 @@ int softmax_xent_forward(T* logits, T* losses, const std::int32_t* targets, int 
 
 template <class T>
 void softmax_xent_backward(T* probs, const std::int32_t* targets, T scale, int N, int V, int ld) {
-  parallel_for(N, [&](int n) {
+  parallel_for(N, 2.0 * V, [&](int n) {
     Arr<T> r(probs + std::int64_t{n} * ld, V);
     const int tgt = targets[n];
     if (tgt < 0) {

@@ -12,9 +12,9 @@
 namespace core::train {
 
 namespace {
-template <class T>
-void fill_zero(std::vector<T>& v) {
-  std::fill(v.begin(), v.end(), T(0));
+template <class V>
+void fill_zero(V& v) {
+  std::fill(v.begin(), v.end(), typename V::value_type(0));
 }
 }  // namespace
 

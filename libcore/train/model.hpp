@@ -55,11 +55,12 @@ class Model {
  private:
   struct Acts {
     int B = -1, Tn = -1;
-    std::vector<T> resid, ln1, ln1_mean, ln1_rstd, qkv, att, atty, xmid, ln2, ln2_mean, ln2_rstd, fch, fch_gelu;
-    std::vector<T> lnf, lnf_mean, lnf_rstd, logits, losses;
-    std::vector<T> mlm_h, mlm_g, mlm_ln, mlm_mean, mlm_rstd;
-    std::vector<T> cls_in, pooled, cls_logits, cls_losses;
-    std::vector<T> dres, dln, dqkv, datty, dfch, dfch_gelu, datt, dlnf, dmlm, dcls;
+    using Buf = AlignedVector<T>;
+    Buf resid, ln1, ln1_mean, ln1_rstd, qkv, att, atty, xmid, ln2, ln2_mean, ln2_rstd, fch, fch_gelu;
+    Buf lnf, lnf_mean, lnf_rstd, logits, losses;
+    Buf mlm_h, mlm_g, mlm_ln, mlm_mean, mlm_rstd;
+    Buf cls_in, pooled, cls_logits, cls_losses;
+    Buf dres, dln, dqkv, datty, dfch, dfch_gelu, datt, dlnf, dmlm, dcls;
   };
   void ensure_acts(int B, int Tn);
   void check_batch(const Batch& b, Task task) const;

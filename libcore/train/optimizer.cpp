@@ -24,7 +24,7 @@ double global_grad_norm(const FlatBuffers<T>& grads) {
     const std::int64_t n = static_cast<std::int64_t>(grads.group_size(g));
     const std::int64_t chunks = (n + kChunk - 1) / kChunk;
     std::vector<double> part(chunks);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (chunks > 1)
     for (std::int64_t c = 0; c < chunks; ++c) {
       const std::int64_t b = c * kChunk, e = std::min(n, b + kChunk);
       part[c] = static_cast<double>(Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(p + b, e - b).square().sum());

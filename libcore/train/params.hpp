@@ -36,6 +36,24 @@ namespace core::train {
 
 inline constexpr std::size_t kAlign = 16;  // elements; tensor offsets are multiples of this
 
+// 64-byte aligned allocation for every host buffer the layers read. Eigen's vectorised reductions
+// peel leading elements up to an aligned address, so a sum's order (and last bits) depends on the
+// buffer's address modulo 64; fixing the alignment keeps results identical across processes,
+// which bit-identical --resume needs.
+template <class T>
+struct AlignedAllocator {
+  using value_type = T;
+  AlignedAllocator() = default;
+  template <class U>
+  AlignedAllocator(const AlignedAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new[](n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, std::size_t) { ::operator delete[](p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const AlignedAllocator<U>&) const { return true; }
+};
+template <class T>
+using AlignedVector = std::vector<T, AlignedAllocator<T>>;
+
 enum EmbedTensor : int {
   kWte, kWpe, kLnfW, kLnfB,
   kWse, kMlmDenseW, kMlmDenseB, kMlmLnW, kMlmLnB, kMlmBias, kPoolW, kPoolB, kClsW, kClsB,

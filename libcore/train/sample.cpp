@@ -11,6 +11,7 @@
 #include "common/errors.hpp"
 #include "common/rng.hpp"
 #include "text/tokenizer.hpp"
+#include "text/unicode.hpp"
 #include "train/checkpoint.hpp"
 #include "train/model.hpp"
 
@@ -47,6 +48,19 @@ ModelConfig config_from_state(const nlohmann::json& s, const fs::path& dir) {
   } catch (const std::exception& e) {
     throw DataError((dir / "state.json").string() + ": bad model description: " + e.what());
   }
+}
+
+// The text with every byte that is not part of well-formed UTF-8 replaced by U+FFFD (a byte-level
+// model can emit any byte; the JSON result must be valid UTF-8).
+std::string valid_utf8(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto u = core::text::decode_utf8(s, i);
+    if (u.valid) out.append(s, i, u.len);
+    else core::text::append_utf8(out, 0xFFFD);
+    i += u.len;
+  }
+  return out;
 }
 
 }  // namespace
@@ -88,7 +102,7 @@ nlohmann::json generate(const SampleOptions& o) {
     ids.push_back(next);
   }
   const std::vector<std::int32_t> gen(ids.begin() + static_cast<std::ptrdiff_t>(n_prompt), ids.end());
-  return {{"prompt", o.prompt}, {"text", tok->decode(gen)}, {"tokens", gen.size()}, {"checkpoint", dir.string()}};
+  return {{"prompt", o.prompt}, {"text", valid_utf8(tok->decode(gen))}, {"tokens", gen.size()}, {"checkpoint", dir.string()}};
 }
 
 }  // namespace core::train

