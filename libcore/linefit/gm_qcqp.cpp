@@ -1,0 +1,100 @@
+// Lifted Geman-McClure QCQP, lifting and certificate (see gm_qcqp.hpp).
+#include "linefit/gm_qcqp.hpp"
+
+#include <cmath>
+
+#include "common/errors.hpp"
+
+namespace core::linefit {
+
+namespace {
+
+constexpr int kPairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+
+// The symmetric matrix K with x^T K x = u_p v_q - u_q v_p for vectors at offsets u, v of x.
+certify::SparseMatrixd antisym_selector(int n, int u, int v, int p, int q) {
+  std::vector<Eigen::Triplet<double>> t = {{u + p, v + q, 0.5}, {v + q, u + p, 0.5},
+                                           {u + q, v + p, -0.5}, {v + p, u + q, -0.5}};
+  certify::SparseMatrixd K(n, n);
+  K.setFromTriplets(t.begin(), t.end());
+  return K;
+}
+
+int z_offset(int i) { return 2 + 3 * i; }
+
+void add_parallel(certify::Qcqp& q, int n, int i, int j) {
+  for (const auto& pq : kPairs)
+    q.constraints.push_back({antisym_selector(n, z_offset(i), z_offset(j), pq[0], pq[1]), 0.0,
+                             "z_" + std::to_string(i) + " || z_" + std::to_string(j)});
+}
+
+}  // namespace
+
+certify::Qcqp gm_qcqp(const Points& pts, double sigma, bool redundant) {
+  check_fit_input(pts, "GM QCQP");
+  if (!(sigma > 0.0) || !std::isfinite(sigma)) throw UsageError("sigma must be > 0 and finite");
+  const int N = static_cast<int>(pts.size()), n = 3 * N + 2;
+  const double inv = 1.0 / N, s2 = sigma * sigma;
+  std::vector<Eigen::Triplet<double>> t;
+  for (int i = 0; i < N; ++i) {
+    const int z = z_offset(i);
+    const double q[3] = {pts.x[i], pts.y[i], -1.0};
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) t.emplace_back(z + r, z + c, inv * q[r] * q[c]);
+    for (int r = 0; r < 2; ++r) {
+      t.emplace_back(z + r, z + r, inv * s2);
+      t.emplace_back(z + r, r, -inv * s2);
+      t.emplace_back(r, z + r, -inv * s2);
+      t.emplace_back(r, r, inv * s2);
+    }
+  }
+  certify::SparseMatrixd Q(n, n), A0(n, n);
+  Q.setFromTriplets(t.begin(), t.end());
+  A0.insert(0, 0) = 1.0;
+  A0.insert(1, 1) = 1.0;
+  certify::Qcqp qcqp;
+  qcqp.Q = Q;
+  qcqp.A0 = A0;
+  for (int i = 0; i < N; ++i)  // z_{i,a} b - z_{i,b} a = 0
+    qcqp.constraints.push_back({antisym_selector(n, z_offset(i), 0, 0, 1), 0.0,
+                                "z_" + std::to_string(i) + " normal || n"});
+  for (int i = 0; i + 1 < N; ++i) add_parallel(qcqp, n, i, i + 1);
+  if (redundant)
+    for (int i = 0; i < N; ++i)
+      for (int j = i + 2; j < N; ++j) add_parallel(qcqp, n, i, j);
+  return qcqp;
+}
+
+Eigen::VectorXd gm_lift(const Points& pts, const Line& line, double sigma) {
+  const int N = static_cast<int>(pts.size());
+  const double s2 = sigma * sigma;
+  const Eigen::Vector3d l(line.a, line.b, line.c);
+  Eigen::VectorXd x(3 * N + 2);
+  x(0) = line.a;
+  x(1) = line.b;
+  for (int i = 0; i < N; ++i) {
+    const double e = line.a * pts.x[i] + line.b * pts.y[i] - line.c;
+    x.segment<3>(z_offset(i)) = s2 / (s2 + e * e) * l;
+  }
+  return x;
+}
+
+Line gm_line_from_lifted(const Eigen::VectorXd& x) {
+  const int N = static_cast<int>((x.size() - 2) / 3);
+  const Eigen::Vector2d n = x.head<2>();
+  int best = 0;
+  double best_s = -1.0;
+  for (int i = 0; i < N; ++i) {
+    const double s = x.segment<2>(z_offset(i)).dot(n);
+    if (s > best_s) best_s = s, best = i;
+  }
+  if (!(best_s > 0.0)) throw DataError("lifted GM vector has no point with a positive weight");
+  return normalise_line(n(0), n(1), x(z_offset(best) + 2) / best_s);
+}
+
+certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, bool redundant,
+                                const certify::CertificateOptions& options) {
+  return certify::certify(gm_qcqp(pts, sigma, redundant), gm_lift(pts, line, sigma), options);
+}
+
+}  // namespace core::linefit

@@ -1,0 +1,36 @@
+// The Geman-McClure line fit as a QCQP in a lifted vector, its Shor relaxation and the certificate
+// of a candidate line ("A Fine Line", Sec. 4; lifting in the style of Yang & Carlone's certifiable
+// robust estimation). With l = (a, b, c), q_i = (x_i, y_i, -1), A = diag(1, 1, 0), n = (a, b) and
+// z_i = s_i l (the Black-Rangarajan weight s_i times the line):
+//   x = [a; b; z_1; ...; z_N] in R^{3N+2},
+//   f(x) = (1/N) sum_i (q_i^T z_i)^2 + sigma^2 (z_i^T A z_i - 2 z_{i,ab}^T n + n^T n)
+//        = (1/N) sum_i s_i^2 e_i^2 + sigma^2 (s_i - 1)^2       when n^T n = 1,
+//   s.t.  n^T n = 1 (A_0);  z_{i,a} b - z_{i,b} a = 0 (z_i's normal part parallel to n);
+//         z_i z_{i+1}^T - z_{i+1} z_i^T = 0 (3 per consecutive pair: all z_i share one line);
+//   and optionally the redundant all-pairs version z_i z_j^T - z_j z_i^T = 0 (i < j, j > i + 1),
+//   which holds for every feasible x and tightens the relaxation (O(N^2) constraints).
+// c lives only in the z_i, so no lifted entry is free of cost (an l_c entry would be, and would
+// leave the SDP without a strictly feasible dual). Minimising over s gives back the GM cost.
+// Certificate: multipliers by sparse least squares on the stationarity system (residual reported),
+// then the PSD decision of certify::certify.
+#pragma once
+#include <Eigen/Dense>
+
+#include "certify/certificate.hpp"
+#include "certify/qcqp.hpp"
+#include "linefit/points.hpp"
+#include "linefit/tls.hpp"
+
+namespace core::linefit {
+
+certify::Qcqp gm_qcqp(const Points& pts, double sigma, bool redundant);
+// x^ = [a; b; s_1 l; ...] with the optimal s_i = sigma^2 / (sigma^2 + e_i^2).
+Eigen::VectorXd gm_lift(const Points& pts, const Line& line, double sigma);
+// The line of a lifted vector: n = (a, b), c from the z_i with the largest weight s_i = z_{i,ab} . n.
+Line gm_line_from_lifted(const Eigen::VectorXd& x);
+
+// Builds the QCQP and certifies the line (multipliers by least squares).
+certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, bool redundant,
+                                const certify::CertificateOptions& options = {});
+
+}  // namespace core::linefit
