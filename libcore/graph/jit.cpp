@@ -16,6 +16,7 @@
 #include "common/errors.hpp"
 #include "common/rundir.hpp"
 #include "common/timer.hpp"
+#include "graph/matcher.hpp"
 
 namespace core::graph {
 
@@ -33,9 +34,9 @@ class Emitter {
     os_ << "/*\n" << plan_.to_text() << "*/\n";
     os_ << kSetOpsSource << "\n";
     os_ << "using gzk::u32;\n";
-    os_ << "extern \"C\" std::uint64_t gz_count_range(const std::uint64_t* off, const u32* adj, const std::int32_t* labels,\n"
-           "                                         u32 begin, u32 end, u32* scratch, std::uint64_t cap) {\n";
-    os_ << "  (void)labels; (void)scratch; (void)cap; (void)adj;\n";
+    os_ << "extern \"C\" std::uint64_t gz_count_range(const std::uint64_t* off, const u32* adj, const u32* lower,\n"
+           "    const std::int32_t* labels, u32 begin, u32 end, u32* scratch, std::uint64_t cap) {\n";
+    os_ << "  (void)labels; (void)scratch; (void)cap; (void)adj; (void)lower;\n";
     os_ << "  std::uint64_t count = 0;\n";
     os_ << "  for (u32 v0 = begin; v0 < end; ++v0) {\n";
     label_check(0, "v0", 2);
@@ -64,6 +65,10 @@ class Emitter {
   // Declares p<name>, n<name> = neighbours of the level's vertex, truncated below `b`.
   void neighbours(const std::string& name, int src, const std::string& b, int in) {
     os_ << ind(in) << "const u32* p" << name << " = adj + off[" << v(src) << "];\n";
+    if (b == v(src)) {  // the oriented prefix, precomputed
+      os_ << ind(in) << "std::size_t n" << name << " = lower[" << v(src) << "];\n";
+      return;
+    }
     os_ << ind(in) << "std::size_t n" << name << " = off[" << v(src) << " + 1] - off[" << v(src) << "];\n";
     if (!b.empty()) os_ << ind(in) << "n" << name << " = gzk::lower_index(p" << name << ", n" << name << ", " << b << ");\n";
   }
@@ -111,7 +116,7 @@ class Emitter {
       return;
     }
     for (std::size_t i = 0; i < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
-    if (plan_.pair_count && next == k_ - 2) {
+    if (plan_.pairs != PairMode::none && next == k_ - 2) {
       count_pairs(d, in);
       cur_ = saved;
       return;
@@ -134,11 +139,17 @@ class Emitter {
     os_ << ind(in) << "{\n";
     os_ << ind(in + 1) << "const u32* pA = p" << cur_[a] << "; std::size_t nA = n" << cur_[a] << ";\n";
     truncate("A", bound(a, d), in + 1);
-    os_ << ind(in + 1) << "const u32* pB = p" << cur_[b] << "; std::size_t nB = n" << cur_[b] << ";\n";
-    truncate("B", bound(b, d), in + 1);
     std::string da, db;
     int nda = 0, ndb = 0;
     for (int j : plan_.levels[a].distinct) da += (nda++ ? ", " : "") + v(j);
+    if (plan_.pairs == PairMode::ordered) {
+      os_ << ind(in + 1) << "const u32 dA[] = {" << (nda ? da : "0") << "};\n";
+      os_ << ind(in + 1) << "count += gzk::ordered_pair_count(pA, nA, dA, " << nda << ");\n";
+      os_ << ind(in) << "}\n";
+      return;
+    }
+    os_ << ind(in + 1) << "const u32* pB = p" << cur_[b] << "; std::size_t nB = n" << cur_[b] << ";\n";
+    truncate("B", bound(b, d), in + 1);
     for (int j : plan_.levels[b].distinct)
       if (j != a) db += (ndb++ ? ", " : "") + v(j);
     os_ << ind(in + 1) << "const u32 dA[] = {" << (nda ? da : "0") << "}, dB[] = {" << (ndb ? db : "0") << "};\n";
@@ -273,11 +284,12 @@ std::uint64_t JitKernel::count(const Graph& g, const ExecOptions& opt) const {
     throw UsageError("the pattern has vertex labels but the graph has none (give --vertex-labels FILE)");
   const std::uint64_t cap = g.max_degree() + 8;
   const std::size_t k = static_cast<std::size_t>(plan_.size());
+  const auto lower = lower_degrees(g);
   std::vector<std::vector<std::uint32_t>> scratch(opt.threads);
   std::vector<std::uint64_t> counts(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     if (scratch[t].empty()) scratch[t].resize(k * k * 2 * cap);
-    counts[t] += fn_(g.offsets.data(), g.adj.data(), g.labels.empty() ? nullptr : g.labels.data(), begin, end,
+    counts[t] += fn_(g.offsets.data(), g.adj.data(), lower.data(), g.labels.empty() ? nullptr : g.labels.data(), begin, end,
                      scratch[t].data(), cap);
   });
   std::uint64_t total = 0;

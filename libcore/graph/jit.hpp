@@ -38,8 +38,8 @@ class JitKernel {
   const std::filesystem::path& source() const { return src_; }
 
  private:
-  using Fn = std::uint64_t (*)(const std::uint64_t*, const std::uint32_t*, const std::int32_t*, std::uint32_t,
-                               std::uint32_t, std::uint32_t*, std::uint64_t);
+  using Fn = std::uint64_t (*)(const std::uint64_t*, const std::uint32_t*, const std::uint32_t*, const std::int32_t*,
+                               std::uint32_t, std::uint32_t, std::uint32_t*, std::uint64_t);
   const Plan& plan_;
   void* handle_ = nullptr;
   Fn fn_ = nullptr;

@@ -29,7 +29,8 @@ Span truncate(Span s, Vertex bound) {
 template <bool kList>
 class Interpreter {
  public:
-  Interpreter(const Graph& g, const Plan& plan) : g_(g), plan_(plan), k_(plan.size()) {
+  Interpreter(const Graph& g, const Plan& plan, const std::vector<std::uint32_t>& lower)
+      : g_(g), plan_(plan), k_(plan.size()), lower_(lower) {
     const std::size_t cap = g.max_degree() + 8;
     storage_.resize(static_cast<std::size_t>(k_) * k_ * 2);
     for (auto& b : storage_) b.resize(cap);
@@ -59,6 +60,11 @@ class Interpreter {
 
  private:
   Span neighbors(Vertex v) const { return {g_.adj.data() + g_.offsets[v], g_.degree(v)}; }
+  // N(v) below `bound`; the oriented prefix (bound == v) is precomputed.
+  Span neighbors_below(Vertex v, Vertex bound) const {
+    if (bound == v) return {g_.adj.data() + g_.offsets[v], lower_[v]};
+    return truncate(neighbors(v), bound);
+  }
   Span& cur(int depth, int target) { return cur_[static_cast<std::size_t>(depth) * k_ + target]; }
 
   Vertex bound_at(int target, int depth) const {
@@ -76,7 +82,7 @@ class Interpreter {
       s = cur(d, op.src);
       return;
     }
-    const Span nb = truncate(neighbors(v_[op.src]), bound);
+    const Span nb = neighbors_below(v_[op.src], bound);
     if (op.kind == SetOp::Kind::start) {
       s = nb;
       return;
@@ -106,7 +112,7 @@ class Interpreter {
       return;
     }
     for (const SetOp& op : ops) apply(op, d);
-    if (!kList && plan_.pair_count && next == k_ - 2) {
+    if (!kList && plan_.pairs != PairMode::none && next == k_ - 2) {
       count_pairs(d);
       return;
     }
@@ -139,7 +145,7 @@ class Interpreter {
       n = a.n;
     } else {
       const SetOp& op = ops.back();
-      const Span b = truncate(neighbors(v_[op.src]), bound);
+      const Span b = neighbors_below(v_[op.src], bound);
       switch (op.kind) {
         case SetOp::Kind::start:
           n = b.n;
@@ -164,13 +170,18 @@ class Interpreter {
     count += n;
   }
 
-  // Last two levels independent: closed-form pair count (Plan::pair_count).
+  // The last two levels in closed form (Plan::pairs).
   void count_pairs(int d) {
     const int a = k_ - 2, b = k_ - 1;
-    const Span A = truncate(cur(d, a), bound_at(a, d)), B = truncate(cur(d, b), bound_at(b, d));
+    const Span A = truncate(cur(d, a), bound_at(a, d));
     Vertex da[kMaxPatternSize], db[kMaxPatternSize];
     int nda = 0, ndb = 0;
     for (int j : plan_.levels[a].distinct) da[nda++] = v_[j];
+    if (plan_.pairs == PairMode::ordered) {
+      count += gzk::ordered_pair_count(A.p, A.n, da, nda);
+      return;
+    }
+    const Span B = truncate(cur(d, b), bound_at(b, d));
     for (int j : plan_.levels[b].distinct)
       if (j != a) db[ndb++] = v_[j];
     count += gzk::pair_count(A.p, A.n, B.p, B.n, da, nda, db, ndb);
@@ -194,6 +205,7 @@ class Interpreter {
   const Graph& g_;
   const Plan& plan_;
   const int k_;
+  const std::vector<std::uint32_t>& lower_;
   std::vector<std::vector<Vertex>> storage_;
   std::vector<Span> cur_;
   std::vector<Vertex> v_;
@@ -208,12 +220,21 @@ void check_plan_fits(const Graph& g, const Plan& plan) {
     throw UsageError("the pattern has vertex labels but the graph has none (give --vertex-labels FILE)");
 }
 
+std::vector<std::uint32_t> lower_degrees(const Graph& g) {
+  std::vector<std::uint32_t> lower(g.n());
+  for (Vertex v = 0; v < g.n(); ++v) {
+    const auto nb = g.neighbors(v);
+    lower[v] = static_cast<std::uint32_t>(std::lower_bound(nb.begin(), nb.end(), v) - nb.begin());
+  }
+  return lower;
+}
+
 std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
-  std::vector<std::uint64_t> counts(opt.threads, 0);
+  const auto lower = lower_degrees(g);
   std::vector<std::unique_ptr<Interpreter<false>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    if (!workers[t]) workers[t] = std::make_unique<Interpreter<false>>(g, plan);
+    if (!workers[t]) workers[t] = std::make_unique<Interpreter<false>>(g, plan, lower);
     for (Vertex v = begin; v < end; ++v) workers[t]->run_root(v);
   });
   std::uint64_t total = 0;
@@ -229,12 +250,13 @@ std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& 
   std::mutex mu;
   std::atomic<bool> stop{false};
   std::uint64_t emitted = 0;
+  const auto lower = lower_degrees(g);
   std::vector<std::unique_ptr<Interpreter<true>>> workers(opt.threads);
   parallel_roots(
       g.n(), opt,
       [&](int t, Vertex begin, Vertex end) {
         if (!workers[t]) {
-          workers[t] = std::make_unique<Interpreter<true>>(g, plan);
+          workers[t] = std::make_unique<Interpreter<true>>(g, plan, lower);
           workers[t]->emit = &fn;
           workers[t]->emitted = &emitted;
           workers[t]->limit = limit;

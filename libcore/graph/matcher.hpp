@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "graph/csr.hpp"
 #include "graph/parallel.hpp"
@@ -22,6 +23,9 @@ std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions&
 using MatchFn = std::function<void(std::span<const Vertex>)>;
 std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, std::uint64_t limit,
                            const MatchFn& fn);
+
+// For every vertex v, how many neighbours have a smaller id (the oriented prefix of N(v)).
+std::vector<std::uint32_t> lower_degrees(const Graph& g);
 
 // Throws UsageError when the plan cannot run on g (labels missing, too many vertices).
 void check_plan_fits(const Graph& g, const Plan& plan);

@@ -112,11 +112,14 @@ struct Schedule {
       }
     }
   }
-  // See Plan::pair_count.
-  bool pair_count() const {
-    if (k < 3 || induced != Induced::edge) return false;
+  // See Plan::pairs.
+  PairMode pairs() const {
+    if (k < 3 || induced != Induced::edge) return PairMode::none;
     const int a = k - 2, b = k - 1;
-    return !((adj[b] >> a) & 1u) && !((upper[b] >> a) & 1u) && label[a] < 0 && label[b] < 0;
+    if (((adj[b] >> a) & 1u) || label[a] >= 0 || label[b] >= 0) return PairMode::none;
+    if (!((upper[b] >> a) & 1u)) return PairMode::independent;
+    if (adj[b] == adj[a] && upper[b] == (upper[a] | (1u << a))) return PairMode::ordered;
+    return PairMode::none;
   }
 };
 
@@ -167,7 +170,7 @@ double predict_cost(const Schedule& sc, const GraphStats& s) {
   std::array<double, kMaxPatternSize> size{};
   double prefixes = s.n * label_factor(s, sc.label[0]);
   double total = prefixes;
-  const bool pairs = sc.pair_count();
+  const bool pairs = sc.pairs() != PairMode::none;
   for (int d = 0; d + 1 < k; ++d) {
     double work = 1.0;
     sc.for_each_op(d, [&](const SetOp& op) {
@@ -234,7 +237,7 @@ Plan expand(const Pattern& p, const Schedule& sc, std::uint64_t automorphisms, c
     sc.for_each_op(i, [&](const SetOp& op) { L.ops.push_back(op); });
   }
   std::sort(plan.restrictions.begin(), plan.restrictions.end());
-  plan.pair_count = sc.pair_count();
+  plan.pairs = sc.pairs();
   plan.predicted_cost = predict_cost(sc, stats);
   plan.orders_considered = 1;
   return plan;
@@ -301,7 +304,7 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats) {
 
 std::string Plan::hash() const {
   std::ostringstream os;
-  os << "gzplan-v1|" << pattern.to_string() << "|" << to_string(induced) << "|";
+  os << "gzplan-v2|" << pattern.to_string() << "|" << to_string(induced) << "|";
   for (const Level& L : levels) {
     os << "L" << L.vertex << ":" << L.label << ":";
     for (int u : L.upper) os << "u" << u;
@@ -309,7 +312,7 @@ std::string Plan::hash() const {
     for (const SetOp& op : L.ops) os << "o" << int(op.kind) << "." << op.target << "." << op.src;
     os << ";";
   }
-  os << (pair_count ? "pairs" : "");
+  os << "pairs" << static_cast<int>(pairs);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(os.str())));
   return hex;
@@ -334,7 +337,7 @@ nlohmann::json Plan::to_json() const {
     lv.push_back({{"vertex", L.vertex}, {"label", L.label}, {"below", L.upper}, {"distinct_from", L.distinct}, {"ops", o}});
   }
   j["levels"] = lv;
-  j["pair_count"] = pair_count;
+  j["pairs"] = pairs == PairMode::none ? "none" : pairs == PairMode::independent ? "independent" : "ordered";
   j["hash"] = hash();
   return j;
 }
@@ -358,7 +361,8 @@ std::string Plan::to_text() const {
     for (const SetOp& op : L.ops) os << "; S" << op.target << " " << (kinds[int(op.kind)] + 2) << "(level " << op.src << ")";
     os << "\n";
   }
-  if (pair_count) os << "last two levels counted in closed form (|A||B| - |A & B|)\n";
+  if (pairs == PairMode::independent) os << "last two levels counted in closed form: |A||B| - |A & B|\n";
+  if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
   os << "predicted cost " << predicted_cost << " (" << orders_considered << " orders considered)\n";
   return os.str();
 }

@@ -43,6 +43,8 @@ struct SetOp {
   int src;     // level whose neighbour list is used (alias: the target whose set is reused)
 };
 
+enum class PairMode : std::uint8_t { none, independent, ordered };
+
 struct Level {
   int vertex = 0;              // pattern vertex matched here
   int label = -1;              // required graph label, -1 for none
@@ -60,10 +62,11 @@ struct Plan {
   std::uint64_t automorphisms = 1;
   double predicted_cost = 0;
   std::uint64_t orders_considered = 0;
-  // The last two levels are independent (not adjacent, no restriction between them, unlabeled,
-  // edge-induced): their pairs are counted in closed form, |A||B| - |A ∩ B| (GraphPi's IEP for
-  // two vertices), right after level size()-3 is chosen.
-  bool pair_count = false;
+  // Closed-form counting of the last two levels a, b (edge-induced, unlabeled, b not adjacent to
+  // a), right after level size()-3 is chosen. independent: no restriction between them, pairs
+  // = |A||B| - |A ∩ B| (GraphPi's inclusion-exclusion for two vertices); ordered: b has a's
+  // neighbours and bounds plus id(b) < id(a), so both range over one set S and pairs = C(|S|, 2).
+  PairMode pairs = PairMode::none;
 
   int size() const { return static_cast<int>(levels.size()); }
   // Stable digest of pattern, mode, order, restrictions and ops (names JIT cache entries).

@@ -222,4 +222,15 @@ inline std::uint64_t pair_count(const u32* a, std::size_t na, const u32* b, std:
   return ca * cb - cab;
 }
 
+// Pairs y < x of elements of a \ da: C(n, 2) with n = |a \ da|.
+inline std::uint64_t ordered_pair_count(const u32* a, std::size_t na, const u32* da, int nda) {
+  std::uint64_t n = na;
+  for (int i = 0; i < nda; ++i) {
+    bool dup = false;
+    for (int j = 0; j < i; ++j) dup = dup || da[j] == da[i];
+    if (!dup && contains(a, na, da[i])) --n;
+  }
+  return n < 2 ? 0 : n * (n - 1) / 2;
+}
+
 }  // namespace gzk
