@@ -1,6 +1,10 @@
 // tls-fit: total least-squares line fitting as a QCQP with a certificate of global optimality.
 //   tls-fit fit --input points.csv [--candidate a,b,c]   -> JSON, exit 0 certified / 3 not
+//   tls-fit fit --mode gm --sigma S --solver irls|sdp [--verify] [--export-sdpa F.dat-s]
+//   tls-fit sdp --input F.dat-s                          -> JSON primal/dual/status (SDPA max convention)
 //   tls-fit gen --n N --seed S [--noise s] [--outliers f] --output points.csv
+#include "certify/sdp_solver.hpp"
+#include "certify/sdpa.hpp"
 #include "common/cli.hpp"
 #include "common/log.hpp"
 #include "io/csv.hpp"
@@ -24,9 +28,57 @@ static int run_fit(RunContext& ctx, const linefit::FitOptions& opts) {
       xy.push_back(r.points.y[i]);
     }
     io::write_npy(ctx.rundir->artifact("points.npy"), xy.data(), {r.points.size(), 2});
+    io::write_npy(ctx.rundir->artifact("weights.npy"), r.weights.data(), {r.weights.size()});
+    std::vector<double> table;  // x, y, residual, weight, inlier
+    table.reserve(5 * r.points.size());
+    for (std::size_t i = 0; i < r.points.size(); ++i) {
+      const double inlier = r.mode == "gm" ? (r.weights[i] > 0.25 ? 1.0 : 0.0) : 1.0;
+      table.insert(table.end(), {r.points.x[i], r.points.y[i], res[i], r.weights[i], inlier});
+    }
+    io::write_numeric_csv(ctx.rundir->artifact("weights.csv"), {"x", "y", "residual", "weight", "inlier"}, table,
+                          r.points.size(), 5);
   }
   ctx.emit_result(r.to_json());
-  return static_cast<int>(r.certificate.certified ? ExitCode::ok : ExitCode::negative);
+  return static_cast<int>(r.certificate.certified && r.verified() ? ExitCode::ok : ExitCode::negative);
+}
+
+// `tls-fit sdp`: solve an SDP from an SDPA sparse file with our interior-point solver.
+struct SdpCommandOptions {
+  std::string input;
+  double tol = 1e-8;
+  int max_iterations = 100;
+  template <class V>
+  void visit(V& v) {
+    v("input", input, "SDPA sparse file (.dat-s)");
+    v("tol", tol, "relative residuals and gap for optimal", core::in_range(1e-15, 0.1));
+    v("max_iterations", max_iterations, "interior-point iteration limit", core::in_range(1, 10000));
+  }
+  void validate() const {
+    if (input.empty()) throw UsageError("config key 'input' (--input) is required: the .dat-s file to solve");
+  }
+};
+
+static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
+  const certify::SdpProblem p = certify::read_sdpa(opts.input);
+  certify::SdpOptions so;
+  so.tol = opts.tol;
+  so.max_iterations = opts.max_iterations;
+  const certify::SdpResult r = certify::solve_sdp(p, so);
+  log::info("{}: {} after {} iterations, primal {:.10g}, dual {:.10g} (file's max convention), {:.4f} s",
+            opts.input, certify::to_string(r.status), r.iterations, certify::sdpa_objective(r.primal_objective),
+            certify::sdpa_objective(r.dual_objective), r.seconds);
+  ctx.emit_result({{"input", opts.input},
+                   {"status", certify::to_string(r.status)},
+                   {"primal", certify::sdpa_objective(r.primal_objective)},
+                   {"dual", certify::sdpa_objective(r.dual_objective)},
+                   {"primal_residual", r.primal_residual},
+                   {"dual_residual", r.dual_residual},
+                   {"relative_gap", r.relative_gap},
+                   {"iterations", r.iterations},
+                   {"constraints", p.num_constraints()},
+                   {"order", p.total_size()},
+                   {"seconds", r.seconds}});
+  return static_cast<int>(r.status == certify::SdpStatus::optimal ? ExitCode::ok : ExitCode::negative);
 }
 
 static int run_gen(RunContext& ctx, const linefit::GenOptions& opts) {
@@ -51,7 +103,18 @@ int main(int argc, char** argv) {
   app.command<linefit::FitOptions>("fit", "Fit (or certify) a line; exit 0 when certified optimal, 3 when not",
                                    run_fit, /*is_default=*/true)
       .flag("--input", "input", "CSV file of x,y points (header optional)")
-      .flag("--candidate", "candidate", "certify this line a,b,c instead of fitting one");
+      .flag("--candidate", "candidate", "certify this line a,b,c instead of fitting one")
+      .flag("--mode", "mode", "tls | gm")
+      .flag("--sigma", "sigma", "Geman-McClure scale")
+      .flag("--solver", "solver", "eig | sdp | irls")
+      .flag("--init-angle", "init_angle", "IRLS: single start at this normal angle (radians)")
+      .flag("--multipliers", "multipliers", "GM certificate multipliers: least_squares | sdp")
+      .flag("--export-sdpa", "export_sdpa", "write the SDP relaxation to this .dat-s file")
+      .switch_flag("--verify", "verify", "exhaustive search for the global optimum (exit 3 if the fit is worse)");
+  app.command<SdpCommandOptions>("sdp", "Solve an SDP in SDPA sparse format; exit 0 when optimal, 3 when not",
+                                 run_sdp)
+      .flag("--input", "input", "SDPA sparse file (.dat-s)")
+      .without_rundir();
   app.command<linefit::GenOptions>("gen", "Write seeded synthetic points on a line to CSV", run_gen)
       .flag("--n", "n", "number of points")
       .flag("--noise", "noise", "noise standard deviation")
