@@ -1,0 +1,66 @@
+// tls-fit end to end for the certify features: gm fits with --verify, --export-sdpa then
+// `tls-fit sdp` on the file (against csdp when installed), and bad inputs with their exit codes.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "csdp_runner.hpp"
+#include "certify/sdpa.hpp"
+#include "test_support.hpp"
+
+using namespace core::test;
+using nlohmann::json;
+
+TEST_CASE("gm fit: irls matches --verify; sdp export solves the same in tls-fit sdp and csdp") {
+  TempDir dir("gm-cli");
+  const auto csv = (dir / "p.csv").string();
+  REQUIRE(run_tool("tls-fit", {"gen", "--n", "25", "--seed", "4", "--outliers", "0.2", "--output", csv}).exit_code == 0);
+  auto irls = run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--sigma", "0.2", "--solver", "irls",
+                                   "--verify", "--out", (dir / "r1").string()});
+  const auto r = json::parse(irls.out);
+  CHECK(r["verified"] == true);
+  CHECK(r["cost"].get<double>() == doctest::Approx(r["global_cost"].get<double>()).epsilon(1e-9));
+  CHECK(r.contains("lambda_min"));
+  CHECK(r.contains("gap"));
+  CHECK(fs::exists(dir / "r1/artifacts/weights.npy"));
+  CHECK(fs::exists(dir / "r1/artifacts/weights.csv"));
+  CHECK((irls.exit_code == 0) == r["certified"].get<bool>());
+
+  const auto sdpa = (dir / "g.dat-s").string();
+  auto sdp = run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--sigma", "0.2", "--solver", "sdp",
+                                  "--export-sdpa", sdpa, "--out", (dir / "r2").string()});
+  const auto s = json::parse(sdp.out);
+  CHECK(s.contains("tight"));
+  CHECK(s["sdp"]["status"] == "optimal");
+  CHECK(s["sdp"]["value"].get<double>() <= r["global_cost"].get<double>() + 1e-8);  // a lower bound
+  auto solved = run_tool("tls-fit", {"sdp", "--input", sdpa});
+  REQUIRE(solved.exit_code == 0);
+  const auto j = json::parse(solved.out);
+  CHECK(j["status"] == "optimal");
+  CHECK(-j["primal"].get<double>() == doctest::Approx(s["sdp"]["value"].get<double>()).epsilon(1e-7));
+  if (certify_test::have_csdp()) {
+    const auto problem = core::certify::read_sdpa(sdpa);
+    const auto theirs = certify_test::run_csdp(sdpa, problem.b);
+    REQUIRE(theirs.dual_objective);
+    CHECK(j["dual"].get<double>() == doctest::Approx(*theirs.dual_objective).epsilon(1e-6));
+  } else {
+    MESSAGE("csdp absent: cross-check skipped");
+  }
+}
+
+TEST_CASE("bad inputs: exit codes and messages") {
+  TempDir dir("gm-cli-bad");
+  write_text(dir / "nan.csv", "x,y\n1,2\nnan,3\n");
+  CHECK(run_tool("tls-fit", {"fit", "--input", (dir / "nan.csv").string(), "--mode", "gm", "--solver", "irls"}).exit_code == 65);
+  CHECK(run_tool("tls-fit", {"fit", "--mode", "gm", "--solver", "eig"}).exit_code == 2);
+  CHECK(run_tool("tls-fit", {"fit", "--mode", "tls", "--solver", "irls"}).exit_code == 2);
+  write_text(dir / "bad.dat-s", "1\n1\n2\n1.0\n1 1 1 9 1.0\n");
+  auto bad = run_tool("tls-fit", {"sdp", "--input", (dir / "bad.dat-s").string()});
+  CHECK(bad.exit_code == 65);
+  CHECK(bad.err.find("bad.dat-s:5:") != std::string::npos);
+  CHECK(run_tool("tls-fit", {"sdp", "--input", (dir / "missing.dat-s").string()}).exit_code == 66);
+  write_text(dir / "inf.dat-s", "1\n1\n3\n-1\n1 1 1 1 1\n1 1 2 2 1\n1 1 3 3 1\n");
+  auto inf = run_tool("tls-fit", {"sdp", "--input", (dir / "inf.dat-s").string()});
+  CHECK(inf.exit_code == 3);
+  CHECK(json::parse(inf.out)["status"] == "primal_infeasible");
+}
