@@ -163,11 +163,12 @@ class Emitter {
     const auto& ops = plan_.levels[d].ops;
     const std::string b = bound(t, d);
     const std::string bnd = b.empty() ? "0xffffffffu" : b;
-    for (std::size_t i = 0; i + 1 < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
+    const bool fused = !ops.empty() && ops.back().kind != SetOp::Kind::alias;
+    for (std::size_t i = 0; i + (fused ? 1 : 0) < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
     const auto& distinct = plan_.levels[t].distinct;
     os_ << ind(in) << "{\n";
     std::string member_a;
-    if (!ops.empty() && ops.back().kind == SetOp::Kind::start) {
+    if (fused && ops.back().kind == SetOp::Kind::start) {
       neighbours("L", ops.back().src, b, in + 1);
       os_ << ind(in + 1) << "std::uint64_t n = nL;\n";
       for (int j : distinct)
@@ -175,7 +176,7 @@ class Emitter {
     } else {
       os_ << ind(in + 1) << "const u32* pA = p" << cur_[t] << "; std::size_t nA = n" << cur_[t] << ";\n";
       truncate("A", b, in + 1);
-      if (ops.empty()) {
+      if (!fused) {
         os_ << ind(in + 1) << "std::uint64_t n = nA;\n";
         for (int j : distinct)
           os_ << ind(in + 1) << "n -= (" << v(j) << " < " << bnd << " && gzk::contains(pA, nA, " << v(j) << ")) ? 1 : 0;\n";

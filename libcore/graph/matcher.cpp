@@ -136,12 +136,13 @@ class Interpreter {
     const int t = k_ - 1;
     const auto& ops = plan_.levels[d].ops;  // all target t (the only later level)
     const Vertex bound = bound_at(t, d);
-    const std::size_t last = ops.size();
-    for (std::size_t i = 0; i + 1 < last; ++i) apply(ops[i], d);
+    // The last op is fused with the count (an alias, which needs two targets, cannot occur here).
+    const bool fused = !ops.empty() && ops.back().kind != SetOp::Kind::alias;
+    for (std::size_t i = 0; i + (fused ? 1 : 0) < ops.size(); ++i) apply(ops[i], d);
     const Span a = truncate(cur(d, t), bound);
     std::uint64_t n = 0;
     auto member = [&](Vertex x) { return gzk::contains(a.p, a.n, x); };
-    if (last == 0) {
+    if (!fused) {
       n = a.n;
     } else {
       const SetOp& op = ops.back();
@@ -164,6 +165,8 @@ class Interpreter {
             n -= (v_[j] < bound && member(v_[j]) && !gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
           count += n;
           return;
+        case SetOp::Kind::alias:
+          break;
       }
     }
     for (int j : plan_.levels[t].distinct) n -= (v_[j] < bound && member(v_[j])) ? 1 : 0;
