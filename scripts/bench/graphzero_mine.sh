@@ -5,8 +5,11 @@
 # scripts/bench/graphzero_mine.py. Datasets come from $TOOLKIT_DATASETS or ../shared/datasets.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-build="${1:-$root/build}"
-[[ $# -gt 0 ]] && shift
+build="$root/build"
+if [[ $# -gt 0 && "$1" != -* ]]; then
+  build="$1"
+  shift
+fi
 datasets="${TOOLKIT_DATASETS:-$root/../shared/datasets}"
 if [[ ! -x "$build/bin/graphzero-mine" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
