@@ -10,6 +10,10 @@ template <class T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
           T beta, T* C, int ldc);
 
+// Achieved GFLOP/s of float32 C = A B for square n x n row-major matrices (best of `reps` timed
+// products after one warm-up): the machine's GEMM peak through this same library and thread count.
+double measure_gemm_gflops(int n, int reps);
+
 // Threads the GEMMs and the element-wise loops use (OpenMP); 0 keeps the current setting.
 void set_num_threads(int n);
 int num_threads();

@@ -2,9 +2,11 @@
 //   zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR   text -> llm.c token shards
 //   zpp-train train [--config FILE] [key=value ...] [--resume] --out DIR  train a GPT (default command)
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
+//   zpp-train peak [n=2048]                                               float32 GEMM GFLOP/s
 #include "common/cli.hpp"
 #include "common/errors.hpp"
 #include "text/prepare.hpp"
+#include "train/gemm.hpp"
 #include "train/sample.hpp"
 #include "train/trainer.hpp"
 
@@ -18,6 +20,25 @@ int run_train(core::RunContext& ctx, const core::train::TrainOptions& o) {
 
 int run_sample(core::RunContext& ctx, const core::train::SampleOptions& o) {
   ctx.emit_result(core::train::generate(o));
+  return 0;
+}
+
+struct PeakOptions {
+  int n = 2048;
+  int reps = 5;
+  int threads = 0;
+  template <class V>
+  void visit(V& v) {
+    v("n", n, "square matrix size (>= 1024 for a peak figure)", core::positive<int>());
+    v("reps", reps, "timed products (the best one counts)", core::positive<int>());
+    v("threads", threads, "CPU threads (0: OpenMP default)", core::at_least(0));
+  }
+};
+
+int run_peak(core::RunContext& ctx, const PeakOptions& o) {
+  if (o.threads > 0) core::train::set_num_threads(o.threads);
+  const double g = core::train::measure_gemm_gflops(o.n, o.reps);
+  ctx.emit_result({{"gemm_gflops_per_s", g}, {"n", o.n}, {"threads", core::train::num_threads()}});
   return 0;
 }
 
@@ -41,5 +62,7 @@ int main(int argc, char** argv) {
   app.command<core::text::PrepareOptions>("prepare", "Tokenize a text file into train/val shards", run_prepare)
       .flag("--input", "input", "text file")
       .flag("--tokenizer", "tokenizer", "bytes or gpt2:DIR");
+  app.command<PeakOptions>("peak", "Measure the float32 GEMM peak (the library the trainer uses)", run_peak)
+      .without_rundir();
   return app.main(argc, argv);
 }
