@@ -92,6 +92,40 @@ Line gm_line_from_lifted(const Eigen::VectorXd& x) {
   return normalise_line(n(0), n(1), x(z_offset(best) + 2) / best_s);
 }
 
+Eigen::VectorXd gm_stationary_multipliers(const Points& pts, const Line& line, double sigma, bool redundant) {
+  const int N = static_cast<int>(pts.size());
+  const double w = 1.0 / N, s2 = sigma * sigma;
+  const Eigen::Vector3d l(line.a, line.b, line.c);
+  const Eigen::Vector3d m(line.c * line.a, line.c * line.b, -1.0);  // (c n, -1), orthogonal to l and u
+  std::vector<double> s(N), tau(N);
+  double s_mean = 0.0;
+  for (int i = 0; i < N; ++i) {
+    const double e = line.a * pts.x[i] + line.b * pts.y[i] - line.c;
+    s[i] = s2 / (s2 + e * e);
+    tau[i] = s[i] * e;
+    s_mean += w * s[i];
+  }
+  const int n_chain = 3 * std::max(0, N - 1);
+  const int n_red = redundant ? 3 * std::max(0, (N - 1) * (N - 2) / 2) : 0;
+  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(1 + N + n_chain + n_red);
+  lambda(0) = s2 * (1.0 - s_mean);
+  for (int i = 0; i < N; ++i) {
+    const double r = -line.b * pts.x[i] + line.a * pts.y[i];  // position along the line
+    lambda(1 + i) = -2.0 * w * tau[i] * r;
+  }
+  double flow = 0.0;  // offset force carried from point i to point i+1
+  for (int i = 0; i + 1 < N; ++i) {
+    flow += w * s[i] * tau[i];
+    const Eigen::Vector3d F = flow * m;
+    const Eigen::Vector3d omega = l.cross(2.0 * F / (s[i] * s[i + 1])) / l.squaredNorm();
+    const int k = 1 + N + 3 * i;
+    lambda(k) = -omega(2);     // (a, b)
+    lambda(k + 1) = omega(1);  // (a, c)
+    lambda(k + 2) = -omega(0); // (b, c)
+  }
+  return lambda;
+}
+
 certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, bool redundant,
                                 const certify::CertificateOptions& options) {
   return certify::certify(gm_qcqp(pts, sigma, redundant), gm_lift(pts, line, sigma), options);

@@ -29,6 +29,19 @@ Eigen::VectorXd gm_lift(const Points& pts, const Line& line, double sigma);
 // The line of a lifted vector: n = (a, b), c from the z_i with the largest weight s_i = z_{i,ab} . n.
 Line gm_line_from_lifted(const Eigen::VectorXd& x);
 
+// Multipliers solving the stationarity system H(lambda) x^ = 0 in closed form, O(N), at an IRLS
+// fixed point of `line` (redundant-constraint multipliers 0). Derivation: with u = (-b, a, 0),
+// m = (c a, c b, -1) spanning l^perp, point i's cost gradient is g_i = (tau_i / N)(r_i u + m),
+// tau_i = s_i e_i, r_i = position along the line. Its u part goes to the normal constraint,
+// mu_i = -2 tau_i r_i / N; its m part (the offset force) cannot reach (a, b) and is carried along
+// the chain: pair (i, i+1) carries F_i = (1/N) sum_{j<=i} s_j tau_j m (zero at the end by the
+// offset stationarity), realised by omega_i = l x 2 F_i / (s_i s_{i+1} |l|^2), the antisymmetric
+// multipliers being (nu_ab, nu_ac, nu_bc) = (-omega_c, omega_b, -omega_a); lambda_0 = sigma^2 (1 - mean s).
+// This fixes the 2N - 2 free directions (the u flow along the chain and omega_i parallel to l) at
+// zero, which is exact for stationarity but rarely gives H >= 0: the point blocks of H are
+// multiplier-free (H_ii = Q_ii) and the chain blocks couple neighbours, so H is block tridiagonal
+// plus an arrow, not block-arrowhead, and PSD needs a joint choice of those free directions.
+Eigen::VectorXd gm_stationary_multipliers(const Points& pts, const Line& line, double sigma, bool redundant);
 // Builds the QCQP and certifies the line (multipliers by least squares).
 certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, bool redundant,
                                 const certify::CertificateOptions& options = {});

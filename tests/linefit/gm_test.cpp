@@ -109,3 +109,25 @@ TEST_CASE("certificate: accepts the global optimum (tight case), rejects the wor
   }
   MESSAGE(planted << " local minima found and rejected");
 }
+
+TEST_CASE("closed-form stationary multipliers solve H(lambda) x^ = 0 at the IRLS optimum") {
+  for (bool redundant : {false, true}) {
+    for (std::uint64_t seed = 0; seed < 4; ++seed) {
+      CAPTURE(seed);
+      const Points p = data(30, 0.2, 0.05, seed);
+      const double sigma = 0.5;
+      const IrlsResult best = irls_gm(p, sigma);
+      const certify::Qcqp q = gm_qcqp(p, sigma, redundant);
+      const Eigen::VectorXd x = gm_lift(p, best.line, sigma);
+      const Eigen::VectorXd lambda = gm_stationary_multipliers(p, best.line, sigma, redundant);
+      REQUIRE(lambda.size() == q.num_multipliers());
+      const auto fit = certify::given_multipliers(q, x, lambda);
+      CHECK(fit.residual < 1e-7);
+      // and not at a non-stationary line: the residual is then of the order of the gradient
+      const Line off = normalise_line(best.line.a, best.line.b, best.line.c + 0.3);
+      const auto bad = certify::given_multipliers(q, gm_lift(p, off, sigma),
+                                                  gm_stationary_multipliers(p, off, sigma, redundant));
+      CHECK(bad.residual > 1e-4);
+    }
+  }
+}
