@@ -34,8 +34,12 @@ void run(const OA& a, const OB& b, T alpha, T beta, MMat<T>& c) {
 // One thread's product on a block of C, Eigen single-threaded.
 template <class T>
 void gemm_serial(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
-                 T beta, T* C, int ldc) {
+                 T beta, T* C, int ldc, const T* row_bias) {
   MMat<T> c(C, M, N, Eigen::OuterStride<>(ldc));
+  if (row_bias) {
+    c.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(row_bias, N);
+    beta = T(1);
+  }
   if (K == 0) {
     if (beta == T(0)) c.setZero();
     else c *= beta;
@@ -58,10 +62,10 @@ void gemm_serial(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const
 // computed by one thread, so results depend only on the thread count.
 template <class T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
-          T beta, T* C, int ldc) {
+          T beta, T* C, int ldc, const T* row_bias) {
 #ifdef _OPENMP
   const double work = double(M) * N * K;
-  if (work >= double(1 << 21) && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+  if (work >= double(1 << 24) && omp_get_max_threads() > 1 && !omp_in_parallel()) {
     const bool split_rows = M >= N;
     const int extent = split_rows ? M : N;
 #pragma omp parallel
@@ -73,22 +77,22 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, 
       if (b1 > b0) {
         if (split_rows)
           gemm_serial<T>(trans_a, trans_b, b1 - b0, N, K, alpha, trans_a ? A + b0 : A + std::size_t(b0) * lda, lda, B,
-                         ldb, beta, C + std::size_t(b0) * ldc, ldc);
+                         ldb, beta, C + std::size_t(b0) * ldc, ldc, row_bias);
         else
           gemm_serial<T>(trans_a, trans_b, M, b1 - b0, K, alpha, A, lda, trans_b ? B + std::size_t(b0) * ldb : B + b0,
-                         ldb, beta, C + b0, ldc);
+                         ldb, beta, C + b0, ldc, row_bias ? row_bias + b0 : nullptr);
       }
     }
     return;
   }
 #endif
-  gemm_serial<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  gemm_serial<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, row_bias);
 }
 
 template void gemm<float>(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*,
-                          int);
+                          int, const float*);
 template void gemm<double>(bool, bool, int, int, int, double, const double*, int, const double*, int, double,
-                           double*, int);
+                           double*, int, const double*);
 
 double measure_gemm_gflops(int n, int reps) {
   const std::size_t nn = std::size_t(n) * n;

@@ -2,13 +2,15 @@
 // copies). Keeping Eigen inside gemm.cpp lets the rest of the trainer work on flat buffers.
 //   C[M,N] = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T; lda/ldb/ldc are row strides.
 // Requires non-overlapping A/B and C. beta == 0 overwrites C (NaNs in C are not propagated).
+// row_bias (length N, optional): C's rows are first set to row_bias, then the product is added
+// (beta is ignored) — the bias of a linear layer, filled by the thread that computes the block.
 #pragma once
 
 namespace core::train {
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
-          T beta, T* C, int ldc);
+          T beta, T* C, int ldc, const T* row_bias = nullptr);
 
 // Achieved GFLOP/s of float32 C = A B for square n x n row-major matrices (best of `reps` timed
 // products after one warm-up): the machine's GEMM peak through this same library and thread count.

@@ -24,7 +24,7 @@ double global_grad_norm(const FlatBuffers<T>& grads) {
     const std::int64_t n = static_cast<std::int64_t>(grads.group_size(g));
     const std::int64_t chunks = (n + kChunk - 1) / kChunk;
     std::vector<double> part(chunks);
-#pragma omp parallel for schedule(static) if (chunks > 1)
+#pragma omp parallel for schedule(static) if (n >= (1 << 20))
     for (std::int64_t c = 0; c < chunks; ++c) {
       const std::int64_t b = c * kChunk, e = std::min(n, b + kChunk);
       part[c] = static_cast<double>(Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(p + b, e - b).square().sum());
@@ -52,7 +52,7 @@ void AdamW<T>::step(FlatBuffers<T>& params, const FlatBuffers<T>& grads, double 
       T* m = m_.tensor(g, t);
       T* v = v_.tensor(g, t);
       const std::int64_t n = static_cast<std::int64_t>(view.numel);
-#pragma omp parallel for simd schedule(static) if (n > 32768)
+#pragma omp parallel for simd schedule(static) if (n >= (1 << 18))
       for (std::int64_t i = 0; i < n; ++i) {
         const T gi = gr[i] * gs;
         const T mi = b1 * m[i] + (T(1) - b1) * gi;
