@@ -38,9 +38,13 @@ class Emitter {
            "    const std::int32_t* labels, u32 begin, u32 end, u32* scratch, std::uint64_t cap) {\n";
     os_ << "  (void)labels; (void)scratch; (void)cap; (void)adj; (void)lower;\n";
     os_ << "  std::uint64_t count = 0;\n";
+    // Plan::root_common: the table follows the k*k*2 scratch buffers (JitKernel::count).
+    if (plan_.root_common) os_ << "  u32* common = scratch + " << k_ * k_ * 2 << " * cap;\n";
     os_ << "  for (u32 v0 = begin; v0 < end; ++v0) {\n";
     label_check(0, "v0", 2);
+    if (plan_.root_common) os_ << "    bool common_ready = false;\n";
     body(0, 2);
+    if (plan_.root_common) os_ << "    if (common_ready) gzk::wedge_clear(off, adj, v0, common);\n";
     os_ << "  }\n  return count;\n}\n";
     return os_.str();
   }
@@ -115,8 +119,10 @@ class Emitter {
       cur_ = saved;
       return;
     }
-    for (std::size_t i = 0; i < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
-    if (plan_.pairs != PairMode::none && next == k_ - 2) {
+    const bool pairs = plan_.pairs != PairMode::none && next == k_ - 2;
+    if (!(pairs && plan_.root_common))  // the only op here builds A, counted instead
+      for (std::size_t i = 0; i < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
+    if (pairs) {
       count_pairs(d, in);
       cur_ = saved;
       return;
@@ -137,11 +143,13 @@ class Emitter {
   void count_pairs(int d, int in) {
     const int a = k_ - 2, b = k_ - 1;
     os_ << ind(in) << "{\n";
-    os_ << ind(in + 1) << "const u32* pA = p" << cur_[a] << "; std::size_t nA = n" << cur_[a] << ";\n";
-    truncate("A", bound(a, d), in + 1);
     std::string da, db;
     int nda = 0, ndb = 0;
     for (int j : plan_.levels[a].distinct) da += (nda++ ? ", " : "") + v(j);
+    if (!plan_.root_common) {
+      os_ << ind(in + 1) << "const u32* pA = p" << cur_[a] << "; std::size_t nA = n" << cur_[a] << ";\n";
+      truncate("A", bound(a, d), in + 1);
+    }
     if (plan_.pairs == PairMode::ordered) {
       os_ << ind(in + 1) << "const u32 dA[] = {" << (nda ? da : "0") << "};\n";
       os_ << ind(in + 1) << "count += gzk::ordered_pair_count(pA, nA, dA, " << nda << ");\n";
@@ -153,7 +161,28 @@ class Emitter {
     for (int j : plan_.levels[b].distinct)
       if (j != a) db += (ndb++ ? ", " : "") + v(j);
     os_ << ind(in + 1) << "const u32 dA[] = {" << (nda ? da : "0") << "}, dB[] = {" << (ndb ? db : "0") << "};\n";
-    os_ << ind(in + 1) << "count += gzk::pair_count(pA, nA, pB, nB, dA, " << nda << ", dB, " << ndb << ");\n";
+    if (!plan_.root_common) {
+      os_ << ind(in + 1) << "count += gzk::pair_count(pA, nA, pB, nB, dA, " << nda << ", dB, " << ndb << ");\n";
+      os_ << ind(in) << "}\n";
+      return;
+    }
+    os_ << ind(in + 1) << "if (!common_ready) gzk::wedge_fill(off, adj, v0, common);\n";
+    os_ << ind(in + 1) << "common_ready = true;\n";
+    neighbours("N0", 0, "", in + 1);
+    neighbours("Nd", d, "", in + 1);
+    os_ << ind(in + 1) << "count += gzk::pair_count_from(common[" << v(d) << "], nB, gzk::intersect_count(pB, nB, pNd, nNd), dA, "
+        << nda << ", dB, " << ndb << ",\n";
+    // Memberships the pattern decides are answered without a search (root_common_member).
+    auto member = [&](int t, const std::string& search) {
+      std::string known;
+      for (int j = 0; j <= d; ++j) {
+        const int m = root_common_member(plan_, t, j);
+        if (m >= 0) known += "if (x == " + v(j) + ") return " + (m ? "true" : "false") + "; ";
+      }
+      return "[&](u32 x) { " + known + "return " + search + "; }";
+    };
+    os_ << ind(in + 2) << member(a, "gzk::contains(pN0, nN0, x) && gzk::contains(pNd, nNd, x)") << ",\n";
+    os_ << ind(in + 2) << member(b, "gzk::contains(pB, nB, x)") << ");\n";
     os_ << ind(in) << "}\n";
   }
 
@@ -289,7 +318,7 @@ std::uint64_t JitKernel::count(const Graph& g, const ExecOptions& opt) const {
   std::vector<std::vector<std::uint32_t>> scratch(opt.threads);
   std::vector<std::uint64_t> counts(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    if (scratch[t].empty()) scratch[t].resize(k * k * 2 * cap);
+    if (scratch[t].empty()) scratch[t].resize(k * k * 2 * cap + (plan_.root_common ? g.n() : 0));
     counts[t] += fn_(g.offsets.data(), g.adj.data(), lower.data(), g.labels.empty() ? nullptr : g.labels.data(), begin, end,
                      scratch[t].data(), cap);
   });

@@ -35,6 +35,13 @@ class Interpreter {
     storage_.resize(static_cast<std::size_t>(k_) * k_ * 2);
     for (auto& b : storage_) b.resize(cap);
     cur_.resize(static_cast<std::size_t>(k_) * k_);
+    if (plan.root_common) {
+      common_.assign(g.n(), 0);
+      for (int j = 0; j + 2 < k_; ++j) {
+        member_a_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 2, j)));
+        member_b_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 1, j)));
+      }
+    }
     v_.resize(k_);
     match_.resize(k_);
   }
@@ -49,6 +56,8 @@ class Interpreter {
       return;
     }
     descend(0);
+    if (common_ready_) gzk::wedge_clear(g_.offsets.data(), g_.adj.data(), v0, common_.data());
+    common_ready_ = false;
   }
 
   std::uint64_t count = 0;
@@ -111,8 +120,11 @@ class Interpreter {
       count_last(d);
       return;
     }
-    for (const SetOp& op : ops) apply(op, d);
-    if (!kList && plan_.pairs != PairMode::none && next == k_ - 2) {
+    const bool pairs = !kList && plan_.pairs != PairMode::none && next == k_ - 2;
+    // With root_common the only op here builds A, which is counted instead.
+    if (!(pairs && plan_.root_common))
+      for (const SetOp& op : ops) apply(op, d);
+    if (pairs) {
       count_pairs(d);
       return;
     }
@@ -187,7 +199,31 @@ class Interpreter {
     const Span B = truncate(cur(d, b), bound_at(b, d));
     for (int j : plan_.levels[b].distinct)
       if (j != a) db[ndb++] = v_[j];
-    count += gzk::pair_count(A.p, A.n, B.p, B.n, da, nda, db, ndb);
+    if (!plan_.root_common) {
+      count += gzk::pair_count(A.p, A.n, B.p, B.n, da, nda, db, ndb);
+      return;
+    }
+    // A = N(v_0) ∩ N(v_d), B ⊆ N(v_0) (Plan::root_common).
+    if (!common_ready_) gzk::wedge_fill(g_.offsets.data(), g_.adj.data(), v_[0], common_.data());
+    common_ready_ = true;
+    const Span N0 = neighbors(v_[0]), Nd = neighbors(v_[d]);
+    // Memberships the pattern decides (root_common_member) skip the search; the queried vertices
+    // are those of distinct earlier levels, so a value names its level.
+    auto known = [&](const std::vector<std::int8_t>& member, Vertex x) {
+      for (int j = 0; j <= d; ++j)
+        if (v_[j] == x) return static_cast<int>(member[j]);
+      return -1;
+    };
+    count += gzk::pair_count_from(
+        common_[v_[d]], B.n, gzk::intersect_count(B.p, B.n, Nd.p, Nd.n), da, nda, db, ndb,
+        [&](Vertex x) {
+          const int m = known(member_a_, x);
+          return m >= 0 ? m == 1 : gzk::contains(N0.p, N0.n, x) && gzk::contains(Nd.p, Nd.n, x);
+        },
+        [&](Vertex x) {
+          const int m = known(member_b_, x);
+          return m >= 0 ? m == 1 : gzk::contains(B.p, B.n, x);
+        });
   }
 
   void found(std::uint64_t n) {
@@ -213,6 +249,9 @@ class Interpreter {
   std::vector<Span> cur_;
   std::vector<Vertex> v_;
   std::vector<Vertex> match_;
+  std::vector<std::uint32_t> common_;  // Plan::root_common: |N(v_0) ∩ N(x)| once common_ready_
+  bool common_ready_ = false;
+  std::vector<std::int8_t> member_a_, member_b_;  // root_common_member per earlier level
 };
 
 }  // namespace

@@ -121,6 +121,12 @@ struct Schedule {
     if (adj[b] == adj[a] && upper[b] == (upper[a] | (1u << a))) return PairMode::ordered;
     return PairMode::none;
   }
+  // Whether Plan::root_common applies: A = N(v_0) ∩ N(v_d) unbounded, B ⊆ N(v_0) fixed before d.
+  bool root_common_applies() const {
+    const int d = k - 3, a = k - 2, b = k - 1;
+    if (d < 1 || pairs() != PairMode::independent) return false;
+    return adj[a] == (1u | (1u << d)) && upper[a] == 0 && (adj[b] & 1u) && !((adj[b] >> d) & 1u);
+  }
 };
 
 // Restrictions of the stabiliser chain along the order, as upper-bound masks per level.
@@ -165,15 +171,20 @@ Schedule make_schedule(const Pattern& p, Induced induced, const std::vector<int>
 // Predicted work: for every depth, the number of partial matches times the list lengths its
 // set operations merge, plus the loops themselves. Lists bounded by an adjacent earlier vertex
 // are oriented (the short prefix of higher-degree neighbours).
-double predict_cost(const Schedule& sc, const GraphStats& s) {
+// With pairs, *root_common (when given) says whether the root table of Plan::root_common is the
+// cheaper way to count them; the cost returned is that of the cheaper way.
+double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common = nullptr) {
   const int k = sc.k;
   std::array<double, kMaxPatternSize> size{};
   double prefixes = s.n * label_factor(s, sc.label[0]);
   double total = prefixes;
   const bool pairs = sc.pairs() != PairMode::none;
+  if (root_common) *root_common = false;
   for (int d = 0; d + 1 < k; ++d) {
     double work = 1.0;
+    double a_work = 0;  // at depth k-3: the work of building the set of level k-2
     sc.for_each_op(d, [&](const SetOp& op) {
+      const double before = work;
       const std::uint32_t up = sc.upper[op.target];
       const bool oriented = (up >> op.src) & 1u;
       const bool bounded = (up & ((2u << d) - 1)) != 0;
@@ -196,8 +207,19 @@ double predict_cost(const Schedule& sc, const GraphStats& s) {
           work += 1;
           break;
       }
+      if (op.target == k - 2) a_work += work - before;
     });
-    if (pairs && d == k - 3) return total + prefixes * (work + size[k - 2] + size[k - 1]);
+    if (pairs && d == k - 3) {
+      const double direct = total + prefixes * (work + size[k - 2] + size[k - 1]);
+      if (!sc.root_common_applies()) return direct;
+      // The table: every root walks its wedges twice (fill, clear); per prefix, B ∩ N(v_d) by
+      // merge or galloping from B.
+      const double b = size[k - 1], len = s.degree_biased;
+      const double table = 4 * s.m * s.degree_biased * label_factor(s, sc.label[0]);
+      const double common = total + table + prefixes * (work - a_work + std::min(b + len, b * std::log2(len + 2) + 1) + b);
+      if (root_common) *root_common = common < direct;
+      return std::min(direct, common);
+    }
     total += prefixes * work;
     const int next = d + 1;
     double cand = size[next] * label_factor(s, sc.label[next]);
@@ -238,17 +260,21 @@ Plan expand(const Pattern& p, const Schedule& sc, std::uint64_t automorphisms, c
   }
   std::sort(plan.restrictions.begin(), plan.restrictions.end());
   plan.pairs = sc.pairs();
-  plan.predicted_cost = predict_cost(sc, stats);
+  plan.predicted_cost = predict_cost(sc, stats, &plan.root_common);
   plan.orders_considered = 1;
   return plan;
 }
 
 }  // namespace
 
-Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats) {
+Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats,
+               RootCommon root_common) {
   const auto autos = automorphisms(p);
   std::vector<std::uint32_t> scratch;
-  return expand(p, make_schedule(p, induced, order, autos, scratch), autos.size(), stats);
+  const Schedule sc = make_schedule(p, induced, order, autos, scratch);
+  Plan plan = expand(p, sc, autos.size(), stats);
+  if (root_common != RootCommon::by_cost) plan.root_common = root_common == RootCommon::where_applicable && sc.root_common_applies();
+  return plan;
 }
 
 Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats) {
@@ -302,6 +328,14 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats) {
   return plan;
 }
 
+int root_common_member(const Plan& plan, int t, int j) {
+  const int k = plan.size(), d = k - 3;
+  auto edge = [&](int x, int y) { return plan.pattern.has_edge(plan.order[x], plan.order[y]); };
+  if (edge(t, j)) return 0;
+  if (t == k - 2 && edge(j, 0) && edge(j, d)) return 1;
+  return -1;
+}
+
 std::string Plan::hash() const {
   std::ostringstream os;
   os << "gzplan-v2|" << pattern.to_string() << "|" << to_string(induced) << "|";
@@ -312,7 +346,7 @@ std::string Plan::hash() const {
     for (const SetOp& op : L.ops) os << "o" << int(op.kind) << "." << op.target << "." << op.src;
     os << ";";
   }
-  os << "pairs" << static_cast<int>(pairs);
+  os << "pairs" << static_cast<int>(pairs) << (root_common ? "r" : "");
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(os.str())));
   return hex;
@@ -338,6 +372,7 @@ nlohmann::json Plan::to_json() const {
   }
   j["levels"] = lv;
   j["pairs"] = pairs == PairMode::none ? "none" : pairs == PairMode::independent ? "independent" : "ordered";
+  j["root_common"] = root_common;
   j["hash"] = hash();
   return j;
 }
@@ -362,6 +397,7 @@ std::string Plan::to_text() const {
     os << "\n";
   }
   if (pairs == PairMode::independent) os << "last two levels counted in closed form: |A||B| - |A & B|\n";
+  if (root_common) os << "|A| = |N(level 0) & N(level " << size() - 3 << ")| from a per-root wedge table, A not built\n";
   if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
   os << "predicted cost " << predicted_cost << " (" << orders_considered << " orders considered)\n";
   return os.str();

@@ -67,6 +67,12 @@ struct Plan {
   // = |A||B| - |A ∩ B| (GraphPi's inclusion-exclusion for two vertices); ordered: b has a's
   // neighbours and bounds plus id(b) < id(a), so both range over one set S and pairs = C(|S|, 2).
   PairMode pairs = PairMode::none;
+  // With independent pairs where a's set is exactly N(v_0) ∩ N(v_{k-3}) (no bounds) and b's set
+  // lies in N(v_0) and is fixed before level k-3: |A| = |N(v_0) ∩ N(x)| is read from a table
+  // filled once per root by walking the wedges v_0 - w - x, and |A ∩ B| = |B ∩ N(v_{k-3})|, so
+  // A is never built (the per-prefix intersection it replaces depends only on v_0 and x).
+  // Chosen by the cost model when the table is cheaper than the intersections.
+  bool root_common = false;
 
   int size() const { return static_cast<int>(levels.size()); }
   // Stable digest of pattern, mode, order, restrictions and ops (names JIT cache entries).
@@ -75,8 +81,18 @@ struct Plan {
   std::string to_text() const;
 };
 
+// For a root_common plan, whether the vertex of earlier level j (j <= size()-3) lies in the set
+// of level t (size()-2: A = N(v_0) ∩ N(v_{k-3}); size()-1: B) as far as the pattern decides it:
+// 0 no (j's own list bounds the set; no self-loops), 1 yes (j adjacent to both lists of A, which
+// is unbounded), -1 unknown (search).
+int root_common_member(const Plan& plan, int t, int j);
+
+// How make_plan decides Plan::root_common: by the cost model, or forced where it applies (tests).
+enum class RootCommon : std::uint8_t { by_cost, never, where_applicable };
+
 // Builds the plan for one given order (restrictions, ops, distinct checks, cost).
-Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats);
+Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats,
+               RootCommon root_common = RootCommon::by_cost);
 
 // Enumerates connected orders up to symmetry and returns the cheapest plan.
 Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats);

@@ -197,29 +197,53 @@ inline std::size_t subtract_count(const u32* a, std::size_t na, const u32* b, st
   return na - intersect_count(a, na, b, nb);
 }
 
-// Injective pairs (x, y), x in a \ da, y in b \ db, x != y: |a'| |b'| - |a' ∩ b'| (inclusion-
-// exclusion); da, db are the few vertices already matched that the pair must avoid.
-inline std::uint64_t pair_count(const u32* a, std::size_t na, const u32* b, std::size_t nb, const u32* da,
-                                int nda, const u32* db, int ndb) {
-  std::uint64_t ca = na, cb = nb, cab = intersect_count(a, na, b, nb);
+// Injective pairs (x, y), x in A \ da, y in B \ db, x != y, from ca = |A|, cb = |B|, cab = |A ∩ B|
+// and membership tests in_a, in_b: |A'| |B'| - |A' ∩ B'| (inclusion-exclusion); da, db are the
+// few vertices already matched that the pair must avoid.
+template <class InA, class InB>
+inline std::uint64_t pair_count_from(std::uint64_t ca, std::uint64_t cb, std::uint64_t cab, const u32* da, int nda,
+                                     const u32* db, int ndb, InA&& in_a, InB&& in_b) {
   for (int i = 0; i < nda; ++i) {
     bool dup = false;
     for (int j = 0; j < i; ++j) dup = dup || da[j] == da[i];
-    if (!dup && contains(a, na, da[i])) {
+    if (!dup && in_a(da[i])) {
       --ca;
-      cab -= contains(b, nb, da[i]) ? 1 : 0;
+      cab -= in_b(da[i]) ? 1 : 0;
     }
   }
   for (int i = 0; i < ndb; ++i) {
     bool dup = false;
     for (int j = 0; j < i; ++j) dup = dup || db[j] == db[i];
-    if (dup || !contains(b, nb, db[i])) continue;
+    if (dup || !in_b(db[i])) continue;
     --cb;
     bool in_da = false;
     for (int j = 0; j < nda; ++j) in_da = in_da || da[j] == db[i];
-    if (!in_da) cab -= contains(a, na, db[i]) ? 1 : 0;
+    if (!in_da) cab -= in_a(db[i]) ? 1 : 0;
   }
   return ca * cb - cab;
+}
+
+// pair_count_from for materialised sorted sets a and b.
+inline std::uint64_t pair_count(const u32* a, std::size_t na, const u32* b, std::size_t nb, const u32* da,
+                                int nda, const u32* db, int ndb) {
+  return pair_count_from(
+      na, nb, intersect_count(a, na, b, nb), da, nda, db, ndb, [&](u32 x) { return contains(a, na, x); },
+      [&](u32 x) { return contains(b, nb, x); });
+}
+
+// common[x] = |N(v) ∩ N(x)| for every x (common all zero before), by walking the wedges v - w - x
+// of the CSR graph (off, adj); wedge_clear zeroes what wedge_fill wrote.
+inline void wedge_fill(const std::uint64_t* off, const u32* adj, u32 v, u32* common) {
+  for (std::uint64_t e = off[v]; e < off[v + 1]; ++e) {
+    const u32 w = adj[e];
+    for (std::uint64_t f = off[w]; f < off[w + 1]; ++f) ++common[adj[f]];
+  }
+}
+inline void wedge_clear(const std::uint64_t* off, const u32* adj, u32 v, u32* common) {
+  for (std::uint64_t e = off[v]; e < off[v + 1]; ++e) {
+    const u32 w = adj[e];
+    for (std::uint64_t f = off[w]; f < off[w + 1]; ++f) common[adj[f]] = 0;
+  }
 }
 
 // Pairs y < x of elements of a \ da: C(n, 2) with n = |a \ da|.

@@ -82,6 +82,39 @@ TEST_CASE("every matching order of a pattern gives the same count") {
   }
 }
 
+TEST_CASE("root-table pair counting (Plan::root_common) matches brute force on every order where it applies") {
+  const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(14, 0.5, 5)), generate_gnp(13, 0.6, 2)};
+  int applied = 0;
+  for (int k = 4; k <= 5; ++k) {
+    for (const Pattern& p : connected_patterns(k)) {
+      std::vector<int> order(p.size());
+      std::iota(order.begin(), order.end(), 0);
+      do {
+        bool connected = true;
+        for (int i = 1; i < p.size(); ++i) {
+          bool any = false;
+          for (int j = 0; j < i; ++j) any = any || p.has_edge(order[i], order[j]);
+          connected = connected && any;
+        }
+        if (!connected) continue;
+        for (const Graph& g : graphs) {
+          const GraphStats stats = graph_stats(g);
+          const Plan plan = make_plan(p, Induced::edge, order, stats, RootCommon::where_applicable);
+          if (!plan.root_common) break;
+          ++applied;
+          CAPTURE(plan.to_text());
+          const std::uint64_t expect = test::brute_force_count(g, p, false);
+          CHECK(count_matches(g, plan) == expect);
+          CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
+          CHECK(count_matches(g, make_plan(p, Induced::edge, order, stats, RootCommon::never)) == expect);
+        }
+      } while (std::next_permutation(order.begin(), order.end()));
+    }
+  }
+  CHECK(applied >= 8);  // 4 orders of 4- and 5-vertex patterns (house among them), 2 graphs
+  MESSAGE("root_common plans checked: " << applied);
+}
+
 TEST_CASE("restrictions count every 6- and 7-vertex pattern exactly once on complete graphs") {
   for (int k = 6; k <= 7; ++k) {
     const Graph g = complete_graph(k + 1);
