@@ -70,7 +70,7 @@ struct TrainOptions {
   int train_micro_batch_size_per_gpu = 8;
   int gradient_accumulation_steps = 1;
   double gradient_clipping = 1.0;
-  std::int64_t train_iters = 300;
+  std::int64_t train_iters = 200;
   OptimizerOptions optimizer;
   SchedulerOptions scheduler;
   int eval_interval = 100;
@@ -78,7 +78,9 @@ struct TrainOptions {
   int save_interval = 0;  // steps between checkpoints (0: only at the end and on a stop signal)
   std::string init_from;  // GPT-2 weights: *.safetensors (HF naming) or llm.c *.bin
   std::uint64_t seed = 1337;
-  int threads = 0;        // 0: OpenMP default
+  // Small models train faster on one thread: on the busy 2-core machine the default config took
+  // 0.17 s/step on 1 thread and 0.97 s/step on 2 (thread wake-ups at every parallel region).
+  int threads = 1;        // 0: OpenMP default (all cores)
   bool resume = false;
 
   template <class V>
@@ -98,7 +100,7 @@ struct TrainOptions {
     v("save_interval", save_interval, "steps between checkpoints (0: end and signal only)", core::at_least(0));
     v("init_from", init_from, "GPT-2 weights to start from: .safetensors (HF) or llm.c .bin");
     v("seed", seed, "seed of the init and of batch sampling");
-    v("threads", threads, "CPU threads (0: OpenMP default)", core::at_least(0));
+    v("threads", threads, "CPU threads (0: all cores); big models gain from more", core::at_least(0));
     v("resume", resume, "continue from the newest checkpoint in the run directory");
   }
   // Throws UsageError naming the keys (heads vs width, seq_len vs n_positions, betas, arch).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CPU training throughput of zpp-train against the machine's float32 GEMM peak, measured in the
 # same run with the same library (core::train::gemm over Eigen) and the same thread count.
-#   scripts/bench/zpp_train_cpu.sh [BUILD_DIR]      (env: STEPS=6 THREADS=<OpenMP default> PEAK_N=2048)
+#   scripts/bench/zpp_train_cpu.sh [BUILD_DIR]      (env: STEPS=6 THREADS=0 (all cores) PEAK_N=2048)
 # Configs: a 6-layer, 384-wide, context-256 GPT (batch 8, byte vocabulary) and GPT-2 124M
 # (12 layers, 768 wide, vocab 50257, batch 4, context 64). Data: tinyshakespeare from
 # ../shared/datasets when present, else the GPL-3 text of Debian's base-files.
@@ -17,8 +17,7 @@ PEAK_N="${PEAK_N:-2048}"
 [[ -x "$ZPP" ]] || { echo "zpp-train not built at $ZPP (cmake --build $BUILD --target zpp-train)" >&2; exit 66; }
 DATA="$ROOT/../shared/datasets/text/tinyshakespeare.txt"
 [[ -f "$DATA" ]] || DATA=/usr/share/common-licenses/GPL-3
-THREADS_KV=()
-[[ -n "${THREADS:-}" ]] && THREADS_KV=("threads=$THREADS")
+THREADS_KV=("threads=${THREADS:-0}")
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 

@@ -56,6 +56,17 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
   REQUIRE(r.exit_code == 0);
   CHECK(last_json_line(r.out)["tokens"] == 20);
 
+  // --resume: a 3-step run (schedule sized for 6) continued to 6 steps appends steps 4..6.
+  r = run_tool("zpp-train", with(with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", (tmp / "res").string()},
+                                       kTiny), {"train_iters=3", "scheduler.params.total_num_steps=6"}));
+  REQUIRE(r.exit_code == 0);
+  r = run_tool("zpp-train", with(with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", (tmp / "res").string(),
+                                       "--resume"}, kTiny), {"train_iters=6"}));
+  REQUIRE(r.exit_code == 0);
+  const auto resumed = core::test::read_text(tmp / "res/metrics.jsonl");
+  CHECK(std::count(resumed.begin(), resumed.end(), '\n') == 6);
+  CHECK(resumed.find("\"step\":4") != std::string::npos);
+
   r = run_tool("zpp-train", {"prepare", "--input", (tmp / "t.txt").string(), "--tokenizer", "bytes", "--out",
                              (tmp / "shards").string()});
   REQUIRE(r.exit_code == 0);
