@@ -1,0 +1,259 @@
+// The jobs of graphzero-mine (see jobs.hpp): input loading and relabelling, planning, the
+// back-ends, the MPI sum of counts and the JSON results.
+#include "graph/jobs.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "common/errors.hpp"
+#include "common/log.hpp"
+#include "common/timer.hpp"
+#include "dist/world.hpp"
+#include "graph/generators.hpp"
+#include "graph/graph_io.hpp"
+#include "graph/jit.hpp"
+#include "graph/matcher.hpp"
+#include "graph/plan.hpp"
+
+namespace core::graph::jobs {
+
+namespace {
+
+Pattern make_pattern(const std::string& spec, const std::string& labels) {
+  Pattern p = parse_pattern(spec);
+  if (!labels.empty()) {
+    std::vector<int> l;
+    std::stringstream ss(labels);
+    for (std::string t; std::getline(ss, t, ',');) {
+      if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 7)
+        throw UsageError("pattern_labels: '" + t + "' is not a non-negative integer");
+      l.push_back(std::stoi(t));
+    }
+    p.set_labels(std::move(l));
+  }
+  return p;
+}
+
+struct Input {
+  Graph graph;  // relabelled by degree
+  nlohmann::json info;
+  double load_s = 0, orient_s = 0;
+};
+
+Input load_input(const GraphKeys& o) {
+  Input in;
+  Timer t;
+  CleanReport report;
+  std::optional<Graph> g = generate_from_spec(o.graph, o.seed, &report);
+  in.info["source"] = o.graph;
+  if (g) {
+    in.info["generated"] = true;
+  } else {
+    LoadedGraph lg = load_graph(o.graph, LoadOptions{o.graph_cache});
+    g = std::move(lg.graph);
+    report = lg.report;
+    in.info["from_cache"] = lg.from_cache;
+    if (!lg.cache_path.empty()) in.info["cache"] = lg.cache_path.string();
+  }
+  if (!o.vertex_labels.empty()) read_vertex_labels(o.vertex_labels, *g);
+  in.load_s = t.seconds();
+  log::info("graph {}: {}{}", o.graph, describe(report), in.info.value("from_cache", false) ? " [from cache]" : "");
+  t.reset();
+  in.graph = relabel_by_degree(*g);
+  in.orient_s = t.seconds();
+  in.info["vertices"] = in.graph.n();
+  in.info["edges"] = in.graph.m();
+  in.info["max_degree"] = in.graph.max_degree();
+  in.info["labeled"] = in.graph.labeled();
+  in.info["cleaned"] = {{"input_edges", report.input_edges}, {"self_loops", report.self_loops},
+                        {"duplicates", report.duplicates},   {"max_input_id", report.max_input_id}};
+  return in;
+}
+
+// CPU seconds of the whole process (all threads): with the machine shared, wall time alone
+// overstates the work; cpu / threads is what an idle machine's wall time would be at best.
+double process_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+int resolve_threads(int t) { return t > 0 ? t : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+// The job's ranks; a communicator only when there is more than one.
+struct Ranks {
+  dist::RankInfo info;
+  std::unique_ptr<dist::Communicator> comm;
+  ExecOptions exec(int threads) const { return {threads, info.rank, info.world_size}; }
+  // Sums one exact 64-bit value per rank (all_gather of its 8 bytes: the byte type never rounds).
+  std::uint64_t sum(std::uint64_t x) const {
+    if (!comm) return x;
+    std::vector<std::uint64_t> all(info.world_size);
+    comm->all_gather(&x, all.data(), sizeof x, dist::DType::u8);
+    std::uint64_t s = 0;
+    for (auto v : all) s += v;
+    return s;
+  }
+  bool leader() const { return info.rank == 0; }
+};
+
+Ranks discover() {
+  Ranks r;
+  r.info = dist::discover_ranks(std::nullopt, std::nullopt);
+  if (r.info.world_size > 1) r.comm = dist::make_world_communicator(r.info);
+  return r;
+}
+
+Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g, std::uint64_t seed) {
+  const GraphStats stats = graph_stats(g, seed);
+  return order.empty() ? choose_plan(p, mode, stats) : make_plan(p, mode, order, stats);
+}
+
+nlohmann::json plan_summary(const Plan& plan) {
+  return {{"order", plan.order},
+          {"restrictions", plan.to_json()["restrictions"]},
+          {"automorphisms", plan.automorphisms},
+          {"predicted_cost", plan.predicted_cost},
+          {"orders_considered", plan.orders_considered},
+          {"hash", plan.hash()}};
+}
+
+void save_plan(RunDir* rundir, const Plan& plan, const std::string& stem) {
+  if (!rundir) return;
+  write_file_atomic(rundir->artifact(stem + ".json"), plan.to_json().dump(2) + "\n");
+  write_file_atomic(rundir->artifact(stem + ".txt"), plan.to_text());
+}
+
+}  // namespace
+
+std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
+  const Pattern pattern = make_pattern(o.pattern, o.pattern_labels);
+  const Induced mode = parse_induced(o.induced);
+  const Ranks ranks = discover();
+  const int threads = resolve_threads(o.threads);
+  Input in = load_input(o);
+  Timer t;
+  const Plan plan = plan_for(pattern, mode, o.order, in.graph, o.seed);
+  const double plan_s = t.seconds();
+  log::info("plan ({:.2f} ms):\n{}", plan_s * 1e3, plan.to_text());
+  save_plan(rundir, plan, "plan");
+
+  double compile_s = 0;
+  bool jit_cached = false;
+  std::uint64_t local = 0;
+  double cpu0 = 0;
+  if (o.backend == "jit") {
+    const JitKernel kernel(plan, o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache));
+    compile_s = kernel.compile_seconds();
+    jit_cached = kernel.from_cache();
+    if (rundir) write_file_atomic(rundir->artifact("kernel.cpp"), emit_cpp(plan));
+    log::info("JIT kernel {} ({})", kernel.library().string(),
+              jit_cached ? "cached" : fmt::format("compiled in {:.2f} s", compile_s));
+    t.reset();
+    cpu0 = process_cpu_seconds();
+    local = kernel.count(in.graph, ranks.exec(threads));
+  } else {
+    t.reset();
+    cpu0 = process_cpu_seconds();
+    local = count_matches(in.graph, plan, ranks.exec(threads));
+  }
+  const double match_cpu_s = process_cpu_seconds() - cpu0;
+  const std::uint64_t count = ranks.sum(local);
+  const double match_s = t.seconds();
+  log::info("{} {}-induced matches of {} in {:.4f} s on {} thread(s) x {} rank(s)", count, o.induced, o.pattern,
+            match_s, threads, ranks.info.world_size);
+  if (!ranks.leader()) return std::nullopt;
+  nlohmann::json r = {{"count", count},
+                      {"time_s", match_s},
+                      {"match_cpu_s", match_cpu_s},
+                      {"plan_time_s", plan_s},
+                      {"load_time_s", in.load_s},
+                      {"orient_time_s", in.orient_s},
+                      {"compile_time_s", compile_s},
+                      {"counts_per_second", match_s > 0 ? static_cast<double>(count) / match_s : 0.0},
+                      {"pattern", o.pattern},
+                      {"pattern_edges", pattern.to_string()},
+                      {"canonical", canonical_form(pattern).to_string()},
+                      {"induced", o.induced},
+                      {"backend", o.backend},
+                      {"threads", threads},
+                      {"ranks", ranks.info.world_size},
+                      {"graph", in.info},
+                      {"plan", plan_summary(plan)}};
+  if (o.backend == "jit") r["jit_cached"] = jit_cached;
+  if (rundir)
+    rundir->metrics().write({{"stage", "done"}, {"load_s", in.load_s}, {"plan_s", plan_s},
+                                 {"compile_s", compile_s}, {"match_s", match_s}, {"count", count}});
+  return r;
+}
+
+std::optional<nlohmann::json> motifs(const MotifOptions& o) {
+  const Induced mode = parse_induced(o.induced);
+  const Ranks ranks = discover();
+  const int threads = resolve_threads(o.threads);
+  Input in = load_input(o);
+  Timer t;
+  const GraphStats stats = graph_stats(in.graph, o.seed);
+  const auto patterns = connected_patterns(o.size);
+  std::vector<Plan> plans;
+  std::vector<double> plan_times;
+  for (const Pattern& p : patterns) {
+    Timer one;
+    plans.push_back(choose_plan(p, mode, stats));
+    plan_times.push_back(one.seconds());
+  }
+  const double plan_s = t.seconds();
+  t.reset();
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const Plan& plan = plans[i];
+    const std::uint64_t c = ranks.sum(count_matches(in.graph, plan, ranks.exec(threads)));
+    list.push_back({{"pattern", plan.pattern.to_string()}, {"edges", plan.pattern.edge_count()},
+                    {"automorphisms", plan.automorphisms}, {"count", c}, {"plan_time_s", plan_times[i]}});
+    log::info("{:<40} {}", plan.pattern.to_string(), c);
+  }
+  const double match_s = t.seconds();
+  if (!ranks.leader()) return std::nullopt;
+  return nlohmann::json{{"size", o.size}, {"induced", o.induced}, {"patterns", list}, {"time_s", match_s},
+                   {"plan_time_s", plan_s},
+                   {"plan_time_max_s", plan_times.empty() ? 0.0 : *std::max_element(plan_times.begin(), plan_times.end())},
+                   {"load_time_s", in.load_s}, {"orient_time_s", in.orient_s}, {"threads", threads}, {"ranks", ranks.info.world_size}, {"graph", in.info}};
+}
+
+nlohmann::json plan(const PlanOptions& o) {
+  const Pattern pattern = make_pattern(o.pattern, o.pattern_labels);
+  Input in = load_input(o);
+  Timer t;
+  const Plan plan = plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed);
+  const double plan_s = t.seconds();
+  nlohmann::json r = {{"plan", plan.to_json()}, {"text", plan.to_text()}, {"plan_time_s", plan_s}, {"graph", in.info}};
+  if (o.emit_cpp) r["cpp"] = emit_cpp(plan);
+  return r;
+}
+
+nlohmann::json list(const ListOptions& o, RunDir* rundir, std::ostream& matches) {
+  const Pattern pattern = make_pattern(o.pattern, o.pattern_labels);
+  Input in = load_input(o);
+  Timer t;
+  const Plan plan = plan_for(pattern, parse_induced(o.induced), {}, in.graph, o.seed);
+  const double plan_s = t.seconds();
+  save_plan(rundir, plan, "plan");
+  t.reset();
+  std::string line;
+  const std::uint64_t n = list_matches(in.graph, plan, {resolve_threads(o.threads), 0, 1}, o.limit,
+                                       [&](std::span<const Vertex> m) {
+                                         line = "[";
+                                         for (std::size_t i = 0; i < m.size(); ++i)
+                                           line += (i ? "," : "") + std::to_string(in.graph.original_ids[m[i]]);
+                                         matches << line << "]\n";
+                                       });
+  matches.flush();
+  return {{"listed", n}, {"limit", o.limit}, {"complete", n < o.limit}, {"time_s", t.seconds()},
+                   {"plan_time_s", plan_s}, {"pattern", pattern.to_string()}, {"graph", in.info}};
+}
+
+}  // namespace core::graph::jobs
