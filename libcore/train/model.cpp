@@ -214,6 +214,7 @@ T Model<T>::head_forward() {
   if (task_ == Task::classify) {
     for (int b = 0; b < B; ++b)
       std::memcpy(a.cls_in.data() + std::size_t(b) * C, a.lnf.data() + std::size_t(b) * Tn * C, C * sizeof(T));
+    // dcls holds the pooler's pre-activation here (backward needs only tanh's output, and reuses it).
     linear_forward<T>(a.dcls.data(), a.cls_in.data(), params_.embed(kPoolW), params_.embed(kPoolB), B, C, C);
     tanh_forward<T>(a.pooled.data(), a.dcls.data(), std::int64_t(B) * C);
     linear_forward<T>(a.cls_logits.data(), a.pooled.data(), params_.embed(kClsW), params_.embed(kClsB), B, C,

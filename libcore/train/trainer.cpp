@@ -5,7 +5,6 @@
 #include <sys/resource.h>
 
 #include <cmath>
-#include <optional>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -91,6 +90,9 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       const auto state = load_checkpoint(*ckpt, model.params(), opt);
       start = state.at("step").get<std::int64_t>();
       log::info("resumed from {} at step {}", ckpt->string(), start);
+      if (state.value("threads", num_threads()) != num_threads())
+        log::warn("the checkpoint was written with {} threads, this run uses {}: the continuation is not "
+                  "bit-identical (the GEMM blocks depend on the thread count)", state.value("threads", 0), num_threads());
     } else {
       log::warn("--resume: no complete checkpoint under {}; starting from scratch", rundir.checkpoints().string());
       init_weights(o, model.params());
@@ -115,6 +117,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
                   {"type_vocab_size", o.model.type_vocab_size}, {"num_labels", o.model.num_labels},
                   {"layer_norm_eps", o.model.layer_norm_eps}, {"init_std", o.model.init_std}};
     s["seed"] = o.seed;
+    s["threads"] = num_threads();
     return s;
   };
 

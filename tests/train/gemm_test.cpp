@@ -1,0 +1,53 @@
+// gemm() against a plain triple loop for every transpose combination, row/column splits across
+// threads, strided operands, beta and the fused row bias.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "common/rng.hpp"
+#include "test_support.hpp"
+#include "train/gemm.hpp"
+
+using namespace core::train;
+
+namespace {
+
+void check_case(bool ta, bool tb, int M, int N, int K, double beta, bool bias) {
+  core::Rng rng(M * 131 + N * 7 + K);
+  const int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 2;
+  std::vector<double> A((ta ? K : M) * std::size_t(lda)), B((tb ? N : K) * std::size_t(ldb)), C(M * std::size_t(ldc)),
+      bvec(N);
+  for (auto* v : {&A, &B, &C, &bvec})
+    for (auto& x : *v) x = rng.uniform(-1, 1);
+  std::vector<double> ref = C;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double s = 0;
+      for (int k = 0; k < K; ++k) s += (ta ? A[k * lda + i] : A[i * lda + k]) * (tb ? B[j * ldb + k] : B[k * ldb + j]);
+      double& c = ref[i * std::size_t(ldc) + j];
+      c = bias ? bvec[j] + 0.5 * s : beta * c + 0.5 * s;
+    }
+  gemm<double>(ta, tb, M, N, K, 0.5, A.data(), lda, B.data(), ldb, beta, C.data(), ldc, bias ? bvec.data() : nullptr);
+  double err = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) err = std::max(err, std::abs(C[i * std::size_t(ldc) + j] - ref[i * std::size_t(ldc) + j]));
+  INFO("ta " << ta << " tb " << tb << " M " << M << " N " << N << " K " << K << " beta " << beta << " bias " << bias);
+  CHECK(err < 1e-10);
+}
+
+}  // namespace
+
+TEST_CASE("gemm matches a triple loop (serial and split across threads)") {
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        check_case(ta, tb, 7, 5, 3, 0.0, false);        // small: serial path
+        check_case(ta, tb, 300, 260, 250, 1.0, false);  // large, rows split
+        check_case(ta, tb, 130, 300, 450, 0.5, false);  // large, columns split
+        check_case(ta, tb, 257, 129, 600, 0.0, true);   // fused bias
+      }
+  }
+  set_num_threads(1);
+}
