@@ -74,19 +74,16 @@ MultiplierFit given_multipliers(const Qcqp& q, const Eigen::VectorXd& x, Eigen::
   return fit;
 }
 
-Certificate certify(const Qcqp& q, const Eigen::VectorXd& x, const CertificateOptions& opts,
-                    const std::optional<Eigen::VectorXd>& lambda) {
+Certificate certify_lagrangian(const SparseMatrixd& H, double cost, double dual_value, double violation,
+                               MultiplierFit multipliers, const CertificateOptions& opts) {
   opts.validate();
-  q.validate();
   Certificate c;
-  c.multipliers = lambda ? given_multipliers(q, x, *lambda) : recover_multipliers(q, x);
-  c.cost = q.cost(x);
-  c.dual_value = q.dual_value(c.multipliers.lambda);
+  c.multipliers = std::move(multipliers);
+  c.cost = cost;
+  c.dual_value = dual_value;
   c.gap = c.cost - c.dual_value;
   c.relative_gap = c.gap / (1.0 + std::abs(c.cost));
-  c.constraint_violation = q.constraint_violation(x);
-
-  SparseMatrixd H = q.lagrangian(c.multipliers.lambda);
+  c.constraint_violation = violation;
   for (int k = 0; k < H.outerSize(); ++k) {
     double row = 0.0;  // symmetric: column sums = row sums
     for (SparseMatrixd::InnerIterator it(H, k); it; ++it) row += std::abs(it.value());
@@ -96,7 +93,7 @@ Certificate certify(const Qcqp& q, const Eigen::VectorXd& x, const CertificateOp
   if (opts.compute_lambda_min) c.lambda_min = lanczos_smallest(H, opts.lanczos);
 
   SparseMatrixd shifted = H;
-  SparseMatrixd I(q.dim(), q.dim());
+  SparseMatrixd I(H.rows(), H.cols());
   I.setIdentity();
   shifted += c.eta * I;
   shifted.makeCompressed();
@@ -108,6 +105,16 @@ Certificate certify(const Qcqp& q, const Eigen::VectorXd& x, const CertificateOp
   else if (c.relative_gap > opts.gap_tol) c.reason = "duality gap above tolerance";
   c.certified = c.reason.empty();
   return c;
+}
+
+Certificate certify(const Qcqp& q, const Eigen::VectorXd& x, const CertificateOptions& opts,
+                    const std::optional<Eigen::VectorXd>& lambda) {
+  opts.validate();
+  q.validate();
+  MultiplierFit fit = lambda ? given_multipliers(q, x, *lambda) : recover_multipliers(q, x);
+  const SparseMatrixd H = q.lagrangian(fit.lambda);
+  const double dual = q.dual_value(fit.lambda);
+  return certify_lagrangian(H, q.cost(x), dual, q.constraint_violation(x), std::move(fit), opts);
 }
 
 }  // namespace core::certify

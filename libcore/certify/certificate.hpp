@@ -56,6 +56,12 @@ struct Certificate {
   std::string reason;              // why not certified (empty when certified)
 };
 
+// The decision of steps 2-4 on a Lagrangian matrix H = H(lambda) the caller assembled (for
+// structured problems where building it from the generic QCQP would cost more than linear time):
+// cost f(x^), dual value d(lambda), max constraint violation and multipliers as computed by the caller.
+Certificate certify_lagrangian(const SparseMatrixd& H, double cost, double dual_value, double constraint_violation,
+                               MultiplierFit multipliers, const CertificateOptions& options = {});
+
 // Multipliers from least squares unless `lambda` is given. Throws DataError for a wrong-size x or
 // lambda, or a non-finite x.
 Certificate certify(const Qcqp& qcqp, const Eigen::VectorXd& x, const CertificateOptions& options = {},

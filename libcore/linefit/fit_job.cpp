@@ -130,8 +130,12 @@ FitResult run_fit(const FitOptions& opts) {
 
   // The QCQP (and its relaxation when the solver, the export or the certificate needs it).
   const Eigen::Matrix3d Q = tls_cost_matrix(r.points);
+  // The closed-form GM certificate assembles its Lagrangian directly; the generic QCQP (O(N^2) to
+  // build) only when the relaxation, the export or the other multipliers need it.
+  const bool closed_form = gm && opts.multipliers == "closed_form";
+  const bool need_qcqp = !closed_form || opts.solver == "sdp" || !opts.export_sdpa.empty();
   certify::Qcqp qcqp;
-  {
+  if (need_qcqp) {
     auto t = r.times.scope("build");
     qcqp = gm ? gm_qcqp(r.points, opts.sigma, opts.redundant) : tls_qcqp(Q);
   }
@@ -168,11 +172,13 @@ FitResult run_fit(const FitOptions& opts) {
     if (gm) {
       certify::CertificateOptions co;
       co.eta_rel = std::max(opts.tol, 1e-15);
-      co.lanczos.full_reorthogonalization = qcqp.dim() <= 20000;
-      co.lanczos.max_steps = qcqp.dim() <= 20000 ? 300 : 100;
+      co.lanczos.full_reorthogonalization = 3 * r.points.size() + 2 <= 20000;
+      co.lanczos.max_steps = 3 * r.points.size() + 2 <= 20000 ? 300 : 100;
       const Eigen::VectorXd x = gm_lift(r.points, r.line, opts.sigma);
       const certify::Certificate c =
-          opts.multipliers == "sdp" ? certify::certify(qcqp, x, co, relax->sdp.y) : certify::certify(qcqp, x, co);
+          closed_form               ? certify_gm_closed_form(r.points, r.line, opts.sigma, co)
+          : opts.multipliers == "sdp" ? certify::certify(qcqp, x, co, relax->sdp.y)
+                                      : certify::certify(qcqp, x, co);
       r.certificate.cost = gm_cost(r.points, r.line, opts.sigma);
       r.certificate.dual = c.dual_value;
       r.certificate.lambda_min = c.lambda_min ? c.lambda_min->lambda_min : 0.0;

@@ -28,14 +28,10 @@ void add_parallel(certify::Qcqp& q, int n, int i, int j) {
                              "z_" + std::to_string(i) + " || z_" + std::to_string(j)});
 }
 
-}  // namespace
-
-certify::Qcqp gm_qcqp(const Points& pts, double sigma, bool redundant) {
-  check_fit_input(pts, "GM QCQP");
-  if (!(sigma > 0.0) || !std::isfinite(sigma)) throw UsageError("sigma must be > 0 and finite");
-  const int N = static_cast<int>(pts.size()), n = 3 * N + 2;
+// Triplets of Q (both triangles): the cost blocks of each point and their coupling to n = (a, b).
+void append_cost(const Points& pts, double sigma, std::vector<Eigen::Triplet<double>>& t) {
+  const int N = static_cast<int>(pts.size());
   const double inv = 1.0 / N, s2 = sigma * sigma;
-  std::vector<Eigen::Triplet<double>> t;
   for (int i = 0; i < N; ++i) {
     const int z = z_offset(i);
     const double q[3] = {pts.x[i], pts.y[i], -1.0};
@@ -48,6 +44,20 @@ certify::Qcqp gm_qcqp(const Points& pts, double sigma, bool redundant) {
       t.emplace_back(r, r, inv * s2);
     }
   }
+}
+
+void check_sigma(double sigma) {
+  if (!(sigma > 0.0) || !std::isfinite(sigma)) throw UsageError("sigma must be > 0 and finite");
+}
+
+}  // namespace
+
+certify::Qcqp gm_qcqp(const Points& pts, double sigma, bool redundant) {
+  check_fit_input(pts, "GM QCQP");
+  check_sigma(sigma);
+  const int N = static_cast<int>(pts.size()), n = 3 * N + 2;
+  std::vector<Eigen::Triplet<double>> t;
+  append_cost(pts, sigma, t);
   certify::SparseMatrixd Q(n, n), A0(n, n);
   Q.setFromTriplets(t.begin(), t.end());
   A0.insert(0, 0) = 1.0;
@@ -124,6 +134,52 @@ Eigen::VectorXd gm_stationary_multipliers(const Points& pts, const Line& line, d
     lambda(k + 2) = -omega(0); // (b, c)
   }
   return lambda;
+}
+
+certify::SparseMatrixd gm_lagrangian(const Points& pts, double sigma, const Eigen::VectorXd& lambda) {
+  check_fit_input(pts, "GM Lagrangian");
+  check_sigma(sigma);
+  const int N = static_cast<int>(pts.size()), n = 3 * N + 2;
+  if (lambda.size() != 1 + N + 3 * (N - 1))
+    throw DataError("GM Lagrangian: " + std::to_string(lambda.size()) + " multipliers, expected " +
+                    std::to_string(1 + N + 3 * (N - 1)) + " (chain constraints only)");
+  std::vector<Eigen::Triplet<double>> t;
+  t.reserve(static_cast<std::size_t>(33) * N);
+  append_cost(pts, sigma, t);
+  auto sub_antisym = [&t](double nu, int u, int v, int p, int q) {  // -nu times antisym_selector
+    const double h = 0.5 * nu;
+    t.emplace_back(u + p, v + q, -h), t.emplace_back(v + q, u + p, -h);
+    t.emplace_back(u + q, v + p, h), t.emplace_back(v + p, u + q, h);
+  };
+  t.emplace_back(0, 0, -lambda(0));
+  t.emplace_back(1, 1, -lambda(0));
+  for (int i = 0; i < N; ++i) sub_antisym(lambda(1 + i), z_offset(i), 0, 0, 1);
+  for (int i = 0; i + 1 < N; ++i)
+    for (int k = 0; k < 3; ++k) sub_antisym(lambda(1 + N + 3 * i + k), z_offset(i), z_offset(i + 1), kPairs[k][0], kPairs[k][1]);
+  certify::SparseMatrixd H(n, n);
+  H.setFromTriplets(t.begin(), t.end());
+  return H;
+}
+
+certify::Certificate certify_gm_closed_form(const Points& pts, const Line& line, double sigma,
+                                            const certify::CertificateOptions& options) {
+  const int N = static_cast<int>(pts.size());
+  const Eigen::VectorXd x = gm_lift(pts, line, sigma);
+  certify::MultiplierFit fit;
+  fit.method = "closed_form";
+  fit.lambda = gm_stationary_multipliers(pts, line, sigma, false);
+  const certify::SparseMatrixd H = gm_lagrangian(pts, sigma, fit.lambda);
+  const Eigen::VectorXd Qx = gm_lagrangian(pts, sigma, Eigen::VectorXd::Zero(fit.lambda.size())) * x;
+  fit.residual = (H * x).norm() / (1.0 + Qx.norm());
+  // Constraint violation of the lift (feasible up to rounding): n^T n = 1, z_i's normal || n, chain.
+  double violation = std::abs(x.head<2>().squaredNorm() - 1.0);
+  for (int i = 0; i < N; ++i) {
+    const Eigen::Vector3d z = x.segment<3>(z_offset(i));
+    violation = std::max(violation, std::abs(z(0) * x(1) - z(1) * x(0)));
+    if (i + 1 < N) violation = std::max(violation, z.cross(Eigen::Vector3d(x.segment<3>(z_offset(i + 1)))).cwiseAbs().maxCoeff());
+  }
+  const double dual = fit.lambda(0);  // d(lambda) = lambda_0: every other constraint has b = 0
+  return certify::certify_lagrangian(H, x.dot(Qx), dual, violation, std::move(fit), options);
 }
 
 certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, bool redundant,

@@ -42,6 +42,14 @@ Line gm_line_from_lifted(const Eigen::VectorXd& x);
 // multiplier-free (H_ii = Q_ii) and the chain blocks couple neighbours, so H is block tridiagonal
 // plus an arrow, not block-arrowhead, and PSD needs a joint choice of those free directions.
 Eigen::VectorXd gm_stationary_multipliers(const Points& pts, const Line& line, double sigma, bool redundant);
+// H(lambda) of the chain QCQP (no redundant constraints) assembled directly, O(N) (equal to
+// gm_qcqp(pts, sigma, false).lagrangian(lambda), which costs O(N^2) through its per-constraint matrices).
+certify::SparseMatrixd gm_lagrangian(const Points& pts, double sigma, const Eigen::VectorXd& lambda);
+// The certificate with the closed-form multipliers and the directly assembled H: O(N) apart from
+// the sparse Cholesky (block tridiagonal plus arrow, so also near-linear) and Lanczos.
+certify::Certificate certify_gm_closed_form(const Points& pts, const Line& line, double sigma,
+                                            const certify::CertificateOptions& options = {});
+
 // Builds the QCQP and certifies the line (multipliers by least squares).
 certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, bool redundant,
                                 const certify::CertificateOptions& options = {});

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "certify/relaxation.hpp"
+#include "common/rng.hpp"
 #include "linefit/gm.hpp"
 #include "linefit/gm_qcqp.hpp"
 #include "linefit/synthetic.hpp"
@@ -130,4 +131,25 @@ TEST_CASE("closed-form stationary multipliers solve H(lambda) x^ = 0 at the IRLS
       CHECK(bad.residual > 1e-4);
     }
   }
+}
+
+TEST_CASE("directly assembled GM Lagrangian equals the generic QCQP's; closed-form certificate agrees") {
+  const Points p = data(15, 0.2, 0.05, 2);
+  const double sigma = 0.5;
+  const certify::Qcqp q = gm_qcqp(p, sigma, false);
+  Rng rng(7);
+  Eigen::VectorXd lambda(q.num_multipliers());
+  for (int i = 0; i < lambda.size(); ++i) lambda(i) = rng.uniform(-1.0, 1.0);
+  const Eigen::MatrixXd direct = Eigen::MatrixXd(gm_lagrangian(p, sigma, lambda));
+  CHECK((direct - Eigen::MatrixXd(q.lagrangian(lambda))).cwiseAbs().maxCoeff() < 1e-14);
+  const IrlsResult best = irls_gm(p, sigma);
+  const auto fast = certify_gm_closed_form(p, best.line, sigma);
+  const auto generic = certify::certify(q, gm_lift(p, best.line, sigma), {},
+                                        gm_stationary_multipliers(p, best.line, sigma, false));
+  CHECK(fast.certified == generic.certified);
+  CHECK(fast.factorization_psd == generic.factorization_psd);
+  CHECK(fast.cost == doctest::Approx(gm_cost(p, best.line, sigma)).epsilon(1e-12));
+  CHECK(fast.dual_value == doctest::Approx(generic.dual_value).epsilon(1e-12));
+  CHECK(fast.multipliers.residual == doctest::Approx(generic.multipliers.residual).epsilon(1e-3));
+  CHECK(fast.lambda_min->lambda_min == doctest::Approx(generic.lambda_min->lambda_min).epsilon(1e-6));
 }
