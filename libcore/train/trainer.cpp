@@ -122,6 +122,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   };
 
   std::vector<std::int32_t> tok, tgt;
+  std::string ckpt_dir;
   double last_loss = std::nan(""), last_val = std::nan(""), time_sum = 0;
   std::int64_t timed_steps = 0;
   Progress progress("train", static_cast<std::uint64_t>(o.train_iters));
@@ -129,8 +130,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   std::int64_t step = start;
   for (; step < o.train_iters; ++step) {
     if (stop_requested()) {
-      const auto dir = save_checkpoint(rundir.checkpoints(), step, model.params(), opt, checkpoint_state());
-      log::warn("stop requested (signal {}): checkpoint {} written at step {}", stop_signal(), dir.string(), step);
+      ckpt_dir = save_checkpoint(rundir.checkpoints(), step, model.params(), opt, checkpoint_state()).string();
+      log::warn("stop requested (signal {}): checkpoint {} written at step {}", stop_signal(), ckpt_dir, step);
       out.interrupted = true;
       break;
     }
@@ -177,7 +178,6 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       save_checkpoint(rundir.checkpoints(), step + 1, model.params(), opt, checkpoint_state());
   }
   progress.finish();
-  std::string ckpt_dir;
   if (!out.interrupted) ckpt_dir = save_checkpoint(rundir.checkpoints(), step, model.params(), opt, checkpoint_state()).string();
   const double mean_step = timed_steps > 0 ? time_sum / double(timed_steps) : std::nan("");
   out.summary = {{"steps", step},

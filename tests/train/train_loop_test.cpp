@@ -167,6 +167,7 @@ TEST_CASE("resume continues bit-identically, after a normal end and after a stop
     core::clear_stop_request();
     CHECK(out.interrupted);
     CHECK(out.summary["steps"] == 5);
+    CHECK(out.summary["checkpoint"].get<std::string>().ends_with("step_00000005"));
     TrainOptions again = full;
     again.resume = true;
     run_training(again, rd);
