@@ -44,7 +44,11 @@ def main():
             label=f"{a:.3f}x + {b:.3f}y = {c:.3f}  ({'certified' if result['certified'] else 'not certified'})")
     ax.set_aspect("equal", adjustable="datalim")
     ax.legend(loc="best", fontsize=8)
-    ax.set_title(f"tls-fit: cost {result['cost']:.4g}, dual {result['dual']:.4g}")
+    # The dual value is a lower bound only when H(lambda) >= 0, i.e. when certified.
+    bound = f"lower bound {result['dual']:.4g}" if result["certified"] else "no bound (H not PSD)"
+    mode = result.get("mode", "tls")
+    extra = f", sigma {result['sigma']:g}, {result['inliers']}/{result['n']} inliers (|e| < sigma)" if mode == "gm" else ""
+    ax.set_title(f"tls-fit {mode}{extra}\ncost {result['cost']:.4g}, {bound}", fontsize=10)
     out = args.output or art / "fit.png"
     fig.savefig(out, dpi=120, bbox_inches="tight")
     print(out)
