@@ -120,4 +120,23 @@ void val_batch(const TokenData& data, int B, int T, int i, std::vector<std::int3
   }
 }
 
+void apply_mlm_mask(std::vector<std::int32_t>& tokens, std::vector<std::int32_t>& targets, std::int32_t mask_id,
+                    std::int32_t vocab, double prob, std::uint64_t seed, std::uint64_t stream) {
+  Rng rng = Rng(seed ^ 0x6d6c6d5f6d61736bULL).split(stream);
+  bool any = false;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    targets[i] = -1;
+    if (rng.uniform() >= prob) continue;
+    any = true;
+    targets[i] = tokens[i];
+    const double r = rng.uniform();
+    if (r < 0.8) tokens[i] = mask_id;
+    else if (r < 0.9) tokens[i] = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(vocab)));
+  }
+  if (!any && !tokens.empty()) {
+    targets[0] = tokens[0];
+    tokens[0] = mask_id;
+  }
+}
+
 }  // namespace core::train

@@ -46,4 +46,12 @@ void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed,
 void val_batch(const TokenData& data, int B, int T, int i, std::vector<std::int32_t>& tokens,
                std::vector<std::int32_t>& targets);
 
+// BERT masked-language-model corruption (Devlin et al. 2019) of a batch made by the functions
+// above, in place: each position is chosen with probability `prob`; a chosen position keeps its
+// token as target and its input becomes mask_id (80%), a uniform random id in [0, vocab) (10%) or
+// stays (10%); other positions get target -1 (ignored). At least one position is chosen.
+// Deterministic in (seed, stream).
+void apply_mlm_mask(std::vector<std::int32_t>& tokens, std::vector<std::int32_t>& targets, std::int32_t mask_id,
+                    std::int32_t vocab, double prob, std::uint64_t seed, std::uint64_t stream);
+
 }  // namespace core::train

@@ -69,6 +69,8 @@ nlohmann::json generate(const SampleOptions& o) {
   const fs::path dir = resolve_checkpoint(o.checkpoint);
   const nlohmann::json state = read_checkpoint_state(dir);
   const ModelConfig cfg = config_from_state(state, dir);
+  if (cfg.architecture() != Arch::gpt)
+    throw UsageError("sample: checkpoint " + dir.string() + " holds a " + cfg.arch + " model; generation needs a GPT");
   Model<float> model(cfg);
   load_weights(dir / "model.safetensors", model.params());
   const auto tok = core::text::make_tokenizer(state.value("tokenizer", std::string("bytes")));

@@ -21,8 +21,6 @@ namespace core::train {
 
 void TrainOptions::validate() const {
   model.validate();
-  if (model.architecture() != Arch::gpt)
-    throw UsageError("model.arch: zpp-train trains GPT models (arch: gpt); the BERT encoder is library-only so far");
   if (data.seq_len > model.n_positions)
     throw UsageError("data.seq_len = " + std::to_string(data.seq_len) + " exceeds the position table model.n_positions = " +
                      std::to_string(model.n_positions));
@@ -48,17 +46,27 @@ void init_weights(const TrainOptions& o, FlatBuffers<float>& params) {
   log::info("initialised weights from {}", o.init_from);
 }
 
+Task task_of(const TrainOptions& o) { return o.model.architecture() == Arch::bert ? Task::mlm : Task::lm; }
+
+// Makes the MLM batch of a bert model from the next-token windows (fixed masks per (step, micro)).
+void maybe_mask(const TrainOptions& o, const TokenData& data, std::vector<std::int32_t>& tok,
+                std::vector<std::int32_t>& tgt, std::uint64_t stream) {
+  if (task_of(o) == Task::mlm)
+    apply_mlm_mask(tok, tgt, data.vocab_size, data.vocab_size, o.mlm_probability, o.seed, stream);
+}
+
 double validation_loss(Model<float>& model, const TokenData& data, const TrainOptions& o) {
   std::vector<std::int32_t> tok, tgt;
   double sum = 0;
   for (int i = 0; i < o.eval_iters; ++i) {
     val_batch(data, o.train_micro_batch_size_per_gpu, o.data.seq_len, i, tok, tgt);
+    maybe_mask(o, data, tok, tgt, ~std::uint64_t(i));
     Batch b;
     b.B = o.train_micro_batch_size_per_gpu;
     b.T = o.data.seq_len;
     b.tokens = tok.data();
     b.targets = tgt.data();
-    sum += model.forward(b, Task::lm);
+    sum += model.forward(b, task_of(o));
   }
   return sum / o.eval_iters;
 }
@@ -69,6 +77,10 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   o.validate();
   if (o.threads > 0) set_num_threads(o.threads);
   const TokenData data = load_token_data(o.data);
+  if (o.model.architecture() == Arch::bert && data.vocab_size >= o.model.vocab_size)
+    throw UsageError("model.vocab_size = " + std::to_string(o.model.vocab_size) + " leaves no id for [MASK] after the " +
+                     std::to_string(data.vocab_size) + " ids of " + data.tokenizer + " (bert needs at least " +
+                     std::to_string(data.vocab_size + 1) + ")");
   if (data.vocab_size > o.model.vocab_size)
     throw UsageError("model.vocab_size = " + std::to_string(o.model.vocab_size) + " is smaller than the vocabulary of " +
                      data.tokenizer + " (" + std::to_string(data.vocab_size) + ")");
@@ -105,7 +117,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
 
   const int B = o.train_micro_batch_size_per_gpu, T = o.data.seq_len, accum = o.gradient_accumulation_steps;
   const std::int64_t total = o.scheduler.params.total_num_steps > 0 ? o.scheduler.params.total_num_steps : o.train_iters;
-  const double flops = model.flops_per_step(B, T, Task::lm) * accum;
+  const Task task = task_of(o);
+  const double flops = model.flops_per_step(B, T, task) * accum;
   const double tokens_per_step = double(B) * T * accum;
 
   auto checkpoint_state = [&] {
@@ -140,12 +153,13 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     double loss = 0;
     for (int micro = 0; micro < accum; ++micro) {
       sample_train_batch(data, B, T, o.seed, step, micro, tok, tgt);
+      maybe_mask(o, data, tok, tgt, static_cast<std::uint64_t>(step) * 1024 + static_cast<std::uint64_t>(micro));
       Batch b;
       b.B = B;
       b.T = T;
       b.tokens = tok.data();
       b.targets = tgt.data();
-      loss += model.forward(b, Task::lm);
+      loss += model.forward(b, task);
       model.backward(1.0f / float(accum));
     }
     loss /= accum;

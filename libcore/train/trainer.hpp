@@ -1,4 +1,5 @@
-// The single-rank training loop behind `zpp-train train`: options (DeepSpeed / Megatron-style key
+// The single-rank training loop behind `zpp-train train` (GPT: next-token loss; BERT: masked-LM
+// loss with [MASK] = the first id after the tokenizer's vocabulary): options (DeepSpeed / Megatron-style key
 // names where they exist), data, model init (random, or GPT-2 weights from HF safetensors or an
 // llm.c checkpoint), gradient accumulation, global-norm clipping, AdamW with warmup + cosine,
 // metrics per step, periodic validation, checkpoints, --resume, and a cooperative stop on
@@ -82,6 +83,7 @@ struct TrainOptions {
   // 0.17 s/step on 1 thread and 0.97 s/step on 2 (thread wake-ups at every parallel region).
   int threads = 1;        // 0: OpenMP default (all cores)
   bool resume = false;
+  double mlm_probability = 0.15;  // bert: share of positions masked
 
   template <class V>
   void visit(V& v) {
@@ -102,6 +104,8 @@ struct TrainOptions {
     v("seed", seed, "seed of the init and of batch sampling");
     v("threads", threads, "CPU threads (0: all cores); big models gain from more", core::at_least(0));
     v("resume", resume, "continue from the newest checkpoint in the run directory");
+    v("mlm_probability", mlm_probability, "bert: share of positions the MLM objective masks",
+      core::in_range(0.01, 1.0));
   }
   // Throws UsageError naming the keys (heads vs width, seq_len vs n_positions, betas, arch).
   void validate() const;

@@ -3,6 +3,7 @@
 // losses bit for bit, and the optimizer pieces match their formulas.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <vector>
@@ -175,6 +176,41 @@ TEST_CASE("resume continues bit-identically, after a normal end and after a stop
     REQUIRE(got.size() == ref.size());
     for (std::size_t i = 0; i < ref.size(); ++i) CHECK(got[i] == ref[i]);
   }
+}
+
+TEST_CASE("a BERT encoder trains with the masked-LM objective") {
+  TempDir tmp("train_bert");
+  core::test::write_text(tmp / "text.txt", sample_text());
+  TrainOptions o = small_run(tmp / "text.txt");
+  o.model.arch = "bert";
+  o.model.vocab_size = 256;
+  {
+    core::RunDir rd("zpp-train", tmp.path() / "novocab");
+    CHECK_THROWS_WITH_AS(run_training(o, rd), doctest::Contains("[MASK]"), core::UsageError);
+  }
+  o.model.vocab_size = 257;  // bytes + [MASK]
+  o.train_iters = 60;
+  o.gradient_accumulation_steps = 1;
+  o.train_micro_batch_size_per_gpu = 8;
+  o.eval_interval = 60;
+  o.optimizer.params.lr = 3e-3;
+  core::RunDir rd("zpp-train", tmp.path() / "bert");
+  const auto out = run_training(o, rd);
+  const auto losses = losses_of(tmp.path() / "bert/metrics.jsonl");
+  CHECK(losses.front() > 5.0);
+  CHECK(out.summary["val_loss"].get<double>() < 3.5);
+}
+
+TEST_CASE("mlm masking: about 15% of positions, 80% of them [MASK], deterministic") {
+  std::vector<std::int32_t> tok(20000, 7), tgt(20000);
+  apply_mlm_mask(tok, tgt, 99, 50, 0.15, 1, 2);
+  const auto chosen = std::count_if(tgt.begin(), tgt.end(), [](int t) { return t >= 0; });
+  const auto masked = std::count(tok.begin(), tok.end(), 99);
+  CHECK(chosen == doctest::Approx(3000).epsilon(0.08));
+  CHECK(double(masked) / double(chosen) == doctest::Approx(0.8).epsilon(0.05));
+  std::vector<std::int32_t> tok2(20000, 7), tgt2(20000);
+  apply_mlm_mask(tok2, tgt2, 99, 50, 0.15, 1, 2);
+  CHECK(tok2 == tok);
 }
 
 TEST_CASE("bad configurations are usage errors naming the key") {

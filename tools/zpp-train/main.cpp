@@ -1,6 +1,6 @@
 // zpp-train: transformer training on one rank (CPU path).
 //   zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR   text -> llm.c token shards
-//   zpp-train train [--config FILE] [key=value ...] [--resume] --out DIR  train a GPT (default command)
+//   zpp-train train [--config FILE] [key=value ...] [--resume] --out DIR  train GPT/BERT (default command)
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
 //   zpp-train peak [n=2048]                                               float32 GEMM GFLOP/s
 #include "common/cli.hpp"
@@ -53,7 +53,7 @@ int run_prepare(core::RunContext& ctx, const core::text::PrepareOptions& o) {
 
 int main(int argc, char** argv) {
   core::App app("zpp-train", "Transformer (GPT/BERT) training core on one rank");
-  app.command<core::train::TrainOptions>("train", "Train a GPT on token data", run_train, /*is_default=*/true)
+  app.command<core::train::TrainOptions>("train", "Train a GPT (next-token loss) or a BERT encoder (masked-LM loss)", run_train, /*is_default=*/true)
       .switch_flag("--resume", "resume", "continue from the newest checkpoint in --out");
   app.command<core::train::SampleOptions>("sample", "Generate text from a checkpoint", run_sample)
       .flag("--checkpoint", "checkpoint", "run directory or checkpoint folder")
