@@ -35,11 +35,14 @@ class Emitter {
     os_ << kSetOpsSource << "\n";
     os_ << "using gzk::u32;\n";
     os_ << "extern \"C\" std::uint64_t gz_count_range(const std::uint64_t* off, const u32* adj, const u32* lower,\n"
-           "    const std::int32_t* labels, u32 begin, u32 end, u32* scratch, std::uint64_t cap) {\n";
-    os_ << "  (void)labels; (void)scratch; (void)cap; (void)adj; (void)lower;\n";
+           "    const std::int32_t* labels, u32 begin, u32 end, u32* scratch, std::uint64_t cap, u32 n) {\n";
+    os_ << "  (void)labels; (void)scratch; (void)cap; (void)adj; (void)lower; (void)n;\n";
     os_ << "  std::uint64_t count = 0;\n";
-    // Plan::root_common: the table follows the k*k*2 scratch buffers (JitKernel::count).
-    if (plan_.root_common) os_ << "  u32* common = scratch + " << k_ * k_ * 2 << " * cap;\n";
+    // Plan::root_common: the two tables follow the k*k*2 scratch buffers (JitKernel::count).
+    if (plan_.root_common) {
+      os_ << "  u32* common = scratch + " << k_ * k_ * 2 << " * cap;\n";
+      os_ << "  u32* bcommon = common + n;\n";
+    }
     os_ << "  for (u32 v0 = begin; v0 < end; ++v0) {\n";
     label_check(0, "v0", 2);
     if (plan_.root_common) os_ << "    bool common_ready = false;\n";
@@ -130,12 +133,20 @@ class Emitter {
     const std::string c = "c" + std::to_string(next);
     os_ << ind(in) << "const u32* p" << c << " = p" << cur_[next] << "; std::size_t n" << c << " = n" << cur_[next] << ";\n";
     truncate(c, b, in);
+    // Plan::root_common: bcommon[x] = |B ∩ N(x)| for every vertex x of level k-3.
+    const bool table = plan_.root_common && next == k_ - 3;
+    if (table) {
+      os_ << ind(in) << "const u32* pBt = p" << cur_[k_ - 1] << "; std::size_t nBt = n" << cur_[k_ - 1] << ";\n";
+      truncate("Bt", bound(k_ - 1, d), in);
+      os_ << ind(in) << "for (std::size_t i = 0; i < nBt; ++i) gzk::wedge_fill_one(off, adj, pBt[i], bcommon);\n";
+    }
     os_ << ind(in) << "for (std::size_t i" << next << " = 0; i" << next << " < n" << c << "; ++i" << next << ") {\n";
     os_ << ind(in + 1) << "const u32 " << v(next) << " = p" << c << "[i" << next << "];\n";
     label_check(next, v(next), in + 1);
     for (int j : L.distinct) os_ << ind(in + 1) << "if (" << v(next) << " == " << v(j) << ") continue;\n";
     body(next, in + 1);
     os_ << ind(in) << "}\n";
+    if (table) os_ << ind(in) << "for (std::size_t i = 0; i < nBt; ++i) gzk::wedge_clear_one(off, adj, pBt[i], bcommon);\n";
     cur_ = saved;
   }
 
@@ -170,7 +181,7 @@ class Emitter {
     os_ << ind(in + 1) << "common_ready = true;\n";
     neighbours("N0", 0, "", in + 1);
     neighbours("Nd", d, "", in + 1);
-    os_ << ind(in + 1) << "count += gzk::pair_count_from(common[" << v(d) << "], nB, gzk::intersect_count(pB, nB, pNd, nNd), dA, "
+    os_ << ind(in + 1) << "count += gzk::pair_count_from(common[" << v(d) << "], nB, bcommon[" << v(d) << "], dA, "
         << nda << ", dB, " << ndb << ",\n";
     // Memberships the pattern decides are answered without a search (root_common_member).
     auto member = [&](int t, const std::string& search) {
@@ -318,9 +329,9 @@ std::uint64_t JitKernel::count(const Graph& g, const ExecOptions& opt) const {
   std::vector<std::vector<std::uint32_t>> scratch(opt.threads);
   std::vector<std::uint64_t> counts(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    if (scratch[t].empty()) scratch[t].resize(k * k * 2 * cap + (plan_.root_common ? g.n() : 0));
+    if (scratch[t].empty()) scratch[t].resize(k * k * 2 * cap + (plan_.root_common ? 2 * std::size_t{g.n()} : 0));
     counts[t] += fn_(g.offsets.data(), g.adj.data(), lower.data(), g.labels.empty() ? nullptr : g.labels.data(), begin, end,
-                     scratch[t].data(), cap);
+                     scratch[t].data(), cap, g.n());
   });
   std::uint64_t total = 0;
   for (auto c : counts) total += c;

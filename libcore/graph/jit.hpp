@@ -39,7 +39,7 @@ class JitKernel {
 
  private:
   using Fn = std::uint64_t (*)(const std::uint64_t*, const std::uint32_t*, const std::uint32_t*, const std::int32_t*,
-                               std::uint32_t, std::uint32_t, std::uint32_t*, std::uint64_t);
+                               std::uint32_t, std::uint32_t, std::uint32_t*, std::uint64_t, std::uint32_t);
   const Plan& plan_;
   void* handle_ = nullptr;
   Fn fn_ = nullptr;

@@ -37,6 +37,7 @@ class Interpreter {
     cur_.resize(static_cast<std::size_t>(k_) * k_);
     if (plan.root_common) {
       common_.assign(g.n(), 0);
+      bcommon_.assign(g.n(), 0);
       for (int j = 0; j + 2 < k_; ++j) {
         member_a_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 2, j)));
         member_b_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 1, j)));
@@ -130,6 +131,10 @@ class Interpreter {
     }
     const Level& L = plan_.levels[next];
     const Span c = truncate(cur(d, next), bound_at(next, d));
+    // Plan::root_common: bcommon_[x] = |B ∩ N(x)| for every vertex x of level k-3.
+    const bool table = !kList && plan_.root_common && next == k_ - 3;
+    const Span B = table ? truncate(cur(d, k_ - 1), bound_at(k_ - 1, d)) : Span{};
+    for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_fill_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
     for (std::size_t i = 0; i < c.n; ++i) {
       const Vertex x = c.p[i];
       if (excluded(L, x)) continue;
@@ -141,6 +146,7 @@ class Interpreter {
         descend(next);
       }
     }
+    for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_clear_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
   }
 
   // Last level, unlabeled: count the final candidate set without writing it.
@@ -203,7 +209,7 @@ class Interpreter {
       count += gzk::pair_count(A.p, A.n, B.p, B.n, da, nda, db, ndb);
       return;
     }
-    // A = N(v_0) ∩ N(v_d), B ⊆ N(v_0) (Plan::root_common).
+    // A = N(v_0) ∩ N(v_d), B ⊆ N(v_0), A ∩ B = B ∩ N(v_d) (Plan::root_common).
     if (!common_ready_) gzk::wedge_fill(g_.offsets.data(), g_.adj.data(), v_[0], common_.data());
     common_ready_ = true;
     const Span N0 = neighbors(v_[0]), Nd = neighbors(v_[d]);
@@ -215,7 +221,7 @@ class Interpreter {
       return -1;
     };
     count += gzk::pair_count_from(
-        common_[v_[d]], B.n, gzk::intersect_count(B.p, B.n, Nd.p, Nd.n), da, nda, db, ndb,
+        common_[v_[d]], B.n, bcommon_[v_[d]], da, nda, db, ndb,
         [&](Vertex x) {
           const int m = known(member_a_, x);
           return m >= 0 ? m == 1 : gzk::contains(N0.p, N0.n, x) && gzk::contains(Nd.p, Nd.n, x);
@@ -251,6 +257,7 @@ class Interpreter {
   std::vector<Vertex> match_;
   std::vector<std::uint32_t> common_;  // Plan::root_common: |N(v_0) ∩ N(x)| once common_ready_
   bool common_ready_ = false;
+  std::vector<std::uint32_t> bcommon_;  // Plan::root_common: |B ∩ N(x)| while level k-3 is chosen
   std::vector<std::int8_t> member_a_, member_b_;  // root_common_member per earlier level
 };
 

@@ -125,7 +125,7 @@ struct Schedule {
   bool root_common_applies() const {
     const int d = k - 3, a = k - 2, b = k - 1;
     if (d < 1 || pairs() != PairMode::independent) return false;
-    return adj[a] == (1u | (1u << d)) && upper[a] == 0 && (adj[b] & 1u) && !((adj[b] >> d) & 1u);
+    return adj[a] == (1u | (1u << d)) && upper[a] == 0 && (adj[b] & 1u) && !(((adj[b] | upper[b]) >> d) & 1u);
   }
 };
 
@@ -178,6 +178,7 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
   std::array<double, kMaxPatternSize> size{};
   double prefixes = s.n * label_factor(s, sc.label[0]);
   double total = prefixes;
+  double prefixes_before = prefixes;  // partial matches of the levels before the current depth
   const bool pairs = sc.pairs() != PairMode::none;
   if (root_common) *root_common = false;
   for (int d = 0; d + 1 < k; ++d) {
@@ -212,11 +213,12 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     if (pairs && d == k - 3) {
       const double direct = total + prefixes * (work + size[k - 2] + size[k - 1]);
       if (!sc.root_common_applies()) return direct;
-      // The table: every root walks its wedges twice (fill, clear); per prefix, B ∩ N(v_d) by
-      // merge or galloping from B.
-      const double b = size[k - 1], len = s.degree_biased;
-      const double table = 4 * s.m * s.degree_biased * label_factor(s, sc.label[0]);
-      const double common = total + table + prefixes * (work - a_work + std::min(b + len, b * std::log2(len + 2) + 1) + b);
+      // The tables: every root walks its wedges twice (fill, clear), every prefix of levels
+      // 0..d-1 walks B's neighbours twice; per prefix, table look-ups and membership tests.
+      const double b = size[k - 1];
+      const double tables = 4 * s.m * s.degree_biased * label_factor(s, sc.label[0]) +
+                            prefixes_before * 2 * b * s.degree_biased;
+      const double common = total + tables + prefixes * (work - a_work + 4);
       if (root_common) *root_common = common < direct;
       return std::min(direct, common);
     }
@@ -226,6 +228,7 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     // Each bound not already applied through an oriented list halves the candidates.
     const std::uint32_t unoriented = sc.upper[next] & ~(std::uint32_t(1) << sc.first(next));
     cand *= std::pow(0.5, std::popcount(unoriented));
+    prefixes_before = prefixes;
     prefixes *= std::max(cand, 1e-9);
     if (d + 2 < k) total += prefixes;
   }
@@ -338,7 +341,7 @@ int root_common_member(const Plan& plan, int t, int j) {
 
 std::string Plan::hash() const {
   std::ostringstream os;
-  os << "gzplan-v2|" << pattern.to_string() << "|" << to_string(induced) << "|";
+  os << "gzplan-v3|" << pattern.to_string() << "|" << to_string(induced) << "|";
   for (const Level& L : levels) {
     os << "L" << L.vertex << ":" << L.label << ":";
     for (int u : L.upper) os << "u" << u;
@@ -397,7 +400,9 @@ std::string Plan::to_text() const {
     os << "\n";
   }
   if (pairs == PairMode::independent) os << "last two levels counted in closed form: |A||B| - |A & B|\n";
-  if (root_common) os << "|A| = |N(level 0) & N(level " << size() - 3 << ")| from a per-root wedge table, A not built\n";
+  if (root_common)
+    os << "|A| = |N(level 0) & N(level " << size() - 3 << ")| and |A & B| = |B & N(level " << size() - 3
+       << ")| from wedge tables, A not built\n";
   if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
   os << "predicted cost " << predicted_cost << " (" << orders_considered << " orders considered)\n";
   return os.str();

@@ -68,10 +68,11 @@ struct Plan {
   // neighbours and bounds plus id(b) < id(a), so both range over one set S and pairs = C(|S|, 2).
   PairMode pairs = PairMode::none;
   // With independent pairs where a's set is exactly N(v_0) ∩ N(v_{k-3}) (no bounds) and b's set
-  // lies in N(v_0) and is fixed before level k-3: |A| = |N(v_0) ∩ N(x)| is read from a table
-  // filled once per root by walking the wedges v_0 - w - x, and |A ∩ B| = |B ∩ N(v_{k-3})|, so
-  // A is never built (the per-prefix intersection it replaces depends only on v_0 and x).
-  // Chosen by the cost model when the table is cheaper than the intersections.
+  // B lies in N(v_0) and is fixed before level k-3 (no list or bound of level k-3): for x = v_{k-3},
+  // |A| = |N(v_0) ∩ N(x)| comes from a table filled once per root by walking the wedges v_0-w-x,
+  // and |A ∩ B| = |B ∩ N(x)| from a table filled once per B (before the loop over level k-3) by
+  // walking B's neighbours; no set is built or intersected per 3-vertex prefix. Chosen by the
+  // cost model when the tables are cheaper than the intersections.
   bool root_common = false;
 
   int size() const { return static_cast<int>(levels.size()); }

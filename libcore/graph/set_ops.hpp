@@ -231,19 +231,20 @@ inline std::uint64_t pair_count(const u32* a, std::size_t na, const u32* b, std:
       [&](u32 x) { return contains(b, nb, x); });
 }
 
-// common[x] = |N(v) ∩ N(x)| for every x (common all zero before), by walking the wedges v - w - x
-// of the CSR graph (off, adj); wedge_clear zeroes what wedge_fill wrote.
+// Wedge tables over the CSR graph (off, adj). wedge_fill_one adds 1 to common[x] for every
+// neighbour x of w, so filling from every w of a set S gives common[x] = |S ∩ N(x)|;
+// wedge_clear_one zeroes what it wrote. wedge_fill / wedge_clear do it for S = N(v).
+inline void wedge_fill_one(const std::uint64_t* off, const u32* adj, u32 w, u32* common) {
+  for (std::uint64_t f = off[w]; f < off[w + 1]; ++f) ++common[adj[f]];
+}
+inline void wedge_clear_one(const std::uint64_t* off, const u32* adj, u32 w, u32* common) {
+  for (std::uint64_t f = off[w]; f < off[w + 1]; ++f) common[adj[f]] = 0;
+}
 inline void wedge_fill(const std::uint64_t* off, const u32* adj, u32 v, u32* common) {
-  for (std::uint64_t e = off[v]; e < off[v + 1]; ++e) {
-    const u32 w = adj[e];
-    for (std::uint64_t f = off[w]; f < off[w + 1]; ++f) ++common[adj[f]];
-  }
+  for (std::uint64_t e = off[v]; e < off[v + 1]; ++e) wedge_fill_one(off, adj, adj[e], common);
 }
 inline void wedge_clear(const std::uint64_t* off, const u32* adj, u32 v, u32* common) {
-  for (std::uint64_t e = off[v]; e < off[v + 1]; ++e) {
-    const u32 w = adj[e];
-    for (std::uint64_t f = off[w]; f < off[w + 1]; ++f) common[adj[f]] = 0;
-  }
+  for (std::uint64_t e = off[v]; e < off[v + 1]; ++e) wedge_clear_one(off, adj, adj[e], common);
 }
 
 // Pairs y < x of elements of a \ da: C(n, 2) with n = |a \ da|.
