@@ -117,8 +117,14 @@ class Emitter {
     const Level& L = plan_.levels[next];
     const std::string b = bound(next, d);
     const auto saved = cur_;
-    if (next == k_ - 1 && L.label < 0) {
-      count_last(d, in);
+    if ((next == k_ - 1 && L.label < 0) || (next == k_ - 2 && plan_.pairs == PairMode::ordered)) {
+      // The last level counted, or the pairs y < x of S_{k-2}: C(|S|, 2).
+      const std::string n = "n" + std::to_string(next);
+      os_ << ind(in) << "{\n";
+      count_candidates(d, next, in + 1);
+      if (next == k_ - 1) os_ << ind(in + 1) << "count += " << n << ";\n";
+      else os_ << ind(in + 1) << "count += " << n << " < 2 ? 0 : " << n << " * (" << n << " - 1) / 2;\n";
+      os_ << ind(in) << "}\n";
       cur_ = saved;
       return;
     }
@@ -161,12 +167,6 @@ class Emitter {
       os_ << ind(in + 1) << "const u32* pA = p" << cur_[a] << "; std::size_t nA = n" << cur_[a] << ";\n";
       truncate("A", bound(a, d), in + 1);
     }
-    if (plan_.pairs == PairMode::ordered) {
-      os_ << ind(in + 1) << "const u32 dA[] = {" << (nda ? da : "0") << "};\n";
-      os_ << ind(in + 1) << "count += gzk::ordered_pair_count(pA, nA, dA, " << nda << ");\n";
-      os_ << ind(in) << "}\n";
-      return;
-    }
     os_ << ind(in + 1) << "const u32* pB = p" << cur_[b] << "; std::size_t nB = n" << cur_[b] << ";\n";
     truncate("B", bound(b, d), in + 1);
     for (int j : plan_.levels[b].distinct)
@@ -197,39 +197,44 @@ class Emitter {
     os_ << ind(in) << "}\n";
   }
 
-  // Counting the last level without writing it (mirrors Interpreter::count_last).
-  void count_last(int d, int in) {
-    const int t = k_ - 1;
-    const auto& ops = plan_.levels[d].ops;
+  // Declares n<t> = |S_t| minus the distinct earlier vertices in it, the last op building S_t
+  // counted, not written (mirrors Interpreter::count_candidates).
+  void count_candidates(int d, int t, int in) {
+    const auto& all = plan_.levels[d].ops;
+    const bool aliased = std::any_of(all.begin(), all.end(), [&](const SetOp& o) {
+      return o.target == t && o.kind == SetOp::Kind::alias;
+    });
+    int last = -1;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i].target == t) last = static_cast<int>(i);
+    const bool fused = last >= 0 && all[last].kind != SetOp::Kind::alias;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if ((aliased || all[i].target == t) && !(fused && static_cast<int>(i) == last)) op(all[i], d, static_cast<int>(i), in);
     const std::string b = bound(t, d);
     const std::string bnd = b.empty() ? "0xffffffffu" : b;
-    const bool fused = !ops.empty() && ops.back().kind != SetOp::Kind::alias;
-    for (std::size_t i = 0; i + (fused ? 1 : 0) < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
+    const std::string n = "n" + std::to_string(t);
     const auto& distinct = plan_.levels[t].distinct;
-    os_ << ind(in) << "{\n";
-    std::string member_a;
-    if (fused && ops.back().kind == SetOp::Kind::start) {
-      neighbours("L", ops.back().src, b, in + 1);
-      os_ << ind(in + 1) << "std::uint64_t n = nL;\n";
+    if (fused && all[last].kind == SetOp::Kind::start) {
+      neighbours("L", all[last].src, b, in);
+      os_ << ind(in) << "std::uint64_t " << n << " = nL;\n";
       for (int j : distinct)
-        os_ << ind(in + 1) << "n -= (" << v(j) << " < " << bnd << " && gzk::contains(pL, nL, " << v(j) << ")) ? 1 : 0;\n";
-    } else {
-      os_ << ind(in + 1) << "const u32* pA = p" << cur_[t] << "; std::size_t nA = n" << cur_[t] << ";\n";
-      truncate("A", b, in + 1);
-      if (!fused) {
-        os_ << ind(in + 1) << "std::uint64_t n = nA;\n";
-        for (int j : distinct)
-          os_ << ind(in + 1) << "n -= (" << v(j) << " < " << bnd << " && gzk::contains(pA, nA, " << v(j) << ")) ? 1 : 0;\n";
-      } else {
-        const bool inter = ops.back().kind == SetOp::Kind::intersect;
-        neighbours("B", ops.back().src, b, in + 1);
-        os_ << ind(in + 1) << "std::uint64_t n = " << (inter ? "" : "nA - ") << "gzk::intersect_count(pA, nA, pB, nB);\n";
-        for (int j : distinct)
-          os_ << ind(in + 1) << "n -= (" << v(j) << " < " << bnd << " && gzk::contains(pA, nA, " << v(j) << ") && "
-              << (inter ? "" : "!") << "gzk::contains(pB, nB, " << v(j) << ")) ? 1 : 0;\n";
-      }
+        os_ << ind(in) << n << " -= (" << v(j) << " < " << bnd << " && gzk::contains(pL, nL, " << v(j) << ")) ? 1 : 0;\n";
+      return;
     }
-    os_ << ind(in + 1) << "count += n;\n" << ind(in) << "}\n";
+    os_ << ind(in) << "const u32* pA = p" << cur_[t] << "; std::size_t nA = n" << cur_[t] << ";\n";
+    truncate("A", b, in);
+    if (!fused) {
+      os_ << ind(in) << "std::uint64_t " << n << " = nA;\n";
+      for (int j : distinct)
+        os_ << ind(in) << n << " -= (" << v(j) << " < " << bnd << " && gzk::contains(pA, nA, " << v(j) << ")) ? 1 : 0;\n";
+      return;
+    }
+    const bool inter = all[last].kind == SetOp::Kind::intersect;
+    neighbours("B", all[last].src, b, in);
+    os_ << ind(in) << "std::uint64_t " << n << " = " << (inter ? "" : "nA - ") << "gzk::intersect_count(pA, nA, pB, nB);\n";
+    for (int j : distinct)
+      os_ << ind(in) << n << " -= (" << v(j) << " < " << bnd << " && gzk::contains(pA, nA, " << v(j) << ") && "
+          << (inter ? "" : "!") << "gzk::contains(pB, nB, " << v(j) << ")) ? 1 : 0;\n";
   }
 
   const Plan& plan_;

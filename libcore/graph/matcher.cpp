@@ -117,11 +117,16 @@ class Interpreter {
       std::copy_n(cur_.begin() + static_cast<std::ptrdiff_t>(d - 1) * k_, k_, cur_.begin() + static_cast<std::ptrdiff_t>(d) * k_);
     const auto& ops = plan_.levels[d].ops;
     const int next = d + 1;
-    if (!kList && next == k_ - 1 && plan_.levels[next].label < 0) {
-      count_last(d);
+    if (!kList && next == k_ - 1 && plan_.levels[next].label < 0) {  // the last level: counted
+      count += count_candidates(d, next);
       return;
     }
     const bool pairs = !kList && plan_.pairs != PairMode::none && next == k_ - 2;
+    if (pairs && plan_.pairs == PairMode::ordered) {  // the pairs y < x of S_{k-2}: C(|S|, 2)
+      const std::uint64_t n = count_candidates(d, next);
+      count += n < 2 ? 0 : n * (n - 1) / 2;
+      return;
+    }
     // With root_common the only op here builds A, which is counted instead.
     if (!(pairs && plan_.root_common))
       for (const SetOp& op : ops) apply(op, d);
@@ -149,59 +154,58 @@ class Interpreter {
     for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_clear_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
   }
 
-  // Last level, unlabeled: count the final candidate set without writing it.
-  void count_last(int d) {
-    const int t = k_ - 1;
-    const auto& ops = plan_.levels[d].ops;  // all target t (the only later level)
+  // |S_t| minus the distinct earlier vertices in it, after the ops of depth d that build S_t (the
+  // last one counted, not written, unless it is an alias). Ops of other targets are skipped
+  // unless S_t aliases one of them.
+  std::uint64_t count_candidates(int d, int t) {
+    const auto& all = plan_.levels[d].ops;
+    const bool aliased = std::any_of(all.begin(), all.end(), [&](const SetOp& op) {
+      return op.target == t && op.kind == SetOp::Kind::alias;
+    });
+    const SetOp* last = nullptr;
+    for (const SetOp& op : all)
+      if (op.target == t) last = &op;
+    const bool fused = last && last->kind != SetOp::Kind::alias;
+    for (const SetOp& op : all)
+      if ((aliased || op.target == t) && !(fused && &op == last)) apply(op, d);
     const Vertex bound = bound_at(t, d);
-    // The last op is fused with the count (an alias, which needs two targets, cannot occur here).
-    const bool fused = !ops.empty() && ops.back().kind != SetOp::Kind::alias;
-    for (std::size_t i = 0; i + (fused ? 1 : 0) < ops.size(); ++i) apply(ops[i], d);
     const Span a = truncate(cur(d, t), bound);
+    const auto& distinct = plan_.levels[t].distinct;
     std::uint64_t n = 0;
-    auto member = [&](Vertex x) { return gzk::contains(a.p, a.n, x); };
     if (!fused) {
       n = a.n;
-    } else {
-      const SetOp& op = ops.back();
-      const Span b = neighbors_below(v_[op.src], bound);
-      switch (op.kind) {
-        case SetOp::Kind::start:
-          n = b.n;
-          for (int j : plan_.levels[t].distinct) n -= (v_[j] < bound && gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
-          count += n;
-          return;
-        case SetOp::Kind::intersect:
-          n = gzk::intersect_count(a.p, a.n, b.p, b.n);
-          for (int j : plan_.levels[t].distinct)
-            n -= (v_[j] < bound && member(v_[j]) && gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
-          count += n;
-          return;
-        case SetOp::Kind::subtract:
-          n = a.n - gzk::intersect_count(a.p, a.n, b.p, b.n);
-          for (int j : plan_.levels[t].distinct)
-            n -= (v_[j] < bound && member(v_[j]) && !gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
-          count += n;
-          return;
-        case SetOp::Kind::alias:
-          break;
-      }
+      for (int j : distinct) n -= (v_[j] < bound && gzk::contains(a.p, a.n, v_[j])) ? 1 : 0;
+      return n;
     }
-    for (int j : plan_.levels[t].distinct) n -= (v_[j] < bound && member(v_[j])) ? 1 : 0;
-    count += n;
+    const Span b = neighbors_below(v_[last->src], bound);
+    switch (last->kind) {
+      case SetOp::Kind::start:
+        n = b.n;
+        for (int j : distinct) n -= (v_[j] < bound && gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
+        break;
+      case SetOp::Kind::intersect:
+        n = gzk::intersect_count(a.p, a.n, b.p, b.n);
+        for (int j : distinct)
+          n -= (v_[j] < bound && gzk::contains(a.p, a.n, v_[j]) && gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
+        break;
+      case SetOp::Kind::subtract:
+        n = a.n - gzk::intersect_count(a.p, a.n, b.p, b.n);
+        for (int j : distinct)
+          n -= (v_[j] < bound && gzk::contains(a.p, a.n, v_[j]) && !gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
+        break;
+      case SetOp::Kind::alias:
+        break;
+    }
+    return n;
   }
 
-  // The last two levels in closed form (Plan::pairs).
+  // The last two levels in closed form (Plan::pairs, independent).
   void count_pairs(int d) {
     const int a = k_ - 2, b = k_ - 1;
     const Span A = truncate(cur(d, a), bound_at(a, d));
     Vertex da[kMaxPatternSize], db[kMaxPatternSize];
     int nda = 0, ndb = 0;
     for (int j : plan_.levels[a].distinct) da[nda++] = v_[j];
-    if (plan_.pairs == PairMode::ordered) {
-      count += gzk::ordered_pair_count(A.p, A.n, da, nda);
-      return;
-    }
     const Span B = truncate(cur(d, b), bound_at(b, d));
     for (int j : plan_.levels[b].distinct)
       if (j != a) db[ndb++] = v_[j];

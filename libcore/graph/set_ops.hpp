@@ -247,15 +247,4 @@ inline void wedge_clear(const std::uint64_t* off, const u32* adj, u32 v, u32* co
   for (std::uint64_t e = off[v]; e < off[v + 1]; ++e) wedge_clear_one(off, adj, adj[e], common);
 }
 
-// Pairs y < x of elements of a \ da: C(n, 2) with n = |a \ da|.
-inline std::uint64_t ordered_pair_count(const u32* a, std::size_t na, const u32* da, int nda) {
-  std::uint64_t n = na;
-  for (int i = 0; i < nda; ++i) {
-    bool dup = false;
-    for (int j = 0; j < i; ++j) dup = dup || da[j] == da[i];
-    if (!dup && contains(a, na, da[i])) --n;
-  }
-  return n < 2 ? 0 : n * (n - 1) / 2;
-}
-
 }  // namespace gzk
