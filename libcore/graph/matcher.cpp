@@ -202,7 +202,6 @@ class Interpreter {
   // The last two levels in closed form (Plan::pairs, independent).
   void count_pairs(int d) {
     const int a = k_ - 2, b = k_ - 1;
-    const Span A = truncate(cur(d, a), bound_at(a, d));
     Vertex da[kMaxPatternSize], db[kMaxPatternSize];
     int nda = 0, ndb = 0;
     for (int j : plan_.levels[a].distinct) da[nda++] = v_[j];
@@ -210,6 +209,7 @@ class Interpreter {
     for (int j : plan_.levels[b].distinct)
       if (j != a) db[ndb++] = v_[j];
     if (!plan_.root_common) {
+      const Span A = truncate(cur(d, a), bound_at(a, d));
       count += gzk::pair_count(A.p, A.n, B.p, B.n, da, nda, db, ndb);
       return;
     }

@@ -1,6 +1,8 @@
 // The plan interpreter: nested loops over the levels of a Plan, candidate sets built by the
 // plan's hoisted set operations (set_ops.hpp), upper bounds applied as prefixes of sorted
-// lists, and the last level counted without materialising it. Counts are exact (64-bit).
+// lists, the last level (or an ordered pair of last levels) counted without materialising it, and
+// independent last pairs by inclusion-exclusion, from wedge tables under Plan::root_common.
+// Counts are exact (64-bit).
 // The graph must be the one the plan was made for: relabelled by degree for the intended
 // orientation (any labelling gives the same counts, only the speed differs) and labeled when
 // the pattern is.
