@@ -29,15 +29,8 @@ inline bf16 to_bf16(float f) {
   return bf16{static_cast<std::uint16_t>(u >> 16)};
 }
 
-inline std::vector<bf16> to_bf16(const std::vector<float>& v) {
-  std::vector<bf16> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = to_bf16(v[i]);
-  return out;
-}
-inline std::vector<float> to_float(const std::vector<bf16>& v) {
-  std::vector<float> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = to_float(v[i]);
-  return out;
-}
+// Element-wise conversions of host vectors (bf16.cpp).
+std::vector<bf16> to_bf16(const std::vector<float>& v);
+std::vector<float> to_float(const std::vector<bf16>& v);
 
 }  // namespace core::kernels

@@ -1,5 +1,5 @@
 // bf16 matrix products on the GPU through cuBLASLt with fp32 accumulation, in the row-major
-// convention of ref::matmul (and core::train's gemm):
+// convention of core::train's gemm (train/gemm.hpp, the CPU reference):
 //   C[M, N] = alpha op(A) op(B) + beta C, op(X) = X or X^T, A [M, K] (trans_a: [K, M]) with row
 //   stride lda, B [K, N] (trans_b: [N, K]) with row stride ldb, C with row stride ldc.
 // A linear layer y = x W^T + b with W [OC, C] is gemm(false, true, N, OC, C, 1, x, C, W, C, 0, y, OC, {b}).

@@ -1,5 +1,5 @@
 // CUDA kernels of ops.hpp except attention: LayerNorm, GELU, bias/residual, fused softmax
-// cross-entropy, AdamW, conversions. Formulas as in reference.cpp; fp32 arithmetic throughout.
+// cross-entropy, AdamW, conversions. Formulas as in core::train's layers.cpp and optimizer.cpp; fp32 arithmetic throughout.
 // Column sums (LayerNorm dw/db, bias gradients) run in two fixed-order passes (per-chunk partial
 // sums, then a sum over chunks) instead of atomics, so they are deterministic.
 #include <algorithm>

@@ -1,5 +1,6 @@
 // CUDA kernels of the transformer (host-callable, device pointers, asynchronous on `stream`). Each has
-// a CPU reference of the same meaning in reference.hpp, and tests/gpu compares them. Activations and
+// the same meaning as the CPU layer of core::train (train/layers.hpp, train/optimizer.hpp: the one CPU
+// reference of each computation), and tests/gpu compares them. Activations and
 // the parameter copies the forward pass reads are bf16; statistics, losses, parameter gradients,
 // master weights and optimizer moments are fp32; every sum accumulates in fp32. Reductions over rows
 // (dw, db) are done in a fixed order, so results are deterministic for a given shape.
@@ -8,12 +9,26 @@
 #include <cstdint>
 
 #include "kernels/bf16.hpp"
-#include "kernels/reference.hpp"
 #include "kernels/runtime.hpp"
 
 namespace core::kernels {
 
-// LayerNorm over rows of x [N, C] (see ref::layernorm_forward). mean/rstd [N] fp32.
+// AdamW (Loshchilov & Hutter 2019) on fp32 master weights, step >= 1, decoupled weight decay, as
+// core::train::adamw_update:
+//   g = grad * grad_scale;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//   w -= lr * ( (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + weight_decay * w )
+// and, when copy is not null, copy[i] = bf16(w[i]) rounded to nearest even.
+struct AdamW {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;  // 0 for biases and LayerNorm parameters
+  float grad_scale = 1.0f;    // global-norm clipping factor
+  int step = 1;
+};
+
+// LayerNorm over rows of x [N, C] (as core::train::layernorm_forward). mean/rstd [N] fp32.
 void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* x, const bf16* w, const bf16* b, int N,
                        int C, float eps, Stream stream = nullptr);
 // Accumulates dx (bf16) += dL/dx, dw (fp32) += dL/dw, db (fp32) += dL/db.
@@ -29,14 +44,15 @@ void add_bias(bf16* out, const bf16* bias, int N, int OC, Stream stream = nullpt
 void bias_backward(float* db, const bf16* dout, int N, int OC, Stream stream = nullptr);
 void residual_add(bf16* out, const bf16* a, const bf16* b, std::int64_t n, Stream stream = nullptr);
 
-// Fused softmax + cross-entropy over rows of logits [N, ld], vocabulary = first V columns (see
-// ref::softmax_xent): fp32 losses[N] (0 for target < 0), and when dlogits is not null the gradient
-// (softmax - onehot) * scale, 0 on padding columns and ignored rows; dlogits may equal logits.
+// Fused softmax + cross-entropy over rows of logits [N, ld], vocabulary = first V columns (as
+// core::train::softmax_xent_forward then _backward): fp32 losses[N] = logsumexp - logit[target] (0 for
+// target < 0), and when dlogits is not null the gradient (softmax - onehot) * scale, 0 on padding
+// columns and ignored rows; dlogits may equal logits.
 // One block per row; targets must be < V.
 void softmax_xent(float* losses, bf16* dlogits, const bf16* logits, const std::int32_t* targets, float scale, int N,
                   int V, int ld, Stream stream = nullptr);
 
-// AdamW step on fp32 master weights with an optional bf16 copy out (see ref::adamw_update; the bias
+// AdamW step on fp32 master weights with an optional bf16 copy out (formula at AdamW above; the bias
 // corrections are computed in double on the host).
 void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const AdamW& p,
                   Stream stream = nullptr);
@@ -45,7 +61,7 @@ void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, s
 void to_bf16(bf16* dst, const float* src, std::int64_t n, Stream stream = nullptr);
 void to_float(float* dst, const bf16* src, std::int64_t n, Stream stream = nullptr);
 
-// Multi-head attention over packed qkv [B, T, 3C] (see ref::attention_forward): out [B, T, C] and the
+// Multi-head attention over packed qkv [B, T, 3C] (as core::train::attention_forward): out [B, T, C] and the
 // probabilities att [B, NH, T, T] (kept for the backward pass). Products through cuBLAS (bf16 in, fp32
 // accumulation), masked softmax in one fused kernel. `workspace` holds attention_workspace_bytes().
 // The Blas handle is used on `stream`.

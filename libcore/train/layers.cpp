@@ -174,6 +174,10 @@ void attention_forward(T* out, T* att, const T* qkv, const std::uint8_t* key_mas
         continue;
       }
       r = (r - mx).exp();
+      if (km) {  // Eigen's vectorised exp(-inf) is a denormal, not 0: masked keys get exactly 0
+        for (int k = 0; k < kend; ++k)
+          if (!km[k]) row[k] = T(0);
+      }
       r /= r.sum();
       for (int k = kend; k < Tn; ++k) row[k] = T(0);
     }

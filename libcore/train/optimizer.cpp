@@ -35,38 +35,42 @@ double global_grad_norm(const FlatBuffers<T>& grads) {
 }
 
 template <class T>
+void adamw_update(T* p, T* m, T* v, const T* grad, std::int64_t n, const AdamWUpdate& u) {
+  const T b1 = T(u.beta1), b2 = T(u.beta2), eps = T(u.eps), gs = T(u.grad_scale), wd = T(u.weight_decay);
+  const T c1 = T(1) / T(1 - std::pow(u.beta1, double(u.t)));
+  const T c2 = T(1) / T(1 - std::pow(u.beta2, double(u.t)));
+  const T tlr = T(u.lr);
+#pragma omp parallel for simd schedule(static) if (n >= (1 << 18))
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T gi = grad[i] * gs;
+    const T mi = b1 * m[i] + (T(1) - b1) * gi;
+    const T vi = b2 * v[i] + (T(1) - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] -= tlr * ((mi * c1) / (std::sqrt(vi * c2) + eps) + wd * p[i]);
+  }
+}
+
+template <class T>
 void AdamW<T>::step(FlatBuffers<T>& params, const FlatBuffers<T>& grads, double lr, double grad_scale) {
   ++t_;
-  const T b1 = T(hyper_.beta1), b2 = T(hyper_.beta2), eps = T(hyper_.eps), gs = T(grad_scale);
-  const T c1 = T(1) / T(1 - std::pow(hyper_.beta1, double(t_)));
-  const T c2 = T(1) / T(1 - std::pow(hyper_.beta2, double(t_)));
-  const T tlr = T(lr);
+  AdamWUpdate u{lr, hyper_.beta1, hyper_.beta2, hyper_.eps, 0.0, grad_scale, t_};
   const ParamLayout& layout = params.layout();
   for (int g = 0; g < layout.num_groups(); ++g) {
     const auto& tensors = layout.groups()[g].tensors;
     for (int t = 0; t < static_cast<int>(tensors.size()); ++t) {
       const TensorView& view = tensors[t];
-      const T wd = view.decay ? T(hyper_.weight_decay) : T(0);
-      T* p = params.tensor(g, t);
-      const T* gr = grads.tensor(g, t);
-      T* m = m_.tensor(g, t);
-      T* v = v_.tensor(g, t);
-      const std::int64_t n = static_cast<std::int64_t>(view.numel);
-#pragma omp parallel for simd schedule(static) if (n >= (1 << 18))
-      for (std::int64_t i = 0; i < n; ++i) {
-        const T gi = gr[i] * gs;
-        const T mi = b1 * m[i] + (T(1) - b1) * gi;
-        const T vi = b2 * v[i] + (T(1) - b2) * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        p[i] -= tlr * ((mi * c1) / (std::sqrt(vi * c2) + eps) + wd * p[i]);
-      }
+      u.weight_decay = view.decay ? hyper_.weight_decay : 0.0;
+      adamw_update(params.tensor(g, t), m_.tensor(g, t), v_.tensor(g, t), grads.tensor(g, t),
+                   static_cast<std::int64_t>(view.numel), u);
     }
   }
 }
 
 template double global_grad_norm<float>(const FlatBuffers<float>&);
 template double global_grad_norm<double>(const FlatBuffers<double>&);
+template void adamw_update<float>(float*, float*, float*, const float*, std::int64_t, const AdamWUpdate&);
+template void adamw_update<double>(double*, double*, double*, const double*, std::int64_t, const AdamWUpdate&);
 template class AdamW<float>;
 template class AdamW<double>;
 

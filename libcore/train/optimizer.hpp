@@ -22,6 +22,17 @@ double warmup_cosine_lr(std::int64_t step, double peak, std::int64_t warmup, std
 template <class T>
 double global_grad_norm(const FlatBuffers<T>& grads);
 
+// The AdamW update of one tensor at step t >= 1 (the one CPU reference of the update; the CUDA
+// kernel core::kernels::adamw_update is tested against it):
+//   g = grad * grad_scale;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//   p -= lr * ( (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + weight_decay * p )
+struct AdamWUpdate {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.0, grad_scale = 1.0;
+  std::int64_t t = 1;
+};
+template <class T>
+void adamw_update(T* p, T* m, T* v, const T* grad, std::int64_t n, const AdamWUpdate& u);
+
 template <class T>
 class AdamW {
  public:

@@ -1,6 +1,7 @@
-// Every CUDA kernel against its CPU reference (reference.hpp). Inputs are drawn in float and rounded
-// to bf16 once, so the GPU and the reference see identical values; the reference runs in float on
-// those values. Tolerances, |gpu - ref| <= atol + rtol |ref|:
+// Every CUDA kernel against its CPU reference, which is core::train's float layer of the same meaning
+// (train/layers.hpp, train/gemm.hpp, train/optimizer.hpp: one CPU implementation per computation).
+// Inputs are drawn in float and rounded to bf16 once, so the GPU and the reference see identical
+// values; the reference runs in float on those values. Tolerances, |gpu - ref| <= atol + rtol |ref|:
 //   bf16 outputs: rtol 1e-2 (one bf16 rounding is <= 2^-8 = 3.9e-3 relative, plus fp32 ordering),
 //                 atol 1e-2 for O(1) values (attention gradients: 3e-2, two bf16 products deep);
 //   fp32 outputs from bf16 inputs (statistics, losses, dw/db, fp32-output GEMM): rtol 1e-3, atol 1e-3;
@@ -17,10 +18,13 @@
 
 #include "kernels/gemm.hpp"
 #include "kernels/ops.hpp"
-#include "kernels/reference.hpp"
+#include "train/gemm.hpp"
+#include "train/layers.hpp"
+#include "train/optimizer.hpp"
 #include "test_support.hpp"
 
 using namespace core::kernels;
+namespace cpu = core::train;
 using Floats = std::vector<float>;
 
 namespace {
@@ -90,10 +94,10 @@ TEST_CASE("LayerNorm forward and backward") {
   const Floats dout = random_bf16_exact(N * C, 6), dx0 = random_bf16_exact(N * C, 7);
   const Floats dw0 = random_bf16_exact(C, 8), db0 = random_bf16_exact(C, 9);
   Floats out(N * C), mean(N), rstd(N);
-  ref::layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C, 1e-5f);
+  cpu::layernorm_forward<float>(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C, 1e-5f);
   Floats dx = dx0, dw = dw0, db = db0;
-  ref::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), mean.data(), rstd.data(),
-                          N, C);
+  cpu::layernorm_backward<float>(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), mean.data(),
+                                 rstd.data(), N, C);
 
   auto gx = upload_bf16(x), gw = upload_bf16(w), gb = upload_bf16(b), gdout = upload_bf16(dout), gdx = upload_bf16(dx0);
   auto gdw = upload_f32(dw0), gdb = upload_f32(db0);
@@ -115,8 +119,8 @@ TEST_CASE("GELU forward and backward, bias add, bias backward, residual add") {
   const std::int64_t n = static_cast<std::int64_t>(N) * OC;
   const Floats x = random_bf16_exact(n, 10, 2.0f), dout = random_bf16_exact(n, 11), bias = random_bf16_exact(OC, 12);
   Floats y(n), dx(n);
-  ref::gelu_forward(y.data(), x.data(), n);
-  ref::gelu_backward(dx.data(), x.data(), dout.data(), n);
+  cpu::gelu_forward<float>(y.data(), x.data(), n);
+  cpu::gelu_backward<float>(dx.data(), x.data(), dout.data(), n);
   auto gx = upload_bf16(x), gdout = upload_bf16(dout), gbias = upload_bf16(bias);
   DeviceBuffer<bf16> gy(n), gdx(n);
   gelu_forward(gy.data(), gx.data(), n);
@@ -124,19 +128,23 @@ TEST_CASE("GELU forward and backward, bias add, bias backward, residual add") {
   check_close(download(gy), y, 1e-3, 1e-2, "gelu");
   check_close(download(gdx), dx, 1e-3, 1e-2, "gelu backward");
 
-  Floats biased = x;
-  ref::add_bias(biased.data(), bias.data(), N, OC);
+  Floats biased = x;  // closed form: x[n, c] + bias[c]
+  for (int r = 0; r < N; ++r)
+    for (int c = 0; c < OC; ++c) biased[static_cast<std::size_t>(r) * OC + c] += bias[c];
   add_bias(gx.data(), gbias.data(), N, OC);
   check_close(download(gx), biased, 1e-2, 1e-2, "add_bias");
 
-  Floats db(OC, 0.5f);
-  ref::bias_backward(db.data(), dout.data(), N, OC);
+  Floats db(OC, 0.5f);  // 0.5 + column sums of dout, through the linear layer's bias gradient
+  {
+    Floats din(N), dw(OC, 0.0f), ones(N, 1.0f), w(OC, 0.0f);
+    cpu::linear_backward<float>(din.data(), dw.data(), db.data(), dout.data(), ones.data(), w.data(), N, 1, OC, false);
+  }
   auto gdb = upload_f32(Floats(OC, 0.5f));
   bias_backward(gdb.data(), gdout.data(), N, OC);
   check_close(download(gdb), db, 1e-3 * std::sqrt(N), 1e-3, "bias_backward");
 
-  Floats sum(n);
-  ref::residual_add(sum.data(), dout.data(), y.data(), n);
+  Floats sum = dout;
+  cpu::add_inplace<float>(sum.data(), y.data(), n);
   auto gsum = upload_bf16(y);
   residual_add(gsum.data(), gdout.data(), gsum.data(), n);  // in place: out aliases b
   check_close(download(gsum), round_bf16(sum), 1e-2, 1e-2, "residual_add");
@@ -147,8 +155,11 @@ TEST_CASE("fused softmax cross-entropy: losses, gradient, ignored rows, padding,
   const Floats logits = random_bf16_exact(static_cast<std::size_t>(N) * ld, 13, 3.0f);
   std::vector<std::int32_t> targets = {0, 999, 17, -1, 500, 3, 3, 998, 1};
   const float scale = 1.0f / 8.0f;
-  Floats losses(N), dlogits(static_cast<std::size_t>(N) * ld);
-  ref::softmax_xent(losses.data(), dlogits.data(), logits.data(), targets.data(), scale, N, V, ld);
+  Floats losses(N), dlogits = logits;
+  cpu::softmax_xent_forward<float>(dlogits.data(), losses.data(), targets.data(), N, V, ld);
+  cpu::softmax_xent_backward<float>(dlogits.data(), targets.data(), scale, N, V, ld);
+  for (int r = 0; r < N; ++r)  // the kernel writes 0 on the padding columns, the host layer leaves them
+    for (int j = V; j < ld; ++j) dlogits[static_cast<std::size_t>(r) * ld + j] = 0.0f;
   auto glogits = upload_bf16(logits);
   DeviceBuffer<std::int32_t> gtargets{std::span<const std::int32_t>(targets)};
   DeviceBuffer<float> glosses(N), glosses2(N);
@@ -167,12 +178,13 @@ TEST_CASE("AdamW on fp32 master weights with the bf16 copy") {
   AdamW p;
   p.lr = 3e-4f, p.weight_decay = 0.1f, p.grad_scale = 0.7f;
   Floats w = w0, m(n, 0.0f), v(n, 0.0f);
-  std::vector<bf16> copy(n);
+  cpu::AdamWUpdate u{p.lr, p.beta1, p.beta2, p.eps, p.weight_decay, p.grad_scale, 1};
   auto gw = upload_f32(w0), gg = upload_f32(g), gm = upload_f32(m), gv = upload_f32(v);
   DeviceBuffer<bf16> gcopy(n);
   for (int step = 1; step <= 3; ++step) {
     p.step = step;
-    ref::adamw_update(w.data(), m.data(), v.data(), g.data(), copy.data(), n, p);
+    u.t = step;
+    cpu::adamw_update<float>(w.data(), m.data(), v.data(), g.data(), n, u);
     adamw_update(gw.data(), gm.data(), gv.data(), gg.data(), gcopy.data(), n, p);
   }
   const Floats w_gpu = download(gw);
@@ -193,7 +205,7 @@ TEST_CASE("bf16 GEMM through cuBLASLt: transposes, fp32 output with accumulation
       const Floats a = random_bf16_exact(M * K, 16), b = random_bf16_exact(K * N, 17), c0 = random_bf16_exact(M * N, 18);
       const int lda = ta ? M : K, ldb = tb ? K : N;
       Floats want = c0;
-      ref::matmul(ta, tb, M, N, K, 0.5f, a.data(), lda, b.data(), ldb, 1.0f, want.data(), N, static_cast<float*>(nullptr));
+      cpu::gemm<float>(ta, tb, M, N, K, 0.5f, a.data(), lda, b.data(), ldb, 1.0f, want.data(), N);
       auto ga = upload_bf16(a), gb = upload_bf16(b), gc = upload_bf16(c0);
       auto gc32 = upload_f32(c0);
       gemm(blas, ta, tb, M, N, K, 0.5f, ga.data(), lda, gb.data(), ldb, 1.0f, gc.data(), N);
@@ -204,8 +216,8 @@ TEST_CASE("bf16 GEMM through cuBLASLt: transposes, fp32 output with accumulation
   // Linear layer y = gelu(x W^T + b) with the pre-activation saved.
   const Floats x = random_bf16_exact(M * K, 19), w = random_bf16_exact(N * K, 20, 0.1f), bias = random_bf16_exact(N, 21);
   Floats pre(M * N), act(M * N);
-  ref::matmul(false, true, M, N, K, 1.0f, x.data(), K, w.data(), K, 0.0f, pre.data(), N, bias.data());
-  ref::gelu_forward(act.data(), round_bf16(pre).data(), M * N);
+  cpu::linear_forward<float>(pre.data(), x.data(), w.data(), bias.data(), M, K, N);
+  cpu::gelu_forward<float>(act.data(), round_bf16(pre).data(), M * N);
   auto gx = upload_bf16(x), gw = upload_bf16(w), gbias = upload_bf16(bias);
   DeviceBuffer<bf16> gy(M * N), gpre(M * N), gy2(M * N);
   gemm(blas, false, true, M, N, K, 1.0f, gx.data(), K, gw.data(), K, 0.0f, gy.data(), N,
@@ -232,9 +244,9 @@ TEST_CASE("attention forward and backward, causal and padding-masked") {
       CAPTURE(masked);
       const std::uint8_t* m = masked ? mask.data() : nullptr;
       Floats out(static_cast<std::size_t>(B) * T * C), att(static_cast<std::size_t>(B) * NH * T * T);
-      ref::attention_forward(out.data(), att.data(), qkv.data(), m, causal, B, T, C, NH);
-      Floats dqkv(qkv.size());
-      ref::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+      cpu::attention_forward<float>(out.data(), att.data(), qkv.data(), m, causal, B, T, C, NH);
+      Floats dqkv(qkv.size()), scratch(att.size());
+      cpu::attention_backward<float>(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
 
       DeviceBuffer<bf16> gout(out.size()), gatt(att.size()), gdqkv(qkv.size());
       attention_forward(blas, gout.data(), gatt.data(), gqkv.data(), masked ? gmask.data() : nullptr, causal, B, T, C,
