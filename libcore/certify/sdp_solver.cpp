@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "common/errors.hpp"
+#include "common/log.hpp"
 #include "common/timer.hpp"
 
 namespace core::certify {
@@ -136,6 +137,11 @@ class Solver {
       const double rel_d = c_scale_ * norm(Rd) / (1.0 + c_norm);
       const double rel_gap =
           c_scale_ * std::abs(pobj - dobj) / (1.0 + c_scale_ * (std::abs(pobj) + std::abs(dobj)));
+      core::log::debug(
+          "sdp it {:3d} pobj {:+.9e} dobj {:+.9e} rel_p {:.2e} rel_d {:.2e} gap {:.2e} mu {:.2e} "
+          "ap {:.3f} ad {:.3f} sigma {:.3f}",
+          it, c_scale_ * pobj, c_scale_ * dobj, rel_p, rel_d, rel_gap, c_scale_ * dot(X_, Z_) / n_, last_ap_,
+          last_ad_, last_sigma_);
       if (rel_p < opts_.tol && rel_d < opts_.tol && rel_gap < opts_.tol) {
         res.status = SdpStatus::optimal;
         break;
@@ -253,23 +259,35 @@ class Solver {
     return M;
   }
 
+  // The part of dX that depends on dZ: -sym(X W Z^-1).
+  BlockValues hkm_product(const BlockValues& Zinv, const BlockValues& W) const {
+    BlockValues out = p_.zeros();
+    for (std::size_t k = 0; k < X_.size(); ++k) {
+      if (p_.blocks[k].diagonal) {
+        out[k].col(0) = -(X_[k].col(0).array() * W[k].col(0).array() * Zinv[k].col(0).array()).matrix();
+        continue;
+      }
+      const MatrixXd D = X_[k] * W[k] * Zinv[k];
+      out[k] = -0.5 * (D + D.transpose());
+    }
+    return out;
+  }
+
   // dX = sym((R_c - X dZ) Z^-1) with R_c = sigma mu I - XZ - corr (corr = dX_a dZ_a or none).
   BlockValues primal_direction(const BlockValues& Zinv, const BlockValues& dZ, double sigma_mu,
                                const BlockValues* dXa, const BlockValues* dZa) const {
-    BlockValues dX = p_.zeros();
+    BlockValues dX = hkm_product(Zinv, dZ);
     for (std::size_t k = 0; k < X_.size(); ++k) {
       if (p_.blocks[k].diagonal) {
-        const auto x = X_[k].col(0).array();
         const auto zi = Zinv[k].col(0).array();
-        Eigen::ArrayXd r = sigma_mu * zi - x - x * dZ[k].col(0).array() * zi;
+        Eigen::ArrayXd r = sigma_mu * zi - X_[k].col(0).array();
         if (dXa) r -= (*dXa)[k].col(0).array() * (*dZa)[k].col(0).array() * zi;
-        dX[k].col(0) = r.matrix();
+        dX[k].col(0) += r.matrix();
         continue;
       }
-      MatrixXd R = -(X_[k] * dZ[k]);
-      if (dXa) R -= (*dXa)[k] * (*dZa)[k];
-      MatrixXd D = sigma_mu * Zinv[k] - X_[k] + R * Zinv[k];
-      dX[k] = 0.5 * (D + D.transpose());
+      MatrixXd D = sigma_mu * Zinv[k] - X_[k];
+      if (dXa) D -= (*dXa)[k] * (*dZa)[k] * Zinv[k];
+      dX[k] += 0.5 * (D + D.transpose());
     }
     return dX;
   }
@@ -279,7 +297,7 @@ class Solver {
     VectorXd dy;
   };
 
-  bool solve_direction(const Eigen::LDLT<MatrixXd>& ldlt, const VectorXd& rp, const BlockValues& Rd,
+  bool solve_direction(const Eigen::LLT<MatrixXd>& chol, const VectorXd& rp, const BlockValues& Rd,
                        const BlockValues& Zinv, double sigma_mu, const BlockValues* dXa,
                        const BlockValues* dZa, Direction& d) const {
     // K = (sigma mu I - corr) Z^-1 - X - X R_d Z^-1, symmetrised inside inner().
@@ -298,12 +316,45 @@ class Solver {
       MatrixXd D = R * Zinv[k] - X_[k];
       K[k] = 0.5 * (D + D.transpose());
     }
-    d.dy = ldlt.solve(rp - apply_A(p_, K));
+    d.dy = chol.solve(rp - apply_A(p_, K));
     if (!d.dy.allFinite()) return false;
     d.dZ = Rd;
     axpy(-1.0, apply_At(p_, d.dy), d.dZ);
     d.dX = primal_direction(Zinv, d.dZ, sigma_mu, dXa, dZa);
+    // Iterative refinement against the operator actually applied: near the optimum Z^-1 is large
+    // and the rounding in X dZ Z^-1 breaks A(dX) = r_p, which would undo primal feasibility
+    // step by step. A correction ddy moves A(dX) by M ddy, so solving M ddy = r_p - A(dX) removes
+    // that error (and the shift of factor_schur); the correction is added to dX, not recomputed
+    // from scratch, so its own rounding is small.
+    for (int r = 0; r < 2; ++r) {
+      const VectorXd res = rp - apply_A(p_, d.dX);
+      const VectorXd ddy = chol.solve(res);
+      if (!ddy.allFinite()) break;
+      const BlockValues dZc = apply_At(p_, -ddy);
+      d.dy += ddy;
+      axpy(1.0, dZc, d.dZ);
+      axpy(1.0, hkm_product(Zinv, dZc), d.dX);
+    }
     return true;
+  }
+
+  // Cholesky of the Schur complement. On degenerate problems M tends to a singular matrix at the
+  // optimum and rounding can make it indefinite: then factor M + delta I with delta growing from
+  // 1e-14 of its largest diagonal entry (the refinement in solve_direction corrects for the shift).
+  static Eigen::LLT<MatrixXd> factor_schur(MatrixXd M) {
+    Eigen::LLT<MatrixXd> llt(M);
+    const double dmax = M.diagonal().cwiseAbs().maxCoeff();
+    for (double delta = 1e-14 * dmax; llt.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
+      M.diagonal().array() += delta;  // cumulative shift stays below 1.02 delta
+      llt.compute(M);
+      core::log::debug("sdp: Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
+    }
+    return llt;
+  }
+
+  static bool fail(const char* why) {
+    core::log::debug("sdp: stalled: {}", why);
+    return false;
   }
 
   bool step(const VectorXd& rp, const BlockValues& Rd) {
@@ -314,16 +365,16 @@ class Solver {
         continue;
       }
       Eigen::LLT<MatrixXd> llt(Z_[k]);
-      if (llt.info() != Eigen::Success) return false;
+      if (llt.info() != Eigen::Success) return fail("Z is not positive definite");
       Zinv[k] = llt.solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
     }
-    const MatrixXd M = schur(Zinv);
-    const Eigen::LDLT<MatrixXd> ldlt(M);
-    if (ldlt.info() != Eigen::Success) return false;
+    const Eigen::LLT<MatrixXd> chol = factor_schur(schur(Zinv));
+    if (chol.info() != Eigen::Success) return fail("Schur complement indefinite even when shifted");
     const double mu = dot(X_, Z_) / n_;
 
     Direction pred;
-    if (!solve_direction(ldlt, rp, Rd, Zinv, 0.0, nullptr, nullptr, pred)) return false;
+    if (!solve_direction(chol, rp, Rd, Zinv, 0.0, nullptr, nullptr, pred))
+      return fail("predictor direction not finite");
     const double ap_a = std::min(1.0, max_step(p_, X_, pred.dX));
     const double ad_a = std::min(1.0, max_step(p_, Z_, pred.dZ));
     BlockValues Xa = X_, Za = Z_;
@@ -333,10 +384,14 @@ class Solver {
     const double sigma = std::clamp(std::pow(std::max(mu_aff, 0.0) / mu, 3.0), 0.0, 1.0);
 
     Direction corr;
-    if (!solve_direction(ldlt, rp, Rd, Zinv, sigma * mu, &pred.dX, &pred.dZ, corr)) return false;
+    if (!solve_direction(chol, rp, Rd, Zinv, sigma * mu, &pred.dX, &pred.dZ, corr))
+      return fail("corrector direction not finite");
     const double ap = std::min(1.0, opts_.step_fraction * max_step(p_, X_, corr.dX));
     const double ad = std::min(1.0, opts_.step_fraction * max_step(p_, Z_, corr.dZ));
-    if (ap < 1e-10 && ad < 1e-10) return false;
+    if (ap < 1e-10 && ad < 1e-10) return fail("step lengths below 1e-10");
+    last_ap_ = ap;
+    last_ad_ = ad;
+    last_sigma_ = sigma;
     axpy(ap, corr.dX, X_);
     axpy(ad, corr.dZ, Z_);
     y_ += ad * corr.dy;
@@ -372,6 +427,7 @@ class Solver {
   std::vector<std::vector<std::vector<Entry>>> entries_;  // [block][constraint] both triangles
   BlockValues Cv_, X_, Z_;
   VectorXd y_;
+  double last_ap_ = 0.0, last_ad_ = 0.0, last_sigma_ = 0.0;  // of the last step, for the log
 };
 
 }  // namespace

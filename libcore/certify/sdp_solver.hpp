@@ -3,9 +3,12 @@
 // Infeasible-start path-following method with the HKM search direction (Helmberg, Rendl,
 // Vanderbei, Wolkowicz 1996; Kojima, Shindoh, Hara 1997; Monteiro 1997) and Mehrotra's
 // predictor-corrector (as in SDPT3 and CSDP): the Schur complement M_ij = <A_i, X A_j Z^-1> is
-// formed from the sparse constraint entries and factored by Cholesky; the step to the boundary of
-// the PSD cone is found from the eigenvalues of L^-1 dX L^-T. Before solving, C and every A_i (with
-// its b_i) are scaled to unit Frobenius norm; the result is reported for the original data.
+// formed from the sparse constraint entries and factored by Cholesky (shifted by a tiny multiple of
+// its largest diagonal entry when rounding makes it indefinite on degenerate problems), and every
+// direction gets iterative refinement so that A(dX) = r_p holds to rounding (without it primal
+// feasibility is lost near the optimum, where Z^-1 is huge); the step to the boundary of the PSD
+// cone is found from the eigenvalues of L^-1 dX L^-T. Before solving, C and every A_i (with its b_i)
+// are scaled to unit Frobenius norm; the result is reported for the original data.
 //
 // Status: optimal when the relative primal and dual residuals and the relative duality gap are
 // below `tol`; primal_infeasible when the dual iterate is (to `infeasibility_tol`) a ray
