@@ -118,4 +118,13 @@ void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, f
           stride_c, count, stream);
 }
 
+float l2_norm(Blas& blas, const float* x, std::int64_t n, Stream stream) {
+  if (n <= 0) return 0.0f;
+  auto& impl = blas.impl();
+  CUBLAS_CHECK(cublasSetStream(impl.blas, stream));
+  float result = 0.0f;
+  CUBLAS_CHECK(cublasSnrm2_64(impl.blas, n, x, 1, &result));  // host pointer mode: synchronous
+  return result;
+}
+
 }  // namespace core::kernels

@@ -5,6 +5,8 @@
 // A linear layer y = x W^T + b with W [OC, C] is gemm(false, true, N, OC, C, 1, x, C, W, C, 0, y, OC, {b}).
 // Only available when the build has CUDA (TOOLKIT_HAVE_CUDA).
 #pragma once
+#include <cstdint>
+
 #include "kernels/bf16.hpp"
 #include "kernels/runtime.hpp"
 
@@ -39,5 +41,12 @@ void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, f
 void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
                   long long stride_a, const bf16* B, int ldb, long long stride_b, float beta, float* C, int ldc,
                   long long stride_c, int count, Stream stream = nullptr);
+
+}  // namespace core::kernels
+
+namespace core::kernels {
+
+// Euclidean norm of n fp32 values (cublasSnrm2, fp32); waits for the result.
+float l2_norm(Blas& blas, const float* x, std::int64_t n, Stream stream = nullptr);
 
 }  // namespace core::kernels

@@ -87,6 +87,12 @@ std::string cuda_device_name(int device) {
 
 void synchronize() { CUDA_CHECK(cudaDeviceSynchronize()); }
 
+std::size_t device_memory_used() {
+  std::size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return total - free;
+}
+
 namespace detail {
 
 void* device_alloc(std::size_t bytes) {

@@ -26,6 +26,8 @@ struct CudaError : Error {
 int cuda_device_count();
 // "NVIDIA H200 (sm_90, 139.8 GiB)" for a device.
 std::string cuda_device_name(int device = 0);
+// Bytes of the current device in use by every process and context (cudaMemGetInfo: total - free).
+std::size_t device_memory_used();
 void synchronize();  // waits for the device; throws CudaError for a failure of earlier asynchronous work
 
 namespace detail {

@@ -44,6 +44,8 @@ class AdamW {
   void set_steps_taken(std::int64_t t) { t_ = t; }
   FlatBuffers<T>& m() { return m_; }
   FlatBuffers<T>& v() { return v_; }
+  const FlatBuffers<T>& m() const { return m_; }
+  const FlatBuffers<T>& v() const { return v_; }
   const AdamWHyper& hyper() const { return hyper_; }
 
  private:

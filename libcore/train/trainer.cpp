@@ -4,15 +4,21 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/progress.hpp"
 #include "common/signals.hpp"
 #include "common/timer.hpp"
+#ifdef TOOLKIT_HAVE_CUDA
+#include "kernels/runtime.hpp"
+#endif
 #include "train/checkpoint.hpp"
 #include "train/gemm.hpp"
+#include "train/gpt_cuda.hpp"
 #include "train/interop.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
@@ -29,6 +35,17 @@ void TrainOptions::validate() const {
     throw UsageError("optimizer.params.betas: expected two values in [0, 1)");
 }
 
+std::string require_cuda_device() {
+#ifdef TOOLKIT_HAVE_CUDA
+  if (kernels::cuda_device_count() == 0)
+    throw UsageError("device=cuda: no CUDA device answers (driver missing or no GPU visible); use device=cpu");
+  return kernels::cuda_device_name(0);
+#else
+  throw UsageError("device=cuda: this build has no CUDA (configure with -DTOOLKIT_CUDA=ON on a machine with nvcc); "
+                   "use device=cpu");
+#endif
+}
+
 double peak_rss_mib() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -37,6 +54,14 @@ double peak_rss_mib() {
 
 namespace {
 
+// GptCuda's members are defined only in CUDA builds; every use sits in an `if constexpr
+// (kCudaBuild)` branch, which a build without CUDA discards (no definition needed).
+#ifdef TOOLKIT_HAVE_CUDA
+constexpr bool kCudaBuild = true;
+#else
+constexpr bool kCudaBuild = false;
+#endif
+
 void init_weights(const TrainOptions& o, FlatBuffers<float>& params) {
   init_parameters(params, o.seed);
   if (o.init_from.empty()) return;
@@ -44,6 +69,16 @@ void init_weights(const TrainOptions& o, FlatBuffers<float>& params) {
   else if (o.init_from.ends_with(".bin")) load_llmc_checkpoint(o.init_from, params);
   else throw UsageError("init_from: '" + o.init_from + "' is neither a .safetensors nor an llm.c .bin file");
   log::info("initialised weights from {}", o.init_from);
+}
+
+// Device memory in use (MiB); 0 without CUDA. All device buffers are allocated before the first
+// step ends, so sampling after each step gives the peak.
+double device_used_mib() {
+#ifdef TOOLKIT_HAVE_CUDA
+  return double(kernels::device_memory_used()) / (1024.0 * 1024.0);
+#else
+  return 0.0;
+#endif
 }
 
 Task task_of(const TrainOptions& o) { return o.model.architecture() == Arch::bert ? Task::mlm : Task::lm; }
@@ -55,7 +90,8 @@ void maybe_mask(const TrainOptions& o, const TokenData& data, std::vector<std::i
     apply_mlm_mask(tok, tgt, data.vocab_size, data.vocab_size, o.mlm_probability, o.seed, stream);
 }
 
-double validation_loss(Model<float>& model, const TokenData& data, const TrainOptions& o) {
+// The model's forward (and backward) on the host, or on the device when gpu is set.
+double validation_loss(Model<float>& model, GptCuda* gpu, const TokenData& data, const TrainOptions& o) {
   std::vector<std::int32_t> tok, tgt;
   double sum = 0;
   for (int i = 0; i < o.eval_iters; ++i) {
@@ -66,6 +102,12 @@ double validation_loss(Model<float>& model, const TokenData& data, const TrainOp
     b.T = o.data.seq_len;
     b.tokens = tok.data();
     b.targets = tgt.data();
+    if constexpr (kCudaBuild) {
+      if (gpu) {
+        sum += gpu->step(b, false);
+        continue;
+      }
+    }
     sum += model.forward(b, task_of(o));
   }
   return sum / o.eval_iters;
@@ -75,6 +117,11 @@ double validation_loss(Model<float>& model, const TokenData& data, const TrainOp
 
 TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook& hook) {
   o.validate();
+  const bool cuda = o.device == "cuda";
+  if (cuda) {
+    if (o.model.architecture() != Arch::gpt) throw UsageError("device=cuda trains model.arch = gpt only");
+    log::info("device: {}", require_cuda_device());
+  }
   if (o.threads > 0) set_num_threads(o.threads);
   const TokenData data = load_token_data(o.data);
   if (o.model.architecture() == Arch::bert && data.vocab_size >= o.model.vocab_size)
@@ -112,6 +159,19 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   } else {
     init_weights(o, model.params());
   }
+  std::shared_ptr<GptCuda> gpu_owner;  // (an empty shared_ptr needs no ~GptCuda in a build without CUDA)
+  if constexpr (kCudaBuild) {
+    if (cuda) {
+      gpu_owner = std::make_shared<GptCuda>(o.model);
+      gpu_owner->upload(model.params(), &opt);
+    }
+  }
+  GptCuda* gpu = gpu_owner.get();
+  // Checkpoints are written from the host buffers: bring the device's weights and moments back first.
+  auto sync_host = [&] {
+    if constexpr (kCudaBuild)
+      if (gpu) gpu->download(model.params(), &opt);
+  };
   log::info("model: {} parameters ({} layers, {} heads, width {}), {} threads", layout.parameter_count(),
             o.model.n_layer, o.model.n_head, o.model.n_embd, num_threads());
 
@@ -136,20 +196,23 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
 
   std::vector<std::int32_t> tok, tgt;
   std::string ckpt_dir;
-  double last_loss = std::nan(""), last_val = std::nan(""), time_sum = 0;
+  double last_loss = std::nan(""), last_val = std::nan(""), time_sum = 0, device_peak_mib = 0;
   std::int64_t timed_steps = 0;
   Progress progress("train", static_cast<std::uint64_t>(o.train_iters));
   TrainOutcome out;
   std::int64_t step = start;
   for (; step < o.train_iters; ++step) {
     if (stop_requested()) {
+      sync_host();
       ckpt_dir = save_checkpoint(rundir.checkpoints(), step, model.params(), opt, checkpoint_state()).string();
       log::warn("stop requested (signal {}): checkpoint {} written at step {}", stop_signal(), ckpt_dir, step);
       out.interrupted = true;
       break;
     }
     Timer timer;
-    model.grads().zero();
+    if constexpr (kCudaBuild)
+      if (gpu) gpu->zero_grads();
+    if (!gpu) model.grads().zero();
     double loss = 0;
     for (int micro = 0; micro < accum; ++micro) {
       sample_train_batch(data, B, T, o.seed, step, micro, tok, tgt);
@@ -159,19 +222,30 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       b.T = T;
       b.tokens = tok.data();
       b.targets = tgt.data();
+      if constexpr (kCudaBuild) {
+        if (gpu) {
+          loss += gpu->step(b, true, 1.0f / float(accum));
+          continue;
+        }
+      }
       loss += model.forward(b, task);
       model.backward(1.0f / float(accum));
     }
     loss /= accum;
-    const double norm = global_grad_norm(model.grads());
+    double norm = 0;
+    if constexpr (kCudaBuild)
+      if (gpu) norm = gpu->grad_norm();
+    if (!gpu) norm = global_grad_norm(model.grads());
     if (!std::isfinite(loss) || !std::isfinite(norm))
       throw DataError("training diverged at step " + std::to_string(step + 1) + " (loss " + std::to_string(loss) +
                       ", grad norm " + std::to_string(norm) + "); lower optimizer.params.lr");
     const double clip = (o.gradient_clipping > 0 && norm > o.gradient_clipping) ? o.gradient_clipping / norm : 1.0;
     const double lr = warmup_cosine_lr(step, o.optimizer.params.lr, o.scheduler.params.warmup_num_steps, total,
                                        o.scheduler.params.cos_min_ratio);
-    opt.step(model.params(), model.grads(), lr, clip);
-    const double secs = timer.seconds();
+    if constexpr (kCudaBuild)
+      if (gpu) gpu->adamw(hyper, lr, clip);
+    if (!gpu) opt.step(model.params(), model.grads(), lr, clip);
+    const double secs = timer.seconds();  // the GPU step ended with the loss download and the norm (both wait)
     if (step > start) {  // the first step pays for allocations
       time_sum += secs;
       ++timed_steps;
@@ -181,17 +255,24 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
                           {"lr", lr},                   {"grad_norm", norm},
                           {"step_s", secs},             {"tokens_per_s", tokens_per_step / secs},
                           {"gflops_per_s", flops / secs / 1e9}, {"peak_rss_mib", peak_rss_mib()}};
+    if (gpu) {
+      rec["mfu"] = flops / secs / (kCudaPeakTflops * 1e12);
+      rec["peak_device_mib"] = device_peak_mib = std::max(device_peak_mib, device_used_mib());
+    }
     if ((step + 1) % o.eval_interval == 0 || step + 1 == o.train_iters) {
-      last_val = validation_loss(model, data, o);
+      last_val = validation_loss(model, gpu, data, o);
       rec["val_loss"] = last_val;
     }
     rundir.metrics().write(rec);
     progress.update(static_cast<std::uint64_t>(step + 1), "loss " + std::to_string(loss).substr(0, 6));
     if (hook) hook(rec);
-    if (o.save_interval > 0 && (step + 1) % o.save_interval == 0 && step + 1 < o.train_iters)
+    if (o.save_interval > 0 && (step + 1) % o.save_interval == 0 && step + 1 < o.train_iters) {
+      sync_host();
       save_checkpoint(rundir.checkpoints(), step + 1, model.params(), opt, checkpoint_state());
+    }
   }
   progress.finish();
+  if (!out.interrupted) sync_host();
   if (!out.interrupted) ckpt_dir = save_checkpoint(rundir.checkpoints(), step, model.params(), opt, checkpoint_state()).string();
   const double mean_step = timed_steps > 0 ? time_sum / double(timed_steps) : std::nan("");
   out.summary = {{"steps", step},
@@ -207,6 +288,11 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
                  {"tokenizer", data.tokenizer},
                  {"interrupted", out.interrupted},
                  {"checkpoint", ckpt_dir}};
+  out.summary["device"] = o.device;
+  if (gpu) {
+    out.summary["mfu"] = timed_steps > 0 ? flops / mean_step / (kCudaPeakTflops * 1e12) : 0.0;
+    out.summary["peak_device_mib"] = device_peak_mib;
+  }
   if (!std::isfinite(last_loss)) out.summary["final_loss"] = nullptr;
   if (!std::isfinite(last_val)) out.summary["val_loss"] = nullptr;
   return out;

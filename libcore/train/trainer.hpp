@@ -84,6 +84,7 @@ struct TrainOptions {
   int threads = 1;        // 0: OpenMP default (all cores)
   bool resume = false;
   double mlm_probability = 0.15;  // bert: share of positions masked
+  std::string device = "cpu";     // cpu, or cuda (GPT only; needs a CUDA build and a device)
 
   template <class V>
   void visit(V& v) {
@@ -104,6 +105,7 @@ struct TrainOptions {
     v("seed", seed, "seed of the init and of batch sampling");
     v("threads", threads, "CPU threads (0: all cores); big models gain from more", core::at_least(0));
     v("resume", resume, "continue from the newest checkpoint in the run directory");
+    v("device", device, "cpu, or cuda (GPT; bf16 GEMMs, fp32 master weights)", core::one_of({"cpu", "cuda"}));
     v("mlm_probability", mlm_probability, "bert: share of positions the MLM objective masks",
       core::in_range(0.01, 1.0));
   }
@@ -121,6 +123,10 @@ struct TrainOutcome {
 
 // Runs training into `rundir` (metrics.jsonl, checkpoints/). Library errors are thrown.
 TrainOutcome run_training(const TrainOptions& options, RunDir& rundir, const StepHook& hook = {});
+
+// Dense bf16 peak the CUDA path's MFU is measured against (H200, TFLOP/s): MFU = model FLOPs per
+// step (Model::flops_per_step: 6 N per token for the matmuls plus attention) / step time / this.
+inline constexpr double kCudaPeakTflops = 790.0;
 
 // Peak resident set size of this process in MiB.
 double peak_rss_mib();

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/embedding_index.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/ops.hpp"
 #include "train/gemm.hpp"
@@ -257,6 +258,41 @@ TEST_CASE("attention forward and backward, causal and padding-masked") {
       check_close(download(gdqkv), dqkv, 3e-2, 3e-2, "dqkv");
     }
   }
+}
+
+TEST_CASE("GPT embeddings forward and backward (wte gradient grouped by token, no atomics)") {
+  const int B = 3, T = 40, C = 96, V = 50, P = 64;
+  std::vector<std::int32_t> tok(B * T);
+  std::mt19937_64 rng(24);
+  for (auto& t : tok) t = static_cast<std::int32_t>(rng() % 7 == 0 ? 5 : rng() % V);  // token 5 repeats often
+  const Floats wte = random_bf16_exact(static_cast<std::size_t>(V) * C, 25), wpe = random_bf16_exact(P * C, 26);
+  const Floats dout = random_bf16_exact(static_cast<std::size_t>(B) * T * C, 27);
+  const Floats dwte0 = random_bf16_exact(wte.size(), 28), dwpe0 = random_bf16_exact(wpe.size(), 29);
+  Floats out(dout.size()), dwte = dwte0, dwpe = dwpe0;
+  cpu::embedding_forward<float>(out.data(), tok.data(), nullptr, wte.data(), wpe.data(), nullptr, B, T, C);
+  cpu::embedding_backward<float>(dwte.data(), dwpe.data(), nullptr, dout.data(), tok.data(), nullptr, B, T, C);
+
+  const HostEmbeddingIndex ix = make_embedding_index(tok.data(), B * T, V);
+  DeviceBuffer<std::int32_t> gtok{std::span<const std::int32_t>(tok)}, grows{std::span<const std::int32_t>(ix.rows)},
+      gstarts{std::span<const std::int32_t>(ix.starts)}, gpos{std::span<const std::int32_t>(ix.positions)};
+  auto gwte = upload_bf16(wte), gwpe = upload_bf16(wpe), gdout = upload_bf16(dout);
+  auto gdwte = upload_f32(dwte0), gdwpe = upload_f32(dwpe0);
+  DeviceBuffer<bf16> gout(out.size());
+  embedding_forward(gout.data(), gtok.data(), gwte.data(), gwpe.data(), B, T, C);
+  embedding_backward(gdwte.data(), gdwpe.data(), gdout.data(),
+                     EmbeddingIndex{grows.data(), gstarts.data(), gpos.data(), static_cast<int>(ix.rows.size())}, B, T, C);
+  check_close(download(gout), out, 1e-2, 1e-2, "embedding out");
+  check_close(download(gdwte), dwte, 1e-3 * std::sqrt(B * T), 1e-3, "dwte");
+  check_close(download(gdwpe), dwpe, 1e-3 * std::sqrt(B), 1e-3, "dwpe");
+}
+
+TEST_CASE("l2_norm of fp32 values") {
+  Blas blas;
+  const Floats x = random_bf16_exact(100000, 30);
+  double s = 0;
+  for (float v : x) s += double(v) * v;
+  auto gx = upload_f32(x);
+  CHECK(l2_norm(blas, gx.data(), static_cast<std::int64_t>(x.size())) == doctest::Approx(std::sqrt(s)).epsilon(1e-5));
 }
 
 TEST_CASE("a failing CUDA call throws CudaError with file:line and a hint") {

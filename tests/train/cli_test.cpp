@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <string>
 
 #include "test_support.hpp"
 
@@ -34,6 +35,18 @@ TEST_CASE("bad model configs exit 2 with a clear message") {
   CHECK(r.err.find("model.n_positions") != std::string::npos);
   r = run_tool("zpp-train", {"train", "data.input=/nonexistent/text.txt", "--out", (tmp / "c").string()});
   CHECK(r.exit_code == 66);
+  // device=cuda on a machine (or build) without CUDA: exit 2 naming the reason; --device sets the key.
+  r = run_tool("zpp-train", with({"train", "--device", "cuda", "--out", (tmp / "d").string()}, kTiny));
+  if (r.exit_code == 0) {
+    MESSAGE("a CUDA device answered: the no-device refusal is not exercised here");
+  } else {
+    CHECK(r.exit_code == 2);
+    CHECK((r.err.find("device=cuda: no CUDA device") != std::string::npos ||
+           r.err.find("device=cuda: this build has no CUDA") != std::string::npos));
+  }
+  r = run_tool("zpp-train", {"train", "device=tpu", "--out", (tmp / "e").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("device") != std::string::npos);
 }
 
 TEST_CASE("train on text, sample, prepare shards and train on them") {

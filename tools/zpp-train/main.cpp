@@ -1,6 +1,6 @@
-// zpp-train: transformer training on one rank (CPU path).
+// zpp-train: transformer training on one rank (CPU path; GPT also on one CUDA device with --device cuda).
 //   zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR   text -> llm.c token shards
-//   zpp-train train [--config FILE] [key=value ...] [--resume] --out DIR  train GPT/BERT (default command)
+//   zpp-train train [--config FILE] [key=value ...] [--resume] [--device cuda] --out DIR  train GPT/BERT (default)
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
 //   zpp-train peak [n=2048]                                               float32 GEMM GFLOP/s
 #include "common/cli.hpp"

@@ -1,0 +1,56 @@
+// GPT training step on a CUDA device, built from core::kernels: the same flat per-layer parameter
+// layout as the host (params.hpp), held on the device as fp32 master weights, their bf16 copy (what
+// the forward pass reads), fp32 gradients and fp32 AdamW moments, one buffer of each per group.
+// Activations are bf16; statistics, losses and parameter gradients fp32. The step follows
+// Model<float> (model.cpp) layer by layer, so the host model is its reference (tests/gpu):
+//   embeddings -> L x [LN, qkv GEMM (+bias), causal attention, proj GEMM (+bias), residual, LN,
+//   fc GEMM (+bias, GELU epilogue), proj GEMM (+bias), residual] -> LN -> logits = h wte^T over the
+//   padded vocabulary -> fused softmax cross-entropy; backward in reverse, with the tied wte getting
+//   both the head's and the embedding's gradient.
+// Requirements (checked, UsageError): arch gpt; n_embd and the padded vocabulary multiples of 8
+// (cuBLASLt alignment of the bf16 operands and of the GELU epilogue's aux output).
+// Only available when the build has CUDA (TOOLKIT_HAVE_CUDA); host code, no CUDA headers.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
+#include "train/params.hpp"
+
+namespace core::train {
+
+class GptCuda {
+ public:
+  explicit GptCuda(const ModelConfig& cfg);  // allocates the parameter-sized device buffers
+  ~GptCuda();
+  GptCuda(const GptCuda&) = delete;
+  GptCuda& operator=(const GptCuda&) = delete;
+
+  const ParamLayout& layout() const;
+
+  // Host <-> device copies of the master weights (the bf16 copy follows) and of the AdamW state.
+  void upload(const FlatBuffers<float>& params, const AdamW<float>* opt = nullptr);
+  void download(FlatBuffers<float>& params, AdamW<float>* opt = nullptr) const;
+  void download_grads(FlatBuffers<float>& grads) const;
+
+  void zero_grads();
+  // Next-token loss of a batch (tokens and targets as Batch; targets -1 are ignored), the mean over
+  // counted positions. With backward, adds dloss * d(loss)/d(params) into the gradients.
+  double step(const Batch& batch, bool backward, float dloss = 1.0f);
+  // sqrt(sum of squares) of all gradients.
+  double grad_norm();
+  // One AdamW update of every tensor (decay only where the view says so), step counter + 1.
+  void adamw(const AdamWHyper& hyper, double lr, double grad_scale);
+  std::int64_t steps_taken() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// "NVIDIA H200 (sm_90, ...)" when a CUDA device answers; throws UsageError (exit 2) naming the reason
+// otherwise, including a build without CUDA. Defined in both builds.
+std::string require_cuda_device();
+
+}  // namespace core::train

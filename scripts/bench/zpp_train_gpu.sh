@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# GPU training throughput of zpp-train (device=cuda) for GPT-2 124M (12 layers, 768 wide, context
+# 1024, vocab 50257 padded to 50304), on one CUDA device; meant for the H200 and ~8 minutes in all:
+#   scripts/bench/zpp_train_gpu.sh [BUILD_DIR]     (env: BATCHES="32 64" STEPS=8 JOBS=16)
+# 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
+# 2. runs the gpu-labelled tests (kernels against the host layers; one training step CPU vs CUDA);
+# 3. trains GPT-2 124M for STEPS steps per batch size in BATCHES (the first step is excluded from the
+#    mean) and prints tokens/s, MFU and peak device memory. A batch that does not fit is reported
+#    and skipped.
+# MFU = model FLOPs per step / mean step time / 790e12, with model FLOPs = 3 x forward matmul FLOPs
+# (per layer 24 N C^2 + 4 B T^2 C, plus the LM head 2 N C V; N = B T), core::train::kCudaPeakTflops.
+# Peak memory: the largest cudaMemGetInfo "used" sampled after each step (all buffers are allocated
+# by then), so it includes the CUDA context and the cuBLAS workspaces.
+# Data: tinyshakespeare from ../shared/datasets when present, else the GPL-3 text of base-files, as
+# bytes (the token ids do not change the cost of a step).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+BUILD="${1:-$ROOT/build-gpu}"
+STEPS="${STEPS:-8}"
+BATCHES="${BATCHES:-32 64}"
+JOBS="${JOBS:-16}"
+T0=$SECONDS
+
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTOOLKIT_CUDA=ON > "$BUILD.configure.log" 2>&1 ||
+  { tail -30 "$BUILD.configure.log" >&2; exit 1; }
+cmake --build "$BUILD" --target zpp-train test_kernels_gpu test_train_step_gpu -j"$JOBS" > "$BUILD.build.log" 2>&1 ||
+  { grep -E "error|FAILED" "$BUILD.build.log" | head -30 >&2; exit 1; }
+echo "build: $((SECONDS - T0)) s"
+
+echo "== gpu tests"
+(cd "$BUILD" && ctest -L gpu --output-on-failure --timeout 300) || echo "(gpu tests failed: see above)"
+echo "tests done at $((SECONDS - T0)) s"
+
+ZPP="$BUILD/bin/zpp-train"
+DATA="$ROOT/../shared/datasets/text/tinyshakespeare.txt"
+[[ -f "$DATA" ]] || DATA=/usr/share/common-licenses/GPL-3
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+for B in $BATCHES; do
+  echo "== GPT-2 124M, batch $B x 1024"
+  timeout 240 "$ZPP" train --progress never --device cuda --out "$TMP/b$B" "data.input=$DATA" \
+    model.n_layer=12 model.n_head=12 model.n_embd=768 model.n_positions=1024 model.vocab_size=50257 \
+    model.vocab_pad_to=128 data.seq_len=1024 "train_micro_batch_size_per_gpu=$B" "train_iters=$STEPS" \
+    eval_interval=100000 eval_iters=1 optimizer.params.lr=6e-4 scheduler.params.warmup_num_steps=2 \
+    > "$TMP/b$B.json" 2> "$TMP/b$B.log" || { echo "batch $B failed:"; tail -5 "$TMP/b$B.log"; rm -f "$TMP/b$B.json"; }
+  echo "   done at $((SECONDS - T0)) s"
+done
+
+python3 - "$TMP" $BATCHES <<'PY'
+import json, os, sys
+tmp, batches = sys.argv[1], sys.argv[2:]
+print(f"{'batch':>5} {'step_s':>8} {'tokens/s':>10} {'TFLOP/s':>8} {'MFU':>6} {'peak GiB':>9} {'loss':>7}")
+for b in batches:
+    path = f"{tmp}/b{b}.json"
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        print(f"{b:>5} {'failed':>8}")
+        continue
+    s = json.load(open(path))
+    print(f"{b:>5} {s['mean_step_s']:>8.3f} {s['tokens_per_s']:>10.0f} {s['gflops_per_s'] / 1e3:>8.1f} "
+          f"{100 * s['mfu']:>5.1f}% {s['peak_device_mib'] / 1024:>9.1f} {s['final_loss']:>7.3f}")
+    print(json.dumps({"bench": "zpp_train_gpu", "config": "gpt2_124m", "batch": int(b), "seq_len": 1024,
+                      **{k: s[k] for k in ("mean_step_s", "tokens_per_s", "gflops_per_s", "mfu", "peak_device_mib",
+                                           "flops_per_step", "final_loss")}}))
+PY
+echo "total: $((SECONDS - T0)) s"
