@@ -1,10 +1,12 @@
 // The interior-point SDP solver on problems with known optima: random complementary SDPs, Lovasz
-// theta numbers, infeasible and unbounded problems, and option validation.
+// theta numbers, a degenerate GM line-fit relaxation (tests/certify/data) against csdp,
+// infeasible and unbounded problems, and option validation.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "certify/sdp_solver.hpp"
+#include "certify/sdpa.hpp"
 #include "common/errors.hpp"
 #include "sdp_fixtures.hpp"
 #include "test_support.hpp"
@@ -121,4 +123,21 @@ TEST_CASE("options and problems are validated before solving") {
   wrong = p;
   wrong.b.resize(2);
   CHECK_THROWS_AS(solve_sdp(wrong), core::DataError);
+}
+
+// Regression: a degenerate Geman-McClure line-fit relaxation (92 x 92, 118 constraints; exported
+// by the tls-fit command in the file's comment line) on which the solver used to lose primal
+// feasibility near the optimum (rel. primal residual 1e-14 -> 1e-6) and end at the iteration limit.
+// Reference: csdp 6.2 with axtol = atytol = objtol = 1e-11, dual objective b^T y recomputed from
+// its solution file: -2.977138703891e-02 in the file's max convention (+ in our min form).
+TEST_CASE("degenerate GM line-fit relaxation reaches the csdp optimum") {
+  const SdpProblem p = read_sdpa(core::test::source_dir() / "tests/certify/data/gm_n30_seed0.dat-s");
+  const double csdp_optimum = 2.977138703891e-02;
+  const SdpResult res = solve_sdp(p);
+  REQUIRE(res.status == SdpStatus::optimal);
+  CHECK(std::abs(res.primal_objective - csdp_optimum) < 1e-7 * csdp_optimum);
+  CHECK(std::abs(res.dual_objective - csdp_optimum) < 1e-7 * csdp_optimum);
+  CHECK(res.primal_residual < 1e-8);
+  CHECK(res.dual_residual < 1e-8);
+  CHECK(res.iterations < 40);
 }
