@@ -8,6 +8,7 @@
 #include "certify/relaxation.hpp"
 #include "certify/sdpa.hpp"
 #include "linefit/gm.hpp"
+#include "linefit/gm_certificate.hpp"
 #include "linefit/gm_qcqp.hpp"
 
 namespace core::linefit {
@@ -71,6 +72,7 @@ nlohmann::json FitResult::to_json() const {
   }
   if (tight) j["tight"] = *tight;
   if (!sdp.is_null()) j["sdp"] = sdp;
+  if (!multiplier_sdp.is_null()) j["multiplier_sdp"] = multiplier_sdp;
   if (global_cost) {
     j["global_cost"] = *global_cost;
     j["global_line"] = {global_line->a, global_line->b, global_line->c};
@@ -133,7 +135,8 @@ FitResult run_fit(const FitOptions& opts) {
   // The closed-form GM certificate assembles its Lagrangian directly; the generic QCQP (O(N^2) to
   // build) only when the relaxation, the export or the other multipliers need it.
   const bool closed_form = gm && opts.multipliers == "closed_form";
-  const bool need_qcqp = !closed_form || opts.solver == "sdp" || !opts.export_sdpa.empty();
+  const bool stationary_sdp = gm && opts.multipliers == "stationary_sdp";
+  const bool need_qcqp = !(closed_form || stationary_sdp) || opts.solver == "sdp" || !opts.export_sdpa.empty();
   certify::Qcqp qcqp;
   if (need_qcqp) {
     auto t = r.times.scope("build");
@@ -175,17 +178,29 @@ FitResult run_fit(const FitOptions& opts) {
       co.lanczos.full_reorthogonalization = 3 * r.points.size() + 2 <= 20000;
       co.lanczos.max_steps = 3 * r.points.size() + 2 <= 20000 ? 300 : 100;
       const Eigen::VectorXd x = gm_lift(r.points, r.line, opts.sigma);
-      const certify::Certificate c =
-          closed_form               ? certify_gm_closed_form(r.points, r.line, opts.sigma, co)
-          : opts.multipliers == "sdp" ? certify::certify(qcqp, x, co, relax->sdp.y)
-                                      : certify::certify(qcqp, x, co);
+      std::optional<GmMultiplierSdp> msdp;
+      certify::Certificate c;
+      if (stationary_sdp) {
+        GmCertificate g = certify_gm_stationary_sdp(r.points, r.line, opts.sigma, co);
+        c = std::move(g.certificate);
+        msdp = g.sdp;
+        r.multiplier_sdp = {{"status", certify::to_string(g.sdp.status)}, {"t", g.sdp.t},
+                            {"iterations", g.sdp.iterations}, {"seconds", g.sdp.seconds},
+                            {"free_directions", g.sdp.free_directions}, {"order", g.sdp.order}};
+      } else {
+        c = closed_form               ? certify_gm_closed_form(r.points, r.line, opts.sigma, co)
+            : opts.multipliers == "sdp" ? certify::certify(qcqp, x, co, relax->sdp.y)
+                                        : certify::certify(qcqp, x, co);
+      }
       r.certificate.cost = gm_cost(r.points, r.line, opts.sigma);
       r.certificate.dual = c.dual_value;
       r.certificate.lambda_min = c.lambda_min ? c.lambda_min->lambda_min : 0.0;
       r.certificate.stationarity = c.multipliers.residual;
       r.certificate.certified = c.certified;
       std::ostringstream d;
-      d << "multipliers " << c.multipliers.method << ", eta " << c.eta
+      d << "multipliers " << c.multipliers.method;
+      if (msdp) d << " (SDP " << certify::to_string(msdp->status) << ", t " << msdp->t << ")";
+      d << ", eta " << c.eta
         << (c.certified ? "" : ", not certified: " + c.reason);
       r.certificate.detail = d.str();
       r.weights = gm_weights(r.points, r.line, opts.sigma);

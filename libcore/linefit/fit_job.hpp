@@ -26,7 +26,8 @@ struct FitOptions {
   int starts = 8;                              // IRLS: initial angles k pi / starts, plus the TLS line
   bool verify = false;                         // exhaustive search for the global optimum
   bool redundant = false;                      // GM SDP: add the all-pairs redundant constraints
-  std::string multipliers = "least_squares";   // GM certificate: least_squares | closed_form (O(N)) | sdp (relaxation dual)
+  std::string multipliers = "least_squares";   // GM certificate: least_squares | closed_form (O(N)) |
+                                               // stationary_sdp (free multipliers by a small SDP) | sdp (relaxation dual)
   std::string export_sdpa;                     // write the SDP relaxation here (SDPA sparse format)
   double tol = 1e-9;                           // relative certificate tolerance
   std::uint64_t seed = 0;                      // synthetic data only
@@ -45,8 +46,10 @@ struct FitOptions {
     v("starts", starts, "IRLS: number of initial angles", core::in_range(1, 10000));
     v("verify", verify, "also find the global optimum by exhaustive angle/offset search");
     v("redundant", redundant, "GM SDP: include the O(N^2) redundant constraints");
-    v("multipliers", multipliers, "GM certificate multipliers: least_squares, closed_form (O(N)) or sdp",
-      core::one_of({"least_squares", "closed_form", "sdp"}));
+    v("multipliers", multipliers,
+      "GM certificate multipliers: least_squares, closed_form (O(N)), stationary_sdp (free multipliers by an SDP) "
+      "or sdp (relaxation dual)",
+      core::one_of({"least_squares", "closed_form", "stationary_sdp", "sdp"}));
     v("export_sdpa", export_sdpa, "write the SDP relaxation to this .dat-s file");
     v("tol", tol, "certificate tolerance, relative to ||Q||_F", core::in_range(0.0, 1.0));
     v("seed", seed, "seed of the synthetic data");
@@ -80,6 +83,7 @@ struct FitResult {
   std::vector<double> weights;  // GM: (sigma^2 / (sigma^2 + e^2))^2; TLS: 1
   std::optional<bool> tight;    // sdp solver: relaxation tight
   nlohmann::json sdp;           // sdp solver: status, value, eigen ratio, iterations
+  nlohmann::json multiplier_sdp;  // multipliers stationary_sdp: status, t, iterations, seconds
   std::optional<double> global_cost;  // --verify
   std::optional<Line> global_line;
   int irls_iterations = 0;

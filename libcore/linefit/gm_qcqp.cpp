@@ -136,38 +136,43 @@ Eigen::VectorXd gm_stationary_multipliers(const Points& pts, const Line& line, d
   return lambda;
 }
 
+void gm_append_constraint(int N, int k, double weight, std::vector<Eigen::Triplet<double>>& t) {
+  auto antisym = [&t, weight](int u, int v, int p, int q) {  // weight times antisym_selector
+    const double h = 0.5 * weight;
+    t.emplace_back(u + p, v + q, h), t.emplace_back(v + q, u + p, h);
+    t.emplace_back(u + q, v + p, -h), t.emplace_back(v + p, u + q, -h);
+  };
+  if (k == 0) {
+    t.emplace_back(0, 0, weight);
+    t.emplace_back(1, 1, weight);
+  } else if (k <= N) {
+    antisym(z_offset(k - 1), 0, 0, 1);
+  } else {
+    const int i = (k - 1 - N) / 3, p = (k - 1 - N) % 3;
+    antisym(z_offset(i), z_offset(i + 1), kPairs[p][0], kPairs[p][1]);
+  }
+}
+
 certify::SparseMatrixd gm_lagrangian(const Points& pts, double sigma, const Eigen::VectorXd& lambda) {
   check_fit_input(pts, "GM Lagrangian");
   check_sigma(sigma);
   const int N = static_cast<int>(pts.size()), n = 3 * N + 2;
-  if (lambda.size() != 1 + N + 3 * (N - 1))
+  if (lambda.size() != gm_chain_multipliers(N))
     throw DataError("GM Lagrangian: " + std::to_string(lambda.size()) + " multipliers, expected " +
-                    std::to_string(1 + N + 3 * (N - 1)) + " (chain constraints only)");
+                    std::to_string(gm_chain_multipliers(N)) + " (chain constraints only)");
   std::vector<Eigen::Triplet<double>> t;
   t.reserve(static_cast<std::size_t>(33) * N);
   append_cost(pts, sigma, t);
-  auto sub_antisym = [&t](double nu, int u, int v, int p, int q) {  // -nu times antisym_selector
-    const double h = 0.5 * nu;
-    t.emplace_back(u + p, v + q, -h), t.emplace_back(v + q, u + p, -h);
-    t.emplace_back(u + q, v + p, h), t.emplace_back(v + p, u + q, h);
-  };
-  t.emplace_back(0, 0, -lambda(0));
-  t.emplace_back(1, 1, -lambda(0));
-  for (int i = 0; i < N; ++i) sub_antisym(lambda(1 + i), z_offset(i), 0, 0, 1);
-  for (int i = 0; i + 1 < N; ++i)
-    for (int k = 0; k < 3; ++k) sub_antisym(lambda(1 + N + 3 * i + k), z_offset(i), z_offset(i + 1), kPairs[k][0], kPairs[k][1]);
+  for (int k = 0; k < lambda.size(); ++k) gm_append_constraint(N, k, -lambda(k), t);
   certify::SparseMatrixd H(n, n);
   H.setFromTriplets(t.begin(), t.end());
   return H;
 }
 
-certify::Certificate certify_gm_closed_form(const Points& pts, const Line& line, double sigma,
-                                            const certify::CertificateOptions& options) {
+certify::Certificate certify_gm_multipliers(const Points& pts, const Line& line, double sigma,
+                                            certify::MultiplierFit fit, const certify::CertificateOptions& options) {
   const int N = static_cast<int>(pts.size());
   const Eigen::VectorXd x = gm_lift(pts, line, sigma);
-  certify::MultiplierFit fit;
-  fit.method = "closed_form";
-  fit.lambda = gm_stationary_multipliers(pts, line, sigma, false);
   const certify::SparseMatrixd H = gm_lagrangian(pts, sigma, fit.lambda);
   const Eigen::VectorXd Qx = gm_lagrangian(pts, sigma, Eigen::VectorXd::Zero(fit.lambda.size())) * x;
   fit.residual = (H * x).norm() / (1.0 + Qx.norm());
@@ -180,6 +185,14 @@ certify::Certificate certify_gm_closed_form(const Points& pts, const Line& line,
   }
   const double dual = fit.lambda(0);  // d(lambda) = lambda_0: every other constraint has b = 0
   return certify::certify_lagrangian(H, x.dot(Qx), dual, violation, std::move(fit), options);
+}
+
+certify::Certificate certify_gm_closed_form(const Points& pts, const Line& line, double sigma,
+                                            const certify::CertificateOptions& options) {
+  certify::MultiplierFit fit;
+  fit.method = "closed_form";
+  fit.lambda = gm_stationary_multipliers(pts, line, sigma, false);
+  return certify_gm_multipliers(pts, line, sigma, std::move(fit), options);
 }
 
 certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, bool redundant,

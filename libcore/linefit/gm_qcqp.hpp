@@ -16,6 +16,8 @@
 #pragma once
 #include <Eigen/Dense>
 
+#include <vector>
+
 #include "certify/certificate.hpp"
 #include "certify/qcqp.hpp"
 #include "linefit/points.hpp"
@@ -42,6 +44,11 @@ Line gm_line_from_lifted(const Eigen::VectorXd& x);
 // multiplier-free (H_ii = Q_ii) and the chain blocks couple neighbours, so H is block tridiagonal
 // plus an arrow, not block-arrowhead, and PSD needs a joint choice of those free directions.
 Eigen::VectorXd gm_stationary_multipliers(const Points& pts, const Line& line, double sigma, bool redundant);
+// Number of multipliers of the chain QCQP (no redundant constraints): lambda_0, N normal, 3(N-1) chain.
+inline int gm_chain_multipliers(int N) { return 1 + N + 3 * (N - 1); }
+// Appends weight * A_k (both triangles) of multiplier k of the chain QCQP with N points, O(1):
+// k = 0: A_0; k = 1..N: point k-1's normal constraint; k = 1 + N + 3i + p: pair p of z_i || z_{i+1}.
+void gm_append_constraint(int N, int k, double weight, std::vector<Eigen::Triplet<double>>& t);
 // H(lambda) of the chain QCQP (no redundant constraints) assembled directly, O(N) (equal to
 // gm_qcqp(pts, sigma, false).lagrangian(lambda), which costs O(N^2) through its per-constraint matrices).
 certify::SparseMatrixd gm_lagrangian(const Points& pts, double sigma, const Eigen::VectorXd& lambda);
@@ -49,6 +56,11 @@ certify::SparseMatrixd gm_lagrangian(const Points& pts, double sigma, const Eige
 // the sparse Cholesky (block tridiagonal plus arrow, so also near-linear) and Lanczos.
 certify::Certificate certify_gm_closed_form(const Points& pts, const Line& line, double sigma,
                                             const certify::CertificateOptions& options = {});
+
+// The decision of certify::certify_lagrangian for chain-QCQP multipliers fit.lambda (residual
+// recomputed here) with the directly assembled H.
+certify::Certificate certify_gm_multipliers(const Points& pts, const Line& line, double sigma,
+                                            certify::MultiplierFit fit, const certify::CertificateOptions& options = {});
 
 // Builds the QCQP and certifies the line (multipliers by least squares).
 certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, bool redundant,
