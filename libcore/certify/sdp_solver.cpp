@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -45,7 +44,6 @@ namespace {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ---- block-value arithmetic ----------------------------------------------------------------
 
@@ -71,19 +69,39 @@ BlockValues apply_At(const SdpProblem& p, const VectorXd& y) {
   return out;
 }
 
-// Largest alpha with X + alpha dX still PSD (infinity when dX does not leave the cone).
-double max_step(const SdpProblem& p, const BlockValues& X, const BlockValues& dX) {
-  double alpha = kInf;
+// Cholesky factors of the dense blocks of a positive definite block value (diagonal blocks get an
+// empty factor); false when one is not positive definite.
+using BlockFactors = std::vector<Eigen::LLT<MatrixXd>>;
+bool factor_blocks(const SdpProblem& p, const BlockValues& X, BlockFactors& f) {
+  f.assign(X.size(), Eigen::LLT<MatrixXd>());
+  for (std::size_t k = 0; k < X.size(); ++k) {
+    if (p.blocks[k].diagonal) {
+      if ((X[k].array() <= 0.0).any()) return false;
+      continue;
+    }
+    f[k].compute(X[k]);
+    if (f[k].info() != Eigen::Success) return false;
+  }
+  return true;
+}
+
+// min(limit, largest alpha with X + alpha dX still PSD), for X positive definite with factors L.
+// A dense block first tries a Cholesky of X + limit dX: when it succeeds the whole segment is in
+// the cone (convexity) and no eigenvalues are needed; otherwise the step is -1 / lambda_min of
+// L^-1 dX L^-T. Callers take a fraction f < 1 of the result, so a success at limit that rounding
+// allowed on the boundary still leaves X + f limit dX >= (1 - f) X.
+double max_step(const SdpProblem& p, const BlockValues& X, const BlockFactors& L, const BlockValues& dX,
+                double limit) {
+  double alpha = limit;
   for (std::size_t k = 0; k < X.size(); ++k) {
     if (p.blocks[k].diagonal) {
       for (Eigen::Index i = 0; i < X[k].rows(); ++i)
         if (dX[k](i, 0) < 0.0) alpha = std::min(alpha, -X[k](i, 0) / dX[k](i, 0));
       continue;
     }
-    Eigen::LLT<MatrixXd> llt(X[k]);
-    if (llt.info() != Eigen::Success) return 0.0;
-    MatrixXd T = llt.matrixL().solve(dX[k]);
-    T = llt.matrixL().solve(T.transpose().eval());
+    if (Eigen::LLT<MatrixXd>(X[k] + alpha * dX[k]).info() == Eigen::Success) continue;
+    MatrixXd T = L[k].matrixL().solve(dX[k]);
+    T = L[k].matrixL().solve(T.transpose().eval());
     T = 0.5 * (T + T.transpose()).eval();
     const double lmin = Eigen::SelfAdjointEigenSolver<MatrixXd>(T, Eigen::EigenvaluesOnly).eigenvalues()(0);
     if (lmin < 0.0) alpha = std::min(alpha, -1.0 / lmin);
@@ -326,8 +344,12 @@ class Solver {
     // step by step. A correction ddy moves A(dX) by M ddy, so solving M ddy = r_p - A(dX) removes
     // that error (and the shift of factor_schur); the correction is added to dX, not recomputed
     // from scratch, so its own rounding is small.
+    // Skipped when the error is small next to r_p (the step still reduces infeasibility) or at
+    // rounding level; at most two passes.
+    const double negligible = std::max(1e-3 * rp.norm(), 1e-14 * (1.0 + p_.b.norm()));
     for (int r = 0; r < 2; ++r) {
       const VectorXd res = rp - apply_A(p_, d.dX);
+      if (res.norm() <= negligible) break;
       const VectorXd ddy = chol.solve(res);
       if (!ddy.allFinite()) break;
       const BlockValues dZc = apply_At(p_, -ddy);
@@ -358,16 +380,13 @@ class Solver {
   }
 
   bool step(const VectorXd& rp, const BlockValues& Rd) {
+    BlockFactors LX, LZ;
+    if (!factor_blocks(p_, X_, LX)) return fail("X is not positive definite");
+    if (!factor_blocks(p_, Z_, LZ)) return fail("Z is not positive definite");
     BlockValues Zinv = p_.zeros();
-    for (std::size_t k = 0; k < Z_.size(); ++k) {
-      if (p_.blocks[k].diagonal) {
-        Zinv[k] = Z_[k].cwiseInverse();
-        continue;
-      }
-      Eigen::LLT<MatrixXd> llt(Z_[k]);
-      if (llt.info() != Eigen::Success) return fail("Z is not positive definite");
-      Zinv[k] = llt.solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
-    }
+    for (std::size_t k = 0; k < Z_.size(); ++k)
+      Zinv[k] = p_.blocks[k].diagonal ? Z_[k].cwiseInverse().eval()
+                                      : LZ[k].solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
     const Eigen::LLT<MatrixXd> chol = factor_schur(schur(Zinv));
     if (chol.info() != Eigen::Success) return fail("Schur complement indefinite even when shifted");
     const double mu = dot(X_, Z_) / n_;
@@ -375,8 +394,8 @@ class Solver {
     Direction pred;
     if (!solve_direction(chol, rp, Rd, Zinv, 0.0, nullptr, nullptr, pred))
       return fail("predictor direction not finite");
-    const double ap_a = std::min(1.0, max_step(p_, X_, pred.dX));
-    const double ad_a = std::min(1.0, max_step(p_, Z_, pred.dZ));
+    const double ap_a = max_step(p_, X_, LX, pred.dX, 1.0);
+    const double ad_a = max_step(p_, Z_, LZ, pred.dZ, 1.0);
     BlockValues Xa = X_, Za = Z_;
     axpy(ap_a, pred.dX, Xa);
     axpy(ad_a, pred.dZ, Za);
@@ -386,8 +405,9 @@ class Solver {
     Direction corr;
     if (!solve_direction(chol, rp, Rd, Zinv, sigma * mu, &pred.dX, &pred.dZ, corr))
       return fail("corrector direction not finite");
-    const double ap = std::min(1.0, opts_.step_fraction * max_step(p_, X_, corr.dX));
-    const double ad = std::min(1.0, opts_.step_fraction * max_step(p_, Z_, corr.dZ));
+    const double f = opts_.step_fraction;
+    const double ap = f * max_step(p_, X_, LX, corr.dX, 1.0 / f);
+    const double ad = f * max_step(p_, Z_, LZ, corr.dZ, 1.0 / f);
     if (ap < 1e-10 && ad < 1e-10) return fail("step lengths below 1e-10");
     last_ap_ = ap;
     last_ad_ = ad;
