@@ -173,7 +173,13 @@ fs::path cache_path_for(const fs::path& source, const LoadOptions& options) {
   if (options.cache == "off") return {};
   const fs::path abs = fs::absolute(source).lexically_normal();
   if (options.cache == "auto") {
-    if (::access(abs.parent_path().c_str(), W_OK) == 0) return fs::path(abs.string() + ".csr");
+    // Beside the input only when its folder is meant to be written: root passes access(W_OK) even
+    // on read-only data folders (such as the shared datasets), so the owner-write bit is checked too.
+    std::error_code ec;
+    const auto perms = fs::status(abs.parent_path(), ec).permissions();
+    const bool folder_writable = !ec && (perms & fs::perms::owner_write) != fs::perms::none &&
+                                 ::access(abs.parent_path().c_str(), W_OK) == 0;
+    if (folder_writable) return fs::path(abs.string() + ".csr");
     const char* xdg = std::getenv("XDG_CACHE_HOME");
     const char* home = std::getenv("HOME");
     fs::path base = xdg && *xdg ? fs::path(xdg) : home && *home ? fs::path(home) / ".cache" : fs::temp_directory_path();

@@ -22,7 +22,8 @@ Graph read_edge_list(const fs::path& path, CleanReport* report = nullptr);
 Graph read_matrix_market(const fs::path& path, CleanReport* report = nullptr);
 
 struct LoadOptions {
-  // "auto": next to the input when that folder is writable, else in the user cache folder;
+  // "auto": next to the input when that folder is writable (owner-write bit set), else in the user
+  // cache folder ($XDG_CACHE_HOME or ~/.cache, /toolkit/graphs);
   // "off": never read or write a cache; anything else: the folder to keep caches in.
   std::string cache = "auto";
 };

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "common/cli.hpp"
+#include "dist/rank.hpp"
 #include "graph/jobs.hpp"
 
 using namespace core;
@@ -37,6 +38,10 @@ int main(int argc, char** argv) {
   App app("graphzero-mine",
           "Graph pattern mining (GraphZero): symmetry-breaking restrictions, schedule search, orientation, "
           "interpreter and JIT back-ends, MPI");
+  app.use_ranks([] {  // under mpirun/srun only rank 0 writes the run directory and the result
+    const dist::RankInfo r = dist::discover_ranks(std::nullopt, std::nullopt);
+    return std::pair{r.rank, r.world_size};
+  });
   app.command<jobs::CountOptions>("count", "Count the matches of one pattern (default command)", run_count, true)
       .flag("--graph", "graph", "graph file or generator spec (rmat:SCALE[:EF], gnp:N:P)")
       .flag("--pattern", "pattern", "pattern name, edge list 0-1,1-2,2-0, or pattern file")
