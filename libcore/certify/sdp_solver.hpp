@@ -7,7 +7,8 @@
 // its largest diagonal entry when rounding makes it indefinite on degenerate problems), and every
 // direction gets iterative refinement so that A(dX) = r_p holds to rounding (without it primal
 // feasibility is lost near the optimum, where Z^-1 is huge); the step to the boundary of the PSD
-// cone is found from the eigenvalues of L^-1 dX L^-T. Before solving, C and every A_i (with its b_i)
+// cone is a full step when a Cholesky of X + dX / step_fraction succeeds, else found from the
+// eigenvalues of L^-1 dX L^-T. Before solving, C and every A_i (with its b_i)
 // are scaled to unit Frobenius norm; the result is reported for the original data.
 //
 // Status: optimal when the relative primal and dual residuals and the relative duality gap are
