@@ -72,6 +72,7 @@ nlohmann::json FitResult::to_json() const {
   }
   if (tight) j["tight"] = *tight;
   if (!sdp.is_null()) j["sdp"] = sdp;
+  if (!multipliers.empty()) j["multipliers"] = multipliers;
   if (!multiplier_sdp.is_null()) j["multiplier_sdp"] = multiplier_sdp;
   if (global_cost) {
     j["global_cost"] = *global_cost;
@@ -107,6 +108,11 @@ nlohmann::json relaxation_json(const certify::RelaxationResult& r) {
 
 }  // namespace
 
+std::string resolve_multipliers(const std::string& choice, std::size_t n_points) {
+  if (choice != "auto") return choice;
+  return n_points <= kAutoStationarySdpMaxPoints ? "stationary_sdp" : "closed_form";
+}
+
 FitResult run_fit(const FitOptions& opts) {
   FitResult r;
   r.mode = opts.mode;
@@ -134,8 +140,9 @@ FitResult run_fit(const FitOptions& opts) {
   const Eigen::Matrix3d Q = tls_cost_matrix(r.points);
   // The closed-form GM certificate assembles its Lagrangian directly; the generic QCQP (O(N^2) to
   // build) only when the relaxation, the export or the other multipliers need it.
-  const bool closed_form = gm && opts.multipliers == "closed_form";
-  const bool stationary_sdp = gm && opts.multipliers == "stationary_sdp";
+  if (gm) r.multipliers = resolve_multipliers(opts.multipliers, r.points.size());
+  const bool closed_form = gm && r.multipliers == "closed_form";
+  const bool stationary_sdp = gm && r.multipliers == "stationary_sdp";
   const bool need_qcqp = !(closed_form || stationary_sdp) || opts.solver == "sdp" || !opts.export_sdpa.empty();
   certify::Qcqp qcqp;
   if (need_qcqp) {
@@ -148,7 +155,7 @@ FitResult run_fit(const FitOptions& opts) {
                         "tls-fit " + opts.mode + " relaxation of " + r.source);
   }
   std::optional<certify::RelaxationResult> relax;
-  const bool need_relaxation = (opts.solver == "sdp" && !r.from_candidate) || (gm && opts.multipliers == "sdp");
+  const bool need_relaxation = (opts.solver == "sdp" && !r.from_candidate) || (gm && r.multipliers == "sdp");
   if (need_relaxation) {
     auto t = r.times.scope("sdp");
     relax = certify::solve_relaxation(qcqp);
@@ -189,7 +196,7 @@ FitResult run_fit(const FitOptions& opts) {
                             {"free_directions", g.sdp.free_directions}, {"order", g.sdp.order}};
       } else {
         c = closed_form               ? certify_gm_closed_form(r.points, r.line, opts.sigma, co)
-            : opts.multipliers == "sdp" ? certify::certify(qcqp, x, co, relax->sdp.y)
+            : r.multipliers == "sdp" ? certify::certify(qcqp, x, co, relax->sdp.y)
                                         : certify::certify(qcqp, x, co);
       }
       r.certificate.cost = gm_cost(r.points, r.line, opts.sigma);

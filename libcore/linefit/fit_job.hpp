@@ -26,7 +26,7 @@ struct FitOptions {
   int starts = 8;                              // IRLS: initial angles k pi / starts, plus the TLS line
   bool verify = false;                         // exhaustive search for the global optimum
   bool redundant = false;                      // GM SDP: add the all-pairs redundant constraints
-  std::string multipliers = "least_squares";   // GM certificate: least_squares | closed_form (O(N)) |
+  std::string multipliers = "auto";            // GM certificate: auto | least_squares | closed_form (O(N)) |
                                                // stationary_sdp (free multipliers by a small SDP) | sdp (relaxation dual)
   std::string export_sdpa;                     // write the SDP relaxation here (SDPA sparse format)
   double tol = 1e-9;                           // relative certificate tolerance
@@ -47,9 +47,9 @@ struct FitOptions {
     v("verify", verify, "also find the global optimum by exhaustive angle/offset search");
     v("redundant", redundant, "GM SDP: include the O(N^2) redundant constraints");
     v("multipliers", multipliers,
-      "GM certificate multipliers: least_squares, closed_form (O(N)), stationary_sdp (free multipliers by an SDP) "
-      "or sdp (relaxation dual)",
-      core::one_of({"least_squares", "closed_form", "stationary_sdp", "sdp"}));
+      "GM certificate multipliers: auto (stationary_sdp up to 300 points, else closed_form), least_squares, "
+      "closed_form (O(N)), stationary_sdp (free multipliers by an SDP) or sdp (relaxation dual)",
+      core::one_of({"auto", "least_squares", "closed_form", "stationary_sdp", "sdp"}));
     v("export_sdpa", export_sdpa, "write the SDP relaxation to this .dat-s file");
     v("tol", tol, "certificate tolerance, relative to ||Q||_F", core::in_range(0.0, 1.0));
     v("seed", seed, "seed of the synthetic data");
@@ -83,6 +83,7 @@ struct FitResult {
   std::vector<double> weights;  // GM: (sigma^2 / (sigma^2 + e^2))^2; TLS: 1
   std::optional<bool> tight;    // sdp solver: relaxation tight
   nlohmann::json sdp;           // sdp solver: status, value, eigen ratio, iterations
+  std::string multipliers;         // the GM multiplier choice used (after resolving "auto")
   nlohmann::json multiplier_sdp;  // multipliers stationary_sdp: status, t, iterations, seconds
   std::optional<double> global_cost;  // --verify
   std::optional<Line> global_line;
@@ -92,6 +93,11 @@ struct FitResult {
   nlohmann::json to_json() const;
   bool verified() const;  // true without --verify, else cost within 1e-9 of the global cost
 };
+
+// "auto" picks stationary_sdp (certifies whenever chain multipliers can, O(N^3)) up to this many
+// points and the O(N) closed form above it; other choices are returned unchanged.
+inline constexpr std::size_t kAutoStationarySdpMaxPoints = 300;
+std::string resolve_multipliers(const std::string& choice, std::size_t n_points);
 
 FitResult run_fit(const FitOptions& opts);
 

@@ -11,6 +11,7 @@
 
 #include "certify/relaxation.hpp"
 #include "linefit/gm.hpp"
+#include "linefit/fit_job.hpp"
 #include "linefit/gm_certificate.hpp"
 #include "linefit/gm_qcqp.hpp"
 #include "linefit/synthetic.hpp"
@@ -120,4 +121,19 @@ TEST_CASE("stationary_sdp does not certify the optimum when the chain relaxation
   CHECK(g.sdp.t < 0.0);
   // weak duality: no chain multipliers give a dual value above the relaxation's
   CHECK(relax.sdp_value < best.cost - 1e-6);
+}
+
+TEST_CASE("multipliers=auto: the SDP choice on small sets, the O(N) closed form on large ones") {
+  CHECK(resolve_multipliers("auto", 10) == "stationary_sdp");
+  CHECK(resolve_multipliers("auto", kAutoStationarySdpMaxPoints) == "stationary_sdp");
+  CHECK(resolve_multipliers("auto", kAutoStationarySdpMaxPoints + 1) == "closed_form");
+  CHECK(resolve_multipliers("sdp", 10) == "sdp");
+  // A bare gm fit on clean data certifies its optimum with the default choice.
+  FitOptions o;
+  o.mode = "gm";
+  o.solver = "irls";
+  o.synthetic.n = 20;
+  const FitResult r = run_fit(o);
+  CHECK(r.multipliers == "stationary_sdp");
+  CHECK(r.certificate.certified);
 }
