@@ -42,40 +42,34 @@ int main(int argc, char** argv) {
     const dist::RankInfo r = dist::discover_ranks(std::nullopt, std::nullopt);
     return std::pair{r.rank, r.world_size};
   });
-  app.command<jobs::CountOptions>("count", "Count the matches of one pattern (default command)", run_count, true)
-      .flag("--graph", "graph", "graph file or generator spec (rmat:SCALE[:EF], gnp:N:P)")
-      .flag("--pattern", "pattern", "pattern name, edge list 0-1,1-2,2-0, or pattern file")
-      .flag("--pattern-labels", "pattern_labels", "labels of the pattern's vertices, e.g. 0,1,0")
-      .flag("--vertex-labels", "vertex_labels", "vertex label file of the graph")
-      .flag("--induced", "induced", "edge (default) or vertex")
+  // Flags shared by the commands: where the graph comes from, and which pattern to match.
+  const auto graph_flags = [](Command& c) -> Command& {
+    return c.flag("--graph", "graph", "graph file or generator spec (rmat:SCALE[:EF], gnp:N:P)")
+        .flag("--induced", "induced", "edge (default) or vertex")
+        .flag("--graph-cache", "graph_cache", "auto, off or a folder for binary CSR caches");
+  };
+  const auto pattern_flags = [&](Command& c) -> Command& {
+    return graph_flags(c)
+        .flag("--pattern", "pattern", "pattern name, edge list 0-1,1-2,2-0, or pattern file")
+        .flag("--pattern-labels", "pattern_labels", "labels of the pattern's vertices, e.g. 0,1,0")
+        .flag("--vertex-labels", "vertex_labels", "vertex label file of the graph");
+  };
+  pattern_flags(app.command<jobs::CountOptions>("count", "Count the matches of one pattern (default command)",
+                                                run_count, true))
       .flag("--threads", "threads", "worker threads (0: all)")
       .flag("--backend", "backend", "interp or jit")
-      .flag("--jit-cache", "jit_cache", "folder of compiled kernels")
-      .flag("--graph-cache", "graph_cache", "auto, off or a folder for binary CSR caches");
-  app.command<jobs::MotifOptions>("motifs", "Count every connected pattern of --size vertices", run_motifs)
-      .flag("--graph", "graph", "graph file or generator spec")
+      .flag("--jit-cache", "jit_cache", "folder of compiled kernels");
+  graph_flags(app.command<jobs::MotifOptions>("motifs", "Count every connected pattern of --size vertices", run_motifs))
       .flag("--size", "size", "pattern size (1..7)")
-      .flag("--induced", "induced", "edge (default) or vertex")
-      .flag("--threads", "threads", "worker threads (0: all)")
-      .flag("--graph-cache", "graph_cache", "auto, off or a folder");
-  app.command<jobs::PlanOptions>("plan", "Print the chosen matching order, restrictions and predicted cost", run_plan)
-      .flag("--graph", "graph", "graph file or generator spec (its statistics drive the cost model)")
-      .flag("--pattern", "pattern", "pattern name, edge list or file")
-      .flag("--pattern-labels", "pattern_labels", "labels of the pattern's vertices")
-      .flag("--vertex-labels", "vertex_labels", "vertex label file of the graph")
-      .flag("--induced", "induced", "edge (default) or vertex")
-      .flag("--graph-cache", "graph_cache", "auto, off or a folder")
+      .flag("--threads", "threads", "worker threads (0: all)");
+  pattern_flags(app.command<jobs::PlanOptions>("plan", "Print the chosen matching order, restrictions and predicted cost",
+                                               run_plan))
       .switch_flag("--emit-cpp", "emit_cpp", "include the generated C++ in the result")
       .without_rundir();
-  app.command<jobs::ListOptions>("list", "Stream matches (one JSON array of vertex ids per line), then the result", run_list)
-      .flag("--graph", "graph", "graph file or generator spec")
-      .flag("--pattern", "pattern", "pattern name, edge list or file")
-      .flag("--pattern-labels", "pattern_labels", "labels of the pattern's vertices")
-      .flag("--vertex-labels", "vertex_labels", "vertex label file of the graph")
-      .flag("--induced", "induced", "edge (default) or vertex")
+  pattern_flags(app.command<jobs::ListOptions>("list", "Stream matches (one JSON array of vertex ids per line), then the result",
+                                               run_list))
       .flag("--limit", "limit", "maximum number of matches")
-      .flag("--threads", "threads", "worker threads")
-      .flag("--graph-cache", "graph_cache", "auto, off or a folder")
+      .flag("--threads", "threads", "worker threads (0: all)")
       .without_rundir();
   return app.main(argc, argv);
 }
