@@ -9,6 +9,7 @@
 #include "certify/sdpa.hpp"
 #include "linefit/gm.hpp"
 #include "linefit/gm_certificate.hpp"
+#include "linefit/gm_chordal.hpp"
 #include "linefit/gm_qcqp.hpp"
 
 namespace core::linefit {
@@ -143,7 +144,8 @@ FitResult run_fit(const FitOptions& opts) {
   if (gm) r.multipliers = resolve_multipliers(opts.multipliers, r.points.size());
   const bool closed_form = gm && r.multipliers == "closed_form";
   const bool stationary_sdp = gm && r.multipliers == "stationary_sdp";
-  const bool need_qcqp = !(closed_form || stationary_sdp) || opts.solver == "sdp" || !opts.export_sdpa.empty();
+  const bool chordal = gm && r.multipliers == "chordal";
+  const bool need_qcqp = !(closed_form || stationary_sdp || chordal) || opts.solver == "sdp" || !opts.export_sdpa.empty();
   certify::Qcqp qcqp;
   if (need_qcqp) {
     auto t = r.times.scope("build");
@@ -194,6 +196,12 @@ FitResult run_fit(const FitOptions& opts) {
         r.multiplier_sdp = {{"status", certify::to_string(g.sdp.status)}, {"t", g.sdp.t},
                             {"iterations", g.sdp.iterations}, {"seconds", g.sdp.seconds},
                             {"free_directions", g.sdp.free_directions}, {"order", g.sdp.order}};
+      } else if (chordal) {
+        GmChordalCertificate g = certify_gm_chordal(r.points, r.line, opts.sigma, co);
+        c = std::move(g.certificate);
+        r.multiplier_sdp = {{"t", g.admm.t}, {"residual", g.admm.residual}, {"proven", g.admm.proven},
+                            {"converged", g.admm.converged}, {"iterations", g.admm.iterations},
+                            {"seconds", g.admm.seconds}, {"cliques", g.admm.cliques}};
       } else {
         c = closed_form               ? certify_gm_closed_form(r.points, r.line, opts.sigma, co)
             : r.multipliers == "sdp" ? certify::certify(qcqp, x, co, relax->sdp.y)

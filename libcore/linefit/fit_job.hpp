@@ -27,7 +27,8 @@ struct FitOptions {
   bool verify = false;                         // exhaustive search for the global optimum
   bool redundant = false;                      // GM SDP: add the all-pairs redundant constraints
   std::string multipliers = "auto";            // GM certificate: auto | least_squares | closed_form (O(N)) |
-                                               // stationary_sdp (free multipliers by a small SDP) | sdp (relaxation dual)
+                                               // stationary_sdp (free multipliers by a small SDP) | chordal (the
+                                               // same multipliers by O(N)-per-iteration ADMM) | sdp (relaxation dual)
   std::string export_sdpa;                     // write the SDP relaxation here (SDPA sparse format)
   double tol = 1e-9;                           // relative certificate tolerance
   std::uint64_t seed = 0;                      // synthetic data only
@@ -48,8 +49,9 @@ struct FitOptions {
     v("redundant", redundant, "GM SDP: include the O(N^2) redundant constraints");
     v("multipliers", multipliers,
       "GM certificate multipliers: auto (stationary_sdp up to 300 points, else closed_form), least_squares, "
-      "closed_form (O(N)), stationary_sdp (free multipliers by an SDP) or sdp (relaxation dual)",
-      core::one_of({"auto", "least_squares", "closed_form", "stationary_sdp", "sdp"}));
+      "closed_form (O(N)), stationary_sdp (free multipliers by an SDP), chordal (the same by chordal ADMM) or sdp "
+      "(relaxation dual)",
+      core::one_of({"auto", "least_squares", "closed_form", "stationary_sdp", "chordal", "sdp"}));
     v("export_sdpa", export_sdpa, "write the SDP relaxation to this .dat-s file");
     v("tol", tol, "certificate tolerance, relative to ||Q||_F", core::in_range(0.0, 1.0));
     v("seed", seed, "seed of the synthetic data");
@@ -84,7 +86,7 @@ struct FitResult {
   std::optional<bool> tight;    // sdp solver: relaxation tight
   nlohmann::json sdp;           // sdp solver: status, value, eigen ratio, iterations
   std::string multipliers;         // the GM multiplier choice used (after resolving "auto")
-  nlohmann::json multiplier_sdp;  // multipliers stationary_sdp: status, t, iterations, seconds
+  nlohmann::json multiplier_sdp;  // multipliers stationary_sdp / chordal: t, iterations, seconds, ...
   std::optional<double> global_cost;  // --verify
   std::optional<Line> global_line;
   int irls_iterations = 0;

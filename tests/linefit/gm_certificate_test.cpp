@@ -2,7 +2,8 @@
 // the free directions span exactly the null space of the stationarity system (checked against the
 // generic QCQP's columns A_k x^), the certificate accepts the global optimum where the chain
 // relaxation is tight, and rejects the worst line, planted local minima and the optimum of an
-// instance whose chain relaxation is not tight.
+// instance whose chain relaxation is not tight. The chordal ADMM (gm_chordal.hpp) gives the same
+// decision on every instance.
 #include <doctest/doctest.h>
 
 #include <Eigen/SVD>
@@ -13,6 +14,7 @@
 #include "linefit/gm.hpp"
 #include "linefit/fit_job.hpp"
 #include "linefit/gm_certificate.hpp"
+#include "linefit/gm_chordal.hpp"
 #include "linefit/gm_qcqp.hpp"
 #include "linefit/synthetic.hpp"
 #include "test_support.hpp"
@@ -57,8 +59,8 @@ TEST_CASE("free multiplier directions span the null space of the stationarity sy
   CHECK(G.cols() - rank_g == D.cols());  // and as many as the null space has
 }
 
-TEST_CASE("stationary_sdp certifies the global optimum where the chain relaxation is tight") {
-  int certified = 0, closed_form = 0;
+TEST_CASE("stationary_sdp and chordal certify the global optimum where the chain relaxation is tight") {
+  int certified = 0, chordal = 0, closed_form = 0;
   for (std::uint64_t seed = 0; seed < 3; ++seed) {
     for (int n : {10, 20}) {
       CAPTURE(seed);
@@ -77,19 +79,28 @@ TEST_CASE("stationary_sdp certifies the global optimum where the chain relaxatio
       CHECK(std::abs(g.certificate.gap) < 1e-7);
       CHECK(g.certificate.lambda_min->lambda_min > -1e-8);
       certified += g.certificate.certified;
+      const GmChordalCertificate h = certify_gm_chordal(p, best.line, sigma);
+      CHECK(h.admm.proven);
+      CHECK(h.certificate.certified);
+      CHECK(h.certificate.multipliers.method == "chordal");
+      CHECK(h.certificate.multipliers.residual < 1e-8);
+      CHECK(std::abs(h.certificate.gap) < 1e-7);
+      chordal += h.certificate.certified;
       closed_form += certify_gm_closed_form(p, best.line, sigma).certified;
     }
   }
-  MESSAGE(certified << "/6 certified by stationary_sdp, " << closed_form << "/6 by the closed-form multipliers alone");
+  CHECK(chordal == certified);
+  MESSAGE(certified << "/6 certified by stationary_sdp, " << chordal << "/6 by chordal, " << closed_form << "/6 by the closed-form multipliers alone");
 }
 
-TEST_CASE("stationary_sdp rejects the worst line and planted local minima") {
+TEST_CASE("stationary_sdp and chordal reject the worst line and planted local minima") {
   const Points p = data(10, 0.0, 0.05, 2);
   const double sigma = 1.0;
   const IrlsResult best = irls_gm(p, sigma);
   const Line worst = normalise_line(-best.line.b, best.line.a, 0.0);
   const GmCertificate bad = certify_gm_stationary_sdp(p, worst, sigma);
   CHECK(!bad.certificate.certified);
+  CHECK(!certify_gm_chordal(p, worst, sigma).certificate.certified);
   const Points hard = data(16, 0.4, 0.02, 5);
   const double s = 0.1, global = exhaustive_search(hard, Loss::geman_mcclure, s).cost;
   int planted = 0;
@@ -102,12 +113,15 @@ TEST_CASE("stationary_sdp rejects the worst line and planted local minima") {
     const GmCertificate c = certify_gm_stationary_sdp(hard, local.line, s);
     CHECK(!c.certificate.certified);
     CHECK(c.sdp.t < 0.0);
+    const GmChordalCertificate h = certify_gm_chordal(hard, local.line, s);
+    CHECK(!h.certificate.certified);
+    CHECK(!h.admm.proven);
   }
   CHECK(planted > 0);
   MESSAGE(planted << " local minima rejected");
 }
 
-TEST_CASE("stationary_sdp does not certify the optimum when the chain relaxation is not tight") {
+TEST_CASE("stationary_sdp and chordal do not certify the optimum when the chain relaxation is not tight") {
   const Points p = data(10, 0.3, 0.05, 1);
   const double sigma = 1.0;
   const auto relax = certify::solve_relaxation(gm_qcqp(p, sigma, false));
@@ -119,6 +133,9 @@ TEST_CASE("stationary_sdp does not certify the optimum when the chain relaxation
   CHECK(!g.certificate.certified);
   CHECK(!g.certificate.factorization_psd);
   CHECK(g.sdp.t < 0.0);
+  const GmChordalCertificate h = certify_gm_chordal(p, best.line, sigma);
+  CHECK(!h.certificate.certified);
+  CHECK(!h.admm.proven);
   // weak duality: no chain multipliers give a dual value above the relaxation's
   CHECK(relax.sdp_value < best.cost - 1e-6);
 }

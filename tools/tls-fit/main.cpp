@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
       .flag("--sigma", "sigma", "Geman-McClure scale")
       .flag("--solver", "solver", "eig | sdp | irls")
       .flag("--init-angle", "init_angle", "IRLS: single start at this normal angle (radians)")
-      .flag("--multipliers", "multipliers", "GM certificate multipliers: least_squares | closed_form | stationary_sdp | sdp")
+      .flag("--multipliers", "multipliers", "GM certificate multipliers: least_squares | closed_form | stationary_sdp | chordal | sdp")
       .flag("--export-sdpa", "export_sdpa", "write the SDP relaxation to this .dat-s file")
       .switch_flag("--verify", "verify", "exhaustive search for the global optimum (exit 3 if the fit is worse)");
   app.command<SdpCommandOptions>("sdp", "Solve an SDP in SDPA sparse format; exit 0 when optimal, 3 when not",
