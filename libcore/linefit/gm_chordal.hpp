@@ -23,6 +23,7 @@ struct ChordalOptions {
   double rho = 1.0;        // ADMM penalty (H_r scaled to max entry 1)
   double weight = 1.0;     // weight of t in the objective
   double tolerance = 1e-7; // relative primal and dual residuals for convergence
+  double settle_tolerance = 1e-5;  // stop when t < -residual has settled to this (relative, per 50 iterations)
   double relaxation = 1.6; // ADMM over-relaxation alpha in (0, 2)
 };
 
