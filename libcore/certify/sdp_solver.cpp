@@ -73,7 +73,8 @@ BlockValues apply_At(const SdpProblem& p, const VectorXd& y) {
 // empty factor); false when one is not positive definite.
 using BlockFactors = std::vector<Eigen::LLT<MatrixXd>>;
 bool factor_blocks(const SdpProblem& p, const BlockValues& X, BlockFactors& f) {
-  f.assign(X.size(), Eigen::LLT<MatrixXd>());
+  f.clear();
+  f.resize(X.size());  // default-constructed in place: copying an uncomputed LLT reads its unset info()
   for (std::size_t k = 0; k < X.size(); ++k) {
     if (p.blocks[k].diagonal) {
       if ((X[k].array() <= 0.0).any()) return false;
