@@ -17,20 +17,14 @@
 #include "linefit/gm_chordal.hpp"
 #include "linefit/gm_qcqp.hpp"
 #include "linefit/synthetic.hpp"
+#include "line_data.hpp"
 #include "test_support.hpp"
 
 using namespace core;
 using namespace core::linefit;
+using fixtures::line_data;
 
 namespace {
-Points data(int n, double outliers, double noise, std::uint64_t seed) {
-  SyntheticLine spec;
-  spec.n = n;
-  spec.outliers = outliers;
-  spec.noise = noise;
-  spec.angle_deg = 15.0 + 37.0 * static_cast<double>(seed);
-  return generate_line_points(spec, seed).points;
-}
 
 // Columns A_k x of the stationarity system of the generic chain QCQP (independent of gm_append_constraint).
 Eigen::MatrixXd stationarity_columns(const certify::Qcqp& q, const Eigen::VectorXd& x) {
@@ -42,7 +36,7 @@ Eigen::MatrixXd stationarity_columns(const certify::Qcqp& q, const Eigen::Vector
 }  // namespace
 
 TEST_CASE("free multiplier directions span the null space of the stationarity system") {
-  const Points p = data(12, 0.2, 0.05, 3);
+  const Points p = line_data(12, 0.2, 0.05, 3);
   const double sigma = 0.5;
   const Line line = irls_gm(p, sigma).line;
   const Eigen::VectorXd x = gm_lift(p, line, sigma);
@@ -65,7 +59,7 @@ TEST_CASE("stationary_sdp and chordal certify the global optimum where the chain
     for (int n : {10, 20}) {
       CAPTURE(seed);
       CAPTURE(n);
-      const Points p = data(n, 0.0, 0.05, seed);
+      const Points p = line_data(n, 0.0, 0.05, seed);
       const double sigma = 1.0;
       const auto relax = certify::solve_relaxation(gm_qcqp(p, sigma, false));
       REQUIRE(relax.tight);
@@ -94,14 +88,14 @@ TEST_CASE("stationary_sdp and chordal certify the global optimum where the chain
 }
 
 TEST_CASE("stationary_sdp and chordal reject the worst line and planted local minima") {
-  const Points p = data(10, 0.0, 0.05, 2);
+  const Points p = line_data(10, 0.0, 0.05, 2);
   const double sigma = 1.0;
   const IrlsResult best = irls_gm(p, sigma);
   const Line worst = normalise_line(-best.line.b, best.line.a, 0.0);
   const GmCertificate bad = certify_gm_stationary_sdp(p, worst, sigma);
   CHECK(!bad.certificate.certified);
   CHECK(!certify_gm_chordal(p, worst, sigma).certificate.certified);
-  const Points hard = data(16, 0.4, 0.02, 5);
+  const Points hard = line_data(16, 0.4, 0.02, 5);
   const double s = 0.1, global = exhaustive_search(hard, Loss::geman_mcclure, s).cost;
   int planted = 0;
   for (int k = 0; k < 8; ++k) {
@@ -122,7 +116,7 @@ TEST_CASE("stationary_sdp and chordal reject the worst line and planted local mi
 }
 
 TEST_CASE("stationary_sdp and chordal do not certify the optimum when the chain relaxation is not tight") {
-  const Points p = data(10, 0.3, 0.05, 1);
+  const Points p = line_data(10, 0.3, 0.05, 1);
   const double sigma = 1.0;
   const auto relax = certify::solve_relaxation(gm_qcqp(p, sigma, false));
   REQUIRE(relax.sdp.status == certify::SdpStatus::optimal);

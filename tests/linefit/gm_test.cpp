@@ -10,26 +10,17 @@
 #include "linefit/gm.hpp"
 #include "linefit/gm_qcqp.hpp"
 #include "linefit/synthetic.hpp"
+#include "line_data.hpp"
 #include "test_support.hpp"
 
 using namespace core;
 using namespace core::linefit;
-
-namespace {
-Points data(int n, double outliers, double noise, std::uint64_t seed) {
-  SyntheticLine spec;
-  spec.n = n;
-  spec.outliers = outliers;
-  spec.noise = noise;
-  spec.angle_deg = 15.0 + 37.0 * static_cast<double>(seed);
-  return generate_line_points(spec, seed).points;
-}
-}  // namespace
+using fixtures::line_data;
 
 TEST_CASE("IRLS (multi-start) reaches the exhaustive-search optimum; no single start beats it") {
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
     CAPTURE(seed);
-    const Points p = data(60, 0.3, 0.05, seed);
+    const Points p = line_data(60, 0.3, 0.05, seed);
     const double sigma = 0.2;
     const VerifyResult global = exhaustive_search(p, Loss::geman_mcclure, sigma);
     const IrlsResult best = irls_gm(p, sigma);
@@ -44,14 +35,14 @@ TEST_CASE("IRLS (multi-start) reaches the exhaustive-search optimum; no single s
 }
 
 TEST_CASE("exhaustive search with the squared loss equals the closed-form TLS") {
-  const Points p = data(80, 0.2, 0.1, 3);
+  const Points p = line_data(80, 0.2, 0.1, 3);
   const Line tls = fit_tls(p);
   const VerifyResult v = exhaustive_search(p, Loss::squared, 1.0);
   CHECK(v.cost == doctest::Approx(mean_loss(p, tls, Loss::squared, 1.0)).epsilon(1e-10));
 }
 
 TEST_CASE("lifted QCQP: the lift is feasible and its cost is the GM cost") {
-  const Points p = data(12, 0.25, 0.05, 1);
+  const Points p = line_data(12, 0.25, 0.05, 1);
   for (bool redundant : {false, true}) {
     const certify::Qcqp q = gm_qcqp(p, 0.3, redundant);
     CHECK(q.dim() == 3 * 12 + 2);
@@ -67,13 +58,13 @@ TEST_CASE("lifted QCQP: the lift is feasible and its cost is the GM cost") {
 TEST_CASE("SDP relaxation: a lower bound, tight without outliers at large sigma") {
   for (std::uint64_t seed = 0; seed < 3; ++seed) {
     CAPTURE(seed);
-    const Points noisy = data(10, 0.3, 0.05, seed);
+    const Points noisy = line_data(10, 0.3, 0.05, seed);
     const double global = exhaustive_search(noisy, Loss::geman_mcclure, 0.2).cost;
     for (bool redundant : {false, true}) {
       const auto r = certify::solve_relaxation(gm_qcqp(noisy, 0.2, redundant));
       CHECK(r.sdp_value <= global + 1e-8);
     }
-    const Points clean = data(10, 0.0, 0.05, seed);
+    const Points clean = line_data(10, 0.0, 0.05, seed);
     const auto r = certify::solve_relaxation(gm_qcqp(clean, 1.0, true));
     REQUIRE(r.sdp.status == certify::SdpStatus::optimal);
     CHECK(r.tight);
@@ -83,7 +74,7 @@ TEST_CASE("SDP relaxation: a lower bound, tight without outliers at large sigma"
 }
 
 TEST_CASE("certificate: accepts the global optimum (tight case), rejects the worst line and local minima") {
-  const Points p = data(10, 0.0, 0.05, 2);
+  const Points p = line_data(10, 0.0, 0.05, 2);
   const double sigma = 1.0;
   const certify::Qcqp q = gm_qcqp(p, sigma, true);
   const auto relax = certify::solve_relaxation(q);
@@ -97,7 +88,7 @@ TEST_CASE("certificate: accepts the global optimum (tight case), rejects the wor
   CHECK(!bad.certified);
   // Local minima from other starts (when a start ends worse than the global cost) are rejected
   // with every multiplier choice we offer.
-  const Points hard = data(40, 0.4, 0.02, 5);
+  const Points hard = line_data(40, 0.4, 0.02, 5);
   const double s = 0.1, global = exhaustive_search(hard, Loss::geman_mcclure, s).cost;
   int planted = 0;
   for (int k = 0; k < 16; ++k) {
@@ -115,7 +106,7 @@ TEST_CASE("closed-form stationary multipliers solve H(lambda) x^ = 0 at the IRLS
   for (bool redundant : {false, true}) {
     for (std::uint64_t seed = 0; seed < 4; ++seed) {
       CAPTURE(seed);
-      const Points p = data(30, 0.2, 0.05, seed);
+      const Points p = line_data(30, 0.2, 0.05, seed);
       const double sigma = 0.5;
       const IrlsResult best = irls_gm(p, sigma);
       const certify::Qcqp q = gm_qcqp(p, sigma, redundant);
@@ -134,7 +125,7 @@ TEST_CASE("closed-form stationary multipliers solve H(lambda) x^ = 0 at the IRLS
 }
 
 TEST_CASE("directly assembled GM Lagrangian equals the generic QCQP's; closed-form certificate agrees") {
-  const Points p = data(15, 0.2, 0.05, 2);
+  const Points p = line_data(15, 0.2, 0.05, 2);
   const double sigma = 0.5;
   const certify::Qcqp q = gm_qcqp(p, sigma, false);
   Rng rng(7);
