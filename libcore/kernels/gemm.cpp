@@ -3,6 +3,10 @@
 // B as its first operand and the memory of A as its second, with m = N and n = M.
 #include "kernels/gemm.hpp"
 
+#include <algorithm>
+#include <vector>
+
+#include "common/rng.hpp"
 #include "kernels/cuda_check.cuh"
 
 namespace core::kernels {
@@ -116,6 +120,31 @@ void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, f
                   long long stride_c, int count, Stream stream) {
   batched(blas, trans_a, trans_b, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, CUDA_R_32F, ldc,
           stride_c, count, stream);
+}
+
+double measure_gemm_tflops(Blas& blas, int n, int reps) {
+  const std::size_t nn = static_cast<std::size_t>(n) * n;
+  std::vector<bf16> host(nn);
+  Rng rng(2024);
+  for (bf16& x : host) x = to_bf16(static_cast<float>(rng.uniform(-1.0, 1.0)));
+  const DeviceBuffer<bf16> a{std::span<const bf16>(host)}, b{std::span<const bf16>(host)};
+  DeviceBuffer<bf16> c(nn);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  float best_ms = 0.0f;
+  for (int r = 0; r <= reps; ++r) {  // r = 0 is the warm-up
+    CUDA_CHECK(cudaEventRecord(start));
+    gemm(blas, false, true, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (r > 0 && (best_ms == 0.0f || ms < best_ms)) best_ms = ms;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return 2.0 * n * double(n) * n / (best_ms * 1e-3) / 1e12;
 }
 
 float l2_norm(Blas& blas, const float* x, std::int64_t n, Stream stream) {

@@ -46,6 +46,11 @@ void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, f
 
 namespace core::kernels {
 
+// The device's bf16 matrix-product rate through this module's gemm (cuBLASLt, fp32 accumulation): an
+// n x n x n product on random data in [-1, 1), one warm-up, then the best of `reps` timed products
+// (CUDA events), in TFLOP/s (2 n^3 FLOPs per product). MFU figures divide by this.
+double measure_gemm_tflops(Blas& blas, int n, int reps);
+
 // Euclidean norm of n fp32 values (cublasSnrm2, fp32); waits for the result.
 float l2_norm(Blas& blas, const float* x, std::int64_t n, Stream stream = nullptr);
 

@@ -52,5 +52,8 @@ class GptCuda {
 // "NVIDIA H200 (sm_90, ...)" when a CUDA device answers; throws UsageError (exit 2) naming the reason
 // otherwise, including a build without CUDA. Defined in both builds.
 std::string require_cuda_device();
+// The device's bf16 GEMM rate (kernels::measure_gemm_tflops: n^3 product, best of reps), in TFLOP/s;
+// the same errors as require_cuda_device when there is no device. Defined in both builds.
+double measure_cuda_gemm_tflops(int n, int reps);
 
 }  // namespace core::train

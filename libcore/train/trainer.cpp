@@ -14,6 +14,7 @@
 #include "common/signals.hpp"
 #include "common/timer.hpp"
 #ifdef TOOLKIT_HAVE_CUDA
+#include "kernels/gemm.hpp"
 #include "kernels/runtime.hpp"
 #endif
 #include "train/checkpoint.hpp"
@@ -43,6 +44,17 @@ std::string require_cuda_device() {
 #else
   throw UsageError("device=cuda: this build has no CUDA (configure with -DTOOLKIT_CUDA=ON on a machine with nvcc); "
                    "use device=cpu");
+#endif
+}
+
+double measure_cuda_gemm_tflops(int n, int reps) {
+  require_cuda_device();
+#ifdef TOOLKIT_HAVE_CUDA
+  kernels::Blas blas;
+  return kernels::measure_gemm_tflops(blas, n, reps);
+#else
+  (void)n, (void)reps;
+  return 0.0;  // not reached: require_cuda_device throws in a build without CUDA
 #endif
 }
 

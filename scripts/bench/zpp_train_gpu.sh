@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # GPU training throughput of zpp-train (device=cuda) for GPT-2 124M (12 layers, 768 wide, context
 # 1024, vocab 50257 padded to 50304), on one CUDA device; meant for the H200 and ~8 minutes in all:
-#   scripts/bench/zpp_train_gpu.sh [BUILD_DIR]     (env: BATCHES="32 64" STEPS=8 JOBS=16)
+#   scripts/bench/zpp_train_gpu.sh [BUILD_DIR]     (env: BATCHES="32 64" STEPS=8 JOBS=16 CMAKE_ARGS=...)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
 # 2. runs the gpu-labelled tests (kernels against the host layers; one training step CPU vs CUDA);
-# 3. trains GPT-2 124M for STEPS steps per batch size in BATCHES (the first step is excluded from the
+# 3. measures the device's bf16 GEMM rate through the same cuBLASLt path (zpp-train peak device=cuda,
+#    8192^3, best of 10): the baseline MFU is quoted against, next to the nominal 790 TFLOP/s;
+# 4. trains GPT-2 124M for STEPS steps per batch size in BATCHES (the first step is excluded from the
 #    mean) and prints tokens/s, MFU and peak device memory. A batch that does not fit is reported
 #    and skipped.
-# MFU = model FLOPs per step / mean step time / 790e12, with model FLOPs = 3 x forward matmul FLOPs
+# MFU = model FLOPs per step / mean step time / peak, with model FLOPs = 3 x forward matmul FLOPs
 # (per layer 24 N C^2 + 4 B T^2 C, plus the LM head 2 N C V; N = B T), core::train::kCudaPeakTflops.
 # Peak memory: the largest cudaMemGetInfo "used" sampled after each step (all buffers are allocated
 # by then), so it includes the CUDA context and the cuBLAS workspaces.
@@ -21,7 +23,7 @@ BATCHES="${BATCHES:-32 64}"
 JOBS="${JOBS:-16}"
 T0=$SECONDS
 
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTOOLKIT_CUDA=ON > "$BUILD.configure.log" 2>&1 ||
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTOOLKIT_CUDA=ON ${CMAKE_ARGS:-} > "$BUILD.configure.log" 2>&1 ||
   { tail -30 "$BUILD.configure.log" >&2; exit 1; }
 cmake --build "$BUILD" --target zpp-train test_kernels_gpu test_train_step_gpu -j"$JOBS" > "$BUILD.build.log" 2>&1 ||
   { grep -E "error|FAILED" "$BUILD.build.log" | head -30 >&2; exit 1; }
@@ -32,6 +34,9 @@ echo "== gpu tests"
 echo "tests done at $((SECONDS - T0)) s"
 
 ZPP="$BUILD/bin/zpp-train"
+echo "== bf16 GEMM peak (8192^3, cuBLASLt)"
+"$ZPP" peak --device cuda n=8192 reps=10 > "$BUILD.peak.json" || echo '{}' > "$BUILD.peak.json"
+cat "$BUILD.peak.json"
 DATA="$ROOT/../shared/datasets/text/tinyshakespeare.txt"
 [[ -f "$DATA" ]] || DATA=/usr/share/common-licenses/GPL-3
 TMP="$(mktemp -d)"
@@ -46,19 +51,24 @@ for B in $BATCHES; do
   echo "   done at $((SECONDS - T0)) s"
 done
 
-python3 - "$TMP" $BATCHES <<'PY'
+python3 - "$TMP" "$BUILD.peak.json" $BATCHES <<'PY'
 import json, os, sys
-tmp, batches = sys.argv[1], sys.argv[2:]
-print(f"{'batch':>5} {'step_s':>8} {'tokens/s':>10} {'TFLOP/s':>8} {'MFU':>6} {'peak GiB':>9} {'loss':>7}")
+tmp, peak_file, batches = sys.argv[1], sys.argv[2], sys.argv[3:]
+peak = json.load(open(peak_file)).get("bf16_gemm_tflops_per_s", 0.0)
+print(f"measured bf16 GEMM peak: {peak:.0f} TFLOP/s (nominal 790)")
+print(f"{'batch':>5} {'step_s':>8} {'tokens/s':>10} {'TFLOP/s':>8} {'MFU790':>7} {'MFUmeas':>8} {'peak GiB':>9} {'loss':>7}")
 for b in batches:
     path = f"{tmp}/b{b}.json"
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         print(f"{b:>5} {'failed':>8}")
         continue
     s = json.load(open(path))
-    print(f"{b:>5} {s['mean_step_s']:>8.3f} {s['tokens_per_s']:>10.0f} {s['gflops_per_s'] / 1e3:>8.1f} "
-          f"{100 * s['mfu']:>5.1f}% {s['peak_device_mib'] / 1024:>9.1f} {s['final_loss']:>7.3f}")
+    tflops = s['gflops_per_s'] / 1e3
+    mfu_meas = f"{100 * tflops / peak:>7.1f}%" if peak > 0 else f"{'n/a':>8}"
+    print(f"{b:>5} {s['mean_step_s']:>8.3f} {s['tokens_per_s']:>10.0f} {tflops:>8.1f} "
+          f"{100 * s['mfu']:>6.1f}% {mfu_meas} {s['peak_device_mib'] / 1024:>9.1f} {s['final_loss']:>7.3f}")
     print(json.dumps({"bench": "zpp_train_gpu", "config": "gpt2_124m", "batch": int(b), "seq_len": 1024,
+                      "measured_peak_tflops": peak,
                       **{k: s[k] for k in ("mean_step_s", "tokens_per_s", "gflops_per_s", "mfu", "peak_device_mib",
                                            "flops_per_step", "final_loss")}}))
 PY

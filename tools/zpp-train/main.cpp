@@ -2,11 +2,12 @@
 //   zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR   text -> llm.c token shards
 //   zpp-train train [--config FILE] [key=value ...] [--resume] [--device cuda] --out DIR  train GPT/BERT (default)
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
-//   zpp-train peak [n=2048]                                               float32 GEMM GFLOP/s
+//   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
 #include "common/cli.hpp"
 #include "common/errors.hpp"
 #include "text/prepare.hpp"
 #include "train/gemm.hpp"
+#include "train/gpt_cuda.hpp"
 #include "train/sample.hpp"
 #include "train/trainer.hpp"
 
@@ -27,15 +28,24 @@ struct PeakOptions {
   int n = 2048;
   int reps = 5;
   int threads = 0;
+  std::string device = "cpu";
   template <class V>
   void visit(V& v) {
-    v("n", n, "square matrix size (>= 1024 for a peak figure)", core::positive<int>());
+    v("n", n, "square matrix size (>= 1024 for a peak figure; 8192 on a GPU)", core::positive<int>());
     v("reps", reps, "timed products (the best one counts)", core::positive<int>());
     v("threads", threads, "CPU threads (0: OpenMP default)", core::at_least(0));
+    v("device", device, "cpu: float32 through the trainer's GEMM; cuda: bf16 through cuBLASLt (the MFU baseline)",
+      core::one_of({"cpu", "cuda"}));
   }
 };
 
 int run_peak(core::RunContext& ctx, const PeakOptions& o) {
+  if (o.device == "cuda") {
+    const std::string name = core::train::require_cuda_device();
+    ctx.emit_result({{"bf16_gemm_tflops_per_s", core::train::measure_cuda_gemm_tflops(o.n, o.reps)}, {"n", o.n},
+                     {"device", name}});
+    return 0;
+  }
   if (o.threads > 0) core::train::set_num_threads(o.threads);
   const double g = core::train::measure_gemm_gflops(o.n, o.reps);
   ctx.emit_result({{"gemm_gflops_per_s", g}, {"n", o.n}, {"threads", core::train::num_threads()}});
@@ -62,7 +72,7 @@ int main(int argc, char** argv) {
   app.command<core::text::PrepareOptions>("prepare", "Tokenize a text file into train/val shards", run_prepare)
       .flag("--input", "input", "text file")
       .flag("--tokenizer", "tokenizer", "bytes or gpt2:DIR");
-  app.command<PeakOptions>("peak", "Measure the float32 GEMM peak (the library the trainer uses)", run_peak)
+  app.command<PeakOptions>("peak", "Measure the GEMM peak of the library the trainer uses (float32 CPU, bf16 GPU)", run_peak)
       .without_rundir();
   return app.main(argc, argv);
 }
