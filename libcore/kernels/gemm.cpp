@@ -1,4 +1,4 @@
-// bf16 GEMM through cuBLASLt (and strided-batched cuBLAS) with fp32 accumulation. Row-major products
+// bf16 GEMM through cuBLASLt with fp32 accumulation. Row-major products
 // are computed as their column-major transposes: C^T = op(B)^T op(A)^T, so cuBLAS sees the memory of
 // B as its first operand and the memory of A as its second, with m = N and n = M.
 #include "kernels/gemm.hpp"
@@ -84,18 +84,6 @@ void lt_gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float 
                               &heuristic.algo, impl.workspace, impl.workspace_bytes, stream));
 }
 
-void batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
-             long long stride_a, const bf16* B, int ldb, long long stride_b, float beta, void* C, cudaDataType_t c_type,
-             int ldc, long long stride_c, int count, Stream stream) {
-  check_shape(M, N, K, lda, ldb, ldc, trans_a, trans_b);
-  auto& impl = blas.impl();
-  CUBLAS_CHECK(cublasSetStream(impl.blas, stream));
-  CUBLAS_CHECK(cublasGemmStridedBatchedEx(impl.blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                          trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16BF, ldb,
-                                          stride_b, A, CUDA_R_16BF, lda, stride_a, &beta, C, c_type, ldc, stride_c,
-                                          count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-}
-
 }  // namespace
 
 void gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
@@ -106,20 +94,6 @@ void gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alp
 void gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
           const bf16* B, int ldb, float beta, float* C, int ldc, Stream stream) {
   lt_gemm(blas, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, CUDA_R_32F, ldc, {}, stream);
-}
-
-void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
-                  long long stride_a, const bf16* B, int ldb, long long stride_b, float beta, bf16* C, int ldc,
-                  long long stride_c, int count, Stream stream) {
-  batched(blas, trans_a, trans_b, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, CUDA_R_16BF, ldc,
-          stride_c, count, stream);
-}
-
-void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
-                  long long stride_a, const bf16* B, int ldb, long long stride_b, float beta, float* C, int ldc,
-                  long long stride_c, int count, Stream stream) {
-  batched(blas, trans_a, trans_b, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, CUDA_R_32F, ldc,
-          stride_c, count, stream);
 }
 
 double measure_gemm_tflops(Blas& blas, int n, int reps) {

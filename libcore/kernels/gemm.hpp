@@ -33,19 +33,6 @@ void gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alp
 
 namespace core::kernels {
 
-// `count` independent products C_i = alpha op(A_i) op(B_i) + beta C_i (row-major as above) with
-// X_i = X + i * stride_x, through cublasGemmStridedBatchedEx (bf16 in, fp32 accumulation).
-void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
-                  long long stride_a, const bf16* B, int ldb, long long stride_b, float beta, bf16* C, int ldc,
-                  long long stride_c, int count, Stream stream = nullptr);
-void gemm_batched(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
-                  long long stride_a, const bf16* B, int ldb, long long stride_b, float beta, float* C, int ldc,
-                  long long stride_c, int count, Stream stream = nullptr);
-
-}  // namespace core::kernels
-
-namespace core::kernels {
-
 // The device's bf16 matrix-product rate through this module's gemm (cuBLASLt, fp32 accumulation): an
 // n x n x n product on random data in [-1, 1), one warm-up, then the best of `reps` timed products
 // (CUDA events), in TFLOP/s (2 n^3 FLOPs per product). MFU figures divide by this.

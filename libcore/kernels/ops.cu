@@ -4,6 +4,7 @@
 // sums, then a sum over chunks) instead of atomics, so they are deterministic.
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "kernels/device_utils.cuh"
 #include "kernels/ops.hpp"
@@ -35,7 +36,8 @@ __global__ void layernorm_forward_kernel(bf* out, float* mean, float* rstd, cons
   if (lane == 0) mean[row] = mu, rstd[row] = rs;
 }
 
-// dx += rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), dxhat = dout * w; one warp per row.
+// dx += rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), dxhat = dout * w; one warp per
+// row, 8 columns per 16-byte access (C % 8 == 0); the second pass re-reads the row from cache.
 __global__ void layernorm_backward_dx_kernel(bf* dx, const bf* dout, const bf* x, const bf* w, const float* mean,
                                              const float* rstd, int N, int C) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -43,16 +45,23 @@ __global__ void layernorm_backward_dx_kernel(bf* dx, const bf* dout, const bf* x
   const std::int64_t base = static_cast<std::int64_t>(row) * C;
   const float mu = mean[row], rs = rstd[row];
   float sd = 0.0f, sdx = 0.0f;
-  for (int c = lane; c < C; c += 32) {
-    const float d = __bfloat162float(dout[base + c]) * __bfloat162float(w[c]);
-    sd += d;
-    sdx += d * (__bfloat162float(x[base + c]) - mu) * rs;
+  for (int c = lane * 8; c < C; c += 32 * 8) {
+    float d[8], xv[8], wv[8];
+    dev::load8(d, dout + base + c), dev::load8(xv, x + base + c), dev::load8(wv, w + c);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const float g = d[e] * wv[e];
+      sd += g;
+      sdx += g * (xv[e] - mu) * rs;
+    }
   }
   const float mean_d = dev::warp_sum(sd) / C, mean_dx = dev::warp_sum(sdx) / C;
-  for (int c = lane; c < C; c += 32) {
-    const float xhat = (__bfloat162float(x[base + c]) - mu) * rs;
-    const float d = __bfloat162float(dout[base + c]) * __bfloat162float(w[c]);
-    dx[base + c] = __float2bfloat16(__bfloat162float(dx[base + c]) + rs * (d - mean_d - xhat * mean_dx));
+  for (int c = lane * 8; c < C; c += 32 * 8) {
+    float d[8], xv[8], wv[8], acc[8];
+    dev::load8(d, dout + base + c), dev::load8(xv, x + base + c), dev::load8(wv, w + c), dev::load8(acc, dx + base + c);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] += rs * (d[e] * wv[e] - mean_d - (xv[e] - mu) * rs * mean_dx);
+    dev::store8(dx + base + c, acc);
   }
 }
 
@@ -242,6 +251,7 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* x, const
 
 void layernorm_backward(bf16* dx, float* dw, float* db, const bf16* dout, const bf16* x, const bf16* w,
                         const float* mean, const float* rstd, int N, int C, Stream stream) {
+  if (C % 8 != 0) throw CudaError("layernorm_backward: C = " + std::to_string(C) + " is not a multiple of 8");
   if (N <= 0) return;
   layernorm_backward_dx_kernel<<<row_blocks(N), kThreads, 0, stream>>>(dev::cast(dx), dev::cast(dout), dev::cast(x),
                                                                        dev::cast(w), mean, rstd, N, C);

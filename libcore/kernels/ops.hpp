@@ -31,7 +31,7 @@ struct AdamW {
 // LayerNorm over rows of x [N, C] (as core::train::layernorm_forward). mean/rstd [N] fp32.
 void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* x, const bf16* w, const bf16* b, int N,
                        int C, float eps, Stream stream = nullptr);
-// Accumulates dx (bf16) += dL/dx, dw (fp32) += dL/dw, db (fp32) += dL/db.
+// Accumulates dx (bf16) += dL/dx, dw (fp32) += dL/dw, db (fp32) += dL/db. C % 8 == 0 (16-byte rows).
 void layernorm_backward(bf16* dx, float* dw, float* db, const bf16* dout, const bf16* x, const bf16* w,
                         const float* mean, const float* rstd, int N, int C, Stream stream = nullptr);
 
@@ -78,15 +78,18 @@ void embedding_backward(float* dwte, float* dwpe, const bf16* dout, const Embedd
 void to_bf16(bf16* dst, const float* src, std::int64_t n, Stream stream = nullptr);
 void to_float(float* dst, const bf16* src, std::int64_t n, Stream stream = nullptr);
 
-// Multi-head attention over packed qkv [B, T, 3C] (as core::train::attention_forward): out [B, T, C] and the
-// probabilities att [B, NH, T, T] (kept for the backward pass). Products through cuBLAS (bf16 in, fp32
-// accumulation), masked softmax in one fused kernel. `workspace` holds attention_workspace_bytes().
-// The Blas handle is used on `stream`.
-std::size_t attention_workspace_bytes(int B, int Tn, int C, int NH);
-void attention_forward(Blas& blas, bf16* out, bf16* att, const bf16* qkv, const std::uint8_t* key_mask, bool causal,
-                       int B, int Tn, int C, int NH, void* workspace, Stream stream = nullptr);
-// dqkv [B, T, 3C] overwritten.
-void attention_backward(Blas& blas, bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* att, int B, int Tn,
-                        int C, int NH, void* workspace, Stream stream = nullptr);
+// Multi-head attention over packed qkv [B, T, 3C] (as core::train::attention_forward), fused
+// (FlashAttention-2 style, attention.cu): out [B, T, C] and, instead of the T x T probabilities, the
+// fp32 log-sum-exp of each row's scaled scores lse [B, NH, T] (+inf for a row that sees no key).
+// Head size C / NH must be 16, 32, 64 or 128 (otherwise CudaError). No atomics: deterministic.
+bool attention_head_dim_supported(int head_dim);
+void attention_forward(bf16* out, float* lse, const bf16* qkv, const std::uint8_t* key_mask, bool causal, int B,
+                       int Tn, int C, int NH, Stream stream = nullptr);
+// dqkv [B, T, 3C] overwritten, from dout and the forward's out and lse (same key_mask and causal).
+// `workspace` holds attention_workspace_bytes(B, Tn, NH) (fp32 row sums of dout * out).
+std::size_t attention_workspace_bytes(int B, int Tn, int NH);
+void attention_backward(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* out, const float* lse,
+                        const std::uint8_t* key_mask, bool causal, int B, int Tn, int C, int NH, void* workspace,
+                        Stream stream = nullptr);
 
 }  // namespace core::kernels

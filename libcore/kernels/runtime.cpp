@@ -119,7 +119,7 @@ Blas::Blas() : impl_(std::make_unique<Impl>()) {
   CUBLAS_CHECK(cublasCreate(&impl_->blas));
   CUBLAS_CHECK(cublasLtCreate(&impl_->lt));
   CUDA_CHECK(cudaMalloc(&impl_->workspace, impl_->workspace_bytes));
-  // Batched attention products: bf16 inputs, fp32 accumulation; the workspace lets cuBLAS pick split-K.
+  // cuBLAS (the gradient norms) shares the workspace instead of allocating its own.
   CUBLAS_CHECK(cublasSetWorkspace(impl_->blas, impl_->workspace, impl_->workspace_bytes));
 }
 

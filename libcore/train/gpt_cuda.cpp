@@ -43,9 +43,9 @@ struct GptCuda::Impl {
 
   // Activations for one (B, T); reallocated when the shape changes.
   int B = -1, Tn = -1;
-  Dev<bf16> resid, ln1, qkv, att, atty, xmid, ln2, fch, fchg, lnf, logits;
+  Dev<bf16> resid, ln1, qkv, atty, xmid, ln2, fch, fchg, lnf, logits;
   Dev<bf16> dres, dln, dqkv, datty, dfch, dfchg, dlnf;
-  Dev<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd, lnf_mean, lnf_rstd, losses;
+  Dev<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd, lnf_mean, lnf_rstd, att_lse, losses;
   Dev<std::int32_t> tokens, targets, ix_rows, ix_starts, ix_positions;
   Dev<char> workspace;
 
@@ -56,7 +56,7 @@ struct GptCuda::Impl {
   const bf16* WE(EmbedTensor t) const { return w16[0].data() + layout.embed(t).offset; }
   float* GE(EmbedTensor t) { return g32[0].data() + layout.embed(t).offset; }
   std::size_t NC() const { return std::size_t(B) * Tn * layout.config().n_embd; }
-  std::size_t att_size() const { return std::size_t(B) * layout.config().n_head * Tn * Tn; }
+  std::size_t lse_size() const { return std::size_t(B) * layout.config().n_head * Tn; }
   bf16* resid_at(int l) { return resid.data() + std::size_t(l) * NC(); }
 
   void ensure_acts(int b, int tn);
@@ -75,7 +75,6 @@ void GptCuda::Impl::ensure_acts(int b, int tn) {
   resid = Dev<bf16>((L + 1) * NCv);
   ln1 = Dev<bf16>(L * NCv);
   qkv = Dev<bf16>(L * 3 * NCv);
-  att = Dev<bf16>(L * att_size());
   atty = Dev<bf16>(L * NCv);
   xmid = Dev<bf16>(L * NCv);
   ln2 = Dev<bf16>(L * NCv);
@@ -96,11 +95,12 @@ void GptCuda::Impl::ensure_acts(int b, int tn) {
   ln2_rstd = Dev<float>(L * N);
   lnf_mean = Dev<float>(N);
   lnf_rstd = Dev<float>(N);
+  att_lse = Dev<float>(L * lse_size());
   losses = Dev<float>(N);
   tokens = Dev<std::int32_t>(N);
   targets = Dev<std::int32_t>(N);
   ix_positions = Dev<std::int32_t>(N);
-  workspace = Dev<char>(k::attention_workspace_bytes(B, Tn, c.n_embd, c.n_head));
+  workspace = Dev<char>(k::attention_workspace_bytes(B, Tn, c.n_head));
 }
 
 // din = dout W; dW += dout^T in (fp32); db += colsum(dout) (fp32). W is [OC, C].
@@ -127,7 +127,7 @@ void GptCuda::Impl::block_forward(int l) {
   bf16* act = fchg.data() + l * 4 * nc;
   k::layernorm_forward(l1, ln1_mean.data() + l * N, ln1_rstd.data() + l * N, x, W(l, kLn1W), W(l, kLn1B), N, C, eps);
   k::gemm(blas, false, true, N, 3 * C, C, 1.0f, l1, C, W(l, kQkvW), C, 0.0f, q, 3 * C, {W(l, kQkvB)});
-  k::attention_forward(blas, ay, att.data() + l * att_size(), q, nullptr, true, B, Tn, C, c.n_head, workspace.data());
+  k::attention_forward(ay, att_lse.data() + l * lse_size(), q, nullptr, true, B, Tn, C, c.n_head);
   k::gemm(blas, false, true, N, C, C, 1.0f, ay, C, W(l, kAttnProjW), C, 0.0f, xm, C, {W(l, kAttnProjB)});
   k::residual_add(xm, xm, x, static_cast<std::int64_t>(nc));
   k::layernorm_forward(l2, ln2_mean.data() + l * N, ln2_rstd.data() + l * N, xm, W(l, kLn2W), W(l, kLn2B), N, C, eps);
@@ -152,8 +152,8 @@ void GptCuda::Impl::block_backward(int l) {
   // xmid = x + c_proj(attn(c_attn(ln_1(x))))
   linear_backward(datty.data(), G(l, kAttnProjW), G(l, kAttnProjB), dres.data(), atty.data() + l * nc,
                   W(l, kAttnProjW), N, C, C);
-  k::attention_backward(blas, dqkv.data(), datty.data(), qkv.data() + l * 3 * nc, att.data() + l * att_size(), B, Tn,
-                        C, c.n_head, workspace.data());
+  k::attention_backward(dqkv.data(), datty.data(), qkv.data() + l * 3 * nc, atty.data() + l * nc,
+                        att_lse.data() + l * lse_size(), nullptr, true, B, Tn, C, c.n_head, workspace.data());
   linear_backward(dln.data(), G(l, kQkvW), G(l, kQkvB), dqkv.data(), ln1.data() + l * nc, W(l, kQkvW), N, C, 3 * C);
   k::layernorm_backward(dres.data(), G(l, kLn1W), G(l, kLn1B), dln.data(), x, W(l, kLn1W), ln1_mean.data() + l * N,
                         ln1_rstd.data() + l * N, N, C);
@@ -164,6 +164,9 @@ GptCuda::GptCuda(const ModelConfig& cfg) {
   if (cfg.n_embd % 8 != 0)
     throw UsageError("device=cuda needs model.n_embd a multiple of 8 (cuBLASLt alignment), got " +
                      std::to_string(cfg.n_embd));
+  if (!k::attention_head_dim_supported(cfg.n_embd / cfg.n_head))
+    throw UsageError("device=cuda needs a head size model.n_embd / model.n_head of 16, 32, 64 or 128 (the fused "
+                     "attention kernels), got " + std::to_string(cfg.n_embd / cfg.n_head));
   if (cfg.padded_vocab() % 8 != 0)
     throw UsageError("device=cuda needs model.vocab_pad_to such that the padded vocabulary is a multiple of 8, got " +
                      std::to_string(cfg.padded_vocab()));

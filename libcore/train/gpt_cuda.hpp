@@ -7,7 +7,8 @@
 //   fc GEMM (+bias, GELU epilogue), proj GEMM (+bias), residual] -> LN -> logits = h wte^T over the
 //   padded vocabulary -> fused softmax cross-entropy; backward in reverse, with the tied wte getting
 //   both the head's and the embedding's gradient.
-// Requirements (checked, UsageError): arch gpt; n_embd and the padded vocabulary multiples of 8
+// Requirements (checked, UsageError): arch gpt; head size n_embd / n_head of 16, 32, 64 or 128 (the
+// fused attention kernels); n_embd and the padded vocabulary multiples of 8
 // (cuBLASLt alignment of the bf16 operands and of the GELU epilogue's aux output).
 // Only available when the build has CUDA (TOOLKIT_HAVE_CUDA); host code, no CUDA headers.
 #pragma once

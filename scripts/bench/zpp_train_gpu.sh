@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU training throughput of zpp-train (device=cuda) for GPT-2 124M (12 layers, 768 wide, context
 # 1024, vocab 50257 padded to 50304), on one CUDA device; meant for the H200 and ~8 minutes in all:
-#   scripts/bench/zpp_train_gpu.sh [BUILD_DIR]     (env: BATCHES="32 64" STEPS=8 JOBS=16 CMAKE_ARGS=...)
+#   scripts/bench/zpp_train_gpu.sh [BUILD_DIR]     (env: BATCHES="32 64" STEPS=8 JOBS=16 CMAKE_ARGS=...
+#                                                        PROFILE=B: also ncu per-kernel times, batch B)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
 # 2. runs the gpu-labelled tests (kernels against the host layers; one training step CPU vs CUDA);
 # 3. measures the device's bf16 GEMM rate through the same cuBLASLt path (zpp-train peak device=cuda,
@@ -72,4 +73,17 @@ for b in batches:
                       **{k: s[k] for k in ("mean_step_s", "tokens_per_s", "gflops_per_s", "mfu", "peak_device_mib",
                                            "flops_per_step", "final_loss")}}))
 PY
+if [[ -n "${PROFILE:-}" ]]; then
+  # One training step of batch PROFILE under Nsight Compute (kernel durations only; clocks left alone).
+  NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)"
+  echo "== per-kernel time, one step of batch $PROFILE x 1024 (${NCU:-ncu not found})"
+  if [[ -n "$NCU" ]]; then
+    timeout 300 "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv "$ZPP" train --progress never \
+      --device cuda --out "$TMP/prof" "data.input=$DATA" model.n_layer=12 model.n_head=12 model.n_embd=768 \
+      model.n_positions=1024 model.vocab_size=50257 model.vocab_pad_to=128 data.seq_len=1024 \
+      "train_micro_batch_size_per_gpu=$PROFILE" train_iters=1 eval_interval=100000 eval_iters=1 \
+      > "$BUILD.ncu.csv" 2> "$TMP/prof.log" || tail -5 "$TMP/prof.log"
+    python3 "$ROOT/scripts/bench/gpu_kernel_profile.py" "$BUILD.ncu.csv" --top 30 || true
+  fi
+fi
 echo "total: $((SECONDS - T0)) s"

@@ -9,6 +9,7 @@
 // Exits 77 (skipped) before any test when no CUDA device answers.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -229,35 +230,81 @@ TEST_CASE("bf16 GEMM through cuBLASLt: transposes, fp32 output with accumulation
   check_close(download(gy2), pre, 1e-2, 1e-2, "bias epilogue");
 }
 
-TEST_CASE("attention forward and backward, causal and padding-masked") {
-  Blas blas;
-  const int B = 2, T = 64, C = 128, NH = 4;
-  const Floats qkv = random_bf16_exact(static_cast<std::size_t>(B) * T * 3 * C, 22);
-  const Floats dout = random_bf16_exact(static_cast<std::size_t>(B) * T * C, 23);
-  std::vector<std::uint8_t> mask(B * T, 1);
-  for (int j = 50; j < T; ++j) mask[T + j] = 0;  // batch 1: keys 50.. are padding
-  DeviceBuffer<std::uint8_t> gmask{std::span<const std::uint8_t>(mask)};
-  auto gqkv = upload_bf16(qkv), gdout = upload_bf16(dout);
-  DeviceBuffer<char> ws(attention_workspace_bytes(B, T, C, NH));
-  for (bool causal : {true, false}) {
-    for (bool masked : {false, true}) {
-      CAPTURE(causal);
-      CAPTURE(masked);
-      const std::uint8_t* m = masked ? mask.data() : nullptr;
-      Floats out(static_cast<std::size_t>(B) * T * C), att(static_cast<std::size_t>(B) * NH * T * T);
-      cpu::attention_forward<float>(out.data(), att.data(), qkv.data(), m, causal, B, T, C, NH);
-      Floats dqkv(qkv.size()), scratch(att.size());
-      cpu::attention_backward<float>(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+namespace {
 
-      DeviceBuffer<bf16> gout(out.size()), gatt(att.size()), gdqkv(qkv.size());
-      attention_forward(blas, gout.data(), gatt.data(), gqkv.data(), masked ? gmask.data() : nullptr, causal, B, T, C,
-                        NH, ws.data());
-      attention_backward(blas, gdqkv.data(), gdout.data(), gqkv.data(), gatt.data(), B, T, C, NH, ws.data());
-      check_close(download(gatt), att, 1e-2, 1e-2, "att");
-      check_close(download(gout), out, 1e-2, 1e-2, "out");
-      check_close(download(gdqkv), dqkv, 3e-2, 3e-2, "dqkv");
+// Log-sum-exp of each row's scaled scores over the keys it sees, in double from qkv [B, T, 3C]: an
+// independent reference for the fused kernel's lse output.
+Floats attention_lse(const Floats& qkv, const std::uint8_t* mask, bool causal, int B, int T, int C, int NH) {
+  const int hd = C / NH;
+  Floats lse(static_cast<std::size_t>(B) * NH * T);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h)
+      for (int t = 0; t < T; ++t) {
+        std::vector<double> s;
+        for (int j = 0; j < T; ++j) {
+          if ((causal && j > t) || (mask && !mask[b * T + j])) continue;
+          double dot = 0;
+          for (int d = 0; d < hd; ++d)
+            dot += double(qkv[(std::size_t(b) * T + t) * 3 * C + h * hd + d]) *
+                   qkv[(std::size_t(b) * T + j) * 3 * C + C + h * hd + d];
+          s.push_back(dot / std::sqrt(double(hd)));
+        }
+        double m = -INFINITY, sum = 0;
+        for (double x : s) m = std::max(m, x);
+        for (double x : s) sum += std::exp(x - m);
+        lse[(std::size_t(b) * NH + h) * T + t] = static_cast<float>(m + std::log(sum));
+      }
+  return lse;
+}
+
+struct AttentionShape {
+  int B, T, C, NH;
+};
+
+}  // namespace
+
+TEST_CASE("fused attention forward and backward against the host layers: causal, padding-masked, every head size") {
+  // T = 64 is one tile, T = 100 / 70 / 80 leave partial tiles; head sizes 32, 64, 16, 128.
+  for (const AttentionShape sh : {AttentionShape{2, 64, 128, 4}, AttentionShape{2, 100, 128, 2},
+                                  AttentionShape{1, 70, 64, 4}, AttentionShape{1, 80, 256, 2}}) {
+    const auto [B, T, C, NH] = sh;
+    CAPTURE(T);
+    CAPTURE(C / NH);
+    const Floats qkv = random_bf16_exact(static_cast<std::size_t>(B) * T * 3 * C, 22);
+    const Floats dout = random_bf16_exact(static_cast<std::size_t>(B) * T * C, 23);
+    std::vector<std::uint8_t> mask(B * T, 1);
+    for (int j = T - 14; j < T; ++j) mask[(B - 1) * T + j] = 0;  // the last sequence ends in 14 padding keys
+    DeviceBuffer<std::uint8_t> gmask{std::span<const std::uint8_t>(mask)};
+    auto gqkv = upload_bf16(qkv), gdout = upload_bf16(dout);
+    DeviceBuffer<char> ws(attention_workspace_bytes(B, T, NH));
+    for (bool causal : {true, false}) {
+      for (bool masked : {false, true}) {
+        CAPTURE(causal);
+        CAPTURE(masked);
+        const std::uint8_t* m = masked ? mask.data() : nullptr;
+        Floats out(static_cast<std::size_t>(B) * T * C), att(static_cast<std::size_t>(B) * NH * T * T);
+        cpu::attention_forward<float>(out.data(), att.data(), qkv.data(), m, causal, B, T, C, NH);
+        Floats dqkv(qkv.size()), scratch(att.size());
+        cpu::attention_backward<float>(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+
+        DeviceBuffer<bf16> gout(out.size()), gdqkv(qkv.size());
+        DeviceBuffer<float> glse(static_cast<std::size_t>(B) * NH * T);
+        const std::uint8_t* gm = masked ? gmask.data() : nullptr;
+        attention_forward(gout.data(), glse.data(), gqkv.data(), gm, causal, B, T, C, NH);
+        attention_backward(gdqkv.data(), gdout.data(), gqkv.data(), gout.data(), glse.data(), gm, causal, B, T, C, NH,
+                           ws.data());
+        check_close(download(gout), out, 1e-2, 1e-2, "out");
+        check_close(download(glse), attention_lse(qkv, m, causal, B, T, C, NH), 1e-3, 1e-3, "lse");
+        check_close(download(gdqkv), dqkv, 3e-2, 3e-2, "dqkv");
+      }
     }
   }
+}
+
+TEST_CASE("fused attention rejects a head size it has no kernel for") {
+  DeviceBuffer<bf16> qkv(3 * 48), out(48);
+  DeviceBuffer<float> lse(1);
+  CHECK_THROWS_AS(attention_forward(out.data(), lse.data(), qkv.data(), nullptr, true, 1, 1, 48, 1), CudaError);
 }
 
 TEST_CASE("GPT embeddings forward and backward (wte gradient grouped by token, no atomics)") {
