@@ -138,7 +138,8 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf* out, float*
   bf* p_s = reinterpret_cast<bf*>(reinterpret_cast<float*>(v_s + kTile * L::ld) + kWarps * kRows * L::buf_ld) +
             warp * kRows * L::pld;
 
-  const int q0 = blockIdx.x * kTile, h = blockIdx.y, b = blockIdx.z, col0 = h * HD;
+  // Under a causal mask the last query tiles see the most keys: they are scheduled first (tiles_grid).
+  const int q0 = (gridDim.z - 1 - blockIdx.z) * kTile, h = blockIdx.y, b = blockIdx.x, col0 = h * HD;
   load_tile<HD>(q_s, p.qkv + p.qkv_row(b, q0) + col0, 3 * p.C, p.T - q0);
   const LaneCols lc;
   const int t = q0 + warp * kRows + lc.r;
@@ -269,7 +270,7 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf* dqkv,
   bf *k_s = sm.tile0, *v_s = sm.tile1, *q_s = sm.tile2, *do_s = sm.tile3;
   __shared__ float lse_s[kTile], d_s[kTile];
   const int warp = threadIdx.x / 32;
-  const int j0 = blockIdx.x * kTile, h = blockIdx.y, b = blockIdx.z, col0 = h * HD;
+  const int j0 = blockIdx.z * kTile, h = blockIdx.y, b = blockIdx.x, col0 = h * HD;  // longest first
   load_tile<HD>(k_s, p.qkv + p.qkv_row(b, j0) + p.C + col0, 3 * p.C, p.T - j0);
   load_tile<HD>(v_s, p.qkv + p.qkv_row(b, j0) + 2 * p.C + col0, 3 * p.C, p.T - j0);
   const LaneCols lc;
@@ -316,7 +317,7 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf* dqkv, c
   const BackwardSmem<HD> sm(smem);
   bf *q_s = sm.tile0, *do_s = sm.tile1, *k_s = sm.tile2, *v_s = sm.tile3;
   const int warp = threadIdx.x / 32;
-  const int t0 = blockIdx.x * kTile, h = blockIdx.y, b = blockIdx.z, col0 = h * HD;
+  const int t0 = (gridDim.z - 1 - blockIdx.z) * kTile, h = blockIdx.y, b = blockIdx.x, col0 = h * HD;  // longest first
   load_tile<HD>(q_s, p.qkv + p.qkv_row(b, t0) + col0, 3 * p.C, p.T - t0);
   load_tile<HD>(do_s, dout + p.out_row(b, t0) + col0, p.C, p.T - t0);
   const LaneCols lc;
@@ -354,9 +355,11 @@ Problem make_problem(const bf16* qkv, const std::uint8_t* key_mask, bool causal,
   return Problem{dev::cast(qkv), key_mask, causal, B, Tn, C, NH, 1.0f / std::sqrt(static_cast<float>(C / NH))};
 }
 
+// Blocks (sequence, head, tile): the tile index varies slowest, so the launch runs tile by tile and
+// each kernel can put its longest tiles (most keys or queries under a causal mask) first.
 dim3 tiles_grid(const Problem& p) {
-  return dim3(static_cast<unsigned>((p.T + kTile - 1) / kTile), static_cast<unsigned>(p.NH),
-              static_cast<unsigned>(p.B));
+  return dim3(static_cast<unsigned>(p.B), static_cast<unsigned>(p.NH),
+              static_cast<unsigned>((p.T + kTile - 1) / kTile));
 }
 
 // Launches kernel<HD> with `smem` bytes of dynamic shared memory (opting in above 48 KiB).

@@ -38,6 +38,11 @@ void lt_gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float 
              const bf16* B, int ldb, float beta, void* C, cudaDataType_t c_type, int ldc, const GemmEpilogue& ep,
              Stream stream) {
   check_shape(M, N, K, lda, ldb, ldc, trans_a, trans_b);
+  if (ep.residual && (beta != 0.0f || ep.gelu))
+    throw CudaError("gemm: a residual epilogue needs beta = 0 and no GELU");
+  // cuBLASLt computes D = alpha op(A) op(B) + beta C (+ epilogue); a residual is C with beta = 1.
+  const void* c_in = ep.residual ? static_cast<const void*>(ep.residual) : C;
+  if (ep.residual) beta = 1.0f;
   auto& impl = blas.impl();
   LtCall call;
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&call.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -80,7 +85,7 @@ void lt_gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float 
     throw CudaError("gemm: cuBLASLt has no algorithm for M=" + std::to_string(M) + " N=" + std::to_string(N) +
                     " K=" + std::to_string(K) + " with this epilogue. hint: leading dimensions and pointers must be "
                     "16-byte aligned (multiples of 8 bf16 elements)");
-  CUBLAS_CHECK(cublasLtMatmul(impl.lt, call.op, &alpha, B, call.a, A, call.b, &beta, C, call.c, C, call.c,
+  CUBLAS_CHECK(cublasLtMatmul(impl.lt, call.op, &alpha, B, call.a, A, call.b, &beta, c_in, call.c, C, call.c,
                               &heuristic.algo, impl.workspace, impl.workspace_bytes, stream));
 }
 

@@ -13,12 +13,15 @@
 namespace core::kernels {
 
 // Fused epilogue of a bf16-output product: + bias[N] per row, then GELU (tanh approximation, as
-// cuBLASLt computes it). With gelu, pre_gelu (when not null) receives the pre-activation values with
-// row stride ldc, for the backward pass. cuBLASLt wants ldc a multiple of 8 for the aux output.
+// cuBLASLt computes it), or + residual (a [M, N] matrix with row stride ldc, read before the output
+// is written, so it may be the output itself; needs beta = 0 and no GELU). With gelu, pre_gelu (when
+// not null) receives the pre-activation values with row stride ldc, for the backward pass.
+// cuBLASLt wants ldc a multiple of 8 for the aux output.
 struct GemmEpilogue {
   const bf16* bias = nullptr;
   bool gelu = false;
   bf16* pre_gelu = nullptr;
+  const bf16* residual = nullptr;
 };
 
 // bf16 output (activations).

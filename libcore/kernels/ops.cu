@@ -1,4 +1,4 @@
-// CUDA kernels of ops.hpp except attention: LayerNorm, GELU, bias/residual, fused softmax
+// CUDA kernels of ops.hpp except attention: LayerNorm, GELU, bias gradients, fused softmax
 // cross-entropy, AdamW, conversions. Formulas as in core::train's layers.cpp and optimizer.cpp; fp32 arithmetic throughout.
 // Column sums (LayerNorm dw/db, bias gradients) run in two fixed-order passes (per-chunk partial
 // sums, then a sum over chunks) instead of atomics, so they are deterministic.
@@ -136,21 +136,10 @@ __global__ void gelu_backward_kernel(bf* din, const bf* in, const bf* dout, std:
     din[i] = __float2bfloat16(dev::gelu_grad(__bfloat162float(in[i])) * __bfloat162float(dout[i]));
 }
 
-__global__ void add_bias_kernel(bf* out, const bf* bias, std::int64_t n, int OC) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    out[i] = __float2bfloat16(__bfloat162float(out[i]) + __bfloat162float(bias[i % OC]));
-}
-
-__global__ void residual_add_kernel(bf* out, const bf* a, const bf* b, std::int64_t n) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    out[i] = __float2bfloat16(__bfloat162float(a[i]) + __bfloat162float(b[i]));
-}
-
-// One block per row: the max and the sum of exponentials (two passes), the loss, and the gradient.
-// logits and dlogits may alias: each element is read before the same thread overwrites it, and the
-// target logit is read before the barrier that precedes the writes.
+// One block per row. Each thread keeps a running max and a sum of exponentials relative to it over
+// its columns (one pass, online softmax: Milakov & Gimelshein 2018); the block combines them, then a
+// second pass writes the gradient. logits and dlogits may alias: each element is read before the
+// same thread overwrites it, and the target logit is read before the barriers that precede the writes.
 constexpr int kXentThreads = 1024;
 
 __global__ void softmax_xent_kernel(float* losses, bf* dlogits, const bf* logits, const std::int32_t* targets,
@@ -159,18 +148,21 @@ __global__ void softmax_xent_kernel(float* losses, bf* dlogits, const bf* logits
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * ld;
   const int target = targets[blockIdx.x];
   const float x_target = target >= 0 ? __bfloat162float(logits[base + target]) : 0.0f;
-  float m = -INFINITY;
-  for (int j = threadIdx.x; j < V; j += blockDim.x) m = fmaxf(m, __bfloat162float(logits[base + j]));
-  m = dev::block_max(m, shared);
-  float s = 0.0f;
-  for (int j = threadIdx.x; j < V; j += blockDim.x) s += expf(__bfloat162float(logits[base + j]) - m);
-  s = dev::block_sum(s, shared);  // ends with a barrier: x_target has been read by thread 0
-  if (threadIdx.x == 0) losses[blockIdx.x] = target >= 0 ? logf(s) + m - x_target : 0.0f;
+  float m = -INFINITY, s = 0.0f;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) {
+    const float x = __bfloat162float(logits[base + j]);
+    if (x > m) s = s * __expf(m - x) + 1.0f, m = x;  // __expf(-inf) = 0 on the first column
+    else s += __expf(x - m);
+  }
+  const float row_max = dev::block_max(m, shared);
+  s = dev::block_sum(m == -INFINITY ? 0.0f : s * __expf(m - row_max), shared);  // ends with a barrier
+  if (threadIdx.x == 0) losses[blockIdx.x] = target >= 0 ? logf(s) + row_max - x_target : 0.0f;
   if (!dlogits) return;
   const float inv = 1.0f / s;
   for (int j = threadIdx.x; j < ld; j += blockDim.x) {
     float d = 0.0f;
-    if (target >= 0 && j < V) d = (expf(__bfloat162float(logits[base + j]) - m) * inv - (j == target ? 1.0f : 0.0f)) * scale;
+    if (target >= 0 && j < V)
+      d = (__expf(__bfloat162float(logits[base + j]) - row_max) * inv - (j == target ? 1.0f : 0.0f)) * scale;
     dlogits[base + j] = __float2bfloat16(d);
   }
 }
@@ -272,23 +264,9 @@ void gelu_backward(bf16* din, const bf16* in, const bf16* dout, std::int64_t n, 
   CUDA_CHECK_LAUNCH();
 }
 
-void add_bias(bf16* out, const bf16* bias, int N, int OC, Stream stream) {
-  const std::int64_t n = static_cast<std::int64_t>(N) * OC;
-  if (n <= 0) return;
-  add_bias_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(out), dev::cast(bias), n, OC);
-  CUDA_CHECK_LAUNCH();
-}
-
 void bias_backward(float* db, const bf16* dout, int N, int OC, Stream stream) {
   if (N <= 0) return;
   column_sums(db, nullptr, dev::cast(dout), nullptr, nullptr, nullptr, N, OC, stream);
-}
-
-void residual_add(bf16* out, const bf16* a, const bf16* b, std::int64_t n, Stream stream) {
-  if (n <= 0) return;
-  residual_add_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(out), dev::cast(a),
-                                                                             dev::cast(b), n);
-  CUDA_CHECK_LAUNCH();
 }
 
 void softmax_xent(float* losses, bf16* dlogits, const bf16* logits, const std::int32_t* targets, float scale, int N,

@@ -39,10 +39,8 @@ void layernorm_backward(bf16* dx, float* dw, float* db, const bf16* dout, const 
 void gelu_forward(bf16* out, const bf16* in, std::int64_t n, Stream stream = nullptr);
 void gelu_backward(bf16* din, const bf16* in, const bf16* dout, std::int64_t n, Stream stream = nullptr);
 
-// out[n, c] += bias[c]; db[c] += sum_n dout[n, c] (fp32); out = a + b (out may alias a or b).
-void add_bias(bf16* out, const bf16* bias, int N, int OC, Stream stream = nullptr);
+// db[c] += sum_n dout[n, c] (fp32). (Bias adds and residual adds are GEMM epilogues: gemm.hpp.)
 void bias_backward(float* db, const bf16* dout, int N, int OC, Stream stream = nullptr);
-void residual_add(bf16* out, const bf16* a, const bf16* b, std::int64_t n, Stream stream = nullptr);
 
 // Fused softmax + cross-entropy over rows of logits [N, ld], vocabulary = first V columns (as
 // core::train::softmax_xent_forward then _backward): fp32 losses[N] = logsumexp - logit[target] (0 for

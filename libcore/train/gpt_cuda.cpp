@@ -128,12 +128,12 @@ void GptCuda::Impl::block_forward(int l) {
   k::layernorm_forward(l1, ln1_mean.data() + l * N, ln1_rstd.data() + l * N, x, W(l, kLn1W), W(l, kLn1B), N, C, eps);
   k::gemm(blas, false, true, N, 3 * C, C, 1.0f, l1, C, W(l, kQkvW), C, 0.0f, q, 3 * C, {W(l, kQkvB)});
   k::attention_forward(ay, att_lse.data() + l * lse_size(), q, nullptr, true, B, Tn, C, c.n_head);
-  k::gemm(blas, false, true, N, C, C, 1.0f, ay, C, W(l, kAttnProjW), C, 0.0f, xm, C, {W(l, kAttnProjB)});
-  k::residual_add(xm, xm, x, static_cast<std::int64_t>(nc));
+  k::gemm(blas, false, true, N, C, C, 1.0f, ay, C, W(l, kAttnProjW), C, 0.0f, xm, C,
+          {.bias = W(l, kAttnProjB), .residual = x});
   k::layernorm_forward(l2, ln2_mean.data() + l * N, ln2_rstd.data() + l * N, xm, W(l, kLn2W), W(l, kLn2B), N, C, eps);
-  k::gemm(blas, false, true, N, 4 * C, C, 1.0f, l2, C, W(l, kFcW), C, 0.0f, act, 4 * C, {W(l, kFcB), true, pre});
-  k::gemm(blas, false, true, N, C, 4 * C, 1.0f, act, 4 * C, W(l, kFcProjW), 4 * C, 0.0f, xout, C, {W(l, kFcProjB)});
-  k::residual_add(xout, xout, xm, static_cast<std::int64_t>(nc));
+  k::gemm(blas, false, true, N, 4 * C, C, 1.0f, l2, C, W(l, kFcW), C, 0.0f, act, 4 * C, {.bias = W(l, kFcB), .gelu = true, .pre_gelu = pre});
+  k::gemm(blas, false, true, N, C, 4 * C, 1.0f, act, 4 * C, W(l, kFcProjW), 4 * C, 0.0f, xout, C,
+          {.bias = W(l, kFcProjB), .residual = xm});
 }
 
 void GptCuda::Impl::block_backward(int l) {

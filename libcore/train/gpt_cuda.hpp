@@ -3,8 +3,8 @@
 // the forward pass reads), fp32 gradients and fp32 AdamW moments, one buffer of each per group.
 // Activations are bf16; statistics, losses and parameter gradients fp32. The step follows
 // Model<float> (model.cpp) layer by layer, so the host model is its reference (tests/gpu):
-//   embeddings -> L x [LN, qkv GEMM (+bias), causal attention, proj GEMM (+bias), residual, LN,
-//   fc GEMM (+bias, GELU epilogue), proj GEMM (+bias), residual] -> LN -> logits = h wte^T over the
+//   embeddings -> L x [LN, qkv GEMM (+bias), causal attention, proj GEMM (+bias +residual), LN,
+//   fc GEMM (+bias, GELU epilogue), proj GEMM (+bias +residual)] -> LN -> logits = h wte^T over the
 //   padded vocabulary -> fused softmax cross-entropy; backward in reverse, with the tied wte getting
 //   both the head's and the embedding's gradient.
 // Requirements (checked, UsageError): arch gpt; head size n_embd / n_head of 16, 32, 64 or 128 (the
