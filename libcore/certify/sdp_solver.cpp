@@ -8,9 +8,11 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
+#include <Eigen/SparseCholesky>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -25,6 +27,8 @@ const char* to_string(SdpStatus status) {
     case SdpStatus::dual_infeasible: return "dual_infeasible";
     case SdpStatus::stalled: return "stalled";
     case SdpStatus::iteration_limit: return "iteration_limit";
+    case SdpStatus::above_target: return "above_target";
+    case SdpStatus::below_target: return "below_target";
   }
   return "unknown";
 }
@@ -117,6 +121,62 @@ struct Entry {
   double v;
 };
 
+// The Schur complement M, dense or sparse (when every constraint touches few blocks, M_ij is zero
+// unless constraints i and j share a block), and its Cholesky factor. On degenerate problems M
+// tends to a singular matrix at the optimum and rounding can make it indefinite: then M + delta I is
+// factored with delta growing from 1e-14 of its largest diagonal entry (the refinement in
+// solve_direction corrects for the shift). The sparse pattern is the same in every iteration, so
+// its ordering (AMD) is computed once.
+class SchurFactor {
+ public:
+  explicit SchurFactor(bool sparse) : sparse_(sparse) {}
+  bool sparse() const { return sparse_; }
+
+  bool factor_dense(Eigen::MatrixXd M) {
+    dense_.compute(M);
+    const double dmax = M.diagonal().cwiseAbs().maxCoeff();
+    for (double delta = 1e-14 * dmax; dense_.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
+      M.diagonal().array() += delta;  // cumulative shift stays below 1.02 delta
+      dense_.compute(M);
+      core::log::debug("sdp: Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
+    }
+    return dense_.info() == Eigen::Success;
+  }
+
+  // M from its lower-triangle triplets (duplicates summed).
+  bool factor_sparse(int m, const std::vector<Eigen::Triplet<double>>& lower) {
+    Eigen::SparseMatrix<double> M(m, m);
+    M.setFromTriplets(lower.begin(), lower.end());
+    Eigen::SparseMatrix<double> I(m, m);
+    I.setIdentity();
+    M += 0.0 * I;  // every diagonal entry in the pattern, for the shifts below
+    if (!analyzed_) {
+      llt_.analyzePattern(M);
+      analyzed_ = true;
+    }
+    llt_.factorize(M);
+    double dmax = 0.0;
+    for (int k = 0; k < m; ++k) dmax = std::max(dmax, std::abs(M.coeff(k, k)));
+    for (double delta = 1e-14 * dmax; llt_.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
+      M += delta * I;
+      llt_.factorize(M);
+      core::log::debug("sdp: sparse Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
+    }
+    return llt_.info() == Eigen::Success;
+  }
+
+  Eigen::VectorXd solve(const Eigen::VectorXd& r) const {
+    if (sparse_) return llt_.solve(r);
+    return dense_.solve(r);
+  }
+
+ private:
+  bool sparse_;
+  bool analyzed_ = false;
+  Eigen::LLT<Eigen::MatrixXd> dense_;
+  Eigen::SimplicialLLT<Eigen::SparseMatrix<double>, Eigen::Lower> llt_;
+};
+
 class Solver {
  public:
   Solver(const SdpProblem& original, const SdpOptions& opts) : opts_(opts), orig_(original), p_(original) {
@@ -136,6 +196,7 @@ class Solver {
     }
     n_ = p_.total_size();
     expand_constraints();
+    schur_.emplace(use_sparse_schur());
   }
 
   SdpResult run() {
@@ -165,6 +226,14 @@ class Solver {
         res.status = SdpStatus::optimal;
         break;
       }
+      if (opts_.target && rel_d < opts_.tol && c_scale_ * dobj > *opts_.target) {
+        res.status = SdpStatus::above_target;
+        break;
+      }
+      if (opts_.target && rel_p < opts_.tol && c_scale_ * pobj < *opts_.target) {
+        res.status = SdpStatus::below_target;
+        break;
+      }
       if (dobj > 0.0) {  // dual ray: A^T y + Z = C - R_d small relative to b^T y
         BlockValues ray = Cv_;
         axpy(-1.0, Rd, ray);
@@ -191,17 +260,34 @@ class Solver {
   }
 
  private:
-  // Both triangles of every constraint, grouped per block, for forming the Schur complement.
+  // Both triangles of every constraint, grouped per block (constraints touching the block, in
+  // increasing order), for forming the Schur complement.
   void expand_constraints() {
     const int m = p_.num_constraints();
-    entries_.assign(p_.blocks.size(), std::vector<std::vector<Entry>>(m));
+    active_.assign(p_.blocks.size(), {});
+    entries_.assign(p_.blocks.size(), {});
     for (int i = 0; i < m; ++i)
       for (const auto& e : p_.A[i].entries) {
-        entries_[e.block][i].push_back({e.row, e.col, e.value});
-        if (e.row != e.col) entries_[e.block][i].push_back({e.col, e.row, e.value});
+        auto& act = active_[e.block];
+        if (act.empty() || act.back() != i) {
+          act.push_back(i);
+          entries_[e.block].emplace_back();
+        }
+        entries_[e.block].back().push_back({e.row, e.col, e.value});
+        if (e.row != e.col) entries_[e.block].back().push_back({e.col, e.row, e.value});
       }
     Cv_ = p_.zeros();
     p_.accumulate(p_.C, 1.0, Cv_);
+  }
+
+  // Sparse Schur complement when asked, or (auto) when M has at most 25% nonzeros by the block
+  // count and at least 1000 rows.
+  bool use_sparse_schur() const {
+    if (opts_.schur != SchurMode::automatic) return opts_.schur == SchurMode::sparse;
+    const double m = p_.num_constraints();
+    double pairs = 0.0;
+    for (const auto& act : active_) pairs += 0.5 * static_cast<double>(act.size()) * (act.size() + 1.0);
+    return m >= 1000 && pairs <= 0.25 * 0.5 * m * (m + 1.0);
   }
 
   // Scaled identity start (SDPT3's choice of scales, Toh-Todd-Tutuncu 1999).
@@ -220,27 +306,24 @@ class Solver {
     y_ = VectorXd::Zero(m);
   }
 
-  // M_ij = <A_i, X A_j Z^-1>, lower triangle computed, then mirrored.
-  MatrixXd schur(const BlockValues& Zinv) const {
-    const int m = p_.num_constraints();
-    MatrixXd M = MatrixXd::Zero(m, m);
+  // M_ij = <A_i, X A_j Z^-1> for i >= j (in the order of the active lists): add(i, j, value) per
+  // block contribution.
+  template <class Add>
+  void schur_entries(const BlockValues& Zinv, Add&& add) const {
     for (std::size_t k = 0; k < p_.blocks.size(); ++k) {
+      const auto& active = active_[k];
       const auto& E = entries_[k];
-      std::vector<int> active;
-      for (int i = 0; i < m; ++i)
-        if (!E[i].empty()) active.push_back(i);
       if (p_.blocks[k].diagonal) {
         const VectorXd d = X_[k].col(0).cwiseProduct(Zinv[k].col(0));
         VectorXd t = VectorXd::Zero(p_.blocks[k].size);
         for (std::size_t aj = 0; aj < active.size(); ++aj) {
-          const int j = active[aj];
-          for (const auto& e : E[j]) t(e.p) += e.v * d(e.p);
+          for (const auto& e : E[aj]) t(e.p) += e.v * d(e.p);
           for (std::size_t ai = aj; ai < active.size(); ++ai) {
             double s = 0.0;
-            for (const auto& e : E[active[ai]]) s += e.v * t(e.p);
-            M(active[ai], j) += s;
+            for (const auto& e : E[ai]) s += e.v * t(e.p);
+            add(active[ai], active[aj], s);
           }
-          for (const auto& e : E[j]) t(e.p) = 0.0;
+          for (const auto& e : E[aj]) t(e.p) = 0.0;
         }
         continue;
       }
@@ -248,34 +331,44 @@ class Solver {
       const MatrixXd& Zi = Zinv[k];
       const double nb = static_cast<double>(p_.blocks[k].size);
       std::vector<double> tail(active.size() + 1, 0.0);  // entries of constraints active[ai..]
-      for (std::size_t ai = active.size(); ai-- > 0;) tail[ai] = tail[ai + 1] + E[active[ai]].size();
+      for (std::size_t ai = active.size(); ai-- > 0;) tail[ai] = tail[ai + 1] + E[ai].size();
       for (std::size_t aj = 0; aj < active.size(); ++aj) {
-        const int j = active[aj];
-        const double ej = static_cast<double>(E[j].size());
+        const double ej = static_cast<double>(E[aj].size());
         const double pairwise_cost = ej * tail[aj];
         const double dense_cost = nb * nb * std::min(ej, nb) + tail[aj];
         if (pairwise_cost <= dense_cost) {
           // (X A_j Z^-1)[p,q] = sum over entries (r,s,c) of A_j of c X[p,r] Zi[s,q].
           for (std::size_t ai = aj; ai < active.size(); ++ai) {
             double s = 0.0;
-            for (const auto& ei : E[active[ai]])
-              for (const auto& ej_ : E[j]) s += ei.v * ej_.v * X(ei.p, ej_.p) * Zi(ej_.q, ei.q);
-            M(active[ai], j) += s;
+            for (const auto& ei : E[ai])
+              for (const auto& ej_ : E[aj]) s += ei.v * ej_.v * X(ei.p, ej_.p) * Zi(ej_.q, ei.q);
+            add(active[ai], active[aj], s);
           }
         } else {
           MatrixXd W = MatrixXd::Zero(X.rows(), X.cols());  // X A_j
-          for (const auto& e : E[j]) W.col(e.q) += e.v * X.col(e.p);
+          for (const auto& e : E[aj]) W.col(e.q) += e.v * X.col(e.p);
           const MatrixXd G = W * Zi;
           for (std::size_t ai = aj; ai < active.size(); ++ai) {
             double s = 0.0;
-            for (const auto& ei : E[active[ai]]) s += ei.v * G(ei.p, ei.q);
-            M(active[ai], j) += s;
+            for (const auto& ei : E[ai]) s += ei.v * G(ei.p, ei.q);
+            add(active[ai], active[aj], s);
           }
         }
       }
     }
+  }
+
+  bool factor_schur(const BlockValues& Zinv) {
+    const int m = p_.num_constraints();
+    if (schur_->sparse()) {
+      std::vector<Eigen::Triplet<double>> lower;
+      schur_entries(Zinv, [&lower](int i, int j, double v) { lower.emplace_back(i, j, v); });
+      return schur_->factor_sparse(m, lower);
+    }
+    MatrixXd M = MatrixXd::Zero(m, m);
+    schur_entries(Zinv, [&M](int i, int j, double v) { M(i, j) += v; });
     M.triangularView<Eigen::StrictlyUpper>() = M.transpose();
-    return M;
+    return schur_->factor_dense(std::move(M));
   }
 
   // The part of dX that depends on dZ: -sym(X W Z^-1).
@@ -316,7 +409,7 @@ class Solver {
     VectorXd dy;
   };
 
-  bool solve_direction(const Eigen::LLT<MatrixXd>& chol, const VectorXd& rp, const BlockValues& Rd,
+  bool solve_direction(const VectorXd& rp, const BlockValues& Rd,
                        const BlockValues& Zinv, double sigma_mu, const BlockValues* dXa,
                        const BlockValues* dZa, Direction& d) const {
     // K = (sigma mu I - corr) Z^-1 - X - X R_d Z^-1, symmetrised inside inner().
@@ -335,7 +428,7 @@ class Solver {
       MatrixXd D = R * Zinv[k] - X_[k];
       K[k] = 0.5 * (D + D.transpose());
     }
-    d.dy = chol.solve(rp - apply_A(p_, K));
+    d.dy = schur_->solve(rp - apply_A(p_, K));
     if (!d.dy.allFinite()) return false;
     d.dZ = Rd;
     axpy(-1.0, apply_At(p_, d.dy), d.dZ);
@@ -343,7 +436,7 @@ class Solver {
     // Iterative refinement against the operator actually applied: near the optimum Z^-1 is large
     // and the rounding in X dZ Z^-1 breaks A(dX) = r_p, which would undo primal feasibility
     // step by step. A correction ddy moves A(dX) by M ddy, so solving M ddy = r_p - A(dX) removes
-    // that error (and the shift of factor_schur); the correction is added to dX, not recomputed
+    // that error (and the shift of SchurFactor); the correction is added to dX, not recomputed
     // from scratch, so its own rounding is small.
     // Skipped when the error is small next to r_p (the step still reduces infeasibility) or at
     // rounding level; at most two passes.
@@ -351,7 +444,7 @@ class Solver {
     for (int r = 0; r < 2; ++r) {
       const VectorXd res = rp - apply_A(p_, d.dX);
       if (res.norm() <= negligible) break;
-      const VectorXd ddy = chol.solve(res);
+      const VectorXd ddy = schur_->solve(res);
       if (!ddy.allFinite()) break;
       const BlockValues dZc = apply_At(p_, -ddy);
       d.dy += ddy;
@@ -359,20 +452,6 @@ class Solver {
       axpy(1.0, hkm_product(Zinv, dZc), d.dX);
     }
     return true;
-  }
-
-  // Cholesky of the Schur complement. On degenerate problems M tends to a singular matrix at the
-  // optimum and rounding can make it indefinite: then factor M + delta I with delta growing from
-  // 1e-14 of its largest diagonal entry (the refinement in solve_direction corrects for the shift).
-  static Eigen::LLT<MatrixXd> factor_schur(MatrixXd M) {
-    Eigen::LLT<MatrixXd> llt(M);
-    const double dmax = M.diagonal().cwiseAbs().maxCoeff();
-    for (double delta = 1e-14 * dmax; llt.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
-      M.diagonal().array() += delta;  // cumulative shift stays below 1.02 delta
-      llt.compute(M);
-      core::log::debug("sdp: Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
-    }
-    return llt;
   }
 
   static bool fail(const char* why) {
@@ -388,12 +467,11 @@ class Solver {
     for (std::size_t k = 0; k < Z_.size(); ++k)
       Zinv[k] = p_.blocks[k].diagonal ? Z_[k].cwiseInverse().eval()
                                       : LZ[k].solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
-    const Eigen::LLT<MatrixXd> chol = factor_schur(schur(Zinv));
-    if (chol.info() != Eigen::Success) return fail("Schur complement indefinite even when shifted");
+    if (!factor_schur(Zinv)) return fail("Schur complement indefinite even when shifted");
     const double mu = dot(X_, Z_) / n_;
 
     Direction pred;
-    if (!solve_direction(chol, rp, Rd, Zinv, 0.0, nullptr, nullptr, pred))
+    if (!solve_direction(rp, Rd, Zinv, 0.0, nullptr, nullptr, pred))
       return fail("predictor direction not finite");
     const double ap_a = max_step(p_, X_, LX, pred.dX, 1.0);
     const double ad_a = max_step(p_, Z_, LZ, pred.dZ, 1.0);
@@ -404,7 +482,7 @@ class Solver {
     const double sigma = std::clamp(std::pow(std::max(mu_aff, 0.0) / mu, 3.0), 0.0, 1.0);
 
     Direction corr;
-    if (!solve_direction(chol, rp, Rd, Zinv, sigma * mu, &pred.dX, &pred.dZ, corr))
+    if (!solve_direction(rp, Rd, Zinv, sigma * mu, &pred.dX, &pred.dZ, corr))
       return fail("corrector direction not finite");
     const double f = opts_.step_fraction;
     const double ap = f * max_step(p_, X_, LX, corr.dX, 1.0 / f);
@@ -445,7 +523,9 @@ class Solver {
   double c_scale_ = 1.0;
   VectorXd a_scale_;
   int n_ = 0;
-  std::vector<std::vector<std::vector<Entry>>> entries_;  // [block][constraint] both triangles
+  std::vector<std::vector<int>> active_;                  // [block]: constraints touching it
+  std::vector<std::vector<std::vector<Entry>>> entries_;  // [block][index in active_] both triangles
+  std::optional<SchurFactor> schur_;
   BlockValues Cv_, X_, Z_;
   VectorXd y_;
   double last_ap_ = 0.0, last_ad_ = 0.0, last_sigma_ = 0.0;  // of the last step, for the log

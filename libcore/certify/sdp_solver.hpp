@@ -3,8 +3,8 @@
 // Infeasible-start path-following method with the HKM search direction (Helmberg, Rendl,
 // Vanderbei, Wolkowicz 1996; Kojima, Shindoh, Hara 1997; Monteiro 1997) and Mehrotra's
 // predictor-corrector (as in SDPT3 and CSDP): the Schur complement M_ij = <A_i, X A_j Z^-1> is
-// formed from the sparse constraint entries and factored by Cholesky (shifted by a tiny multiple of
-// its largest diagonal entry when rounding makes it indefinite on degenerate problems), and every
+// formed from the sparse constraint entries and factored by dense or sparse Cholesky (SchurMode;
+// shifted by a tiny multiple of its largest diagonal entry when rounding makes it indefinite on degenerate problems), and every
 // direction gets iterative refinement so that A(dX) = r_p holds to rounding (without it primal
 // feasibility is lost near the optimum, where Z^-1 is huge); the step to the boundary of the PSD
 // cone is a full step when a Cholesky of X + dX / step_fraction succeeds, else found from the
@@ -15,17 +15,26 @@
 // below `tol`; primal_infeasible when the dual iterate is (to `infeasibility_tol`) a ray
 // b^T y > 0, C - Z - A^T y ~ 0 direction of unbounded dual improvement; dual_infeasible (primal
 // unbounded) when <C,X> < 0 with A(X) ~ 0 relative to it; stalled when steps shrink to nothing or
-// the Schur complement cannot be factored; iteration_limit otherwise.
+// the Schur complement cannot be factored; above_target / below_target (only with options.target)
+// as soon as a feasible iterate shows on which side of the target the optimum lies; iteration_limit
+// otherwise.
 #pragma once
 #include <Eigen/Dense>
 
+#include <optional>
 #include <string>
 
 #include "certify/sdp_problem.hpp"
 
 namespace core::certify {
 
-enum class SdpStatus { optimal, primal_infeasible, dual_infeasible, stalled, iteration_limit };
+enum class SdpStatus { optimal, primal_infeasible, dual_infeasible, stalled, iteration_limit, above_target, below_target };
+// How the Schur complement is stored and factored: dense Cholesky, or sparse Cholesky (AMD order,
+// analysed once) for problems whose constraints each touch few blocks of many small ones (then
+// M_ij = 0 unless constraints i and j share a block; e.g. a chordal conversion, where one
+// iteration costs O(number of blocks) when each block meets a bounded number of constraints).
+// automatic: sparse when M has at least 1000 rows and at most 25% nonzeros by the block count.
+enum class SchurMode { automatic, dense, sparse };
 const char* to_string(SdpStatus status);
 
 struct SdpOptions {
@@ -34,6 +43,12 @@ struct SdpOptions {
   int max_iterations = 100;
   double step_fraction = 0.95;      // fraction of the step to the cone boundary
   bool scale = true;                // normalise C and each (A_i, b_i) before solving
+  SchurMode schur = SchurMode::automatic;
+  // Stop as soon as the optimum is known to lie above or below `target` (when only its sign relative
+  // to a threshold matters): a dual iterate with relative residual <= tol and b^T y > target
+  // (status above_target: the optimum is at least b^T y, up to the residual), or a primal iterate
+  // with relative residual <= tol and <C, X> < target (below_target: the optimum is at most <C, X>).
+  std::optional<double> target;
   // Throws UsageError naming the bad field: tol, infeasibility_tol in (0, 1), max_iterations >= 1,
   // step_fraction in (0, 1).
   void validate() const;

@@ -10,6 +10,7 @@
 #include "linefit/gm.hpp"
 #include "linefit/gm_certificate.hpp"
 #include "linefit/gm_chordal.hpp"
+#include "linefit/gm_graph.hpp"
 #include "linefit/gm_qcqp.hpp"
 
 namespace core::linefit {
@@ -74,6 +75,7 @@ nlohmann::json FitResult::to_json() const {
   if (tight) j["tight"] = *tight;
   if (!sdp.is_null()) j["sdp"] = sdp;
   if (!multipliers.empty()) j["multipliers"] = multipliers;
+  if (!graph.empty()) j["graph"] = {{"name", graph}, {"edges", graph_edges}, {"tried", graphs_tried}};
   if (!multiplier_sdp.is_null()) j["multiplier_sdp"] = multiplier_sdp;
   if (global_cost) {
     j["global_cost"] = *global_cost;
@@ -109,10 +111,130 @@ nlohmann::json relaxation_json(const certify::RelaxationResult& r) {
 
 }  // namespace
 
-std::string resolve_multipliers(const std::string& choice, std::size_t n_points) {
-  if (choice != "auto") return choice;
-  return n_points <= kAutoStationarySdpMaxPoints ? "stationary_sdp" : "closed_form";
+std::string resolve_multipliers(const std::string& choice) { return choice == "auto" ? "sparse_sdp" : choice; }
+
+namespace {
+
+nlohmann::json certificate_search_json(const GmMultiplierSdp& g) {
+  return {{"status", certify::to_string(g.status)}, {"t", g.t}, {"iterations", g.iterations},
+          {"seconds", g.seconds}, {"free_directions", g.free_directions}, {"order", g.order},
+          {"constraints", g.constraints}};
 }
+
+nlohmann::json certificate_search_json(const GmChordalResult& g) {
+  return {{"t", g.t}, {"residual", g.residual}, {"proven", g.proven}, {"converged", g.converged},
+          {"iterations", g.iterations}, {"seconds", g.seconds}, {"cliques", g.cliques}};
+}
+
+// The GM constraint graph: all pairs with `redundant`, else band k in data order, or (graph
+// balanced, when a line is known) the balanced graph built at that line (tied points on k + 1 spine
+// points, k >= 2).
+GmGraph constraint_graph(const FitOptions& opts, const Points& pts, const Line* line, int k) {
+  const int n = static_cast<int>(pts.size());
+  if (opts.redundant) return gm_all_pairs_graph(n);
+  if (opts.graph == "balanced" && line) return gm_balanced_graph(pts, *line, opts.sigma, k, k == 1 ? 1 : k + 1);
+  std::vector<int> order(pts.size());
+  for (int i = 0; i < n; ++i) order[i] = i;
+  GmGraph g = gm_band_graph(order, k);
+  g.name += " (data order)";
+  return g;
+}
+
+// Band widths to try: the given one, or (0) 1, 2 and 4 until one certifies.
+std::vector<int> bandwidths(const FitOptions& opts) {
+  if (opts.redundant || opts.bandwidth > 0) return {std::max(1, opts.bandwidth)};
+  return {1, 2, 4};
+}
+
+// The certificate of r.line on one graph with the chosen multipliers; the search's figures go to
+// `search` (JSON) and `text` (for the detail line).
+certify::Certificate certify_on_graph(const FitOptions& opts, FitResult& r, const GmGraph& graph,
+                                      const std::optional<certify::RelaxationResult>& relax,
+                                      const std::optional<GmGraph>& solve_graph, nlohmann::json& search, std::string& text) {
+  certify::Qcqp qcqp;
+  const bool generic = r.multipliers == "least_squares" || r.multipliers == "sdp";
+  if (generic) {
+    auto t = r.times.scope("build");
+    qcqp = gm_qcqp(r.points, opts.sigma, graph);
+  }
+  std::optional<certify::RelaxationResult> cert_relax;
+  if (r.multipliers == "sdp") {  // the dual of the relaxation on the certificate's graph
+    auto t = r.times.scope("sdp");
+    if (relax && solve_graph && solve_graph->edges == graph.edges) {
+      cert_relax = relax;
+    } else {
+      cert_relax = certify::solve_relaxation(qcqp);
+      if (!relax) {
+        r.tight = cert_relax->tight;
+        r.sdp = relaxation_json(*cert_relax);
+      }
+    }
+  }
+  auto t = r.times.scope("certify");
+  certify::CertificateOptions co;
+  co.eta_rel = std::max(opts.tol, 1e-15);
+  co.lanczos.full_reorthogonalization = 3 * r.points.size() + 2 <= 20000;
+  co.lanczos.max_steps = 3 * r.points.size() + 2 <= 20000 ? 300 : 100;
+  if (r.multipliers == "stationary_sdp" || r.multipliers == "sparse_sdp") {
+    certify::SdpOptions so;
+    so.target = 0.0;  // only the sign of t* matters: stop once an iterate shows it
+    GmCertificate g = r.multipliers == "sparse_sdp" ? certify_gm_sparse_sdp(r.points, r.line, opts.sigma, graph, co, so)
+                                                    : certify_gm_stationary_sdp(r.points, r.line, opts.sigma, graph, co, so);
+    search = certificate_search_json(g.sdp);
+    text = std::string(" (SDP ") + certify::to_string(g.sdp.status) + ", t " + std::to_string(g.sdp.t) + ")";
+    return std::move(g.certificate);
+  }
+  if (r.multipliers == "chordal") {
+    GmChordalCertificate g = certify_gm_chordal(r.points, r.line, opts.sigma, graph, co);
+    search = certificate_search_json(g.admm);
+    return std::move(g.certificate);
+  }
+  if (r.multipliers == "closed_form") return certify_gm_closed_form(r.points, r.line, opts.sigma, graph, co);
+  const Eigen::VectorXd x = gm_lift(r.points, r.line, opts.sigma);
+  return r.multipliers == "sdp" ? certify::certify(qcqp, x, co, cert_relax->sdp.y) : certify::certify(qcqp, x, co);
+}
+
+// The GM certificate of r.line, escalating the band width (bandwidths()) until one certifies.
+void certify_gm_fit(const FitOptions& opts, FitResult& r, const std::optional<certify::RelaxationResult>& relax,
+                    const std::optional<GmGraph>& solve_graph) {
+  certify::Certificate c;
+  GmGraph graph;
+  std::string text;
+  nlohmann::json tried = nlohmann::json::array();
+  for (int k : bandwidths(opts)) {
+    {
+      auto t = r.times.scope("build");
+      graph = constraint_graph(opts, r.points, &r.line, k);
+      graph.validate();
+    }
+    nlohmann::json search;
+    c = certify_on_graph(opts, r, graph, relax, solve_graph, search, text);
+    tried.push_back({{"graph", graph.name}, {"edges", graph.edges.size()}, {"certified", c.certified}, {"search", search}});
+    r.multiplier_sdp = search;
+    if (c.certified) break;
+  }
+  r.graph = graph.name;
+  r.graph_edges = graph.edges.size();
+  r.graphs_tried = tried;
+  if (!opts.export_sdpa.empty()) {  // the relaxation the sdp solver solved, else the certificate's graph
+    auto t = r.times.scope("export");
+    const GmGraph& g = solve_graph ? *solve_graph : graph;
+    certify::write_sdpa(opts.export_sdpa, certify::shor_relaxation(gm_qcqp(r.points, opts.sigma, g)),
+                        "tls-fit gm relaxation (graph " + g.name + ") of " + r.source);
+  }
+  r.certificate.cost = gm_cost(r.points, r.line, opts.sigma);
+  r.certificate.dual = c.dual_value;
+  r.certificate.lambda_min = c.lambda_min ? c.lambda_min->lambda_min : 0.0;
+  r.certificate.stationarity = c.multipliers.residual;
+  r.certificate.certified = c.certified;
+  std::ostringstream d;
+  d << "multipliers " << c.multipliers.method << text << ", graph " << graph.name << ", eta " << c.eta
+    << (c.certified ? "" : ", not certified: " + c.reason);
+  r.certificate.detail = d.str();
+  r.weights = gm_weights(r.points, r.line, opts.sigma);
+}
+
+}  // namespace
 
 FitResult run_fit(const FitOptions& opts) {
   FitResult r;
@@ -136,29 +258,21 @@ FitResult run_fit(const FitOptions& opts) {
   const bool gm = opts.mode == "gm";
   r.from_candidate = !opts.candidate.empty();
   if (r.from_candidate) r.line = parse_candidate(opts.candidate, "candidate");
+  if (gm) r.multipliers = resolve_multipliers(opts.multipliers);
 
-  // The QCQP (and its relaxation when the solver, the export or the certificate needs it).
+  // The sdp solver solves the relaxation of the data-order (or all-pairs) graph; GM certificates use
+  // the graph built at the line (`graph`), whose QCQP is assembled generically (O(N (N + E))) only for
+  // the least-squares or relaxation-dual multipliers and --export-sdpa.
   const Eigen::Matrix3d Q = tls_cost_matrix(r.points);
-  // The closed-form GM certificate assembles its Lagrangian directly; the generic QCQP (O(N^2) to
-  // build) only when the relaxation, the export or the other multipliers need it.
-  if (gm) r.multipliers = resolve_multipliers(opts.multipliers, r.points.size());
-  const bool closed_form = gm && r.multipliers == "closed_form";
-  const bool stationary_sdp = gm && r.multipliers == "stationary_sdp";
-  const bool chordal = gm && r.multipliers == "chordal";
-  const bool need_qcqp = !(closed_form || stationary_sdp || chordal) || opts.solver == "sdp" || !opts.export_sdpa.empty();
-  certify::Qcqp qcqp;
-  if (need_qcqp) {
-    auto t = r.times.scope("build");
-    qcqp = gm ? gm_qcqp(r.points, opts.sigma, opts.redundant) : tls_qcqp(Q);
-  }
-  if (!opts.export_sdpa.empty()) {
-    auto t = r.times.scope("export");
-    certify::write_sdpa(opts.export_sdpa, certify::shor_relaxation(qcqp),
-                        "tls-fit " + opts.mode + " relaxation of " + r.source);
-  }
   std::optional<certify::RelaxationResult> relax;
-  const bool need_relaxation = (opts.solver == "sdp" && !r.from_candidate) || (gm && r.multipliers == "sdp");
-  if (need_relaxation) {
+  std::optional<GmGraph> solve_graph;
+  if (opts.solver == "sdp" && !r.from_candidate) {
+    certify::Qcqp qcqp;
+    {
+      auto t = r.times.scope("build");
+      if (gm) solve_graph = constraint_graph(opts, r.points, nullptr, std::max(1, opts.bandwidth));
+      qcqp = gm ? gm_qcqp(r.points, opts.sigma, *solve_graph) : tls_qcqp(Q);
+    }
     auto t = r.times.scope("sdp");
     relax = certify::solve_relaxation(qcqp);
     r.tight = relax->tight;
@@ -179,52 +293,17 @@ FitResult run_fit(const FitOptions& opts) {
       r.line = gm ? gm_line_from_lifted(relax->x) : normalise_line(relax->x(0), relax->x(1), relax->x(2));
     }
   }
-  {
-    auto t = r.times.scope("certify");
-    if (gm) {
-      certify::CertificateOptions co;
-      co.eta_rel = std::max(opts.tol, 1e-15);
-      co.lanczos.full_reorthogonalization = 3 * r.points.size() + 2 <= 20000;
-      co.lanczos.max_steps = 3 * r.points.size() + 2 <= 20000 ? 300 : 100;
-      const Eigen::VectorXd x = gm_lift(r.points, r.line, opts.sigma);
-      std::optional<GmMultiplierSdp> msdp;
-      certify::Certificate c;
-      if (stationary_sdp) {
-        GmCertificate g = certify_gm_stationary_sdp(r.points, r.line, opts.sigma, co);
-        c = std::move(g.certificate);
-        msdp = g.sdp;
-        r.multiplier_sdp = {{"status", certify::to_string(g.sdp.status)}, {"t", g.sdp.t},
-                            {"iterations", g.sdp.iterations}, {"seconds", g.sdp.seconds},
-                            {"free_directions", g.sdp.free_directions}, {"order", g.sdp.order}};
-      } else if (chordal) {
-        GmChordalCertificate g = certify_gm_chordal(r.points, r.line, opts.sigma, co);
-        c = std::move(g.certificate);
-        r.multiplier_sdp = {{"t", g.admm.t}, {"residual", g.admm.residual}, {"proven", g.admm.proven},
-                            {"converged", g.admm.converged}, {"iterations", g.admm.iterations},
-                            {"seconds", g.admm.seconds}, {"cliques", g.admm.cliques}};
-      } else {
-        c = closed_form               ? certify_gm_closed_form(r.points, r.line, opts.sigma, co)
-            : r.multipliers == "sdp" ? certify::certify(qcqp, x, co, relax->sdp.y)
-                                        : certify::certify(qcqp, x, co);
-      }
-      r.certificate.cost = gm_cost(r.points, r.line, opts.sigma);
-      r.certificate.dual = c.dual_value;
-      r.certificate.lambda_min = c.lambda_min ? c.lambda_min->lambda_min : 0.0;
-      r.certificate.stationarity = c.multipliers.residual;
-      r.certificate.certified = c.certified;
-      std::ostringstream d;
-      d << "multipliers " << c.multipliers.method;
-      if (msdp) d << " (SDP " << certify::to_string(msdp->status) << ", t " << msdp->t << ")";
-      d << ", eta " << c.eta
-        << (c.certified ? "" : ", not certified: " + c.reason);
-      r.certificate.detail = d.str();
-      r.weights = gm_weights(r.points, r.line, opts.sigma);
-    } else {
-      const TlsCertificate c = certify_tls(Q, r.line, opts.tol);
-      r.certificate = {c.cost, c.dual, c.lambda_min, c.stationarity, c.certified,
-                       "closed form, tol " + std::to_string(c.tol)};
-      r.weights.assign(r.points.size(), 1.0);
+  if (!gm) {
+    if (!opts.export_sdpa.empty()) {
+      auto t = r.times.scope("export");
+      certify::write_sdpa(opts.export_sdpa, certify::shor_relaxation(tls_qcqp(Q)), "tls-fit tls relaxation of " + r.source);
     }
+    auto t = r.times.scope("certify");
+    const TlsCertificate c = certify_tls(Q, r.line, opts.tol);
+    r.certificate = {c.cost, c.dual, c.lambda_min, c.stationarity, c.certified, "closed form, tol " + std::to_string(c.tol)};
+    r.weights.assign(r.points.size(), 1.0);
+  } else {
+    certify_gm_fit(opts, r, relax, solve_graph);
   }
   if (opts.verify) {
     auto t = r.times.scope("verify");

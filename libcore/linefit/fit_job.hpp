@@ -25,11 +25,15 @@ struct FitOptions {
   std::optional<double> init_angle;            // IRLS: single start at this normal angle (rad)
   int starts = 8;                              // IRLS: initial angles k pi / starts, plus the TLS line
   bool verify = false;                         // exhaustive search for the global optimum
-  bool redundant = false;                      // GM SDP: add the all-pairs redundant constraints
+  bool redundant = false;                      // GM: constraint graph of all pairs (O(N^2) constraints)
+  std::string graph = "balanced";              // GM constraint graph: balanced (built at the line) | data (order)
+  int bandwidth = 0;                           // GM constraint graph: band width k (0: 1, 2, 4 until certified)
   std::string multipliers = "auto";            // GM certificate: auto | least_squares | closed_form (O(N)) |
                                                // stationary_sdp (free multipliers by a small SDP) | chordal (the
-                                               // same multipliers by O(N)-per-iteration ADMM) | sdp (relaxation dual)
-  std::string export_sdpa;                     // write the SDP relaxation here (SDPA sparse format)
+                                               // same by ADMM) | sparse_sdp (the same SDP split over the
+                                               // graph's cliques, O(N) per iteration) | sdp (relaxation dual)
+  std::string export_sdpa;                     // write the SDP relaxation here (SDPA sparse format): the sdp
+                                               // solver's, else that of the certificate's graph
   double tol = 1e-9;                           // relative certificate tolerance
   std::uint64_t seed = 0;                      // synthetic data only
   SyntheticLine synthetic;                     // used when neither input nor points is given
@@ -46,13 +50,19 @@ struct FitOptions {
     v("init_angle", init_angle, "IRLS: start only from this normal angle in radians");
     v("starts", starts, "IRLS: number of initial angles", core::in_range(1, 10000));
     v("verify", verify, "also find the global optimum by exhaustive angle/offset search");
-    v("redundant", redundant, "GM SDP: include the O(N^2) redundant constraints");
+    v("redundant", redundant, "GM: constrain all pairs of points (O(N^2) redundant constraints; overrides graph)");
+    v("graph", graph,
+      "GM constraint graph: balanced (inlier spine in balanced order, band k, other points tied to k spine "
+      "points; built at the certified line) or data (band k in data order); the sdp solver's relaxation uses data",
+      core::one_of({"balanced", "data"}));
+    v("bandwidth", bandwidth,
+      "GM constraint graph: band width k (1 = a chain; 0 = try 1, 2 and 4 until one certifies)", core::in_range(0, 64));
     v("multipliers", multipliers,
-      "GM certificate multipliers: auto (stationary_sdp up to 300 points, else closed_form), least_squares, "
-      "closed_form (O(N)), stationary_sdp (free multipliers by an SDP), chordal (the same by chordal ADMM) or sdp "
-      "(relaxation dual)",
-      core::one_of({"auto", "least_squares", "closed_form", "stationary_sdp", "chordal", "sdp"}));
-    v("export_sdpa", export_sdpa, "write the SDP relaxation to this .dat-s file");
+      "GM certificate multipliers: auto (sparse_sdp), least_squares, closed_form (O(N)), stationary_sdp (free "
+      "multipliers by an SDP), chordal (the same by chordal ADMM), sparse_sdp (the same SDP split over the "
+      "graph's cliques, O(N) per interior-point iteration) or sdp (relaxation dual)",
+      core::one_of({"auto", "least_squares", "closed_form", "stationary_sdp", "chordal", "sparse_sdp", "sdp"}));
+    v("export_sdpa", export_sdpa, "write the SDP relaxation (the sdp solver's, else the certificate graph's) to this .dat-s file");
     v("tol", tol, "certificate tolerance, relative to ||Q||_F", core::in_range(0.0, 1.0));
     v("seed", seed, "seed of the synthetic data");
     v.section("synthetic", synthetic);
@@ -86,7 +96,10 @@ struct FitResult {
   std::optional<bool> tight;    // sdp solver: relaxation tight
   nlohmann::json sdp;           // sdp solver: status, value, eigen ratio, iterations
   std::string multipliers;         // the GM multiplier choice used (after resolving "auto")
-  nlohmann::json multiplier_sdp;  // multipliers stationary_sdp / chordal: t, iterations, seconds, ...
+  std::string graph;               // the GM constraint graph of the certificate
+  std::size_t graph_edges = 0;
+  nlohmann::json graphs_tried;     // each graph tried (band escalation): name, edges, certified, search
+  nlohmann::json multiplier_sdp;  // multipliers stationary_sdp / chordal / newton: the search's figures
   std::optional<double> global_cost;  // --verify
   std::optional<Line> global_line;
   int irls_iterations = 0;
@@ -96,10 +109,9 @@ struct FitResult {
   bool verified() const;  // true without --verify, else cost within 1e-9 of the global cost
 };
 
-// "auto" picks stationary_sdp (certifies whenever chain multipliers can, O(N^3)) up to this many
-// points and the O(N) closed form above it; other choices are returned unchanged.
-inline constexpr std::size_t kAutoStationarySdpMaxPoints = 300;
-std::string resolve_multipliers(const std::string& choice, std::size_t n_points);
+// "auto" picks sparse_sdp (the stationary_sdp decision at O(N) per interior-point iteration); other
+// choices are returned unchanged.
+std::string resolve_multipliers(const std::string& choice);
 
 FitResult run_fit(const FitOptions& opts);
 

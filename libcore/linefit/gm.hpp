@@ -4,7 +4,8 @@
 // w_i = s_i^2 = (sigma^2 / (sigma^2 + e_i^2))^2, then the weighted TLS line (weighted centroid and
 // scatter, smallest eigenvector), to a fixed point; each step does not increase the cost
 // f(line) = (1/N) sum_i rho(e_i), e_i = a x_i + b y_i - c. The problem is non-convex, so IRLS runs
-// from several initial lines and keeps the best. An exhaustive search over the normal angle and
+// from several initial lines and keeps the best, which it then iterates to a fixed point (the line
+// moving by less than 1e-14), so that certificates see a stationary point to rounding. An exhaustive search over the normal angle and
 // offset (grid fine enough for sigma, then pattern-search refinement of the best cells) gives an
 // independent global optimum for verification.
 #pragma once

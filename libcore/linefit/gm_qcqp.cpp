@@ -22,11 +22,6 @@ certify::SparseMatrixd antisym_selector(int n, int u, int v, int p, int q) {
 
 int z_offset(int i) { return 2 + 3 * i; }
 
-void add_parallel(certify::Qcqp& q, int n, int i, int j) {
-  for (const auto& pq : kPairs)
-    q.constraints.push_back({antisym_selector(n, z_offset(i), z_offset(j), pq[0], pq[1]), 0.0,
-                             "z_" + std::to_string(i) + " || z_" + std::to_string(j)});
-}
 
 // Triplets of Q (both triangles): the cost blocks of each point and their coupling to n = (a, b).
 void append_cost(const Points& pts, double sigma, std::vector<Eigen::Triplet<double>>& t) {
@@ -50,11 +45,19 @@ void check_sigma(double sigma) {
   if (!(sigma > 0.0) || !std::isfinite(sigma)) throw UsageError("sigma must be > 0 and finite");
 }
 
+void check_graph(const Points& pts, const GmGraph& g) {
+  if (g.n != static_cast<int>(pts.size()))
+    throw DataError("GM constraint graph '" + g.name + "' has " + std::to_string(g.n) + " points, the data " +
+                    std::to_string(pts.size()));
+}
+
 }  // namespace
 
-certify::Qcqp gm_qcqp(const Points& pts, double sigma, bool redundant) {
+certify::Qcqp gm_qcqp(const Points& pts, double sigma, const GmGraph& graph) {
   check_fit_input(pts, "GM QCQP");
   check_sigma(sigma);
+  check_graph(pts, graph);
+  graph.validate();
   const int N = static_cast<int>(pts.size()), n = 3 * N + 2;
   std::vector<Eigen::Triplet<double>> t;
   append_cost(pts, sigma, t);
@@ -68,10 +71,10 @@ certify::Qcqp gm_qcqp(const Points& pts, double sigma, bool redundant) {
   for (int i = 0; i < N; ++i)  // z_{i,a} b - z_{i,b} a = 0
     qcqp.constraints.push_back({antisym_selector(n, z_offset(i), 0, 0, 1), 0.0,
                                 "z_" + std::to_string(i) + " normal || n"});
-  for (int i = 0; i + 1 < N; ++i) add_parallel(qcqp, n, i, i + 1);
-  if (redundant)
-    for (int i = 0; i < N; ++i)
-      for (int j = i + 2; j < N; ++j) add_parallel(qcqp, n, i, j);
+  for (const auto& [u, v] : graph.edges)
+    for (const auto& pq : kPairs)
+      qcqp.constraints.push_back({antisym_selector(n, z_offset(u), z_offset(v), pq[0], pq[1]), 0.0,
+                                  "z_" + std::to_string(u) + " || z_" + std::to_string(v)});
   return qcqp;
 }
 
@@ -102,41 +105,51 @@ Line gm_line_from_lifted(const Eigen::VectorXd& x) {
   return normalise_line(n(0), n(1), x(z_offset(best) + 2) / best_s);
 }
 
-Eigen::VectorXd gm_stationary_multipliers(const Points& pts, const Line& line, double sigma, bool redundant) {
-  const int N = static_cast<int>(pts.size());
-  const double w = 1.0 / N, s2 = sigma * sigma;
+void gm_add_edge_flow(const GmGraph& g, int e, double F, const Line& line, double s_u, double s_v,
+                      Eigen::VectorXd& lambda) {
   const Eigen::Vector3d l(line.a, line.b, line.c);
   const Eigen::Vector3d m(line.c * line.a, line.c * line.b, -1.0);  // (c n, -1), orthogonal to l and u
-  std::vector<double> s(N), tau(N);
-  double s_mean = 0.0;
+  const Eigen::Vector3d omega = l.cross(2.0 * F * m / (s_u * s_v)) / l.squaredNorm();
+  const int k = 1 + g.n + 3 * e;
+  lambda(k) -= omega(2);     // (a, b)
+  lambda(k + 1) += omega(1); // (a, c)
+  lambda(k + 2) -= omega(0); // (b, c)
+}
+
+Eigen::VectorXd gm_stationary_multipliers(const Points& pts, const Line& line, double sigma, const GmGraph& graph) {
+  check_graph(pts, graph);
+  const int N = static_cast<int>(pts.size());
+  const double w = 1.0 / N, s2 = sigma * sigma;
+  std::vector<double> s(N), force(N);
+  double s_mean = 0.0, total = 0.0;
   for (int i = 0; i < N; ++i) {
     const double e = line.a * pts.x[i] + line.b * pts.y[i] - line.c;
     s[i] = s2 / (s2 + e * e);
-    tau[i] = s[i] * e;
+    force[i] = w * s[i] * s[i] * e;  // s_i tau_i / N: offset force of point i along m
     s_mean += w * s[i];
+    total += force[i];
   }
-  const int n_chain = 3 * std::max(0, N - 1);
-  const int n_red = redundant ? 3 * std::max(0, (N - 1) * (N - 2) / 2) : 0;
-  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(1 + N + n_chain + n_red);
+  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(gm_num_multipliers(graph));
   lambda(0) = s2 * (1.0 - s_mean);
   for (int i = 0; i < N; ++i) {
+    const double e = line.a * pts.x[i] + line.b * pts.y[i] - line.c;
     const double r = -line.b * pts.x[i] + line.a * pts.y[i];  // position along the line
-    lambda(1 + i) = -2.0 * w * tau[i] * r;
+    lambda(1 + i) = -2.0 * w * s[i] * e * r;
   }
-  double flow = 0.0;  // offset force carried from point i to point i+1
-  for (int i = 0; i + 1 < N; ++i) {
-    flow += w * s[i] * tau[i];
-    const Eigen::Vector3d F = flow * m;
-    const Eigen::Vector3d omega = l.cross(2.0 * F / (s[i] * s[i + 1])) / l.squaredNorm();
-    const int k = 1 + N + 3 * i;
-    lambda(k) = -omega(2);     // (a, b)
-    lambda(k + 1) = omega(1);  // (a, c)
-    lambda(k + 2) = -omega(0); // (b, c)
+  // Subtree sums of the forces; tree edge (u, v) carries the sum over u's side from u to v.
+  const GmTree tree = gm_spanning_tree(graph);
+  std::vector<double> sub(force);
+  for (int k = N - 1; k > 0; --k) sub[tree.parent[tree.order[k]]] += sub[tree.order[k]];
+  for (int k = 1; k < N; ++k) {
+    const int child = tree.order[k], e = tree.parent_edge[child];
+    const auto [u, v] = graph.edges[e];
+    const double F = child == v ? total - sub[v] : sub[u];
+    gm_add_edge_flow(graph, e, F, line, s[u], s[v], lambda);
   }
   return lambda;
 }
 
-void gm_append_constraint(int N, int k, double weight, std::vector<Eigen::Triplet<double>>& t) {
+void gm_append_constraint(const GmGraph& g, int k, double weight, std::vector<Eigen::Triplet<double>>& t) {
   auto antisym = [&t, weight](int u, int v, int p, int q) {  // weight times antisym_selector
     const double h = 0.5 * weight;
     t.emplace_back(u + p, v + q, h), t.emplace_back(v + q, u + p, h);
@@ -145,59 +158,64 @@ void gm_append_constraint(int N, int k, double weight, std::vector<Eigen::Triple
   if (k == 0) {
     t.emplace_back(0, 0, weight);
     t.emplace_back(1, 1, weight);
-  } else if (k <= N) {
+  } else if (k <= g.n) {
     antisym(z_offset(k - 1), 0, 0, 1);
   } else {
-    const int i = (k - 1 - N) / 3, p = (k - 1 - N) % 3;
-    antisym(z_offset(i), z_offset(i + 1), kPairs[p][0], kPairs[p][1]);
+    const int e = (k - 1 - g.n) / 3, p = (k - 1 - g.n) % 3;
+    antisym(z_offset(g.edges[e][0]), z_offset(g.edges[e][1]), kPairs[p][0], kPairs[p][1]);
   }
 }
 
-certify::SparseMatrixd gm_lagrangian(const Points& pts, double sigma, const Eigen::VectorXd& lambda) {
+certify::SparseMatrixd gm_lagrangian(const Points& pts, double sigma, const GmGraph& graph, const Eigen::VectorXd& lambda) {
   check_fit_input(pts, "GM Lagrangian");
   check_sigma(sigma);
+  check_graph(pts, graph);
   const int N = static_cast<int>(pts.size()), n = 3 * N + 2;
-  if (lambda.size() != gm_chain_multipliers(N))
+  if (lambda.size() != gm_num_multipliers(graph))
     throw DataError("GM Lagrangian: " + std::to_string(lambda.size()) + " multipliers, expected " +
-                    std::to_string(gm_chain_multipliers(N)) + " (chain constraints only)");
+                    std::to_string(gm_num_multipliers(graph)) + " for graph '" + graph.name + "'");
   std::vector<Eigen::Triplet<double>> t;
-  t.reserve(static_cast<std::size_t>(33) * N);
+  t.reserve(static_cast<std::size_t>(21) * N + 12 * graph.edges.size());
   append_cost(pts, sigma, t);
-  for (int k = 0; k < lambda.size(); ++k) gm_append_constraint(N, k, -lambda(k), t);
+  for (int k = 0; k < lambda.size(); ++k)
+    if (lambda(k) != 0.0 || k == 0) gm_append_constraint(graph, k, -lambda(k), t);
   certify::SparseMatrixd H(n, n);
   H.setFromTriplets(t.begin(), t.end());
   return H;
 }
 
-certify::Certificate certify_gm_multipliers(const Points& pts, const Line& line, double sigma,
+certify::Certificate certify_gm_multipliers(const Points& pts, const Line& line, double sigma, const GmGraph& graph,
                                             certify::MultiplierFit fit, const certify::CertificateOptions& options) {
   const int N = static_cast<int>(pts.size());
   const Eigen::VectorXd x = gm_lift(pts, line, sigma);
-  const certify::SparseMatrixd H = gm_lagrangian(pts, sigma, fit.lambda);
-  const Eigen::VectorXd Qx = gm_lagrangian(pts, sigma, Eigen::VectorXd::Zero(fit.lambda.size())) * x;
+  const certify::SparseMatrixd H = gm_lagrangian(pts, sigma, graph, fit.lambda);
+  const Eigen::VectorXd Qx = gm_lagrangian(pts, sigma, graph, Eigen::VectorXd::Zero(fit.lambda.size())) * x;
   fit.residual = (H * x).norm() / (1.0 + Qx.norm());
-  // Constraint violation of the lift (feasible up to rounding): n^T n = 1, z_i's normal || n, chain.
+  // Constraint violation of the lift (feasible up to rounding): n^T n = 1, z_i's normal || n, edges.
   double violation = std::abs(x.head<2>().squaredNorm() - 1.0);
   for (int i = 0; i < N; ++i) {
     const Eigen::Vector3d z = x.segment<3>(z_offset(i));
     violation = std::max(violation, std::abs(z(0) * x(1) - z(1) * x(0)));
-    if (i + 1 < N) violation = std::max(violation, z.cross(Eigen::Vector3d(x.segment<3>(z_offset(i + 1)))).cwiseAbs().maxCoeff());
+  }
+  for (const auto& [u, v] : graph.edges) {
+    const Eigen::Vector3d zu = x.segment<3>(z_offset(u)), zv = x.segment<3>(z_offset(v));
+    violation = std::max(violation, zu.cross(zv).cwiseAbs().maxCoeff());
   }
   const double dual = fit.lambda(0);  // d(lambda) = lambda_0: every other constraint has b = 0
   return certify::certify_lagrangian(H, x.dot(Qx), dual, violation, std::move(fit), options);
 }
 
-certify::Certificate certify_gm_closed_form(const Points& pts, const Line& line, double sigma,
+certify::Certificate certify_gm_closed_form(const Points& pts, const Line& line, double sigma, const GmGraph& graph,
                                             const certify::CertificateOptions& options) {
   certify::MultiplierFit fit;
   fit.method = "closed_form";
-  fit.lambda = gm_stationary_multipliers(pts, line, sigma, false);
-  return certify_gm_multipliers(pts, line, sigma, std::move(fit), options);
+  fit.lambda = gm_stationary_multipliers(pts, line, sigma, graph);
+  return certify_gm_multipliers(pts, line, sigma, graph, std::move(fit), options);
 }
 
-certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, bool redundant,
+certify::Certificate certify_gm(const Points& pts, const Line& line, double sigma, const GmGraph& graph,
                                 const certify::CertificateOptions& options) {
-  return certify::certify(gm_qcqp(pts, sigma, redundant), gm_lift(pts, line, sigma), options);
+  return certify::certify(gm_qcqp(pts, sigma, graph), gm_lift(pts, line, sigma), options);
 }
 
 }  // namespace core::linefit

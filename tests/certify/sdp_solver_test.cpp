@@ -141,3 +141,25 @@ TEST_CASE("degenerate GM line-fit relaxation reaches the csdp optimum") {
   CHECK(res.dual_residual < 1e-8);
   CHECK(res.iterations < 40);
 }
+
+// The sparse Schur complement (SchurMode::sparse) is the same matrix stored sparsely: same iterates
+// up to rounding, so the same optimum and iteration count as the dense factorisation.
+TEST_CASE("sparse Schur complement reaches the dense solution") {
+  SdpOptions sparse;
+  sparse.schur = SchurMode::sparse;
+  SdpOptions dense;
+  dense.schur = SchurMode::dense;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    CAPTURE(seed);
+    const KnownSdp k = random_known_sdp(5 + static_cast<int>(seed), 2, 4, 15, seed);
+    const SdpResult a = solve_sdp(k.problem, sparse), b = solve_sdp(k.problem, dense);
+    REQUIRE(a.status == SdpStatus::optimal);
+    CHECK(a.primal_objective == doctest::Approx(k.optimum).epsilon(1e-7));
+    CHECK(a.dual_objective == doctest::Approx(b.dual_objective).epsilon(1e-9));
+    CHECK(std::abs(a.iterations - b.iterations) <= 1);
+  }
+  const SdpProblem gm = read_sdpa(core::test::source_dir() / "tests/certify/data/gm_n30_seed0.dat-s");
+  const SdpResult a = solve_sdp(gm, sparse);
+  REQUIRE(a.status == SdpStatus::optimal);
+  CHECK(std::abs(a.dual_objective - 2.977138703891e-02) < 1e-7 * 2.977138703891e-02);
+}

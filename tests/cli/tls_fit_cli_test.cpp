@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -46,6 +48,56 @@ TEST_CASE("gen then fit: certified JSON on stdout, run directory with artifacts"
   auto bad = run_tool("tls-fit", {"fit", "--input", csv, "--candidate", worst, "--out", (dir / "r2").string()});
   CHECK(bad.exit_code == 3);
   CHECK(json::parse(bad.out)["certified"] == false);
+}
+
+// The GM certificate's multiplier searches and constraint graphs from the command line: the O(N)
+// sparse SDP (default), the chordal ADMM and the dense SDP agree on a clean line; a band escalation
+// is reported; a shifted (non-stationary) candidate is rejected with exit 3.
+TEST_CASE("gm certificate: --multipliers sparse_sdp | chordal | stationary_sdp, --graph, --bandwidth") {
+  TempDir dir("tls-cli-gm");
+  const auto csv = (dir / "p.csv").string();
+  REQUIRE(run_tool("tls-fit", {"gen", "--n", "60", "--seed", "2", "--output", csv}).exit_code == 0);
+  std::vector<json> runs;
+  for (const char* m : {"sparse_sdp", "chordal", "stationary_sdp"}) {
+    CAPTURE(m);
+    auto fit = run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--multipliers", m,
+                                    "--out", (dir / m).string()});
+    CHECK(fit.exit_code == 0);
+    const auto r = json::parse(fit.out);
+    CHECK(r["certified"] == true);
+    CHECK(r["multipliers"] == m);
+    CHECK(r["graph"]["name"].get<std::string>().find("balanced chain") == 0);
+    CHECK(r["graph"]["tried"].size() == 1);
+    CHECK(r.contains("multiplier_sdp"));
+    runs.push_back(r);
+  }
+  CHECK(runs[0]["multiplier_sdp"]["status"] == "above_target");
+  CHECK(runs[1]["multiplier_sdp"]["proven"] == true);
+  CHECK(runs[0]["dual"].get<double>() == doctest::Approx(runs[2]["dual"].get<double>()).epsilon(1e-9));
+
+  // Data-order band 2 as asked; a candidate shifted off the optimum is rejected.
+  const double a = runs[0]["a"], b = runs[0]["b"], c = runs[0]["c"];
+  const std::string shifted = std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c + 1.0);
+  auto off = run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--candidate", shifted,
+                                  "--graph", "data", "--bandwidth", "2", "--out", (dir / "off").string()});
+  CHECK(off.exit_code == 3);
+  const auto o = json::parse(off.out);
+  CHECK(o["certified"] == false);
+  CHECK(o["graph"]["name"] == "band 2 (data order)");
+  CHECK(o["multiplier_sdp"]["status"] == "below_target");
+
+  // Outliers: the chain fails, wider bands are tried in turn.
+  const auto outl = (dir / "o.csv").string();
+  REQUIRE(run_tool("tls-fit", {"gen", "--n", "40", "--seed", "1", "--outliers", "0.2", "--angle", "52", "--output", outl})
+              .exit_code == 0);
+  auto esc = run_tool("tls-fit", {"fit", "--input", outl, "--mode", "gm", "--solver", "irls", "--out", (dir / "esc").string()});
+  const auto e = json::parse(esc.out);
+  REQUIRE(e["graph"]["tried"].size() >= 2);
+  CHECK(e["graph"]["tried"][0]["certified"] == false);
+  CHECK((esc.exit_code == 0) == e["certified"].get<bool>());
+
+  CHECK(run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--graph", "star"}).exit_code == 2);
+  CHECK(run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--bandwidth", "-1"}).exit_code == 2);
 }
 
 TEST_CASE("bare run works on generated data, --print-config matches configs/tls-fit/default.yaml") {

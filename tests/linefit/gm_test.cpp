@@ -43,8 +43,9 @@ TEST_CASE("exhaustive search with the squared loss equals the closed-form TLS") 
 
 TEST_CASE("lifted QCQP: the lift is feasible and its cost is the GM cost") {
   const Points p = line_data(12, 0.25, 0.05, 1);
-  for (bool redundant : {false, true}) {
-    const certify::Qcqp q = gm_qcqp(p, 0.3, redundant);
+  for (const GmGraph& g : {gm_chain_graph(12), gm_all_pairs_graph(12), gm_balanced_graph(p, normalise_line(0.3, -1.0, 0.7), 0.3, 3)}) {
+    CAPTURE(g.name);
+    const certify::Qcqp q = gm_qcqp(p, 0.3, g);
     CHECK(q.dim() == 3 * 12 + 2);
     const Line line = normalise_line(0.3, -1.0, 0.7);
     const Eigen::VectorXd x = gm_lift(p, line, 0.3);
@@ -60,12 +61,12 @@ TEST_CASE("SDP relaxation: a lower bound, tight without outliers at large sigma"
     CAPTURE(seed);
     const Points noisy = line_data(10, 0.3, 0.05, seed);
     const double global = exhaustive_search(noisy, Loss::geman_mcclure, 0.2).cost;
-    for (bool redundant : {false, true}) {
-      const auto r = certify::solve_relaxation(gm_qcqp(noisy, 0.2, redundant));
+    for (const GmGraph& g : {gm_chain_graph(10), gm_all_pairs_graph(10)}) {
+      const auto r = certify::solve_relaxation(gm_qcqp(noisy, 0.2, g));
       CHECK(r.sdp_value <= global + 1e-8);
     }
     const Points clean = line_data(10, 0.0, 0.05, seed);
-    const auto r = certify::solve_relaxation(gm_qcqp(clean, 1.0, true));
+    const auto r = certify::solve_relaxation(gm_qcqp(clean, 1.0, gm_all_pairs_graph(10)));
     REQUIRE(r.sdp.status == certify::SdpStatus::optimal);
     CHECK(r.tight);
     const double g = exhaustive_search(clean, Loss::geman_mcclure, 1.0).cost;
@@ -76,7 +77,7 @@ TEST_CASE("SDP relaxation: a lower bound, tight without outliers at large sigma"
 TEST_CASE("certificate: accepts the global optimum (tight case), rejects the worst line and local minima") {
   const Points p = line_data(10, 0.0, 0.05, 2);
   const double sigma = 1.0;
-  const certify::Qcqp q = gm_qcqp(p, sigma, true);
+  const certify::Qcqp q = gm_qcqp(p, sigma, gm_all_pairs_graph(10));
   const auto relax = certify::solve_relaxation(q);
   REQUIRE(relax.tight);
   const IrlsResult best = irls_gm(p, sigma);
@@ -97,28 +98,30 @@ TEST_CASE("certificate: accepts the global optimum (tight case), rejects the wor
     const IrlsResult local = irls_gm(hard, s, one);
     if (local.cost <= global * (1 + 1e-6)) continue;
     ++planted;
-    CHECK(!certify_gm(hard, local.line, s, false).certified);
+    CHECK(!certify_gm(hard, local.line, s, gm_chain_graph(40)).certified);
   }
   MESSAGE(planted << " local minima found and rejected");
 }
 
 TEST_CASE("closed-form stationary multipliers solve H(lambda) x^ = 0 at the IRLS optimum") {
-  for (bool redundant : {false, true}) {
+  for (int graph = 0; graph < 3; ++graph) {
     for (std::uint64_t seed = 0; seed < 4; ++seed) {
       CAPTURE(seed);
       const Points p = line_data(30, 0.2, 0.05, seed);
       const double sigma = 0.5;
       const IrlsResult best = irls_gm(p, sigma);
-      const certify::Qcqp q = gm_qcqp(p, sigma, redundant);
+      const GmGraph g = graph == 0 ? gm_chain_graph(30) : graph == 1 ? gm_all_pairs_graph(30) : gm_balanced_graph(p, best.line, sigma, 3);
+      CAPTURE(g.name);
+      const certify::Qcqp q = gm_qcqp(p, sigma, g);
       const Eigen::VectorXd x = gm_lift(p, best.line, sigma);
-      const Eigen::VectorXd lambda = gm_stationary_multipliers(p, best.line, sigma, redundant);
+      const Eigen::VectorXd lambda = gm_stationary_multipliers(p, best.line, sigma, g);
       REQUIRE(lambda.size() == q.num_multipliers());
       const auto fit = certify::given_multipliers(q, x, lambda);
       CHECK(fit.residual < 1e-7);
       // and not at a non-stationary line: the residual is then of the order of the gradient
       const Line off = normalise_line(best.line.a, best.line.b, best.line.c + 0.3);
       const auto bad = certify::given_multipliers(q, gm_lift(p, off, sigma),
-                                                  gm_stationary_multipliers(p, off, sigma, redundant));
+                                                  gm_stationary_multipliers(p, off, sigma, g));
       CHECK(bad.residual > 1e-4);
     }
   }
@@ -127,16 +130,17 @@ TEST_CASE("closed-form stationary multipliers solve H(lambda) x^ = 0 at the IRLS
 TEST_CASE("directly assembled GM Lagrangian equals the generic QCQP's; closed-form certificate agrees") {
   const Points p = line_data(15, 0.2, 0.05, 2);
   const double sigma = 0.5;
-  const certify::Qcqp q = gm_qcqp(p, sigma, false);
+  const IrlsResult best = irls_gm(p, sigma);
+  const GmGraph g = gm_balanced_graph(p, best.line, sigma, 2);
+  const certify::Qcqp q = gm_qcqp(p, sigma, g);
   Rng rng(7);
   Eigen::VectorXd lambda(q.num_multipliers());
   for (int i = 0; i < lambda.size(); ++i) lambda(i) = rng.uniform(-1.0, 1.0);
-  const Eigen::MatrixXd direct = Eigen::MatrixXd(gm_lagrangian(p, sigma, lambda));
+  const Eigen::MatrixXd direct = Eigen::MatrixXd(gm_lagrangian(p, sigma, g, lambda));
   CHECK((direct - Eigen::MatrixXd(q.lagrangian(lambda))).cwiseAbs().maxCoeff() < 1e-14);
-  const IrlsResult best = irls_gm(p, sigma);
-  const auto fast = certify_gm_closed_form(p, best.line, sigma);
+  const auto fast = certify_gm_closed_form(p, best.line, sigma, g);
   const auto generic = certify::certify(q, gm_lift(p, best.line, sigma), {},
-                                        gm_stationary_multipliers(p, best.line, sigma, false));
+                                        gm_stationary_multipliers(p, best.line, sigma, g));
   CHECK(fast.certified == generic.certified);
   CHECK(fast.factorization_psd == generic.factorization_psd);
   CHECK(fast.cost == doctest::Approx(gm_cost(p, best.line, sigma)).epsilon(1e-12));

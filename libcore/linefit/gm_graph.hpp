@@ -1,0 +1,60 @@
+// The parallel-constraint graph of the lifted Geman-McClure QCQP (gm_qcqp.hpp): an edge (u, v)
+// stands for z_u || z_v (three antisymmetric constraints z_u z_v^T - z_v z_u^T = 0). Every connected
+// graph gives a QCQP whose feasible set contains all lifts of lines and whose cost is the GM cost on
+// them, so a certificate on any such graph proves global optimality; the graph only decides how tight
+// the relaxation is and what the certificate costs. Measured (scripts/bench/gm_tightness.sh): a chain
+// in data order carries each point's offset force through all points before it (a random walk,
+// O(sqrt N) per link) and loses tightness as N grows; a chain in "balanced" order (signs of the
+// forces alternating, partial sums bounded by the largest single force) stays tight on clean data;
+// outliers need cycles: band k >= 2 around an inlier spine, each outlier tied to k spine points.
+// Invariants (validate()): the first n - 1 edges form a spanning tree (stationary multipliers route
+// the forces along it; each other edge closes a cycle), and `cliques` (sets of points) cover every
+// edge and point, each clique's points pairwise adjacent, so hub + cliques is the chordal pattern of
+// the Lagrangian used by the chordal ADMM (an elimination order in which each point's earlier
+// neighbours form a clique makes the pattern chordal; the builders below produce one).
+#pragma once
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "linefit/points.hpp"
+#include "linefit/tls.hpp"
+
+namespace core::linefit {
+
+struct GmGraph {
+  int n = 0;                               // points
+  std::vector<std::array<int, 2>> edges;   // (u, v): z_u || z_v
+  std::vector<std::vector<int>> cliques;   // cover of the edges by pairwise-adjacent point sets
+  std::string name;                        // "chain", "band 3 (balanced)", ...
+  // DataError naming the broken invariant.
+  void validate() const;
+};
+
+// A spanning tree (the first n - 1 edges) rooted at edges[0][0]: parent and parent edge of each point
+// (-1 at the root) and an order with every parent before its children.
+struct GmTree {
+  std::vector<int> parent, parent_edge, depth, order;
+};
+GmTree gm_spanning_tree(const GmGraph& g);
+
+// Band of width k on an ordering of the points: order[a] -- order[a + d] for 1 <= d <= k (the
+// distance-1 edges first: the chain). gm_band_graph(identity, 1) is the data-order chain and
+// k >= n - 1 gives all pairs.
+GmGraph gm_band_graph(const std::vector<int>& order, int k);
+GmGraph gm_chain_graph(int n);
+GmGraph gm_all_pairs_graph(int n);
+
+// Greedy balanced order of signed forces: the next element has the sign opposite to the running sum
+// (largest magnitudes first), so every partial sum is bounded by the largest |force| plus the sum.
+std::vector<int> balanced_order(const std::vector<int>& items, const std::vector<double>& force);
+
+// The certificate graph at a line: the spine (points with weight s_i = sigma^2 / (sigma^2 + e_i^2)
+// >= 1/2, i.e. |e_i| <= sigma) in balanced order of the offset forces s_i^2 e_i with band k, and each
+// other point tied to k consecutive spine points (spread evenly along the spine), so no single
+// point with a small weight links two parts of the graph. Fewer than k + 1 spine points: band k on
+// the balanced order of all points.
+GmGraph gm_balanced_graph(const Points& pts, const Line& line, double sigma, int k, int ties = 0);
+
+}  // namespace core::linefit
