@@ -126,23 +126,22 @@ nlohmann::json certificate_search_json(const GmChordalResult& g) {
           {"iterations", g.iterations}, {"seconds", g.seconds}, {"cliques", g.cliques}};
 }
 
-// The GM constraint graph: all pairs with `redundant`, else band k in data order, or (graph
-// balanced, when a line is known) the balanced graph built at that line (tied points on k + 1 spine
-// points, k >= 2).
-GmGraph constraint_graph(const FitOptions& opts, const Points& pts, const Line* line, int k) {
+// The GM constraint graph: all pairs with `redundant`, else blocks of b points in data order (b = 1:
+// the chain), or (graph balanced, when a line is known) the balanced graph built at that line.
+GmGraph constraint_graph(const FitOptions& opts, const Points& pts, const Line* line, int b) {
   const int n = static_cast<int>(pts.size());
   if (opts.redundant) return gm_all_pairs_graph(n);
-  if (opts.graph == "balanced" && line) return gm_balanced_graph(pts, *line, opts.sigma, k, k == 1 ? 1 : k + 1);
+  if (opts.graph == "balanced" && line) return gm_balanced_graph(pts, *line, opts.sigma, b);
   std::vector<int> order(pts.size());
   for (int i = 0; i < n; ++i) order[i] = i;
-  GmGraph g = gm_band_graph(order, k);
+  GmGraph g = b == 1 ? gm_band_graph(order, 1) : gm_block_graph(order, b);
   g.name += " (data order)";
   return g;
 }
 
-// Band widths to try: the given one, or (0) 1, 2 and 4 until one certifies.
-std::vector<int> bandwidths(const FitOptions& opts) {
-  if (opts.redundant || opts.bandwidth > 0) return {std::max(1, opts.bandwidth)};
+// Block sizes to try: the given one, or (0) 1, 2 and 4 until one certifies.
+std::vector<int> block_sizes(const FitOptions& opts) {
+  if (opts.redundant || opts.block > 0) return {std::max(1, opts.block)};
   return {1, 2, 4};
 }
 
@@ -194,14 +193,14 @@ certify::Certificate certify_on_graph(const FitOptions& opts, FitResult& r, cons
   return r.multipliers == "sdp" ? certify::certify(qcqp, x, co, cert_relax->sdp.y) : certify::certify(qcqp, x, co);
 }
 
-// The GM certificate of r.line, escalating the band width (bandwidths()) until one certifies.
+// The GM certificate of r.line, growing the block size (block_sizes()) until one certifies.
 void certify_gm_fit(const FitOptions& opts, FitResult& r, const std::optional<certify::RelaxationResult>& relax,
                     const std::optional<GmGraph>& solve_graph) {
   certify::Certificate c;
   GmGraph graph;
   std::string text;
   nlohmann::json tried = nlohmann::json::array();
-  for (int k : bandwidths(opts)) {
+  for (int k : block_sizes(opts)) {
     {
       auto t = r.times.scope("build");
       graph = constraint_graph(opts, r.points, &r.line, k);
@@ -270,7 +269,7 @@ FitResult run_fit(const FitOptions& opts) {
     certify::Qcqp qcqp;
     {
       auto t = r.times.scope("build");
-      if (gm) solve_graph = constraint_graph(opts, r.points, nullptr, std::max(1, opts.bandwidth));
+      if (gm) solve_graph = constraint_graph(opts, r.points, nullptr, std::max(1, opts.block));
       qcqp = gm ? gm_qcqp(r.points, opts.sigma, *solve_graph) : tls_qcqp(Q);
     }
     auto t = r.times.scope("sdp");

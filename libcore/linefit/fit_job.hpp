@@ -27,7 +27,7 @@ struct FitOptions {
   bool verify = false;                         // exhaustive search for the global optimum
   bool redundant = false;                      // GM: constraint graph of all pairs (O(N^2) constraints)
   std::string graph = "balanced";              // GM constraint graph: balanced (built at the line) | data (order)
-  int bandwidth = 0;                           // GM constraint graph: band width k (0: 1, 2, 4 until certified)
+  int block = 0;                               // GM constraint graph: block size b (0: 1, 2, 4 until certified)
   std::string multipliers = "auto";            // GM certificate: auto | least_squares | closed_form (O(N)) |
                                                // stationary_sdp (free multipliers by a small SDP) | chordal (the
                                                // same by ADMM) | sparse_sdp (the same SDP split over the
@@ -52,11 +52,13 @@ struct FitOptions {
     v("verify", verify, "also find the global optimum by exhaustive angle/offset search");
     v("redundant", redundant, "GM: constrain all pairs of points (O(N^2) redundant constraints; overrides graph)");
     v("graph", graph,
-      "GM constraint graph: balanced (inlier spine in balanced order, band k, other points tied to k spine "
-      "points; built at the certified line) or data (band k in data order); the sdp solver's relaxation uses data",
+      "GM constraint graph, built at the certified line: balanced (inliers in balanced order of their offset "
+      "forces, the other points spread among them) or data (data order); the sdp solver's relaxation uses data",
       core::one_of({"balanced", "data"}));
-    v("bandwidth", bandwidth,
-      "GM constraint graph: band width k (1 = a chain; 0 = try 1, 2 and 4 until one certifies)", core::in_range(0, 64));
+    v("block", block,
+      "GM constraint graph: each point constrained with all points of its block of b and the neighbouring "
+      "blocks (1: a chain, the other points tied as leaves when balanced; 0: try 1, 2 and 4 until one certifies)",
+      core::in_range(0, 64));
     v("multipliers", multipliers,
       "GM certificate multipliers: auto (sparse_sdp), least_squares, closed_form (O(N)), stationary_sdp (free "
       "multipliers by an SDP), chordal (the same by chordal ADMM), sparse_sdp (the same SDP split over the "
@@ -98,7 +100,7 @@ struct FitResult {
   std::string multipliers;         // the GM multiplier choice used (after resolving "auto")
   std::string graph;               // the GM constraint graph of the certificate
   std::size_t graph_edges = 0;
-  nlohmann::json graphs_tried;     // each graph tried (band escalation): name, edges, certified, search
+  nlohmann::json graphs_tried;     // each graph tried (block escalation): name, edges, certified, search
   nlohmann::json multiplier_sdp;  // multipliers stationary_sdp / chordal / newton: the search's figures
   std::optional<double> global_cost;  // --verify
   std::optional<Line> global_line;

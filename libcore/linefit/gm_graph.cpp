@@ -141,42 +141,94 @@ std::vector<int> balanced_order(const std::vector<int>& items, const std::vector
   return out;
 }
 
-GmGraph gm_balanced_graph(const Points& pts, const Line& line, double sigma, int k, int ties) {
+GmGraph gm_block_graph(const std::vector<int>& order, int b) {
+  GmGraph g;
+  g.n = static_cast<int>(order.size());
+  b = std::max(1, std::min(b, g.n));
+  g.name = "blocks of " + std::to_string(b);
+  const int nb = (g.n + b - 1) / b;
+  auto block = [&](int j) { return std::vector<int>(order.begin() + j * b, order.begin() + std::min(g.n, (j + 1) * b)); };
+  for (int a = 0; a + 1 < g.n; ++a) g.edges.push_back({order[a], order[a + 1]});
+  for (int j = 0; j < nb; ++j) {  // pairs inside block j, then between blocks j and j + 1, chain pairs skipped
+    const int lo = j * b, hi = std::min(g.n, (j + 1) * b), hi2 = std::min(g.n, (j + 2) * b);
+    for (int a = lo; a < hi; ++a)
+      for (int c = a + 2; c < hi2; ++c) g.edges.push_back({order[a], order[c]});
+  }
+  for (int j = 0; j == 0 || j + 1 < nb; ++j) {
+    std::vector<int> clique = block(j);
+    if (j + 1 < nb) {
+      const std::vector<int> next = block(j + 1);
+      clique.insert(clique.end(), next.begin(), next.end());
+    }
+    g.cliques.push_back(std::move(clique));
+  }
+  return g;
+}
+
+namespace {
+
+// Offset forces s_i^2 e_i at a line, the spine (s_i >= 1/2, in balanced order) and the others.
+struct SpineSplit {
+  std::vector<double> force;
+  std::vector<int> spine, low;
+};
+SpineSplit spine_split(const Points& pts, const Line& line, double sigma) {
   check_fit_input(pts, "GM certificate graph");
   const int n = static_cast<int>(pts.size());
-  k = std::max(1, std::min(k, n - 1));
-  if (ties <= 0) ties = k;
   const double s2 = sigma * sigma;
-  std::vector<double> force(n);
-  std::vector<int> spine, leaves, all(n);
-  std::iota(all.begin(), all.end(), 0);
+  SpineSplit sp;
+  sp.force.resize(n);
+  std::vector<int> spine;
   for (int i = 0; i < n; ++i) {
     const double e = line.a * pts.x[i] + line.b * pts.y[i] - line.c;
     const double s = s2 / (s2 + e * e);
-    force[i] = s * s * e;
-    (s >= 0.5 ? spine : leaves).push_back(i);
+    sp.force[i] = s * s * e;
+    (s >= 0.5 ? spine : sp.low).push_back(i);
   }
-  if (static_cast<int>(spine.size()) < std::max(k, ties) + 1) {
-    GmGraph g = gm_band_graph(balanced_order(all, force), k);
+  sp.spine = balanced_order(spine, sp.force);
+  return sp;
+}
+
+// Position in the spine (L points) after which low-weight point t of nl goes: floor((t + 1/2) L / nl).
+std::size_t spread(std::size_t t, std::size_t L, std::size_t nl) { return (2 * t + 1) * L / (2 * nl); }
+
+}  // namespace
+
+std::vector<int> gm_interleaved_order(const Points& pts, const Line& line, double sigma) {
+  const SpineSplit sp = spine_split(pts, line, sigma);
+  const std::size_t L = sp.spine.size(), nl = sp.low.size();
+  std::vector<int> out;
+  out.reserve(L + nl);
+  std::size_t t = 0;
+  for (std::size_t a = 0; a < L; ++a) {
+    out.push_back(sp.spine[a]);
+    while (t < nl && spread(t, L, nl) <= a) out.push_back(sp.low[t++]);
+  }
+  while (t < nl) out.push_back(sp.low[t++]);
+  return out;
+}
+
+GmGraph gm_balanced_graph(const Points& pts, const Line& line, double sigma, int b) {
+  if (b >= 2) {
+    GmGraph g = gm_block_graph(gm_interleaved_order(pts, line, sigma), b);
     g.name = "balanced " + g.name;
     return g;
   }
-  const std::vector<int> S = balanced_order(spine, force);
-  const int L = static_cast<int>(S.size()), nl = static_cast<int>(leaves.size());
-  GmGraph g = gm_band_graph(S, k);
-  g.n = n;
-  g.name = "balanced " + g.name + " + " + std::to_string(nl) + " tied points";
-  std::vector<std::array<int, 2>> chain(g.edges.begin(), g.edges.begin() + (L - 1)), rest(g.edges.begin() + (L - 1), g.edges.end());
-  g.edges = std::move(chain);
-  for (int t = 0; t < nl; ++t) {  // tree edge of each tied point first, its other k - 1 edges after
-    const int st = static_cast<int>(static_cast<long long>(t) * (L - ties + 1) / nl);
-    g.edges.push_back({S[st], leaves[t]});
-    for (int j = 1; j < ties; ++j) rest.push_back({S[st + j], leaves[t]});
-    std::vector<int> clique(S.begin() + st, S.begin() + st + ties);
-    clique.push_back(leaves[t]);
-    g.cliques.push_back(std::move(clique));
+  const SpineSplit sp = spine_split(pts, line, sigma);
+  if (sp.spine.size() < 2) {
+    GmGraph g = gm_band_graph(gm_interleaved_order(pts, line, sigma), 1);
+    g.name = "balanced chain";
+    return g;
   }
-  g.edges.insert(g.edges.end(), rest.begin(), rest.end());
+  const std::size_t L = sp.spine.size(), nl = sp.low.size();
+  GmGraph g = gm_band_graph(sp.spine, 1);
+  g.n = static_cast<int>(L + nl);
+  g.name = "balanced chain + " + std::to_string(nl) + " tied points";
+  for (std::size_t t = 0; t < nl; ++t) {
+    const int at = sp.spine[std::min(spread(t, L, nl), L - 1)];
+    g.edges.push_back({at, sp.low[t]});
+    g.cliques.push_back({at, sp.low[t]});
+  }
   return g;
 }
 

@@ -50,11 +50,20 @@ GmGraph gm_all_pairs_graph(int n);
 // (largest magnitudes first), so every partial sum is bounded by the largest |force| plus the sum.
 std::vector<int> balanced_order(const std::vector<int>& items, const std::vector<double>& force);
 
-// The certificate graph at a line: the spine (points with weight s_i = sigma^2 / (sigma^2 + e_i^2)
-// >= 1/2, i.e. |e_i| <= sigma) in balanced order of the offset forces s_i^2 e_i with band k, and each
-// other point tied to k consecutive spine points (spread evenly along the spine), so no single
-// point with a small weight links two parts of the graph. Fewer than k + 1 spine points: band k on
-// the balanced order of all points.
-GmGraph gm_balanced_graph(const Points& pts, const Line& line, double sigma, int k, int ties = 0);
+// Blocks of b consecutive points of an ordering, each point constrained with every point of its own
+// and the neighbouring blocks: cliques B_j u B_{j+1} (2b points), separators one block. It contains
+// band b and costs the chordal conversion far fewer split variables per point than band b (one
+// separator per block instead of one per point). Chain edges first (the spanning tree).
+GmGraph gm_block_graph(const std::vector<int>& order, int b);
+
+// The balanced order at a line with the low-weight points (s_i < 1/2) spread evenly between the spine
+// points (balanced order of the offset forces), for gm_block_graph.
+std::vector<int> gm_interleaved_order(const Points& pts, const Line& line, double sigma);
+
+// The certificate graph at a line. b >= 2: gm_block_graph(gm_interleaved_order(...), b). b = 1: the
+// spine (points with weight s_i = sigma^2 / (sigma^2 + e_i^2) >= 1/2, i.e. |e_i| <= sigma) as a chain
+// in balanced order of the offset forces s_i^2 e_i, each other point a leaf tied to one spine point
+// (spread evenly), so no point with a small weight carries the spine's forces.
+GmGraph gm_balanced_graph(const Points& pts, const Line& line, double sigma, int b);
 
 }  // namespace core::linefit

@@ -51,9 +51,9 @@ TEST_CASE("gen then fit: certified JSON on stdout, run directory with artifacts"
 }
 
 // The GM certificate's multiplier searches and constraint graphs from the command line: the O(N)
-// sparse SDP (default), the chordal ADMM and the dense SDP agree on a clean line; a band escalation
+// sparse SDP (default), the chordal ADMM and the dense SDP agree on a clean line; a block escalation
 // is reported; a shifted (non-stationary) candidate is rejected with exit 3.
-TEST_CASE("gm certificate: --multipliers sparse_sdp | chordal | stationary_sdp, --graph, --bandwidth") {
+TEST_CASE("gm certificate: --multipliers sparse_sdp | chordal | stationary_sdp, --graph, --block") {
   TempDir dir("tls-cli-gm");
   const auto csv = (dir / "p.csv").string();
   REQUIRE(run_tool("tls-fit", {"gen", "--n", "60", "--seed", "2", "--output", csv}).exit_code == 0);
@@ -75,18 +75,18 @@ TEST_CASE("gm certificate: --multipliers sparse_sdp | chordal | stationary_sdp, 
   CHECK(runs[1]["multiplier_sdp"]["proven"] == true);
   CHECK(runs[0]["dual"].get<double>() == doctest::Approx(runs[2]["dual"].get<double>()).epsilon(1e-9));
 
-  // Data-order band 2 as asked; a candidate shifted off the optimum is rejected.
+  // Data-order blocks of 2 as asked; a candidate shifted off the optimum is rejected.
   const double a = runs[0]["a"], b = runs[0]["b"], c = runs[0]["c"];
   const std::string shifted = std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c + 1.0);
   auto off = run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--candidate", shifted,
-                                  "--graph", "data", "--bandwidth", "2", "--out", (dir / "off").string()});
+                                  "--graph", "data", "--block", "2", "--out", (dir / "off").string()});
   CHECK(off.exit_code == 3);
   const auto o = json::parse(off.out);
   CHECK(o["certified"] == false);
-  CHECK(o["graph"]["name"] == "band 2 (data order)");
+  CHECK(o["graph"]["name"] == "blocks of 2 (data order)");
   CHECK(o["multiplier_sdp"]["status"] == "below_target");
 
-  // Outliers: the chain fails, wider bands are tried in turn.
+  // Outliers: the chain fails, larger blocks are tried in turn.
   const auto outl = (dir / "o.csv").string();
   REQUIRE(run_tool("tls-fit", {"gen", "--n", "40", "--seed", "1", "--outliers", "0.2", "--angle", "52", "--output", outl})
               .exit_code == 0);
@@ -97,7 +97,7 @@ TEST_CASE("gm certificate: --multipliers sparse_sdp | chordal | stationary_sdp, 
   CHECK((esc.exit_code == 0) == e["certified"].get<bool>());
 
   CHECK(run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--graph", "star"}).exit_code == 2);
-  CHECK(run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--bandwidth", "-1"}).exit_code == 2);
+  CHECK(run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--block", "-1"}).exit_code == 2);
 }
 
 TEST_CASE("bare run works on generated data, --print-config matches configs/tls-fit/default.yaml") {

@@ -121,7 +121,7 @@ TEST_CASE("the certificates reject the worst line and planted local minima") {
   const std::vector<Line> planted = local_minima(hard, s, 8);
   REQUIRE(!planted.empty());
   for (const Line& local : planted) {
-    const GmGraph gl = gm_balanced_graph(hard, local, s, 2, 3);
+    const GmGraph gl = gm_balanced_graph(hard, local, s, 2);
     const GmCertificate c = certify_gm_stationary_sdp(hard, local, s, gl);
     CHECK(!c.certificate.certified);
     CHECK(c.sdp.t < 0.0);
@@ -156,7 +156,7 @@ TEST_CASE("no certificate when the relaxation on the graph is not tight") {
   CHECK(relax.sdp_value < best.cost - 1e-6);
 }
 
-// Sweep of small instances: at the IRLS optimum and at planted local minima, sparse_sdp decides as
+// Sweep of small instances (balanced blocks of 2): at the IRLS optimum and at planted local minima, sparse_sdp decides as
 // stationary_sdp does, and every certified line is the exhaustive search's optimum.
 TEST_CASE("sparse_sdp agrees with stationary_sdp and never certifies a beaten line") {
   certify::SdpOptions sign_only;  // sparse_sdp as tls-fit runs it: stopped once the sign of t* is known
@@ -175,7 +175,7 @@ TEST_CASE("sparse_sdp agrees with stationary_sdp and never certifies a beaten li
           CAPTURE(sigma);
           CAPTURE(seed);
           CAPTURE(l);
-          const GmGraph g = gm_balanced_graph(p, lines[l], sigma, 2, 3);
+          const GmGraph g = gm_balanced_graph(p, lines[l], sigma, 2);
           const GmCertificate dense = certify_gm_stationary_sdp(p, lines[l], sigma, g);
           const GmCertificate sparse = certify_gm_sparse_sdp(p, lines[l], sigma, g, {}, sign_only);
           CHECK(sparse.certificate.certified == dense.certificate.certified);
@@ -192,7 +192,7 @@ TEST_CASE("sparse_sdp agrees with stationary_sdp and never certifies a beaten li
   MESSAGE(cases << " lines, " << certified << " certified by both, " << rejected_local << " local minima rejected");
 }
 
-TEST_CASE("with outliers a tree is not enough: band 2 on the balanced order certifies, chains do not") {
+TEST_CASE("with outliers a tree is not enough: blocks on the balanced order certify, chains do not") {
   const Points p = line_data(40, 0.2, 0.05, 1);
   const double sigma = 1.0;
   const IrlsResult best = irls_gm(p, sigma);
@@ -205,7 +205,7 @@ TEST_CASE("with outliers a tree is not enough: band 2 on the balanced order cert
     CHECK(!c.certificate.certified);
     CHECK(c.sdp.status == certify::SdpStatus::below_target);
   }
-  const GmCertificate band = certify_gm_sparse_sdp(p, best.line, sigma, gm_balanced_graph(p, best.line, sigma, 2, 3), {}, sign_only);
+  const GmCertificate band = certify_gm_sparse_sdp(p, best.line, sigma, gm_balanced_graph(p, best.line, sigma, 2), {}, sign_only);
   CHECK(band.certificate.certified);
   CHECK(band.sdp.status == certify::SdpStatus::above_target);
   CHECK(band.sdp.t > 0.0);
@@ -233,7 +233,7 @@ TEST_CASE("sparse_sdp: iteration count independent of N, acceptance and rejectio
   }
 }
 
-TEST_CASE("multipliers=auto: the sparse SDP on the balanced graph, band width escalated") {
+TEST_CASE("multipliers=auto: the sparse SDP on the balanced graph, block size escalated") {
   CHECK(resolve_multipliers("auto") == "sparse_sdp");
   CHECK(resolve_multipliers("sdp") == "sdp");
   // A bare gm fit on clean data certifies its optimum with the default choice.
@@ -246,7 +246,7 @@ TEST_CASE("multipliers=auto: the sparse SDP on the balanced graph, band width es
   CHECK(r.graph.find("balanced chain") == 0);
   CHECK(r.certificate.certified);
   CHECK(r.graphs_tried.size() == 1);
-  // With outliers the chain fails and a band is tried next.
+  // With outliers the chain fails and blocks are tried next.
   o.synthetic.n = 40;
   o.synthetic.outliers = 0.2;
   o.synthetic.angle_deg = 52.0;

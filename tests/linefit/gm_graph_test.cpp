@@ -1,10 +1,12 @@
-// Constraint graphs of the GM QCQP (gm_graph.hpp): band graphs and their cliques, the balanced
-// order's bounded partial sums, the balanced certificate graph's structure, and validation errors.
+// Constraint graphs of the GM QCQP (gm_graph.hpp): band and block graphs and their cliques, the
+// balanced order's bounded partial sums, the balanced certificate graphs' structure, validation errors.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
+#include <utility>
 
 #include "common/errors.hpp"
 #include "linefit/gm.hpp"
@@ -51,33 +53,46 @@ TEST_CASE("balanced order: every partial sum within the largest force of zero (f
   CHECK(sorted == items);
 }
 
-TEST_CASE("balanced certificate graph: spine band, each low-weight point tied to k spine points") {
+TEST_CASE("balanced certificate graph: chain spine with low-weight leaves; blocks on the interleaved order") {
   const Points p = line_data(80, 0.25, 0.05, 2);
   const double sigma = 0.5;
   const Line line = irls_gm(p, sigma).line;
-  for (int k : {1, 3}) {
-    CAPTURE(k);
-    const GmGraph g = gm_balanced_graph(p, line, sigma, k);
-    g.validate();
-    CHECK(g.n == 80);
-    std::vector<int> degree(80, 0);
-    std::vector<bool> spine(80, false);
-    for (int i = 0; i < 80; ++i) {
-      const double e = line.a * p.x[i] + line.b * p.y[i] - line.c;
-      spine[i] = sigma * sigma / (sigma * sigma + e * e) >= 0.5;
-    }
-    int tied = 0;
-    for (const auto& [u, v] : g.edges) {
-      CHECK((spine[u] || spine[v]));  // no edge between two low-weight points
-      ++degree[u], ++degree[v];
-    }
-    for (int i = 0; i < 80; ++i)
-      if (!spine[i]) {
-        CHECK(degree[i] == k);
-        ++tied;
-      }
-    CHECK(tied > 5);
+  std::vector<bool> spine(80, false);
+  int n_low = 0;
+  for (int i = 0; i < 80; ++i) {
+    const double e = line.a * p.x[i] + line.b * p.y[i] - line.c;
+    spine[i] = sigma * sigma / (sigma * sigma + e * e) >= 0.5;
+    n_low += !spine[i];
   }
+  REQUIRE(n_low > 5);
+  const GmGraph chain = gm_balanced_graph(p, line, sigma, 1);
+  chain.validate();
+  CHECK(chain.edges.size() == 79);  // a tree
+  std::vector<int> degree(80, 0);
+  for (const auto& [u, v] : chain.edges) {
+    CHECK((spine[u] || spine[v]));  // no edge between two low-weight points
+    ++degree[u], ++degree[v];
+  }
+  for (int i = 0; i < 80; ++i)
+    if (!spine[i]) CHECK(degree[i] == 1);  // leaves
+  // Interleaved order: a permutation, low-weight points never two in a row while spine points remain.
+  const std::vector<int> order = gm_interleaved_order(p, line, sigma);
+  std::vector<int> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> all(80);
+  std::iota(all.begin(), all.end(), 0);
+  CHECK(sorted == all);
+  for (int a = 0; a + 1 < 80; ++a) CHECK((spine[order[a]] || spine[order[a + 1]]));
+  const GmGraph blocks = gm_balanced_graph(p, line, sigma, 3);
+  blocks.validate();
+  CHECK(blocks.cliques.size() == 26);  // 27 blocks of 3 (the last of 2), cliques of consecutive pairs
+  const GmGraph plain = gm_block_graph(all, 3);
+  plain.validate();
+  // every pair at distance <= 3 in the order is an edge (blocks of b contain band b)
+  std::set<std::pair<int, int>> e;
+  for (const auto& [u, v] : plain.edges) e.insert({std::min(u, v), std::max(u, v)});
+  for (int a = 0; a < 80; ++a)
+    for (int d = 1; d <= 3 && a + d < 80; ++d) CHECK(e.count({a, a + d}) == 1);
 }
 
 TEST_CASE("graph validation names the broken invariant") {

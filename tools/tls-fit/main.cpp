@@ -1,7 +1,7 @@
 // tls-fit: total least-squares line fitting as a QCQP with a certificate of global optimality.
 //   tls-fit fit --input points.csv [--candidate a,b,c]   -> JSON, exit 0 certified / 3 not
 //   tls-fit fit --mode gm --sigma S --solver irls|sdp [--verify] [--export-sdpa F.dat-s]
-//               [--multipliers sparse_sdp|...] [--graph balanced|data] [--bandwidth K]
+//               [--multipliers sparse_sdp|...] [--graph balanced|data] [--block B]
 //   tls-fit sdp --input F.dat-s                          -> JSON primal/dual/status (SDPA max convention)
 //   tls-fit gen --n N --seed S [--noise s] [--outliers f] --output points.csv
 #include "certify/sdp_solver.hpp"
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
       .flag("--multipliers", "multipliers",
             "GM certificate multipliers: auto | least_squares | closed_form | stationary_sdp | chordal | sparse_sdp | sdp")
       .flag("--graph", "graph", "GM constraint graph: balanced | data")
-      .flag("--bandwidth", "bandwidth", "GM constraint graph band width (0: try 1, 2, 4)")
+      .flag("--block", "block", "GM constraint graph block size (1: chain; 0: try 1, 2, 4)")
       .flag("--export-sdpa", "export_sdpa", "write the SDP relaxation to this .dat-s file")
       .switch_flag("--verify", "verify", "exhaustive search for the global optimum (exit 3 if the fit is worse)");
   app.command<SdpCommandOptions>("sdp", "Solve an SDP in SDPA sparse format; exit 0 when optimal, 3 when not",
