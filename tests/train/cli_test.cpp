@@ -49,6 +49,21 @@ TEST_CASE("bad model configs exit 2 with a clear message") {
   CHECK(r.err.find("device") != std::string::npos);
 }
 
+TEST_CASE("peak: the GEMM rate of the CPU path, and of the GPU path where a device answers") {
+  auto r = run_tool("zpp-train", {"peak", "n=128", "reps=1", "threads=1"});
+  REQUIRE(r.exit_code == 0);
+  const auto cpu = last_json_line(r.out);
+  CHECK(cpu["gemm_gflops_per_s"].get<double>() > 0.0);
+  CHECK(cpu["threads"] == 1);
+  r = run_tool("zpp-train", {"peak", "--device", "cuda", "n=256", "reps=1"});
+  if (r.exit_code == 0) {
+    CHECK(last_json_line(r.out)["bf16_gemm_tflops_per_s"].get<double>() > 0.0);
+  } else {
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("device=cuda") != std::string::npos);
+  }
+}
+
 TEST_CASE("train on text, sample, prepare shards and train on them") {
   TempDir tmp("zpp_cli_run");
   std::string text;
