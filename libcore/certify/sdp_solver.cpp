@@ -143,23 +143,34 @@ class SchurFactor {
     return dense_.info() == Eigen::Success;
   }
 
-  // M from its lower-triangle triplets (duplicates summed).
-  bool factor_sparse(int m, const std::vector<Eigen::Triplet<double>>& lower) {
-    Eigen::SparseMatrix<double> M(m, m);
-    M.setFromTriplets(lower.begin(), lower.end());
-    Eigen::SparseMatrix<double> I(m, m);
-    I.setIdentity();
-    M += 0.0 * I;  // every diagonal entry in the pattern, for the shifts below
+  // M from its lower-triangle entries, emitted as add(i, j, value) by `emit` in the same order in
+  // every iteration (duplicates summed): the first call builds the pattern (with the whole diagonal,
+  // for the shifts) and the position of each emitted entry, later calls add straight into M's values.
+  template <class Emit>
+  bool factor_sparse(int m, Emit&& emit) {
     if (!analyzed_) {
-      llt_.analyzePattern(M);
+      std::vector<Eigen::Triplet<double>> lower;
+      emit([&lower](int i, int j, double v) { lower.emplace_back(i, j, v); });
+      for (int k = 0; k < m; ++k) lower.emplace_back(k, k, 0.0);
+      M_.resize(m, m);
+      M_.setFromTriplets(lower.begin(), lower.end());
+      M_.makeCompressed();
+      position_.resize(lower.size() - m);
+      for (std::size_t k = 0; k + m < lower.size(); ++k) position_[k] = find(lower[k].row(), lower[k].col());
+      llt_.analyzePattern(M_);
       analyzed_ = true;
+    } else {
+      Eigen::Map<Eigen::VectorXd> values(M_.valuePtr(), M_.nonZeros());
+      values.setZero();
+      std::size_t k = 0;
+      emit([&](int, int, double v) { values(position_[k++]) += v; });
     }
-    llt_.factorize(M);
+    llt_.factorize(M_);
     double dmax = 0.0;
-    for (int k = 0; k < m; ++k) dmax = std::max(dmax, std::abs(M.coeff(k, k)));
+    for (int k = 0; k < m; ++k) dmax = std::max(dmax, std::abs(M_.valuePtr()[find(k, k)]));
     for (double delta = 1e-14 * dmax; llt_.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
-      M += delta * I;
-      llt_.factorize(M);
+      for (int k = 0; k < m; ++k) M_.valuePtr()[find(k, k)] += delta;  // cumulative shift below 1.02 delta
+      llt_.factorize(M_);
       core::log::debug("sdp: sparse Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
     }
     return llt_.info() == Eigen::Success;
@@ -171,9 +182,18 @@ class SchurFactor {
   }
 
  private:
+  // Value index of entry (row, col) of the compressed lower-triangle pattern of M.
+  std::ptrdiff_t find(int row, int col) const {
+    const int* begin = M_.innerIndexPtr() + M_.outerIndexPtr()[col];
+    const int* end = M_.innerIndexPtr() + M_.outerIndexPtr()[col + 1];
+    return std::lower_bound(begin, end, row) - M_.innerIndexPtr();
+  }
+
   bool sparse_;
   bool analyzed_ = false;
   Eigen::LLT<Eigen::MatrixXd> dense_;
+  Eigen::SparseMatrix<double> M_;
+  std::vector<std::ptrdiff_t> position_;
   Eigen::SimplicialLLT<Eigen::SparseMatrix<double>, Eigen::Lower> llt_;
 };
 
@@ -360,11 +380,7 @@ class Solver {
 
   bool factor_schur(const BlockValues& Zinv) {
     const int m = p_.num_constraints();
-    if (schur_->sparse()) {
-      std::vector<Eigen::Triplet<double>> lower;
-      schur_entries(Zinv, [&lower](int i, int j, double v) { lower.emplace_back(i, j, v); });
-      return schur_->factor_sparse(m, lower);
-    }
+    if (schur_->sparse()) return schur_->factor_sparse(m, [&](auto&& add) { schur_entries(Zinv, add); });
     MatrixXd M = MatrixXd::Zero(m, m);
     schur_entries(Zinv, [&M](int i, int j, double v) { M(i, j) += v; });
     M.triangularView<Eigen::StrictlyUpper>() = M.transpose();

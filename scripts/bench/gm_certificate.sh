@@ -1,32 +1,40 @@
 #!/usr/bin/env bash
-# Agreement and time of the GM certificate with free multipliers chosen by the small SDP
-# (--multipliers stationary_sdp) and by the chordal ADMM (--multipliers chordal, O(N) per iteration)
-# against the relaxation's dual (--multipliers sdp, chain constraints,
-# redundant=false: the same multiplier family) on `tls-fit gen` data (noise 0.05), at the
-# multi-start IRLS line. Per N, outlier fraction and sigma over SEEDS seeds: how many the relaxation
-# dual certifies, how many stationary_sdp ("new") certifies, how many both, and how many chordal
-# certifies and agrees with stationary_sdp; times are the certificate stages (build + sdp + certify)
-# from the JSON, median per N. Then certificate time vs N (env NT) on one instance per N (seed 0,
-# sigma 1, no outliers) for chordal, stationary_sdp (N <= 300) and closed_form.
-# Usage: scripts/bench/gm_certificate.sh [BUILD_DIR] (env NS="10 20 50" SEEDS=5 NT="20 50 100 300 1000 10000").
+# GM certificate: agreement of the multiplier searches, then IRLS + certificate time vs N.
+# 1. Agreement (N in NS, outliers 0/0.1/0.3, sigma 0.5/1, SEEDS seeds of `tls-fit gen` data, noise
+#    0.05), all on the same graph (balanced, blocks of 2): the relaxation's dual (--multipliers sdp),
+#    the dense free-multiplier SDP (stationary_sdp) and its chordal conversion (sparse_sdp, O(N) per
+#    iteration, stopped at the sign of t*): how many each certifies, agreement of sparse_sdp with
+#    stationary_sdp, median certificate seconds.
+# 2. Time vs N (NT) for the default path (sparse_sdp on the balanced graph, block sizes 1, 2, 4 until
+#    certified) on clean data (sigma 1) and with 10% outliers (up to N = OMAX): IRLS seconds (9
+#    starts), certificate seconds (graph build + multiplier search + Cholesky decision + Lanczos
+#    lambda_min), microseconds per point, certified fraction, the graph that certified and the
+#    interior-point iterations; the dense baseline (stationary_sdp on the balanced chain, O(N^3))
+#    in the same run up to N = DMAX, and the ratio at the largest N both ran.
+# Usage: scripts/bench/gm_certificate.sh [BUILD_DIR]
+#   (env NS="10 20 50" SEEDS=3 NT="10 100 1000 10000 100000" TSEEDS=3 OMAX=3000 DMAX=300).
 set -euo pipefail
 BUILD=${1:-build}
 TLS=$BUILD/bin/tls-fit
 NS=${NS:-"10 20 50"}
-SEEDS=${SEEDS:-5}
-NT=${NT:-"20 50 100 300 1000 10000"}
+SEEDS=${SEEDS:-3}
+NT=${NT:-"10 100 1000 10000 100000"}
+TSEEDS=${TSEEDS:-3}
+OMAX=${OMAX:-3000}
+DMAX=${DMAX:-300}
 [[ -x $TLS ]] || { echo "missing $TLS" >&2; exit 66; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
+fit() { "$TLS" fit --input "$1" --mode gm --solver irls --out "$WORK/r" "${@:2}" 2>/dev/null || true; }
+
+echo "1. agreement on the balanced graph with blocks of 2"
 for n in $NS; do
   for out in 0.0 0.1 0.3; do
-    for sigma in 0.1 0.5 1.0; do
+    for sigma in 0.5 1.0; do
       for ((s = 0; s < SEEDS; s++)); do
         "$TLS" gen --n "$n" --seed "$s" --outliers "$out" --noise 0.05 --output "$WORK/p.csv" >/dev/null 2>&1
-        for m in sdp stationary_sdp chordal; do
-          j=$("$TLS" fit --input "$WORK/p.csv" --mode gm --sigma "$sigma" --solver irls --multipliers "$m" \
-                --out "$WORK/r" 2>/dev/null || true)
-          echo "$n $out $sigma $s $m $j" >>"$WORK/rows"
+        for m in sdp stationary_sdp sparse_sdp; do
+          echo "$n $out $sigma $s $m $(fit "$WORK/p.csv" --sigma "$sigma" --multipliers "$m" --block 2)" >>"$WORK/rows"
         done
       done
     done
@@ -39,38 +47,57 @@ for line in open(sys.argv[1]):
     n, out, sigma, seed, m, j = line.split(" ", 5)
     d = json.loads(j)
     t = sum(d["times_s"].get(k, 0.0) for k in ("build", "sdp", "certify"))
-    rows.setdefault((int(n), float(out), float(sigma)), {}).setdefault(m, []).append((d["certified"], t, d["lambda_min"]))
-print(f"{'N':>4} {'outl':>5} {'sigma':>5} {'cases':>5} {'sdp_cert':>8} {'new_cert':>8} {'both':>5} {'new_only':>8} {'chordal':>7} {'agree':>5}")
-times = {}
-tot = [0, 0, 0, 0, 0, 0]
-for (n, out, sigma), r in sorted(rows.items()):
-    a, b, h = r["sdp"], r["stationary_sdp"], r["chordal"]
-    hc = sum(z[0] for z in h); agree = sum(y[0] == z[0] for y, z in zip(b, h))
-    sc = sum(x[0] for x in a); nc = sum(x[0] for x in b)
-    both = sum(x[0] and y[0] for x, y in zip(a, b)); only = sum(y[0] and not x[0] for x, y in zip(a, b))
-    tot = [tot[0] + len(a), tot[1] + sc, tot[2] + nc, tot[3] + both, tot[4] + hc, tot[5] + agree]
-    print(f"{n:4d} {out:5.2f} {sigma:5.2f} {len(a):5d} {sc:8d} {nc:8d} {both:5d} {only:8d} {hc:7d} {agree:5d}")
-    tn = times.setdefault(n, ([], [], []))
-    tn[0].extend(x[1] for x in a); tn[1].extend(y[1] for y in b); tn[2].extend(z[1] for z in h)
-print(f"total: {tot[0]} cases, relaxation dual certifies {tot[1]}, stationary_sdp {tot[2]}, both {tot[3]}, "
-      f"chordal {tot[4]} (same decision as stationary_sdp on {tot[5]})")
-print(f"{'N':>4} {'sdp_median_s':>12} {'new_median_s':>12} {'chordal_s':>10} {'ratio':>6}")
-for n, (ta, tb, tc) in sorted(times.items()):
-    ma, mb, mc = statistics.median(ta), statistics.median(tb), statistics.median(tc)
-    print(f"{n:4d} {ma:12.4f} {mb:12.4f} {mc:10.4f} {ma / mb:6.2f}")
+    rows.setdefault(int(n), {}).setdefault(m, []).append((d["certified"], t))
+print(f"{'N':>4} {'cases':>5} {'sdp_dual':>8} {'stationary':>10} {'sparse':>6} {'agree':>5} {'sdp_s':>8} {'stationary_s':>12} {'sparse_s':>8}")
+for n, r in sorted(rows.items()):
+    a, b, c = r["sdp"], r["stationary_sdp"], r["sparse_sdp"]
+    agree = sum(x[0] == y[0] for x, y in zip(b, c))
+    med = [statistics.median(x[1] for x in v) for v in (a, b, c)]
+    print(f"{n:4d} {len(a):5d} {sum(x[0] for x in a):8d} {sum(x[0] for x in b):10d} {sum(x[0] for x in c):6d} {agree:5d} "
+          f"{med[0]:8.4f} {med[1]:12.4f} {med[2]:8.4f}")
 PY
-# Certificate time vs N at one instance per N.
-echo "time vs N (seed 0, sigma 1, outliers 0, noise 0.05): certified / certificate seconds / ADMM iterations"
-printf '%6s %-24s %-24s %-24s\n' N chordal stationary_sdp closed_form
-for n in $NT; do
-  "$TLS" gen --n "$n" --seed 0 --outliers 0.0 --noise 0.05 --output "$WORK/t.csv" >/dev/null 2>&1
-  row=$(printf '%6d' "$n")
-  for m in chordal stationary_sdp closed_form; do
-    if [[ $m == stationary_sdp && $n -gt 300 ]]; then row+=$(printf ' %-24s' "-"); continue; fi
-    j=$("$TLS" fit --input "$WORK/t.csv" --mode gm --sigma 1.0 --solver irls --multipliers "$m" --out "$WORK/r" 2>/dev/null || true)
-    row+=$(python3 -c 'import json, sys
-d = json.loads(sys.argv[1]); s = d.get("multiplier_sdp") or {}
-print(" %-24s" % ("%s %.4f %s" % (d["certified"], d["times_s"].get("certify", 0.0), s.get("iterations", "-"))), end="")' "$j")
+
+echo "2. IRLS + certificate vs N (sparse_sdp, balanced graph, blocks 1, 2, 4 until certified)"
+printf '%8s %8s %6s %9s %9s %9s %9s %6s %6s %10s %7s\n' N outliers cert irls_s cert_s total_s us_per_pt block iters dense_s ratio
+for out in 0.0 0.1; do
+  last=""
+  for n in $NT; do
+    [[ $out != 0.0 && $n -gt $OMAX ]] && continue
+    seeds=$TSEEDS
+    ((n >= 100000)) && seeds=1
+    : >"$WORK/t"
+    for ((s = 0; s < seeds; s++)); do
+      "$TLS" gen --n "$n" --seed "$s" --outliers "$out" --noise 0.05 --output "$WORK/t.csv" >/dev/null 2>&1
+      start=$(date +%s.%N)
+      j=$(fit "$WORK/t.csv" --sigma 1.0)
+      wall=$(echo "$(date +%s.%N) - $start" | bc)
+      dense="-"
+      if ((n <= DMAX)); then
+        dense=$(fit "$WORK/t.csv" --sigma 1.0 --multipliers stationary_sdp --block 1 |
+          python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["times_s"].get("build", 0) + d["times_s"]["certify"])')
+      fi
+      echo "$wall $dense $j" >>"$WORK/t"
+    done
+    python3 - "$WORK/t" "$n" "$out" <<'PY'
+import json, statistics, sys
+n, out = int(sys.argv[2]), float(sys.argv[3])
+rows = []
+for line in open(sys.argv[1]):
+    wall, dense, j = line.split(" ", 2)
+    rows.append((float(wall), dense, json.loads(j)))
+med = lambda v: statistics.median(v)
+cert = sum(r[2]["certified"] for r in rows)
+irls = med([r[2]["times_s"]["solve"] for r in rows])
+c = med([r[2]["times_s"].get("build", 0) + r[2]["times_s"]["certify"] for r in rows])
+total = med([r[0] for r in rows])
+short = lambda name: "1" if "chain" in name else name.split()[-1]  # "balanced blocks of 4" -> "4"
+bands = sorted({short(r[2]["graph"]["name"]) for r in rows if r[2]["certified"]}) or ["-"]
+iters = med([sum(t["search"].get("iterations", 0) for t in r[2]["graph"]["tried"]) for r in rows])
+dense = [float(r[1]) for r in rows if r[1] != "-"]
+ds = f"{med(dense):10.4f}" if dense else f"{'-':>10}"
+ratio = f"{med(dense) / c:7.1f}" if dense else f"{'-':>7}"
+print(f"{n:8d} {out:8.2f} {cert:>3d}/{len(rows):<2d} {irls:9.4f} {c:9.4f} {total:9.3f} {1e6 * (irls + c) / n:9.1f} "
+      f"{'/'.join(bands):>6s} {iters:6.0f} {ds} {ratio}")
+PY
   done
-  echo "$row"
 done
