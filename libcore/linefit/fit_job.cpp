@@ -65,6 +65,7 @@ nlohmann::json FitResult::to_json() const {
                       {"certified", certificate.certified},
                       {"certificate_detail", certificate.detail},
                       {"times_s", stages}};
+  if (certificate.eta_bound) j["eta_bound"] = *certificate.eta_bound;
   if (mode == "gm") {
     j["sigma"] = sigma;
     std::size_t inliers = 0;
@@ -226,6 +227,7 @@ void certify_gm_fit(const FitOptions& opts, FitResult& r, const std::optional<ce
   r.certificate.lambda_min = c.lambda_min ? c.lambda_min->lambda_min : 0.0;
   r.certificate.stationarity = c.multipliers.residual;
   r.certificate.certified = c.certified;
+  r.certificate.eta_bound = c.eta * gm_lift(r.points, r.line, opts.sigma).squaredNorm();
   std::ostringstream d;
   d << "multipliers " << c.multipliers.method << text << ", graph " << graph.name << ", eta " << c.eta
     << (c.certified ? "" : ", not certified: " + c.reason);

@@ -83,6 +83,10 @@ struct FitCertificate {
   double stationarity = 0;
   bool certified = false;
   std::string detail;     // why not certified, multiplier method, eta
+  // GM: the slack the PSD tolerance leaves at points the size of the lift, eta |x^|^2 (the
+  // factorisation proves H + eta I > 0, so every feasible x costs at least dual - eta |x|^2); it grows
+  // with N (|x^|^2 ~ N), so --tol should shrink as N grows when this bound matters.
+  std::optional<double> eta_bound;
   double gap() const { return cost - dual; }
 };
 

@@ -1,6 +1,6 @@
-// Certificate of a GM line with its free multipliers chosen by a small SDP (see
-// gm_certificate.hpp). Requires a line whose lift is feasible (any normalised line) and, to be
-// certified, an IRLS fixed point (stationary).
+// Certificate of a GM line with its free multipliers chosen by an SDP, dense or after chordal
+// conversion (see gm_certificate.hpp). Requires a line whose lift is feasible (any normalised line)
+// and, to be certified, an IRLS fixed point (stationary).
 #include "linefit/gm_certificate.hpp"
 
 #include <Eigen/SVD>
