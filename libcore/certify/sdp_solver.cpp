@@ -166,6 +166,11 @@ class SchurFactor {
       emit([&](int, int, double v) { values(position_[k++]) += v; });
     }
     llt_.factorize(M_);
+    if (first_) {
+      core::log::debug("sdp: sparse Schur complement, {} rows, {} nonzeros in its lower triangle, {} in its factor", m,
+                       M_.nonZeros(), llt_.info() == Eigen::Success ? static_cast<long>(llt_.matrixL().nestedExpression().nonZeros()) : -1L);
+      first_ = false;
+    }
     double dmax = 0.0;
     for (int k = 0; k < m; ++k) dmax = std::max(dmax, std::abs(M_.valuePtr()[find(k, k)]));
     for (double delta = 1e-14 * dmax; llt_.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
@@ -191,6 +196,7 @@ class SchurFactor {
 
   bool sparse_;
   bool analyzed_ = false;
+  bool first_ = true;
   Eigen::LLT<Eigen::MatrixXd> dense_;
   Eigen::SparseMatrix<double> M_;
   std::vector<std::ptrdiff_t> position_;
