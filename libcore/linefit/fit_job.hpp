@@ -105,6 +105,11 @@ struct FitResult {
   std::string graph;               // the GM constraint graph of the certificate
   std::size_t graph_edges = 0;
   nlohmann::json graphs_tried;     // each graph tried (block escalation): name, edges, certified, search
+  struct Better {
+    Line line;
+    double cost = 0;
+  };
+  std::optional<Better> better;    // GM candidate or single-start fit: a line multi-start IRLS found cheaper
   nlohmann::json multiplier_sdp;  // multipliers stationary_sdp / chordal / newton: the search's figures
   std::optional<double> global_cost;  // --verify
   std::optional<Line> global_line;

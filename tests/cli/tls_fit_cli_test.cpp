@@ -52,7 +52,7 @@ TEST_CASE("gen then fit: certified JSON on stdout, run directory with artifacts"
 
 // The GM certificate's multiplier searches and constraint graphs from the command line: the O(N)
 // sparse SDP (default), the chordal ADMM and the dense SDP agree on a clean line; a block escalation
-// is reported; a shifted (non-stationary) candidate is rejected with exit 3.
+// is reported; a shifted (non-stationary) candidate and a planted local minimum are rejected with exit 3.
 TEST_CASE("gm certificate: --multipliers sparse_sdp | chordal | stationary_sdp, --graph, --block") {
   TempDir dir("tls-cli-gm");
   const auto csv = (dir / "p.csv").string();
@@ -95,6 +95,20 @@ TEST_CASE("gm certificate: --multipliers sparse_sdp | chordal | stationary_sdp, 
   REQUIRE(e["graph"]["tried"].size() >= 2);
   CHECK(e["graph"]["tried"][0]["certified"] == false);
   CHECK((esc.exit_code == 0) == e["certified"].get<bool>());
+
+  // A planted local minimum (single start, beaten by the exhaustive search) is rejected at once: multi-start
+  // IRLS finds a cheaper line, so no larger graph is tried.
+  const auto hard = (dir / "h.csv").string();
+  REQUIRE(run_tool("tls-fit", {"gen", "--n", "200", "--seed", "7", "--outliers", "0.3", "--output", hard}).exit_code == 0);
+  auto local = run_tool("tls-fit", {"fit", "--input", hard, "--mode", "gm", "--sigma", "0.2", "--solver", "irls",
+                                    "--init-angle", "0", "--verify", "--out", (dir / "local").string()});
+  CHECK(local.exit_code == 3);
+  const auto l = json::parse(local.out);
+  REQUIRE(l["cost"].get<double>() > l["global_cost"].get<double>() * (1 + 1e-6));
+  CHECK(l["certified"] == false);
+  CHECK(l["better_line"]["cost"].get<double>() < l["cost"].get<double>());
+  CHECK(l["graph"]["tried"].size() == 1);
+  CHECK(l["certificate_detail"].get<std::string>().find("lower cost") != std::string::npos);
 
   CHECK(run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--graph", "star"}).exit_code == 2);
   CHECK(run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--block", "-1"}).exit_code == 2);
