@@ -167,7 +167,7 @@ class SchurFactor {
     }
     llt_.factorize(M_);
     if (first_) {
-      core::log::debug("sdp: sparse Schur complement, {} rows, {} nonzeros in its lower triangle, {} in its factor", m,
+      core::log::debug("sdp: sparse Schur complement, {} rows, {} block contributions, {} nonzeros in its lower triangle, {} in its factor", m, position_.size(),
                        M_.nonZeros(), llt_.info() == Eigen::Success ? static_cast<long>(llt_.matrixL().nestedExpression().nonZeros()) : -1L);
       first_ = false;
     }
@@ -292,8 +292,11 @@ class Solver {
     const int m = p_.num_constraints();
     active_.assign(p_.blocks.size(), {});
     entries_.assign(p_.blocks.size(), {});
-    for (int i = 0; i < m; ++i)
-      for (const auto& e : p_.A[i].entries) {
+    std::vector<SdpEntry> sorted;
+    for (int i = 0; i < m; ++i) {
+      sorted = p_.A[i].entries;  // one record per (block, constraint): entries grouped by block
+      std::stable_sort(sorted.begin(), sorted.end(), [](const SdpEntry& a, const SdpEntry& b) { return a.block < b.block; });
+      for (const auto& e : sorted) {
         auto& act = active_[e.block];
         if (act.empty() || act.back() != i) {
           act.push_back(i);
@@ -302,6 +305,7 @@ class Solver {
         entries_[e.block].back().push_back({e.row, e.col, e.value});
         if (e.row != e.col) entries_[e.block].back().push_back({e.col, e.row, e.value});
       }
+    }
     Cv_ = p_.zeros();
     p_.accumulate(p_.C, 1.0, Cv_);
   }
