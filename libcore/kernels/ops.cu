@@ -195,27 +195,29 @@ __global__ void to_float_kernel(float* dst, const bf* src, std::int64_t n) {
     dst[i] = __bfloat162float(src[i]);
 }
 
-// out[n, c] = wte[tokens[n], c] + wpe[n % T, c].
-__global__ void embedding_forward_kernel(bf* out, const std::int32_t* tokens, const bf* wte, const bf* wpe, int Tn,
-                                         int C, std::int64_t n) {
+// out[n, c] = wte[tokens[n], c] + wpe[n % T, c] (+ wse[segments[n], c]).
+__global__ void embedding_forward_kernel(bf* out, const std::int32_t* tokens, const std::int32_t* segments,
+                                         const bf* wte, const bf* wpe, const bf* wse, int Tn, int C, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t row = i / C;
     const int c = static_cast<int>(i % C), t = static_cast<int>(row % Tn);
-    out[i] = __float2bfloat16(__bfloat162float(wte[static_cast<std::int64_t>(tokens[row]) * C + c]) +
-                              __bfloat162float(wpe[static_cast<std::int64_t>(t) * C + c]));
+    float s = __bfloat162float(wte[static_cast<std::int64_t>(tokens[row]) * C + c]) +
+              __bfloat162float(wpe[static_cast<std::int64_t>(t) * C + c]);
+    if (segments) s += __bfloat162float(wse[static_cast<std::int64_t>(segments[row]) * C + c]);
+    out[i] = __float2bfloat16(s);
   }
 }
 
-// dwte[rows[u], c] += sum over positions[starts[u] .. starts[u+1]) of dout[pos, c], in that order;
-// block (u, column tile).
-__global__ void embedding_backward_wte_kernel(float* dwte, const bf* dout, const std::int32_t* rows,
-                                              const std::int32_t* starts, const std::int32_t* positions, int C) {
+// dtable[rows[u], c] += sum over positions[starts[u] .. starts[u+1]) of dout[pos, c], in that order;
+// block (u, column tile). The token table's and the segment table's gradient.
+__global__ void embedding_backward_rows_kernel(float* dtable, const bf* dout, const std::int32_t* rows,
+                                               const std::int32_t* starts, const std::int32_t* positions, int C) {
   const int u = blockIdx.x, c = blockIdx.y * blockDim.x + threadIdx.x;
   if (c >= C) return;
   float s = 0.0f;
   for (int k = starts[u]; k < starts[u + 1]; ++k) s += __bfloat162float(dout[static_cast<std::int64_t>(positions[k]) * C + c]);
-  dwte[static_cast<std::int64_t>(rows[u]) * C + c] += s;
+  dtable[static_cast<std::int64_t>(rows[u]) * C + c] += s;
 }
 
 // dwpe[t, c] += sum_b dout[b*T + t, c], b in order.
@@ -300,24 +302,28 @@ void to_float(float* dst, const bf16* src, std::int64_t n, Stream stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-void embedding_forward(bf16* out, const std::int32_t* tokens, const bf16* wte, const bf16* wpe, int B, int Tn, int C,
-                       Stream stream) {
+void embedding_forward(bf16* out, const std::int32_t* tokens, const std::int32_t* segments, const bf16* wte,
+                       const bf16* wpe, const bf16* wse, int B, int Tn, int C, Stream stream) {
   const std::int64_t n = static_cast<std::int64_t>(B) * Tn * C;
   if (n <= 0) return;
-  embedding_forward_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(out), tokens, dev::cast(wte),
-                                                                                  dev::cast(wpe), Tn, C, n);
+  if (!wse) segments = nullptr;
+  embedding_forward_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(
+      dev::cast(out), tokens, segments, dev::cast(wte), dev::cast(wpe), dev::cast(wse), Tn, C, n);
   CUDA_CHECK_LAUNCH();
 }
 
-void embedding_backward(float* dwte, float* dwpe, const bf16* dout, const EmbeddingIndex& index, int B, int Tn, int C,
-                        Stream stream) {
+void embedding_backward(float* dwte, float* dwpe, float* dwse, const bf16* dout, const EmbeddingIndex& tokens,
+                        const EmbeddingIndex& segments, int B, int Tn, int C, Stream stream) {
   if (B <= 0 || Tn <= 0) return;
-  if (index.unique > 0) {
-    const dim3 grid(static_cast<unsigned>(index.unique), static_cast<unsigned>((C + kThreads - 1) / kThreads));
-    embedding_backward_wte_kernel<<<grid, kThreads, 0, stream>>>(dwte, dev::cast(dout), index.rows, index.starts,
-                                                                 index.positions, C);
+  const auto table_backward = [&](float* dtable, const EmbeddingIndex& ix) {
+    if (ix.unique <= 0) return;
+    const dim3 grid(static_cast<unsigned>(ix.unique), static_cast<unsigned>((C + kThreads - 1) / kThreads));
+    embedding_backward_rows_kernel<<<grid, kThreads, 0, stream>>>(dtable, dev::cast(dout), ix.rows, ix.starts,
+                                                                  ix.positions, C);
     CUDA_CHECK_LAUNCH();
-  }
+  };
+  table_backward(dwte, tokens);
+  if (dwse) table_backward(dwse, segments);
   const std::int64_t n = static_cast<std::int64_t>(Tn) * C;
   embedding_backward_wpe_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dwpe, dev::cast(dout), B, Tn, C);
   CUDA_CHECK_LAUNCH();

@@ -55,22 +55,25 @@ void softmax_xent(float* losses, bf16* dlogits, const bf16* logits, const std::i
 void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const AdamW& p,
                   Stream stream = nullptr);
 
-// GPT embeddings (as core::train::embedding_forward without segments): out[b*T + t] = wte[tok] + wpe[t],
-// bf16 [B*T, C]; token ids must be valid rows of wte.
-void embedding_forward(bf16* out, const std::int32_t* tokens, const bf16* wte, const bf16* wpe, int B, int Tn, int C,
-                       Stream stream = nullptr);
-// Device arrays grouping the positions of a batch by token id (uploaded from
-// make_embedding_index, embedding_index.hpp): for u < unique, positions[starts[u] .. starts[u+1]) hold token rows[u], in
-// increasing order. Lets the wte gradient be summed without atomics, in a fixed order.
+// Transformer embeddings (as core::train::embedding_forward): out[b*T + t] = wte[tok] + wpe[t], plus
+// wse[seg] when both segments and wse are non-null (BERT; GPT passes nulls), summed in fp32 and
+// rounded once to bf16 [B*T, C]; token and segment ids must be valid rows of their tables.
+void embedding_forward(bf16* out, const std::int32_t* tokens, const std::int32_t* segments, const bf16* wte,
+                       const bf16* wpe, const bf16* wse, int B, int Tn, int C, Stream stream = nullptr);
+// Device arrays grouping the positions of a batch by id (uploaded from make_embedding_index,
+// embedding_index.hpp): for u < unique, positions[starts[u] .. starts[u+1]) hold id rows[u], in
+// increasing order. Lets a table's gradient be summed without atomics, in a fixed order.
 struct EmbeddingIndex {
   const std::int32_t* rows = nullptr;       // [unique]
   const std::int32_t* starts = nullptr;     // [unique + 1]
   const std::int32_t* positions = nullptr;  // [B*T]
   int unique = 0;
 };
-// Accumulates dwte (fp32 [rows of wte, C]) and dwpe (fp32 [>= T, C]) from dout bf16 [B*T, C].
-void embedding_backward(float* dwte, float* dwpe, const bf16* dout, const EmbeddingIndex& index, int B, int Tn, int C,
-                        Stream stream = nullptr);
+// Accumulates (as core::train::embedding_backward) dwte (fp32 [rows of wte, C]) over the token index,
+// dwpe (fp32 [>= T, C]) and, when dwse is not null, dwse (fp32 [segment types, C]) over the segment
+// index, from dout bf16 [B*T, C].
+void embedding_backward(float* dwte, float* dwpe, float* dwse, const bf16* dout, const EmbeddingIndex& tokens,
+                        const EmbeddingIndex& segments, int B, int Tn, int C, Stream stream = nullptr);
 
 // dst = bf16(src) rounded to nearest even, and back.
 void to_bf16(bf16* dst, const float* src, std::int64_t n, Stream stream = nullptr);

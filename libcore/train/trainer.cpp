@@ -19,7 +19,7 @@
 #endif
 #include "train/checkpoint.hpp"
 #include "train/gemm.hpp"
-#include "train/gpt_cuda.hpp"
+#include "train/transformer_cuda.hpp"
 #include "train/interop.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
@@ -66,7 +66,7 @@ double peak_rss_mib() {
 
 namespace {
 
-// GptCuda's members are defined only in CUDA builds; every use sits in an `if constexpr
+// TransformerCuda's members are defined only in CUDA builds; every use sits in an `if constexpr
 // (kCudaBuild)` branch, which a build without CUDA discards (no definition needed).
 #ifdef TOOLKIT_HAVE_CUDA
 constexpr bool kCudaBuild = true;
@@ -103,7 +103,7 @@ void maybe_mask(const TrainOptions& o, const TokenData& data, std::vector<std::i
 }
 
 // The model's forward (and backward) on the host, or on the device when gpu is set.
-double validation_loss(Model<float>& model, GptCuda* gpu, const TokenData& data, const TrainOptions& o) {
+double validation_loss(Model<float>& model, TransformerCuda* gpu, const TokenData& data, const TrainOptions& o) {
   std::vector<std::int32_t> tok, tgt;
   double sum = 0;
   for (int i = 0; i < o.eval_iters; ++i) {
@@ -116,7 +116,7 @@ double validation_loss(Model<float>& model, GptCuda* gpu, const TokenData& data,
     b.targets = tgt.data();
     if constexpr (kCudaBuild) {
       if (gpu) {
-        sum += gpu->step(b, false);
+        sum += gpu->step(b, task_of(o), false);
         continue;
       }
     }
@@ -130,10 +130,7 @@ double validation_loss(Model<float>& model, GptCuda* gpu, const TokenData& data,
 TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook& hook) {
   o.validate();
   const bool cuda = o.device == "cuda";
-  if (cuda) {
-    if (o.model.architecture() != Arch::gpt) throw UsageError("device=cuda trains model.arch = gpt only");
-    log::info("device: {}", require_cuda_device());
-  }
+  if (cuda) log::info("device: {}", require_cuda_device());
   if (o.threads > 0) set_num_threads(o.threads);
   const TokenData data = load_token_data(o.data);
   if (o.model.architecture() == Arch::bert && data.vocab_size >= o.model.vocab_size)
@@ -171,14 +168,14 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   } else {
     init_weights(o, model.params());
   }
-  std::shared_ptr<GptCuda> gpu_owner;  // (an empty shared_ptr needs no ~GptCuda in a build without CUDA)
+  std::shared_ptr<TransformerCuda> gpu_owner;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
   if constexpr (kCudaBuild) {
     if (cuda) {
-      gpu_owner = std::make_shared<GptCuda>(o.model);
+      gpu_owner = std::make_shared<TransformerCuda>(o.model);
       gpu_owner->upload(model.params(), &opt);
     }
   }
-  GptCuda* gpu = gpu_owner.get();
+  TransformerCuda* gpu = gpu_owner.get();
   // Checkpoints are written from the host buffers: bring the device's weights and moments back first.
   auto sync_host = [&] {
     if constexpr (kCudaBuild)
@@ -236,7 +233,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       b.targets = tgt.data();
       if constexpr (kCudaBuild) {
         if (gpu) {
-          loss += gpu->step(b, true, 1.0f / float(accum));
+          loss += gpu->step(b, task, true, 1.0f / float(accum));
           continue;
         }
       }

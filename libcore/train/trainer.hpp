@@ -84,7 +84,7 @@ struct TrainOptions {
   int threads = 1;        // 0: OpenMP default (all cores)
   bool resume = false;
   double mlm_probability = 0.15;  // bert: share of positions masked
-  std::string device = "cpu";     // cpu, or cuda (GPT only; needs a CUDA build and a device)
+  std::string device = "cpu";     // cpu, or cuda (GPT and BERT; needs a CUDA build and a device)
 
   template <class V>
   void visit(V& v) {
@@ -105,7 +105,7 @@ struct TrainOptions {
     v("seed", seed, "seed of the init and of batch sampling");
     v("threads", threads, "CPU threads (0: all cores); big models gain from more", core::at_least(0));
     v("resume", resume, "continue from the newest checkpoint in the run directory");
-    v("device", device, "cpu, or cuda (GPT; bf16 GEMMs, fp32 master weights)", core::one_of({"cpu", "cuda"}));
+    v("device", device, "cpu, or cuda (GPT or BERT; bf16 GEMMs, fp32 master weights)", core::one_of({"cpu", "cuda"}));
     v("mlm_probability", mlm_probability, "bert: share of positions the MLM objective masks",
       core::in_range(0.01, 1.0));
   }

@@ -261,30 +261,45 @@ TEST_CASE("fused attention rejects a head size it has no kernel for") {
   CHECK_THROWS_AS(attention_forward(out.data(), lse.data(), qkv.data(), nullptr, true, 1, 1, 48, 1), CudaError);
 }
 
-TEST_CASE("GPT embeddings forward and backward (wte gradient grouped by token, no atomics)") {
-  const int B = 3, T = 40, C = 96, V = 50, P = 64;
-  std::vector<std::int32_t> tok(B * T);
+TEST_CASE("embeddings forward and backward, with and without segments (gradients grouped by id, no atomics)") {
+  const int B = 3, T = 40, C = 96, V = 50, P = 64, S = 3;
+  std::vector<std::int32_t> tok(B * T), seg(B * T);
   std::mt19937_64 rng(24);
   for (auto& t : tok) t = static_cast<std::int32_t>(rng() % 7 == 0 ? 5 : rng() % V);  // token 5 repeats often
+  for (int i = 0; i < B * T; ++i) seg[i] = static_cast<std::int32_t>((i % T) * S / T);  // 0, 1, 2 along each row
   const Floats wte = random_bf16_exact(static_cast<std::size_t>(V) * C, 25), wpe = random_bf16_exact(P * C, 26);
+  const Floats wse = random_bf16_exact(static_cast<std::size_t>(S) * C, 31);
   const Floats dout = random_bf16_exact(static_cast<std::size_t>(B) * T * C, 27);
   const Floats dwte0 = random_bf16_exact(wte.size(), 28), dwpe0 = random_bf16_exact(wpe.size(), 29);
-  Floats out(dout.size()), dwte = dwte0, dwpe = dwpe0;
-  cpu::embedding_forward<float>(out.data(), tok.data(), nullptr, wte.data(), wpe.data(), nullptr, B, T, C);
-  cpu::embedding_backward<float>(dwte.data(), dwpe.data(), nullptr, dout.data(), tok.data(), nullptr, B, T, C);
+  const Floats dwse0 = random_bf16_exact(wse.size(), 32);
 
   const HostEmbeddingIndex ix = make_embedding_index(tok.data(), B * T, V);
-  DeviceBuffer<std::int32_t> gtok{std::span<const std::int32_t>(tok)}, grows{std::span<const std::int32_t>(ix.rows)},
-      gstarts{std::span<const std::int32_t>(ix.starts)}, gpos{std::span<const std::int32_t>(ix.positions)};
-  auto gwte = upload_bf16(wte), gwpe = upload_bf16(wpe), gdout = upload_bf16(dout);
-  auto gdwte = upload_f32(dwte0), gdwpe = upload_f32(dwpe0);
-  DeviceBuffer<bf16> gout(out.size());
-  embedding_forward(gout.data(), gtok.data(), gwte.data(), gwpe.data(), B, T, C);
-  embedding_backward(gdwte.data(), gdwpe.data(), gdout.data(),
-                     EmbeddingIndex{grows.data(), gstarts.data(), gpos.data(), static_cast<int>(ix.rows.size())}, B, T, C);
-  check_close(download(gout), out, 1e-2, 1e-2, "embedding out");
-  check_close(download(gdwte), dwte, 1e-3 * std::sqrt(B * T), 1e-3, "dwte");
-  check_close(download(gdwpe), dwpe, 1e-3 * std::sqrt(B), 1e-3, "dwpe");
+  const HostEmbeddingIndex sx = make_embedding_index(seg.data(), B * T, S);
+  DeviceBuffer<std::int32_t> gtok{std::span<const std::int32_t>(tok)}, gseg{std::span<const std::int32_t>(seg)},
+      grows{std::span<const std::int32_t>(ix.rows)}, gstarts{std::span<const std::int32_t>(ix.starts)},
+      gpos{std::span<const std::int32_t>(ix.positions)}, gsrows{std::span<const std::int32_t>(sx.rows)},
+      gsstarts{std::span<const std::int32_t>(sx.starts)}, gspos{std::span<const std::int32_t>(sx.positions)};
+  const EmbeddingIndex tokens{grows.data(), gstarts.data(), gpos.data(), static_cast<int>(ix.rows.size())};
+  const EmbeddingIndex segments{gsrows.data(), gsstarts.data(), gspos.data(), static_cast<int>(sx.rows.size())};
+  auto gwte = upload_bf16(wte), gwpe = upload_bf16(wpe), gwse = upload_bf16(wse), gdout = upload_bf16(dout);
+  for (bool with_segments : {false, true}) {
+    CAPTURE(with_segments);
+    const std::int32_t* s = with_segments ? seg.data() : nullptr;
+    Floats out(dout.size()), dwte = dwte0, dwpe = dwpe0, dwse = dwse0;
+    cpu::embedding_forward<float>(out.data(), tok.data(), s, wte.data(), wpe.data(), wse.data(), B, T, C);
+    cpu::embedding_backward<float>(dwte.data(), dwpe.data(), dwse.data(), dout.data(), tok.data(), s, B, T, C);
+
+    auto gdwte = upload_f32(dwte0), gdwpe = upload_f32(dwpe0), gdwse = upload_f32(dwse0);
+    DeviceBuffer<bf16> gout(out.size());
+    embedding_forward(gout.data(), gtok.data(), with_segments ? gseg.data() : nullptr, gwte.data(), gwpe.data(),
+                      with_segments ? gwse.data() : nullptr, B, T, C);
+    embedding_backward(gdwte.data(), gdwpe.data(), with_segments ? gdwse.data() : nullptr, gdout.data(), tokens,
+                       with_segments ? segments : EmbeddingIndex{}, B, T, C);
+    check_close(download(gout), out, 1e-2, 1e-2, "embedding out");
+    check_close(download(gdwte), dwte, 1e-3 * std::sqrt(B * T), 1e-3, "dwte");
+    check_close(download(gdwpe), dwpe, 1e-3 * std::sqrt(B), 1e-3, "dwpe");
+    check_close(download(gdwse), dwse, 1e-3 * std::sqrt(B * T), 1e-3, "dwse");  // unchanged without segments
+  }
 }
 
 TEST_CASE("l2_norm of fp32 values") {

@@ -1,12 +1,14 @@
-// One GPT training step on the device (GptCuda) against the host model (Model<float>, the reference)
-// from the same initial weights, and a few AdamW steps on the device that make the loss fall.
-// Tolerances (the device keeps activations in bf16, 8 significant bits, through ~10 rounded layers
-// per block each way; parameter gradients are fp32 sums of bf16 products):
+// One training step on the device (TransformerCuda) against the host model (Model<float>, the
+// reference) from the same initial weights, for a GPT decoder (next-token loss) and a BERT encoder
+// (masked-LM loss, padded sequences with two segments); and a few AdamW steps on the device that
+// make the loss fall. Tolerances (the device keeps activations in bf16, 8 significant bits, through
+// ~10 rounded layers per block each way; parameter gradients are fp32 sums of bf16 products):
 //   loss:            |gpu - cpu| <= 1e-2 * cpu
 //   every gradient tensor, relative L2 error ||g_gpu - g_cpu|| <= tol * ||g_cpu|| + 1e-6 with
-//     tol = 0.05 for weight matrices and embeddings (wte, wpe, c_attn, c_proj, c_fc weights),
+//     tol = 0.05 for weight matrices and embeddings (wte, wpe, wse, c_attn, c_proj, c_fc, mlm.dense),
 //     tol = 0.10 for biases and LayerNorm gains/biases (column sums of signed terms: more cancellation);
-//   and the cosine between the two gradient tensors >= 0.99.
+//   and the cosine between the two gradient tensors >= 0.99. (BERT's pooler and classifier get no
+//   gradient from the MLM loss: both sides must be exactly 0 there.)
 // Exits 77 (skipped) when no CUDA device answers.
 #include <doctest/doctest.h>
 
@@ -15,12 +17,13 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/errors.hpp"
 #include "common/rng.hpp"
 #include "kernels/runtime.hpp"
 #include "test_support.hpp"
-#include "train/gpt_cuda.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
+#include "train/transformer_cuda.hpp"
 
 using namespace core::train;
 
@@ -34,8 +37,9 @@ const bool kHaveDevice = [] {
   return true;
 }();
 
-ModelConfig small_gpt() {
+ModelConfig small_model(const char* arch) {
   ModelConfig c;
+  c.arch = arch;
   c.n_layer = 2;
   c.n_head = 4;
   c.n_embd = 64;
@@ -45,9 +49,12 @@ ModelConfig small_gpt() {
   return c;
 }
 
+// A GPT batch: next-token targets, some ignored (-1).
 struct Data {
   int B = 4, T = 32;
-  std::vector<std::int32_t> tok, tgt;
+  std::vector<std::int32_t> tok, tgt, seg;
+  std::vector<std::uint8_t> mask;
+  Task task = Task::lm;
   explicit Data(int vocab) : tok(B * T), tgt(B * T) {
     core::Rng rng(11);
     for (auto& t : tok) t = static_cast<std::int32_t>(rng.below(vocab));
@@ -59,25 +66,51 @@ struct Data {
     b.T = T;
     b.tokens = tok.data();
     b.targets = tgt.data();
+    b.segments = seg.empty() ? nullptr : seg.data();
+    b.attention_mask = mask.empty() ? nullptr : mask.data();
     return b;
   }
 };
 
-}  // namespace
+// A BERT MLM batch: sequence b has 32 - 7 b real tokens (the rest padding: mask 0, target -1),
+// segment 0 for its first half and 1 for the second; about one real position in five is a target,
+// its input replaced by the [MASK] id vocab - 1.
+Data bert_data(int vocab) {
+  Data d(vocab - 1);
+  d.task = Task::mlm;
+  d.seg.assign(d.tok.size(), 0);
+  d.mask.assign(d.tok.size(), 0);
+  core::Rng rng(12);
+  for (int b = 0; b < d.B; ++b) {
+    const int len = d.T - 7 * b;
+    for (int t = 0; t < d.T; ++t) {
+      const int i = b * d.T + t;
+      d.tgt[i] = -1;
+      if (t >= len) continue;
+      d.mask[i] = 1;
+      d.seg[i] = t >= len / 2 ? 1 : 0;
+      if (rng.below(5) == 0 || t == 1) {  // t == 1: every sequence has a target
+        d.tgt[i] = d.tok[i];
+        d.tok[i] = vocab - 1;
+      }
+    }
+  }
+  return d;
+}
 
-TEST_CASE("one GPT step: device loss and every parameter gradient match the host model") {
-  const ModelConfig cfg = small_gpt();
+// One forward + backward on the host and on the device; compares the loss and every gradient tensor.
+void check_step_matches_host(const ModelConfig& cfg, const Data& data) {
   Model<float> cpu(cfg);
   init_parameters(cpu.params(), 7);
-  const Data data(cfg.vocab_size);
   cpu.grads().zero();
-  const double cpu_loss = cpu.forward(data.batch(), Task::lm);
+  const double cpu_loss = cpu.forward(data.batch(), data.task);
   cpu.backward();
 
-  GptCuda gpu(cfg);
+  TransformerCuda gpu(cfg);
   gpu.upload(cpu.params());
   gpu.zero_grads();
-  const double gpu_loss = gpu.step(data.batch(), true);
+  const double gpu_loss = gpu.step(data.batch(), data.task, true);
+  INFO("loss cpu " << cpu_loss << " gpu " << gpu_loss);
   CHECK(std::abs(gpu_loss - cpu_loss) <= 1e-2 * cpu_loss);
   FlatBuffers<float> grads(cpu.layout());
   gpu.download_grads(grads);
@@ -106,29 +139,70 @@ TEST_CASE("one GPT step: device loss and every parameter gradient match the host
   CHECK(gpu.grad_norm() == doctest::Approx(global_grad_norm(cpu.grads())).epsilon(0.05));
 }
 
-TEST_CASE("device AdamW steps on one batch make the loss fall; weights come back to the host") {
-  const ModelConfig cfg = small_gpt();
+// Twelve AdamW steps on one batch on the device; the loss falls, and the downloaded weights give the
+// device's loss on the host too (bf16 forward vs fp32).
+void check_loss_falls(const ModelConfig& cfg, const Data& data) {
   Model<float> host(cfg);
   init_parameters(host.params(), 3);
-  GptCuda gpu(cfg);
+  TransformerCuda gpu(cfg);
   gpu.upload(host.params());
-  const Data data(cfg.vocab_size);
   AdamWHyper hyper;
   double first = 0, last = 0;
   for (int step = 0; step < 12; ++step) {
     gpu.zero_grads();
-    last = gpu.step(data.batch(), true);
+    last = gpu.step(data.batch(), data.task, true);
     if (step == 0) first = last;
     gpu.adamw(hyper, 3e-3, 1.0);
   }
   INFO("loss " << first << " -> " << last);
   CHECK(last < first - 0.5);
   CHECK(gpu.steps_taken() == 12);
-  // The downloaded master weights give the device's loss on the host too (bf16 forward vs fp32).
   AdamW<float> opt(host.layout(), hyper);
   gpu.download(host.params(), &opt);
   CHECK(opt.steps_taken() == 12);
-  const double host_loss = host.forward(data.batch(), Task::lm);
-  const double device_loss = gpu.step(data.batch(), false);
+  const double host_loss = host.forward(data.batch(), data.task);
+  const double device_loss = gpu.step(data.batch(), data.task, false);
   CHECK(std::abs(host_loss - device_loss) <= 2e-2 * host_loss);
+}
+
+}  // namespace
+
+TEST_CASE("one GPT step: device loss and every parameter gradient match the host model") {
+  const ModelConfig cfg = small_model("gpt");
+  check_step_matches_host(cfg, Data(cfg.vocab_size));
+}
+
+TEST_CASE("one BERT MLM step with padding and segments: device loss and every gradient match the host model") {
+  const ModelConfig cfg = small_model("bert");
+  const Data data = bert_data(cfg.vocab_size);
+  {
+    INFO("with segment ids and a padding mask");
+    check_step_matches_host(cfg, data);
+  }
+  Data plain = data;  // what zpp-train's MLM batches are
+  plain.seg.clear();
+  plain.mask.clear();
+  INFO("without segment ids or a padding mask");
+  check_step_matches_host(cfg, plain);
+}
+
+TEST_CASE("device AdamW steps on one batch make the loss fall; weights come back to the host") {
+  const ModelConfig gpt = small_model("gpt");
+  check_loss_falls(gpt, Data(gpt.vocab_size));
+  const ModelConfig bert = small_model("bert");
+  check_loss_falls(bert, bert_data(bert.vocab_size));
+}
+
+TEST_CASE("the device refuses a task its architecture lacks, and the classification head") {
+  const ModelConfig bert = small_model("bert");
+  TransformerCuda gpu(bert);
+  const Data data = bert_data(bert.vocab_size);
+  CHECK_THROWS_AS(gpu.step(data.batch(), Task::lm, true), core::UsageError);
+  CHECK_THROWS_AS(gpu.step(data.batch(), Task::classify, true), core::UsageError);
+  Data bad_segment = data;
+  bad_segment.seg[5] = bert.type_vocab_size;
+  CHECK_THROWS_AS(gpu.step(bad_segment.batch(), Task::mlm, true), core::DataError);
+  const ModelConfig gpt = small_model("gpt");
+  TransformerCuda gpt_gpu(gpt);
+  CHECK_THROWS_AS(gpt_gpu.step(Data(gpt.vocab_size).batch(), Task::mlm, true), core::UsageError);
 }

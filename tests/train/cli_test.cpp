@@ -1,9 +1,12 @@
 // zpp-train end to end: bad configs exit 2 with the key named, a short run writes metrics and one
-// JSON summary, prepare -> train on shards, sample from the checkpoint, SIGTERM-free resume.
+// JSON summary, prepare -> train on shards, sample from the checkpoint, SIGTERM-free resume; BERT on
+// device=cuda against the same run on the host where a device answers (the refusal elsewhere).
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <string>
 
 #include "test_support.hpp"
@@ -100,4 +103,32 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
   REQUIRE(r.exit_code == 0);
   r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "shards").string(), "--out", (tmp / "run2").string()}, kTiny));
   CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("device=cuda trains BERT (masked LM) like the host where a device answers, else exits 2") {
+  TempDir tmp("zpp_cli_bert_cuda");
+  const auto bert = with(kTiny, {"model.arch=bert", "model.vocab_size=264"});  // bytes + [MASK], a multiple of 8
+  auto gpu = run_tool("zpp-train", with({"train", "--device", "cuda", "--out", (tmp / "gpu").string()}, bert));
+  if (gpu.exit_code != 0) {
+    CHECK(gpu.exit_code == 2);
+    CHECK((gpu.err.find("device=cuda: no CUDA device") != std::string::npos ||
+           gpu.err.find("device=cuda: this build has no CUDA") != std::string::npos));
+    return;
+  }
+  const auto cpu = run_tool("zpp-train", with({"train", "--out", (tmp / "cpu").string()}, bert));
+  REQUIRE(cpu.exit_code == 0);
+  const auto g = last_json_line(gpu.out), c = last_json_line(cpu.out);
+  CHECK(g["device"] == "cuda");
+  REQUIRE(g["final_loss"].is_number());
+  REQUIRE(g["val_loss"].is_number());
+  CHECK(std::filesystem::exists(tmp / "gpu/checkpoints/step_00000006/DONE"));
+  // Same weights and batches: the first step's loss as the GPU step test (1%), after 6 steps 5%.
+  const auto first_loss = [](const std::filesystem::path& run) {
+    const std::string m = core::test::read_text(run / "metrics.jsonl");
+    return nlohmann::json::parse(m.substr(0, m.find('\n')))["loss"].get<double>();
+  };
+  const double g1 = first_loss(tmp / "gpu"), c1 = first_loss(tmp / "cpu");
+  CHECK(std::abs(g1 - c1) <= 1e-2 * c1);
+  const double g6 = g["final_loss"].get<double>(), c6 = c["final_loss"].get<double>();
+  CHECK(std::abs(g6 - c6) <= 5e-2 * c6);
 }

@@ -1,4 +1,4 @@
-// zpp-train: transformer training on one rank (CPU path; GPT also on one CUDA device with --device cuda).
+// zpp-train: transformer training on one rank (CPU path; GPT and BERT also on one CUDA device with --device cuda).
 //   zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR   text -> llm.c token shards
 //   zpp-train train [--config FILE] [key=value ...] [--resume] [--device cuda] --out DIR  train GPT/BERT (default)
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
@@ -7,7 +7,7 @@
 #include "common/errors.hpp"
 #include "text/prepare.hpp"
 #include "train/gemm.hpp"
-#include "train/gpt_cuda.hpp"
+#include "train/transformer_cuda.hpp"
 #include "train/sample.hpp"
 #include "train/trainer.hpp"
 

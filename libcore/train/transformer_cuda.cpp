@@ -1,8 +1,10 @@
-// GPT forward/backward and AdamW on a CUDA device (see gpt_cuda.hpp). Every call is on the default
-// stream in issue order; the host waits only where it reads results (losses, norms, downloads).
-#include "train/gpt_cuda.hpp"
+// Transformer (GPT / BERT) forward/backward and AdamW on a CUDA device (see transformer_cuda.hpp).
+// Every call is on the default stream in issue order; the host waits only where it reads results
+// (losses, norms, downloads).
+#include "train/transformer_cuda.hpp"
 
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,20 @@ using k::bf16;
 template <class T>
 using Dev = k::DeviceBuffer<T>;
 
-struct GptCuda::Impl {
+namespace {
+// A batch's HostEmbeddingIndex on the device, reallocated per batch (the number of distinct ids varies).
+struct DeviceIndex {
+  Dev<std::int32_t> rows, starts, positions;
+  k::EmbeddingIndex upload(const k::HostEmbeddingIndex& ix) {
+    rows = Dev<std::int32_t>(std::span<const std::int32_t>(ix.rows));
+    starts = Dev<std::int32_t>(std::span<const std::int32_t>(ix.starts));
+    positions = Dev<std::int32_t>(std::span<const std::int32_t>(ix.positions));
+    return {rows.data(), starts.data(), positions.data(), static_cast<int>(ix.rows.size())};
+  }
+};
+}  // namespace
+
+struct TransformerCuda::Impl {
   explicit Impl(const ModelConfig& cfg) : layout(cfg) {
     for (int g = 0; g < layout.num_groups(); ++g) {
       const std::size_t n = layout.groups()[g].size;
@@ -46,8 +61,15 @@ struct GptCuda::Impl {
   Dev<bf16> resid, ln1, qkv, atty, xmid, ln2, fch, fchg, lnf, logits;
   Dev<bf16> dres, dln, dqkv, datty, dfch, dfchg, dlnf;
   Dev<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd, lnf_mean, lnf_rstd, att_lse, losses;
-  Dev<std::int32_t> tokens, targets, ix_rows, ix_starts, ix_positions;
+  Dev<bf16> mlm_pre, mlm_act, mlm_ln, dmlm;  // bert: the MLM head's dense (pre-GELU, GELU) and LN outputs
+  Dev<float> mlm_mean, mlm_rstd;
+  Dev<std::int32_t> tokens, targets, segments;
+  Dev<std::uint8_t> key_mask;
+  DeviceIndex token_index, segment_index;
   Dev<char> workspace;
+  // Attention of the current batch: causal for gpt; mask = key_mask.data() when the batch has one.
+  bool causal = true;
+  const std::uint8_t* mask = nullptr;
 
   const bf16* W(int l, BlockTensor t) const {
     return w16[ParamLayout::block_group(l)].data() + layout.block(l, t).offset;
@@ -66,7 +88,7 @@ struct GptCuda::Impl {
   void block_backward(int l);
 };
 
-void GptCuda::Impl::ensure_acts(int b, int tn) {
+void TransformerCuda::Impl::ensure_acts(int b, int tn) {
   if (b == B && tn == Tn) return;
   const ModelConfig& c = layout.config();
   B = b;
@@ -99,19 +121,28 @@ void GptCuda::Impl::ensure_acts(int b, int tn) {
   losses = Dev<float>(N);
   tokens = Dev<std::int32_t>(N);
   targets = Dev<std::int32_t>(N);
-  ix_positions = Dev<std::int32_t>(N);
+  segments = Dev<std::int32_t>(N);
+  key_mask = Dev<std::uint8_t>(N);
+  if (c.architecture() == Arch::bert) {
+    mlm_pre = Dev<bf16>(NCv);
+    mlm_act = Dev<bf16>(NCv);
+    mlm_ln = Dev<bf16>(NCv);
+    dmlm = Dev<bf16>(NCv);
+    mlm_mean = Dev<float>(N);
+    mlm_rstd = Dev<float>(N);
+  }
   workspace = Dev<char>(k::attention_workspace_bytes(B, Tn, c.n_head));
 }
 
 // din = dout W; dW += dout^T in (fp32); db += colsum(dout) (fp32). W is [OC, C].
-void GptCuda::Impl::linear_backward(bf16* din, float* dw, float* db, const bf16* dout, const bf16* in, const bf16* w,
-                                    int N, int C, int OC) {
+void TransformerCuda::Impl::linear_backward(bf16* din, float* dw, float* db, const bf16* dout, const bf16* in,
+                                            const bf16* w, int N, int C, int OC) {
   k::gemm(blas, false, false, N, C, OC, 1.0f, dout, OC, w, C, 0.0f, din, C);
   k::gemm(blas, true, false, OC, C, N, 1.0f, dout, OC, in, C, 1.0f, dw, C);
   k::bias_backward(db, dout, N, OC);
 }
 
-void GptCuda::Impl::block_forward(int l) {
+void TransformerCuda::Impl::block_forward(int l) {
   const ModelConfig& c = layout.config();
   const int N = B * Tn, C = c.n_embd;
   const std::size_t nc = NC();
@@ -127,7 +158,7 @@ void GptCuda::Impl::block_forward(int l) {
   bf16* act = fchg.data() + l * 4 * nc;
   k::layernorm_forward(l1, ln1_mean.data() + l * N, ln1_rstd.data() + l * N, x, W(l, kLn1W), W(l, kLn1B), N, C, eps);
   k::gemm(blas, false, true, N, 3 * C, C, 1.0f, l1, C, W(l, kQkvW), C, 0.0f, q, 3 * C, {W(l, kQkvB)});
-  k::attention_forward(ay, att_lse.data() + l * lse_size(), q, nullptr, true, B, Tn, C, c.n_head);
+  k::attention_forward(ay, att_lse.data() + l * lse_size(), q, mask, causal, B, Tn, C, c.n_head);
   k::gemm(blas, false, true, N, C, C, 1.0f, ay, C, W(l, kAttnProjW), C, 0.0f, xm, C,
           {.bias = W(l, kAttnProjB), .residual = x});
   k::layernorm_forward(l2, ln2_mean.data() + l * N, ln2_rstd.data() + l * N, xm, W(l, kLn2W), W(l, kLn2B), N, C, eps);
@@ -136,7 +167,7 @@ void GptCuda::Impl::block_forward(int l) {
           {.bias = W(l, kFcProjB), .residual = xm});
 }
 
-void GptCuda::Impl::block_backward(int l) {
+void TransformerCuda::Impl::block_backward(int l) {
   const ModelConfig& c = layout.config();
   const int N = B * Tn, C = c.n_embd;
   const std::size_t nc = NC();
@@ -153,14 +184,13 @@ void GptCuda::Impl::block_backward(int l) {
   linear_backward(datty.data(), G(l, kAttnProjW), G(l, kAttnProjB), dres.data(), atty.data() + l * nc,
                   W(l, kAttnProjW), N, C, C);
   k::attention_backward(dqkv.data(), datty.data(), qkv.data() + l * 3 * nc, atty.data() + l * nc,
-                        att_lse.data() + l * lse_size(), nullptr, true, B, Tn, C, c.n_head, workspace.data());
+                        att_lse.data() + l * lse_size(), mask, causal, B, Tn, C, c.n_head, workspace.data());
   linear_backward(dln.data(), G(l, kQkvW), G(l, kQkvB), dqkv.data(), ln1.data() + l * nc, W(l, kQkvW), N, C, 3 * C);
   k::layernorm_backward(dres.data(), G(l, kLn1W), G(l, kLn1B), dln.data(), x, W(l, kLn1W), ln1_mean.data() + l * N,
                         ln1_rstd.data() + l * N, N, C);
 }
 
-GptCuda::GptCuda(const ModelConfig& cfg) {
-  if (cfg.architecture() != Arch::gpt) throw UsageError("device=cuda trains model.arch = gpt only");
+TransformerCuda::TransformerCuda(const ModelConfig& cfg) {
   if (cfg.n_embd % 8 != 0)
     throw UsageError("device=cuda needs model.n_embd a multiple of 8 (cuBLASLt alignment), got " +
                      std::to_string(cfg.n_embd));
@@ -173,12 +203,12 @@ GptCuda::GptCuda(const ModelConfig& cfg) {
   impl_ = std::make_unique<Impl>(cfg);
 }
 
-GptCuda::~GptCuda() = default;
+TransformerCuda::~TransformerCuda() = default;
 
-const ParamLayout& GptCuda::layout() const { return impl_->layout; }
-std::int64_t GptCuda::steps_taken() const { return impl_->t; }
+const ParamLayout& TransformerCuda::layout() const { return impl_->layout; }
+std::int64_t TransformerCuda::steps_taken() const { return impl_->t; }
 
-void GptCuda::upload(const FlatBuffers<float>& params, const AdamW<float>* opt) {
+void TransformerCuda::upload(const FlatBuffers<float>& params, const AdamW<float>* opt) {
   Impl& d = *impl_;
   for (int g = 0; g < d.layout.num_groups(); ++g) {
     const std::size_t n = d.layout.groups()[g].size;
@@ -200,7 +230,7 @@ void copy_down(const Dev<float>& src, float* dst) {
 }
 }  // namespace
 
-void GptCuda::download(FlatBuffers<float>& params, AdamW<float>* opt) const {
+void TransformerCuda::download(FlatBuffers<float>& params, AdamW<float>* opt) const {
   const Impl& d = *impl_;
   for (int g = 0; g < d.layout.num_groups(); ++g) {
     copy_down(d.w32[g], params.group(g));
@@ -212,21 +242,26 @@ void GptCuda::download(FlatBuffers<float>& params, AdamW<float>* opt) const {
   if (opt) opt->set_steps_taken(d.t);
 }
 
-void GptCuda::download_grads(FlatBuffers<float>& grads) const {
+void TransformerCuda::download_grads(FlatBuffers<float>& grads) const {
   for (int g = 0; g < impl_->layout.num_groups(); ++g) copy_down(impl_->g32[g], grads.group(g));
 }
 
-void GptCuda::zero_grads() {
+void TransformerCuda::zero_grads() {
   for (auto& g : impl_->g32) g.zero();
 }
 
-double GptCuda::step(const Batch& batch, bool backward, float dloss) {
+double TransformerCuda::step(const Batch& batch, Task task, bool backward, float dloss) {
   Impl& d = *impl_;
   const ModelConfig& c = d.layout.config();
+  const bool bert = c.architecture() == Arch::bert, mlm = task == Task::mlm;
+  if (task == Task::classify)
+    throw UsageError("device=cuda: the sequence-classification head runs on the host only; use device=cpu");
+  if (task == Task::lm && bert) throw UsageError("task lm needs model.arch = gpt");
+  if (mlm && !bert) throw UsageError("tasks mlm and classify need model.arch = bert");
   if (batch.B <= 0 || batch.T <= 0 || batch.T > c.n_positions)
     throw UsageError("batch " + std::to_string(batch.B) + " x " + std::to_string(batch.T) +
                      ": need B, T > 0 and T <= model.n_positions = " + std::to_string(c.n_positions));
-  if (!batch.targets) throw UsageError("GptCuda::step needs targets");
+  if (!batch.targets) throw UsageError("TransformerCuda::step needs targets");
   d.ensure_acts(batch.B, batch.T);
   const int N = batch.B * batch.T, C = c.n_embd, V = c.vocab_size, Vp = c.padded_vocab();
   const std::size_t n = static_cast<std::size_t>(N);
@@ -238,31 +273,65 @@ double GptCuda::step(const Batch& batch, bool backward, float dloss) {
     count += batch.targets[i] >= 0;
   }
   if (count == 0) throw DataError("batch has no target to predict (every target is -1)");
+  // As on the host: segment embeddings are a bert feature and added only when the batch has ids.
+  const bool segmented = bert && batch.segments;
+  if (segmented)
+    for (int i = 0; i < N; ++i)
+      if (batch.segments[i] < 0 || batch.segments[i] >= c.type_vocab_size)
+        throw DataError("segment id " + std::to_string(batch.segments[i]) + " at position " + std::to_string(i) +
+                        " is outside [0, " + std::to_string(c.type_vocab_size) + ")");
   const k::HostEmbeddingIndex ix = k::make_embedding_index(batch.tokens, N, V);  // also checks the token ids
   d.tokens.upload({batch.tokens, n});
   d.targets.upload({batch.targets, n});
+  if (segmented) d.segments.upload({batch.segments, n});
+  d.causal = !bert;
+  d.mask = nullptr;
+  if (batch.attention_mask) {
+    d.key_mask.upload({batch.attention_mask, n});
+    d.mask = d.key_mask.data();
+  }
 
-  k::embedding_forward(d.resid_at(0), d.tokens.data(), d.WE(kWte), d.WE(kWpe), d.B, d.Tn, C);
+  k::embedding_forward(d.resid_at(0), d.tokens.data(), segmented ? d.segments.data() : nullptr, d.WE(kWte), d.WE(kWpe),
+                       segmented ? d.WE(kWse) : nullptr, d.B, d.Tn, C);
   for (int l = 0; l < c.n_layer; ++l) d.block_forward(l);
   bf16* top = d.resid_at(c.n_layer);
-  k::layernorm_forward(d.lnf.data(), d.lnf_mean.data(), d.lnf_rstd.data(), top, d.WE(kLnfW), d.WE(kLnfB), N, C,
-                       static_cast<float>(c.layer_norm_eps));
-  k::gemm(d.blas, false, true, N, Vp, C, 1.0f, d.lnf.data(), C, d.WE(kWte), C, 0.0f, d.logits.data(), Vp);
+  const float eps = static_cast<float>(c.layer_norm_eps);
+  k::layernorm_forward(d.lnf.data(), d.lnf_mean.data(), d.lnf_rstd.data(), top, d.WE(kLnfW), d.WE(kLnfB), N, C, eps);
+  // The tied decoder reads h: ln_f's output (lm), or the MLM transform's LN(gelu(dense(ln_f))) (mlm).
+  const bf16* h = d.lnf.data();
+  if (mlm) {
+    k::gemm(d.blas, false, true, N, C, C, 1.0f, d.lnf.data(), C, d.WE(kMlmDenseW), C, 0.0f, d.mlm_act.data(), C,
+            {.bias = d.WE(kMlmDenseB), .gelu = true, .pre_gelu = d.mlm_pre.data()});
+    k::layernorm_forward(d.mlm_ln.data(), d.mlm_mean.data(), d.mlm_rstd.data(), d.mlm_act.data(), d.WE(kMlmLnW),
+                         d.WE(kMlmLnB), N, C, eps);
+    h = d.mlm_ln.data();
+  }
+  k::gemm(d.blas, false, true, N, Vp, C, 1.0f, h, C, d.WE(kWte), C, 0.0f, d.logits.data(), Vp,
+          {.bias = mlm ? d.WE(kMlmBias) : nullptr});
   k::softmax_xent(d.losses.data(), backward ? d.logits.data() : nullptr, d.logits.data(), d.targets.data(),
                   dloss / static_cast<float>(count), N, V, Vp);
   if (backward) {
-    k::gemm(d.blas, false, false, N, C, Vp, 1.0f, d.logits.data(), Vp, d.WE(kWte), C, 0.0f, d.dlnf.data(), C);
-    k::gemm(d.blas, true, false, Vp, C, N, 1.0f, d.logits.data(), Vp, d.lnf.data(), C, 1.0f, d.GE(kWte), C);
+    bf16* dh = mlm ? d.dmlm.data() : d.dlnf.data();
+    k::gemm(d.blas, false, false, N, C, Vp, 1.0f, d.logits.data(), Vp, d.WE(kWte), C, 0.0f, dh, C);
+    k::gemm(d.blas, true, false, Vp, C, N, 1.0f, d.logits.data(), Vp, h, C, 1.0f, d.GE(kWte), C);
+    if (mlm) {
+      k::bias_backward(d.GE(kMlmBias), d.logits.data(), N, Vp);
+      d.dln.zero();  // layernorm_backward accumulates into dx
+      k::layernorm_backward(d.dln.data(), d.GE(kMlmLnW), d.GE(kMlmLnB), d.dmlm.data(), d.mlm_act.data(),
+                            d.WE(kMlmLnW), d.mlm_mean.data(), d.mlm_rstd.data(), N, C);
+      k::gelu_backward(d.dmlm.data(), d.mlm_pre.data(), d.dln.data(), static_cast<std::int64_t>(n) * C);
+      d.linear_backward(d.dlnf.data(), d.GE(kMlmDenseW), d.GE(kMlmDenseB), d.dmlm.data(), d.lnf.data(),
+                        d.WE(kMlmDenseW), N, C, C);
+    }
     d.dres.zero();
     k::layernorm_backward(d.dres.data(), d.GE(kLnfW), d.GE(kLnfB), d.dlnf.data(), top, d.WE(kLnfW), d.lnf_mean.data(),
                           d.lnf_rstd.data(), N, C);
     for (int l = c.n_layer - 1; l >= 0; --l) d.block_backward(l);
-    const int unique = static_cast<int>(ix.rows.size());
-    d.ix_rows = Dev<std::int32_t>(std::span<const std::int32_t>(ix.rows));
-    d.ix_starts = Dev<std::int32_t>(std::span<const std::int32_t>(ix.starts));
-    d.ix_positions.upload(ix.positions);
-    k::embedding_backward(d.GE(kWte), d.GE(kWpe), d.dres.data(), {d.ix_rows.data(), d.ix_starts.data(),
-                                                                   d.ix_positions.data(), unique},
+    const k::EmbeddingIndex tokens = d.token_index.upload(ix);
+    k::EmbeddingIndex segments;
+    if (segmented)
+      segments = d.segment_index.upload(k::make_embedding_index(batch.segments, N, c.type_vocab_size));
+    k::embedding_backward(d.GE(kWte), d.GE(kWpe), segmented ? d.GE(kWse) : nullptr, d.dres.data(), tokens, segments,
                           d.B, d.Tn, C);
   }
   const std::vector<float> losses = d.losses.download();  // waits for the step
@@ -271,7 +340,7 @@ double GptCuda::step(const Batch& batch, bool backward, float dloss) {
   return sum / count;
 }
 
-double GptCuda::grad_norm() {
+double TransformerCuda::grad_norm() {
   double sq = 0;
   for (auto& g : impl_->g32) {
     const double n = k::l2_norm(impl_->blas, g.data(), static_cast<std::int64_t>(g.size()));
@@ -280,7 +349,7 @@ double GptCuda::grad_norm() {
   return std::sqrt(sq);
 }
 
-void GptCuda::adamw(const AdamWHyper& hyper, double lr, double grad_scale) {
+void TransformerCuda::adamw(const AdamWHyper& hyper, double lr, double grad_scale) {
   Impl& d = *impl_;
   ++d.t;
   k::AdamW p;

@@ -1,0 +1,68 @@
+// Transformer training step on a CUDA device (GPT-2 decoder or BERT encoder), built from
+// core::kernels: the same flat per-layer parameter layout as the host (params.hpp), held on the device
+// as fp32 master weights, their bf16 copy (what the forward pass reads), fp32 gradients and fp32 AdamW
+// moments, one buffer of each per group. Activations are bf16; statistics, losses and parameter
+// gradients fp32. The step follows Model<float> (model.cpp) layer by layer, so the host model is its
+// reference (tests/gpu):
+//   embeddings (token + position, + segment for BERT when the batch has segment ids) -> L x [LN, qkv
+//   GEMM (+bias), attention (GPT: causal; BERT: bidirectional, padding keys masked by the batch's
+//   attention_mask), proj GEMM (+bias +residual), LN, fc GEMM (+bias, GELU epilogue), proj GEMM (+bias
+//   +residual)] -> LN -> head -> fused softmax cross-entropy over the first vocab_size columns;
+//   head, task lm (GPT): logits = h wte^T over the padded vocabulary;
+//   head, task mlm (BERT): dense GEMM (+bias, GELU epilogue) -> LN -> logits = . wte^T + mlm.bias;
+//   backward in reverse, with the tied wte getting both the head's and the embedding's gradient.
+// Requirements (checked, UsageError): task lm with arch gpt or mlm with arch bert (the sequence-
+// classification head is host-only); head size n_embd / n_head of 16, 32, 64 or 128 (the fused
+// attention kernels); n_embd and the padded vocabulary multiples of 8 (cuBLASLt alignment of the bf16
+// operands and of the GELU epilogue's aux output).
+// Only available when the build has CUDA (TOOLKIT_HAVE_CUDA); host code, no CUDA headers.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
+#include "train/params.hpp"
+
+namespace core::train {
+
+class TransformerCuda {
+ public:
+  explicit TransformerCuda(const ModelConfig& cfg);  // allocates the parameter-sized device buffers
+  ~TransformerCuda();
+  TransformerCuda(const TransformerCuda&) = delete;
+  TransformerCuda& operator=(const TransformerCuda&) = delete;
+
+  const ParamLayout& layout() const;
+
+  // Host <-> device copies of the master weights (the bf16 copy follows) and of the AdamW state.
+  void upload(const FlatBuffers<float>& params, const AdamW<float>* opt = nullptr);
+  void download(FlatBuffers<float>& params, AdamW<float>* opt = nullptr) const;
+  void download_grads(FlatBuffers<float>& grads) const;
+
+  void zero_grads();
+  // Loss of a batch for `task` (as Model::forward: lm = next-token targets, mlm = masked-LM targets;
+  // targets -1 are ignored; BERT reads the batch's segments and attention_mask, null meaning none),
+  // the mean over counted positions. With backward, adds dloss * d(loss)/d(params) into the
+  // gradients. Throws UsageError for a task the architecture lacks or the device does not run
+  // (classify), DataError for ids out of range or a batch without any target.
+  double step(const Batch& batch, Task task, bool backward, float dloss = 1.0f);
+  // sqrt(sum of squares) of all gradients.
+  double grad_norm();
+  // One AdamW update of every tensor (decay only where the view says so), step counter + 1.
+  void adamw(const AdamWHyper& hyper, double lr, double grad_scale);
+  std::int64_t steps_taken() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// "NVIDIA H200 (sm_90, ...)" when a CUDA device answers; throws UsageError (exit 2) naming the reason
+// otherwise, including a build without CUDA. Defined in both builds.
+std::string require_cuda_device();
+// The device's bf16 GEMM rate (kernels::measure_gemm_tflops: n^3 product, best of reps), in TFLOP/s;
+// the same errors as require_cuda_device when there is no device. Defined in both builds.
+double measure_cuda_gemm_tflops(int n, int reps);
+
+}  // namespace core::train
