@@ -10,9 +10,14 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/SparseCholesky>
 
+#include <Eigen/OrderingMethods>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <optional>
+#include <tuple>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -61,42 +66,27 @@ void axpy(double alpha, const BlockValues& x, BlockValues& y) {
   for (std::size_t k = 0; k < x.size(); ++k) y[k] += alpha * x[k];
 }
 
-VectorXd apply_A(const SdpProblem& p, const BlockValues& X) {
-  VectorXd r(p.num_constraints());
-  for (int i = 0; i < p.num_constraints(); ++i) r(i) = p.inner(p.A[i], X);
-  return r;
-}
-BlockValues apply_At(const SdpProblem& p, const VectorXd& y) {
-  BlockValues out = p.zeros();
-  for (int i = 0; i < p.num_constraints(); ++i)
-    if (y(i) != 0.0) p.accumulate(p.A[i], y(i), out);
-  return out;
+// <X + a dX, Z + b dZ> without forming either sum.
+double dot_after_step(const BlockValues& X, double a, const BlockValues& dX, const BlockValues& Z, double b,
+                      const BlockValues& dZ) {
+  return dot(X, Z) + a * dot(dX, Z) + b * dot(X, dZ) + a * b * dot(dX, dZ);
 }
 
-// Cholesky factors of the dense blocks of a positive definite block value (diagonal blocks get an
-// empty factor); false when one is not positive definite.
-using BlockFactors = std::vector<Eigen::LLT<MatrixXd>>;
-bool factor_blocks(const SdpProblem& p, const BlockValues& X, BlockFactors& f) {
-  f.clear();
-  f.resize(X.size());  // default-constructed in place: copying an uncomputed LLT reads its unset info()
+// True when every block is positive definite (a dense block has a Cholesky factor).
+bool positive_definite(const SdpProblem& p, const BlockValues& X) {
   for (std::size_t k = 0; k < X.size(); ++k) {
-    if (p.blocks[k].diagonal) {
-      if ((X[k].array() <= 0.0).any()) return false;
-      continue;
-    }
-    f[k].compute(X[k]);
-    if (f[k].info() != Eigen::Success) return false;
+    if (p.blocks[k].diagonal ? (X[k].array() <= 0.0).any() : Eigen::LLT<MatrixXd>(X[k]).info() != Eigen::Success)
+      return false;
   }
   return true;
 }
 
-// min(limit, largest alpha with X + alpha dX still PSD), for X positive definite with factors L.
-// A dense block first tries a Cholesky of X + limit dX: when it succeeds the whole segment is in
-// the cone (convexity) and no eigenvalues are needed; otherwise the step is -1 / lambda_min of
-// L^-1 dX L^-T. Callers take a fraction f < 1 of the result, so a success at limit that rounding
-// allowed on the boundary still leaves X + f limit dX >= (1 - f) X.
-double max_step(const SdpProblem& p, const BlockValues& X, const BlockFactors& L, const BlockValues& dX,
-                double limit) {
+// min(limit, largest alpha with X + alpha dX still PSD), for X positive definite. A dense block
+// first tries a Cholesky of X + limit dX: when it succeeds the whole segment is in the cone
+// (convexity) and no eigenvalues are needed; otherwise the step is -1 / lambda_min of
+// L^-1 dX L^-T with X = L L^T. Callers take a fraction f < 1 of the result, so a success at limit
+// that rounding allowed on the boundary still leaves X + f limit dX >= (1 - f) X.
+double max_step(const SdpProblem& p, const BlockValues& X, const BlockValues& dX, double limit) {
   double alpha = limit;
   for (std::size_t k = 0; k < X.size(); ++k) {
     if (p.blocks[k].diagonal) {
@@ -105,8 +95,9 @@ double max_step(const SdpProblem& p, const BlockValues& X, const BlockFactors& L
       continue;
     }
     if (Eigen::LLT<MatrixXd>(X[k] + alpha * dX[k]).info() == Eigen::Success) continue;
-    MatrixXd T = L[k].matrixL().solve(dX[k]);
-    T = L[k].matrixL().solve(T.transpose().eval());
+    const Eigen::LLT<MatrixXd> L(X[k]);
+    MatrixXd T = L.matrixL().solve(dX[k]);
+    T = L.matrixL().solve(T.transpose().eval());
     T = 0.5 * (T + T.transpose()).eval();
     const double lmin = Eigen::SelfAdjointEigenSolver<MatrixXd>(T, Eigen::EigenvaluesOnly).eigenvalues()(0);
     if (lmin < 0.0) alpha = std::min(alpha, -1.0 / lmin);
@@ -116,20 +107,44 @@ double max_step(const SdpProblem& p, const BlockValues& X, const BlockFactors& L
 
 // ---- the solver ------------------------------------------------------------------------------
 
+// One entry of a constraint matrix inside a block, both triangles listed (a diagonal block lists its
+// diagonal once, column q = p).
 struct Entry {
   int p, q;
   double v;
+};
+
+// The constraints touching one block, in increasing order, each with its entries in that block:
+// constraint[a] owns entries[start[a] .. start[a + 1]).
+struct BlockTerms {
+  std::vector<int> constraint;
+  std::vector<int> start = {0};
+  std::vector<Entry> entries;
+  int size() const { return static_cast<int>(constraint.size()); }
+  const Entry* begin(int a) const { return entries.data() + start[static_cast<std::size_t>(a)]; }
+  const Entry* end(int a) const { return entries.data() + start[static_cast<std::size_t>(a) + 1]; }
 };
 
 // The Schur complement M, dense or sparse (when every constraint touches few blocks, M_ij is zero
 // unless constraints i and j share a block), and its Cholesky factor. On degenerate problems M
 // tends to a singular matrix at the optimum and rounding can make it indefinite: then M + delta I is
 // factored with delta growing from 1e-14 of its largest diagonal entry (the refinement in
-// solve_direction corrects for the shift). The sparse pattern is the same in every iteration, so
-// its ordering (AMD) is computed once.
+// solve_direction corrects for the shift).
+//
+// Sparse: the pattern is the same in every iteration, so it is built once, straight from the
+// blocks' constraint lists, as the upper triangle of M in a symmetric order P chosen once: the
+// "block order" (constraints by the first block they touch, those touching more than
+// kWideConstraint blocks last), which for block chains such as chordal conversions in clique-tree
+// order gives a banded M whose factor barely fills, and costs no memory beyond M itself; when its
+// factor would hold more than kFillLimit times the entries of M, an AMD order of M's pattern
+// instead. Eigen's factorisation then runs in that order without copying M.
 class SchurFactor {
  public:
-  explicit SchurFactor(bool sparse) : sparse_(sparse) {}
+  static constexpr int kWideConstraint = 64;
+  static constexpr double kFillLimit = 4.0;
+
+  SchurFactor() = default;  // dense
+  SchurFactor(int m, const std::vector<BlockTerms>& terms) : sparse_(true) { analyse(m, terms); }
   bool sparse() const { return sparse_; }
 
   bool factor_dense(Eigen::MatrixXd M) {
@@ -143,104 +158,190 @@ class SchurFactor {
     return dense_.info() == Eigen::Success;
   }
 
-  // M from its lower-triangle entries, emitted as add(i, j, value) by `emit` in the same order in
-  // every iteration (duplicates summed): the first call builds the pattern (with the whole diagonal,
-  // for the shifts) and the position of each emitted entry, later calls add straight into M's values.
+  // M from its lower-triangle entries (original constraint indices), emitted as add(i, j, value) by
+  // `emit` in the same order in every iteration (duplicates summed): the first call records where
+  // each emitted entry lands in M's values, later calls add straight into them.
   template <class Emit>
-  bool factor_sparse(int m, Emit&& emit) {
-    if (!analyzed_) {
-      std::vector<Eigen::Triplet<double>> lower;
-      emit([&lower](int i, int j, double v) { lower.emplace_back(i, j, v); });
-      for (int k = 0; k < m; ++k) lower.emplace_back(k, k, 0.0);
-      M_.resize(m, m);
-      M_.setFromTriplets(lower.begin(), lower.end());
-      M_.makeCompressed();
-      position_.resize(lower.size() - m);
-      for (std::size_t k = 0; k + m < lower.size(); ++k) position_[k] = find(lower[k].row(), lower[k].col());
-      llt_.analyzePattern(M_);
-      analyzed_ = true;
+  bool factor_sparse(Emit&& emit) {
+    Eigen::Map<Eigen::VectorXd> values(M_.valuePtr(), M_.nonZeros());
+    values.setZero();
+    if (position_.empty()) {
+      emit([&](int i, int j, double v) {
+        position_.push_back(static_cast<int>(find(perm_[static_cast<std::size_t>(i)], perm_[static_cast<std::size_t>(j)])));
+        values(position_.back()) += v;
+      });
+      position_.shrink_to_fit();
     } else {
-      Eigen::Map<Eigen::VectorXd> values(M_.valuePtr(), M_.nonZeros());
-      values.setZero();
       std::size_t k = 0;
       emit([&](int, int, double v) { values(position_[k++]) += v; });
     }
     llt_.factorize(M_);
-    if (first_) {
-      core::log::debug("sdp: sparse Schur complement, {} rows, {} block contributions, {} nonzeros in its lower triangle, {} in its factor", m, position_.size(),
-                       M_.nonZeros(), llt_.info() == Eigen::Success ? static_cast<long>(llt_.matrixL().nestedExpression().nonZeros()) : -1L);
-      first_ = false;
-    }
+    const int m = static_cast<int>(M_.rows());
     double dmax = 0.0;
-    for (int k = 0; k < m; ++k) dmax = std::max(dmax, std::abs(M_.valuePtr()[find(k, k)]));
+    for (int k = 0; k < m; ++k) dmax = std::max(dmax, std::abs(values(find(k, k))));
     for (double delta = 1e-14 * dmax; llt_.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
-      for (int k = 0; k < m; ++k) M_.valuePtr()[find(k, k)] += delta;  // cumulative shift below 1.02 delta
+      for (int k = 0; k < m; ++k) values(find(k, k)) += delta;  // cumulative shift below 1.02 delta
       llt_.factorize(M_);
       core::log::debug("sdp: sparse Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
     }
     return llt_.info() == Eigen::Success;
   }
 
-  Eigen::VectorXd solve(const Eigen::VectorXd& r) const {
-    if (sparse_) return llt_.solve(r);
-    return dense_.solve(r);
+  VectorXd solve(const VectorXd& r) const {
+    if (!sparse_) return dense_.solve(r);
+    VectorXd rp(r.size());
+    for (Eigen::Index i = 0; i < r.size(); ++i) rp(perm_[static_cast<std::size_t>(i)]) = r(i);
+    const VectorXd xp = llt_.solve(rp);
+    VectorXd x(r.size());
+    for (Eigen::Index i = 0; i < r.size(); ++i) x(i) = xp(perm_[static_cast<std::size_t>(i)]);
+    return x;
   }
 
  private:
-  // Value index of entry (row, col) of the compressed lower-triangle pattern of M.
-  std::ptrdiff_t find(int row, int col) const {
-    const int* begin = M_.innerIndexPtr() + M_.outerIndexPtr()[col];
-    const int* end = M_.innerIndexPtr() + M_.outerIndexPtr()[col + 1];
-    return std::lower_bound(begin, end, row) - M_.innerIndexPtr();
+  using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+
+  void analyse(int m, const std::vector<BlockTerms>& terms) {
+    perm_ = block_order(m, terms);
+    build_pattern(m, terms);
+    llt_.analyzePattern(M_);
+    long fill = llt_.matrixL().nestedExpression().nonZeros();
+    const char* order = "block";
+    if (static_cast<double>(fill) > kFillLimit * static_cast<double>(M_.nonZeros())) {
+      order = "AMD";
+      SparseMatrix full = M_.selfadjointView<Eigen::Upper>();
+      Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> amd;  // new index -> current (inverse perm)
+      Eigen::AMDOrdering<int>()(full, amd);
+      full = SparseMatrix();
+      std::vector<int> inverse(static_cast<std::size_t>(m));
+      for (int c = 0; c < m; ++c) inverse[static_cast<std::size_t>(amd.indices()(c))] = c;
+      for (auto& p : perm_) p = inverse[static_cast<std::size_t>(p)];
+      build_pattern(m, terms);
+      llt_.analyzePattern(M_);
+      fill = llt_.matrixL().nestedExpression().nonZeros();
+    }
+    core::log::debug("sdp: sparse Schur complement, {} rows, {} nonzeros in its upper triangle, {} in its factor ({} order)",
+                     m, M_.nonZeros(), fill, order);
   }
 
-  bool sparse_;
-  bool analyzed_ = false;
-  bool first_ = true;
+  // perm_[i]: the position of constraint i in the block order.
+  static std::vector<int> block_order(int m, const std::vector<BlockTerms>& terms) {
+    std::vector<int> first(static_cast<std::size_t>(m), std::numeric_limits<int>::max()), span(static_cast<std::size_t>(m), 0);
+    for (std::size_t k = 0; k < terms.size(); ++k)
+      for (int i : terms[k].constraint) {
+        first[static_cast<std::size_t>(i)] = std::min(first[static_cast<std::size_t>(i)], static_cast<int>(k));
+        ++span[static_cast<std::size_t>(i)];
+      }
+    std::vector<int> order(static_cast<std::size_t>(m));
+    std::iota(order.begin(), order.end(), 0);
+    auto key = [&](int i) {
+      const auto u = static_cast<std::size_t>(i);
+      return std::tuple(span[u] > kWideConstraint, first[u], i);
+    };
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
+    std::vector<int> perm(static_cast<std::size_t>(m));
+    for (int c = 0; c < m; ++c) perm[static_cast<std::size_t>(order[static_cast<std::size_t>(c)])] = c;
+    return perm;
+  }
+
+  // M_'s pattern in the order perm_: column c holds the rows r <= c of constraints sharing a block
+  // with the constraint at position c (two passes over the blocks: count, then fill).
+  void build_pattern(int m, const std::vector<BlockTerms>& terms) {
+    std::vector<std::vector<int>> blocks_of(static_cast<std::size_t>(m));
+    for (std::size_t k = 0; k < terms.size(); ++k)
+      for (int i : terms[k].constraint) blocks_of[static_cast<std::size_t>(i)].push_back(static_cast<int>(k));
+    std::vector<int> at(static_cast<std::size_t>(m));  // constraint at each position
+    for (int i = 0; i < m; ++i) at[static_cast<std::size_t>(perm_[static_cast<std::size_t>(i)])] = i;
+    std::vector<int> mark(static_cast<std::size_t>(m), -1);
+    auto visit = [&](int c, auto&& row) {
+      for (int k : blocks_of[static_cast<std::size_t>(at[static_cast<std::size_t>(c)])])
+        for (int j : terms[static_cast<std::size_t>(k)].constraint) {
+          const int r = perm_[static_cast<std::size_t>(j)];
+          if (r <= c && mark[static_cast<std::size_t>(r)] != c) {
+            mark[static_cast<std::size_t>(r)] = c;
+            row(r);
+          }
+        }
+    };
+    M_ = SparseMatrix(m, m);
+    int* outer = M_.outerIndexPtr();
+    outer[0] = 0;
+    for (int c = 0; c < m; ++c) {
+      int count = 0;
+      visit(c, [&count](int) { ++count; });
+      outer[c + 1] = outer[c] + count;
+    }
+    std::fill(mark.begin(), mark.end(), -1);
+    M_.resizeNonZeros(outer[m]);
+    int* inner = M_.innerIndexPtr();
+    for (int c = 0; c < m; ++c) {
+      int* out = inner + outer[c];
+      visit(c, [&out](int r) { *out++ = r; });
+      std::sort(inner + outer[c], inner + outer[c + 1]);
+    }
+  }
+
+  // Value index of entry (r, c) of M_ (positions in perm_ order, either triangle).
+  std::ptrdiff_t find(int r, int c) const {
+    if (r > c) std::swap(r, c);
+    const int* begin = M_.innerIndexPtr() + M_.outerIndexPtr()[c];
+    const int* end = M_.innerIndexPtr() + M_.outerIndexPtr()[c + 1];
+    return std::lower_bound(begin, end, r) - M_.innerIndexPtr();
+  }
+
+  bool sparse_ = false;
   Eigen::LLT<Eigen::MatrixXd> dense_;
-  Eigen::SparseMatrix<double> M_;
-  std::vector<std::ptrdiff_t> position_;
-  Eigen::SimplicialLLT<Eigen::SparseMatrix<double>, Eigen::Lower> llt_;
+  SparseMatrix M_;
+  std::vector<int> perm_;
+  std::vector<int> position_;  // value index of each emitted entry (M_ has int indices)
+  Eigen::SimplicialLLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> llt_;
 };
 
 class Solver {
  public:
-  Solver(const SdpProblem& original, const SdpOptions& opts) : opts_(opts), orig_(original), p_(original) {
-    const int m = p_.num_constraints();
+  // Takes the problem apart: its constraints are kept only grouped per block (terms_), C as dense
+  // blocks (Cv_), both scaled.
+  Solver(SdpProblem problem, const SdpOptions& opts) : opts_(opts) {
+    const int m = problem.num_constraints();
+    b_norm_ = problem.b.norm();
+    c_norm_ = problem.C.frobenius_norm();
     c_scale_ = 1.0;
     a_scale_ = VectorXd::Ones(m);
     if (opts_.scale) {
-      const double cn = p_.C.frobenius_norm();
-      c_scale_ = cn > 0.0 ? cn : 1.0;
-      for (auto& e : p_.C.entries) e.value /= c_scale_;
+      c_scale_ = c_norm_ > 0.0 ? c_norm_ : 1.0;
+      for (auto& e : problem.C.entries) e.value /= c_scale_;
       for (int i = 0; i < m; ++i) {
-        const double an = p_.A[i].frobenius_norm();
+        const double an = problem.A[i].frobenius_norm();
         if (an > 0.0) a_scale_(i) = an;
-        for (auto& e : p_.A[i].entries) e.value /= a_scale_(i);
-        p_.b(i) /= a_scale_(i);
+        for (auto& e : problem.A[i].entries) e.value /= a_scale_(i);
+        problem.b(i) /= a_scale_(i);
       }
     }
-    n_ = p_.total_size();
-    expand_constraints();
-    schur_.emplace(use_sparse_schur());
+    a_norm_.resize(m);
+    for (int i = 0; i < m; ++i) a_norm_(i) = problem.A[i].frobenius_norm();
+    b_ = problem.b;
+    shape_.blocks = problem.blocks;
+    n_ = shape_.total_size();
+    Cv_ = shape_.zeros();
+    shape_.accumulate(problem.C, 1.0, Cv_);
+    group_by_block(std::move(problem.A));
+    if (use_sparse_schur()) schur_.emplace(m, terms_);
+    else schur_.emplace();
   }
 
   SdpResult run() {
     initial_point();
     SdpResult res;
-    // Termination is judged in the units of the original data.
-    const double b_norm = orig_.b.norm();
-    const double c_norm = orig_.C.frobenius_norm();
     for (int it = 0;; ++it) {
       res.iterations = it;
-      const VectorXd rp = p_.b - apply_A(p_, X_);
+      const VectorXd rp = b_ - apply_A(X_);
       BlockValues Rd = Cv_;
       axpy(-1.0, Z_, Rd);
-      axpy(-1.0, apply_At(p_, y_), Rd);
+      axpy(-1.0, apply_At(y_), Rd);
       const double pobj = dot(Cv_, X_);
-      const double dobj = p_.b.dot(y_);
-      const double rel_p = rp.cwiseProduct(a_scale_).norm() / (1.0 + b_norm);
-      const double rel_d = c_scale_ * norm(Rd) / (1.0 + c_norm);
+      const double dobj = b_.dot(y_);
+      // Termination is judged in the units of the original data.
+      const double rel_p = rp.cwiseProduct(a_scale_).norm() / (1.0 + b_norm_);
+      const double rel_d = c_scale_ * norm(Rd) / (1.0 + c_norm_);
       const double rel_gap =
           c_scale_ * std::abs(pobj - dobj) / (1.0 + c_scale_ * (std::abs(pobj) + std::abs(dobj)));
       core::log::debug(
@@ -248,6 +349,11 @@ class Solver {
           "ap {:.3f} ad {:.3f} sigma {:.3f}",
           it, c_scale_ * pobj, c_scale_ * dobj, rel_p, rel_d, rel_gap, c_scale_ * dot(X_, Z_) / n_, last_ap_,
           last_ad_, last_sigma_);
+      res.primal_objective = c_scale_ * pobj;
+      res.dual_objective = c_scale_ * dobj;
+      res.primal_residual = rel_p;
+      res.dual_residual = rel_d;
+      res.relative_gap = rel_gap;
       if (rel_p < opts_.tol && rel_d < opts_.tol && rel_gap < opts_.tol) {
         res.status = SdpStatus::optimal;
         break;
@@ -268,7 +374,7 @@ class Solver {
           break;
         }
       }
-      if (pobj < 0.0 && (p_.b - rp).norm() < opts_.infeasibility_tol * -pobj) {  // primal ray
+      if (pobj < 0.0 && (b_ - rp).norm() < opts_.infeasibility_tol * -pobj) {  // primal ray
         res.status = SdpStatus::dual_infeasible;
         break;
       }
@@ -281,106 +387,140 @@ class Solver {
         break;
       }
     }
-    unscale(res);
+    // Back to the original data: y_i = c y'_i / a_i, Z = c Z' (X unchanged).
+    res.X = X_;
+    res.y = (c_scale_ * y_).cwiseQuotient(a_scale_);
+    res.Z = Z_;
+    for (auto& z : res.Z) z *= c_scale_;
     return res;
   }
 
  private:
-  // Both triangles of every constraint, grouped per block (constraints touching the block, in
-  // increasing order), for forming the Schur complement.
-  void expand_constraints() {
-    const int m = p_.num_constraints();
-    active_.assign(p_.blocks.size(), {});
-    entries_.assign(p_.blocks.size(), {});
-    std::vector<SdpEntry> sorted;
-    for (int i = 0; i < m; ++i) {
-      sorted = p_.A[i].entries;  // one record per (block, constraint): entries grouped by block
-      std::stable_sort(sorted.begin(), sorted.end(), [](const SdpEntry& a, const SdpEntry& b) { return a.block < b.block; });
-      for (const auto& e : sorted) {
-        auto& act = active_[e.block];
-        if (act.empty() || act.back() != i) {
-          act.push_back(i);
-          entries_[e.block].emplace_back();
+  // terms_[k]: the constraints touching block k (increasing) and their entries there.
+  void group_by_block(std::vector<SdpMatrix> A) {
+    terms_.assign(shape_.blocks.size(), {});
+    for (std::size_t i = 0; i < A.size(); ++i) {
+      auto& entries = A[i].entries;  // one record per (block, constraint): entries grouped by block
+      std::stable_sort(entries.begin(), entries.end(), [](const SdpEntry& a, const SdpEntry& b) { return a.block < b.block; });
+      for (const auto& e : entries) {
+        BlockTerms& t = terms_[static_cast<std::size_t>(e.block)];
+        if (t.constraint.empty() || t.constraint.back() != static_cast<int>(i)) {
+          t.constraint.push_back(static_cast<int>(i));
+          t.start.push_back(t.start.back());
         }
-        entries_[e.block].back().push_back({e.row, e.col, e.value});
-        if (e.row != e.col) entries_[e.block].back().push_back({e.col, e.row, e.value});
+        t.entries.push_back({e.row, e.col, e.value});
+        if (e.row != e.col) t.entries.push_back({e.col, e.row, e.value});
+        t.start.back() = static_cast<int>(t.entries.size());
+      }
+      SdpMatrix().entries.swap(entries);  // release as we go
+    }
+    for (auto& t : terms_) {
+      t.constraint.shrink_to_fit();
+      t.start.shrink_to_fit();
+      t.entries.shrink_to_fit();
+    }
+  }
+
+  // A(X)_i = <A_i, X>.
+  VectorXd apply_A(const BlockValues& X) const {
+    VectorXd r = VectorXd::Zero(b_.size());
+    for (std::size_t k = 0; k < terms_.size(); ++k) {
+      const BlockTerms& t = terms_[k];
+      const bool diagonal = shape_.blocks[k].diagonal;
+      for (int a = 0; a < t.size(); ++a) {
+        double s = 0.0;
+        for (const Entry* e = t.begin(a); e != t.end(a); ++e) s += e->v * X[k](e->p, diagonal ? 0 : e->q);
+        r(t.constraint[static_cast<std::size_t>(a)]) += s;
       }
     }
-    Cv_ = p_.zeros();
-    p_.accumulate(p_.C, 1.0, Cv_);
+    return r;
+  }
+
+  // A^T(y) = sum_i y_i A_i.
+  BlockValues apply_At(const VectorXd& y) const {
+    BlockValues out = shape_.zeros();
+    for (std::size_t k = 0; k < terms_.size(); ++k) {
+      const BlockTerms& t = terms_[k];
+      const bool diagonal = shape_.blocks[k].diagonal;
+      for (int a = 0; a < t.size(); ++a) {
+        const double c = y(t.constraint[static_cast<std::size_t>(a)]);
+        if (c == 0.0) continue;
+        for (const Entry* e = t.begin(a); e != t.end(a); ++e) out[k](e->p, diagonal ? 0 : e->q) += c * e->v;
+      }
+    }
+    return out;
   }
 
   // Sparse Schur complement when asked, or (auto) when M has at most 25% nonzeros by the block
   // count and at least 1000 rows.
   bool use_sparse_schur() const {
     if (opts_.schur != SchurMode::automatic) return opts_.schur == SchurMode::sparse;
-    const double m = p_.num_constraints();
+    const double m = static_cast<double>(b_.size());
     double pairs = 0.0;
-    for (const auto& act : active_) pairs += 0.5 * static_cast<double>(act.size()) * (act.size() + 1.0);
+    for (const auto& t : terms_) pairs += 0.5 * static_cast<double>(t.size()) * (t.size() + 1.0);
     return m >= 1000 && pairs <= 0.25 * 0.5 * m * (m + 1.0);
   }
 
   // Scaled identity start (SDPT3's choice of scales, Toh-Todd-Tutuncu 1999).
   void initial_point() {
-    const int m = p_.num_constraints();
+    const int m = static_cast<int>(b_.size());
     double xi = std::max(10.0, std::sqrt(static_cast<double>(n_)));
     double eta = xi;
     for (int i = 0; i < m; ++i) {
-      const double an = p_.A[i].frobenius_norm();
-      xi = std::max(xi, n_ * (1.0 + std::abs(p_.b(i))) / (1.0 + an));
-      eta = std::max(eta, an);
+      xi = std::max(xi, n_ * (1.0 + std::abs(b_(i))) / (1.0 + a_norm_(i)));
+      eta = std::max(eta, a_norm_(i));
     }
-    eta = std::max(eta, p_.C.frobenius_norm());
-    X_ = p_.identity(xi);
-    Z_ = p_.identity(eta);
+    eta = std::max(eta, norm(Cv_));
+    X_ = shape_.identity(xi);
+    Z_ = shape_.identity(eta);
     y_ = VectorXd::Zero(m);
   }
 
-  // M_ij = <A_i, X A_j Z^-1> for i >= j (in the order of the active lists): add(i, j, value) per
-  // block contribution.
+  // M_ij = <A_i, X A_j Z^-1> for i >= j (in the order of the blocks' constraint lists): add(i, j,
+  // value) per block contribution.
   template <class Add>
   void schur_entries(const BlockValues& Zinv, Add&& add) const {
-    for (std::size_t k = 0; k < p_.blocks.size(); ++k) {
-      const auto& active = active_[k];
-      const auto& E = entries_[k];
-      if (p_.blocks[k].diagonal) {
+    for (std::size_t k = 0; k < terms_.size(); ++k) {
+      const BlockTerms& t = terms_[k];
+      const auto& active = t.constraint;
+      const int na = t.size();
+      if (shape_.blocks[k].diagonal) {
         const VectorXd d = X_[k].col(0).cwiseProduct(Zinv[k].col(0));
-        VectorXd t = VectorXd::Zero(p_.blocks[k].size);
-        for (std::size_t aj = 0; aj < active.size(); ++aj) {
-          for (const auto& e : E[aj]) t(e.p) += e.v * d(e.p);
-          for (std::size_t ai = aj; ai < active.size(); ++ai) {
+        VectorXd w = VectorXd::Zero(shape_.blocks[k].size);
+        for (int aj = 0; aj < na; ++aj) {
+          for (const Entry* e = t.begin(aj); e != t.end(aj); ++e) w(e->p) += e->v * d(e->p);
+          for (int ai = aj; ai < na; ++ai) {
             double s = 0.0;
-            for (const auto& e : E[ai]) s += e.v * t(e.p);
+            for (const Entry* e = t.begin(ai); e != t.end(ai); ++e) s += e->v * w(e->p);
             add(active[ai], active[aj], s);
           }
-          for (const auto& e : E[aj]) t(e.p) = 0.0;
+          for (const Entry* e = t.begin(aj); e != t.end(aj); ++e) w(e->p) = 0.0;
         }
         continue;
       }
       const MatrixXd& X = X_[k];
       const MatrixXd& Zi = Zinv[k];
-      const double nb = static_cast<double>(p_.blocks[k].size);
-      std::vector<double> tail(active.size() + 1, 0.0);  // entries of constraints active[ai..]
-      for (std::size_t ai = active.size(); ai-- > 0;) tail[ai] = tail[ai + 1] + E[ai].size();
-      for (std::size_t aj = 0; aj < active.size(); ++aj) {
-        const double ej = static_cast<double>(E[aj].size());
-        const double pairwise_cost = ej * tail[aj];
-        const double dense_cost = nb * nb * std::min(ej, nb) + tail[aj];
+      const double nb = static_cast<double>(shape_.blocks[k].size);
+      for (int aj = 0; aj < na; ++aj) {
+        const double ej = static_cast<double>(t.end(aj) - t.begin(aj));
+        const double tail = static_cast<double>(t.entries.size() - t.start[aj]);  // entries of constraints aj..
+        const double pairwise_cost = ej * tail;
+        const double dense_cost = nb * nb * std::min(ej, nb) + tail;
         if (pairwise_cost <= dense_cost) {
           // (X A_j Z^-1)[p,q] = sum over entries (r,s,c) of A_j of c X[p,r] Zi[s,q].
-          for (std::size_t ai = aj; ai < active.size(); ++ai) {
+          for (int ai = aj; ai < na; ++ai) {
             double s = 0.0;
-            for (const auto& ei : E[ai])
-              for (const auto& ej_ : E[aj]) s += ei.v * ej_.v * X(ei.p, ej_.p) * Zi(ej_.q, ei.q);
+            for (const Entry* ei = t.begin(ai); ei != t.end(ai); ++ei)
+              for (const Entry* ej_ = t.begin(aj); ej_ != t.end(aj); ++ej_) s += ei->v * ej_->v * X(ei->p, ej_->p) * Zi(ej_->q, ei->q);
             add(active[ai], active[aj], s);
           }
         } else {
           MatrixXd W = MatrixXd::Zero(X.rows(), X.cols());  // X A_j
-          for (const auto& e : E[aj]) W.col(e.q) += e.v * X.col(e.p);
+          for (const Entry* e = t.begin(aj); e != t.end(aj); ++e) W.col(e->q) += e->v * X.col(e->p);
           const MatrixXd G = W * Zi;
-          for (std::size_t ai = aj; ai < active.size(); ++ai) {
+          for (int ai = aj; ai < na; ++ai) {
             double s = 0.0;
-            for (const auto& ei : E[ai]) s += ei.v * G(ei.p, ei.q);
+            for (const Entry* e = t.begin(ai); e != t.end(ai); ++e) s += e->v * G(e->p, e->q);
             add(active[ai], active[aj], s);
           }
         }
@@ -389,8 +529,8 @@ class Solver {
   }
 
   bool factor_schur(const BlockValues& Zinv) {
-    const int m = p_.num_constraints();
-    if (schur_->sparse()) return schur_->factor_sparse(m, [&](auto&& add) { schur_entries(Zinv, add); });
+    if (schur_->sparse()) return schur_->factor_sparse([&](auto&& add) { schur_entries(Zinv, add); });
+    const auto m = b_.size();
     MatrixXd M = MatrixXd::Zero(m, m);
     schur_entries(Zinv, [&M](int i, int j, double v) { M(i, j) += v; });
     M.triangularView<Eigen::StrictlyUpper>() = M.transpose();
@@ -399,9 +539,9 @@ class Solver {
 
   // The part of dX that depends on dZ: -sym(X W Z^-1).
   BlockValues hkm_product(const BlockValues& Zinv, const BlockValues& W) const {
-    BlockValues out = p_.zeros();
+    BlockValues out = shape_.zeros();
     for (std::size_t k = 0; k < X_.size(); ++k) {
-      if (p_.blocks[k].diagonal) {
+      if (shape_.blocks[k].diagonal) {
         out[k].col(0) = -(X_[k].col(0).array() * W[k].col(0).array() * Zinv[k].col(0).array()).matrix();
         continue;
       }
@@ -416,7 +556,7 @@ class Solver {
                                const BlockValues* dXa, const BlockValues* dZa) const {
     BlockValues dX = hkm_product(Zinv, dZ);
     for (std::size_t k = 0; k < X_.size(); ++k) {
-      if (p_.blocks[k].diagonal) {
+      if (shape_.blocks[k].diagonal) {
         const auto zi = Zinv[k].col(0).array();
         Eigen::ArrayXd r = sigma_mu * zi - X_[k].col(0).array();
         if (dXa) r -= (*dXa)[k].col(0).array() * (*dZa)[k].col(0).array() * zi;
@@ -438,26 +578,30 @@ class Solver {
   bool solve_direction(const VectorXd& rp, const BlockValues& Rd,
                        const BlockValues& Zinv, double sigma_mu, const BlockValues* dXa,
                        const BlockValues* dZa, Direction& d) const {
-    // K = (sigma mu I - corr) Z^-1 - X - X R_d Z^-1, symmetrised inside inner().
-    BlockValues K = p_.zeros();
-    for (std::size_t k = 0; k < X_.size(); ++k) {
-      if (p_.blocks[k].diagonal) {
-        const auto x = X_[k].col(0).array();
-        const auto zi = Zinv[k].col(0).array();
-        Eigen::ArrayXd r = sigma_mu * zi - x - x * Rd[k].col(0).array() * zi;
-        if (dXa) r -= (*dXa)[k].col(0).array() * (*dZa)[k].col(0).array() * zi;
-        K[k].col(0) = r.matrix();
-        continue;
+    // K = sym((sigma mu I - corr) Z^-1 - X - X R_d Z^-1); only A(K) is kept.
+    VectorXd AK;
+    {
+      BlockValues K = shape_.zeros();
+      for (std::size_t k = 0; k < X_.size(); ++k) {
+        if (shape_.blocks[k].diagonal) {
+          const auto x = X_[k].col(0).array();
+          const auto zi = Zinv[k].col(0).array();
+          Eigen::ArrayXd r = sigma_mu * zi - x - x * Rd[k].col(0).array() * zi;
+          if (dXa) r -= (*dXa)[k].col(0).array() * (*dZa)[k].col(0).array() * zi;
+          K[k].col(0) = r.matrix();
+          continue;
+        }
+        MatrixXd R = sigma_mu * MatrixXd::Identity(X_[k].rows(), X_[k].cols()) - X_[k] * Rd[k];
+        if (dXa) R -= (*dXa)[k] * (*dZa)[k];
+        MatrixXd D = R * Zinv[k] - X_[k];
+        K[k] = 0.5 * (D + D.transpose());
       }
-      MatrixXd R = sigma_mu * MatrixXd::Identity(X_[k].rows(), X_[k].cols()) - X_[k] * Rd[k];
-      if (dXa) R -= (*dXa)[k] * (*dZa)[k];
-      MatrixXd D = R * Zinv[k] - X_[k];
-      K[k] = 0.5 * (D + D.transpose());
+      AK = apply_A(K);
     }
-    d.dy = schur_->solve(rp - apply_A(p_, K));
+    d.dy = schur_->solve(rp - AK);
     if (!d.dy.allFinite()) return false;
     d.dZ = Rd;
-    axpy(-1.0, apply_At(p_, d.dy), d.dZ);
+    axpy(-1.0, apply_At(d.dy), d.dZ);
     d.dX = primal_direction(Zinv, d.dZ, sigma_mu, dXa, dZa);
     // Iterative refinement against the operator actually applied: near the optimum Z^-1 is large
     // and the rounding in X dZ Z^-1 breaks A(dX) = r_p, which would undo primal feasibility
@@ -466,13 +610,13 @@ class Solver {
     // from scratch, so its own rounding is small.
     // Skipped when the error is small next to r_p (the step still reduces infeasibility) or at
     // rounding level; at most two passes.
-    const double negligible = std::max(1e-3 * rp.norm(), 1e-14 * (1.0 + p_.b.norm()));
+    const double negligible = std::max(1e-3 * rp.norm(), 1e-14 * (1.0 + b_.norm()));
     for (int r = 0; r < 2; ++r) {
-      const VectorXd res = rp - apply_A(p_, d.dX);
+      const VectorXd res = rp - apply_A(d.dX);
       if (res.norm() <= negligible) break;
       const VectorXd ddy = schur_->solve(res);
       if (!ddy.allFinite()) break;
-      const BlockValues dZc = apply_At(p_, -ddy);
+      const BlockValues dZc = apply_At(-ddy);
       d.dy += ddy;
       axpy(1.0, dZc, d.dZ);
       axpy(1.0, hkm_product(Zinv, dZc), d.dX);
@@ -486,33 +630,35 @@ class Solver {
   }
 
   bool step(const VectorXd& rp, const BlockValues& Rd) {
-    BlockFactors LX, LZ;
-    if (!factor_blocks(p_, X_, LX)) return fail("X is not positive definite");
-    if (!factor_blocks(p_, Z_, LZ)) return fail("Z is not positive definite");
-    BlockValues Zinv = p_.zeros();
-    for (std::size_t k = 0; k < Z_.size(); ++k)
-      Zinv[k] = p_.blocks[k].diagonal ? Z_[k].cwiseInverse().eval()
-                                      : LZ[k].solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
+    if (!positive_definite(shape_, X_)) return fail("X is not positive definite");
+    BlockValues Zinv = shape_.zeros();
+    for (std::size_t k = 0; k < Z_.size(); ++k) {
+      if (shape_.blocks[k].diagonal) {
+        if ((Z_[k].array() <= 0.0).any()) return fail("Z is not positive definite");
+        Zinv[k] = Z_[k].cwiseInverse();
+        continue;
+      }
+      const Eigen::LLT<MatrixXd> L(Z_[k]);
+      if (L.info() != Eigen::Success) return fail("Z is not positive definite");
+      Zinv[k] = L.solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
+    }
     if (!factor_schur(Zinv)) return fail("Schur complement indefinite even when shifted");
     const double mu = dot(X_, Z_) / n_;
 
     Direction pred;
     if (!solve_direction(rp, Rd, Zinv, 0.0, nullptr, nullptr, pred))
       return fail("predictor direction not finite");
-    const double ap_a = max_step(p_, X_, LX, pred.dX, 1.0);
-    const double ad_a = max_step(p_, Z_, LZ, pred.dZ, 1.0);
-    BlockValues Xa = X_, Za = Z_;
-    axpy(ap_a, pred.dX, Xa);
-    axpy(ad_a, pred.dZ, Za);
-    const double mu_aff = dot(Xa, Za) / n_;
+    const double ap_a = max_step(shape_, X_, pred.dX, 1.0);
+    const double ad_a = max_step(shape_, Z_, pred.dZ, 1.0);
+    const double mu_aff = dot_after_step(X_, ap_a, pred.dX, Z_, ad_a, pred.dZ) / n_;
     const double sigma = std::clamp(std::pow(std::max(mu_aff, 0.0) / mu, 3.0), 0.0, 1.0);
 
     Direction corr;
     if (!solve_direction(rp, Rd, Zinv, sigma * mu, &pred.dX, &pred.dZ, corr))
       return fail("corrector direction not finite");
     const double f = opts_.step_fraction;
-    const double ap = f * max_step(p_, X_, LX, corr.dX, 1.0 / f);
-    const double ad = f * max_step(p_, Z_, LZ, corr.dZ, 1.0 / f);
+    const double ap = f * max_step(shape_, X_, corr.dX, 1.0 / f);
+    const double ad = f * max_step(shape_, Z_, corr.dZ, 1.0 / f);
     if (ap < 1e-10 && ad < 1e-10) return fail("step lengths below 1e-10");
     last_ap_ = ap;
     last_ad_ = ad;
@@ -523,34 +669,14 @@ class Solver {
     return true;
   }
 
-  // Back to the original data: y_i = c y'_i / a_i, Z = c Z', objectives and residuals unscaled.
-  void unscale(SdpResult& res) {
-    res.X = X_;
-    res.y = (c_scale_ * y_).cwiseQuotient(a_scale_);
-    res.Z = Z_;
-    for (auto& z : res.Z) z *= c_scale_;
-    const SdpProblem& p = orig_;
-    BlockValues C = p.zeros();
-    p.accumulate(p.C, 1.0, C);
-    res.primal_objective = dot(C, res.X);
-    res.dual_objective = p.b.dot(res.y);
-    res.primal_residual = (p.b - apply_A(p, res.X)).norm() / (1.0 + p.b.norm());
-    BlockValues Rd = C;
-    axpy(-1.0, res.Z, Rd);
-    axpy(-1.0, apply_At(p, res.y), Rd);
-    res.dual_residual = norm(Rd) / (1.0 + p.C.frobenius_norm());
-    res.relative_gap = std::abs(res.primal_objective - res.dual_objective) /
-                       (1.0 + std::abs(res.primal_objective) + std::abs(res.dual_objective));
-  }
-
   SdpOptions opts_;
-  const SdpProblem& orig_;
-  SdpProblem p_;  // scaled copy
+  SdpProblem shape_;  // the blocks only (C is in Cv_, the constraints in terms_)
+  double b_norm_ = 0.0, c_norm_ = 0.0;  // of the original data
   double c_scale_ = 1.0;
-  VectorXd a_scale_;
+  VectorXd a_scale_, a_norm_;  // scale of each constraint, Frobenius norm after scaling
+  VectorXd b_;                 // scaled
   int n_ = 0;
-  std::vector<std::vector<int>> active_;                  // [block]: constraints touching it
-  std::vector<std::vector<std::vector<Entry>>> entries_;  // [block][index in active_] both triangles
+  std::vector<BlockTerms> terms_;
   std::optional<SchurFactor> schur_;
   BlockValues Cv_, X_, Z_;
   VectorXd y_;
@@ -559,11 +685,11 @@ class Solver {
 
 }  // namespace
 
-SdpResult solve_sdp(const SdpProblem& problem, const SdpOptions& options) {
+SdpResult solve_sdp(SdpProblem problem, const SdpOptions& options) {
   options.validate();
   problem.validate();
   Timer timer;
-  Solver solver(problem, options);
+  Solver solver(std::move(problem), options);
   SdpResult res = solver.run();
   res.seconds = timer.seconds();
   return res;

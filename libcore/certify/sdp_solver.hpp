@@ -68,7 +68,8 @@ struct SdpResult {
   double seconds = 0.0;
 };
 
-// Validates the options (UsageError) and the problem (DataError), then solves.
-SdpResult solve_sdp(const SdpProblem& problem, const SdpOptions& options = {});
+// Validates the options (UsageError) and the problem (DataError), then solves. Takes the problem by
+// value: pass an rvalue (std::move) to let the solver reuse its storage instead of copying it.
+SdpResult solve_sdp(SdpProblem problem, const SdpOptions& options = {});
 
 }  // namespace core::certify

@@ -157,17 +157,17 @@ GmCertificate certify_gm_stationary_sdp(const Points& pts, const Line& line, dou
   for (int r = 0; r < f.order; ++r) sdp.A[m - 1].add(0, r, r, 1.0);
   sdp.b = Eigen::VectorXd::Zero(m);
   sdp.b(m - 1) = 1.0;
-  const certify::SdpResult r = certify::solve_sdp(sdp, sdp_options);
+  const certify::SdpResult r = certify::solve_sdp(std::move(sdp), sdp_options);
   GmCertificate out = finish_certificate(pts, line, sigma, graph, f, r, "stationary_sdp", options);
   out.sdp.order = f.order;
-  out.sdp.constraints = sdp.num_constraints();
+  out.sdp.constraints = m;
   return out;
 }
 
+namespace {
 
-GmCertificate certify_gm_sparse_sdp(const Points& pts, const Line& line, double sigma, const GmGraph& graph,
-                                    const certify::CertificateOptions& options, const certify::SdpOptions& sdp_options) {
-  const GmFreeFamily f = gm_free_family(pts, line, sigma, graph);
+// The free-multiplier SDP of certify_gm_sparse_sdp after chordal conversion.
+certify::SdpProblem gm_chordal_sdp(const GmFreeFamily& f, const GmGraph& graph) {
   // Blocks: one per clique of the graph, rows {hub, z_i for i in the clique}. Every entry of the
   // pattern belongs to the first clique covering it (its value in C, B_j and -t I), and each later
   // covering clique takes a share through a split variable moving value from one covering clique to
@@ -221,10 +221,20 @@ GmCertificate certify_gm_sparse_sdp(const Points& pts, const Line& line, double 
     }
   sdp.b = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(sdp.A.size()));
   sdp.b(t_var) = 1.0;
-  const certify::SdpResult r = certify::solve_sdp(sdp, sdp_options);
+  return sdp;
+}
+
+}  // namespace
+
+GmCertificate certify_gm_sparse_sdp(const Points& pts, const Line& line, double sigma, const GmGraph& graph,
+                                    const certify::CertificateOptions& options, const certify::SdpOptions& sdp_options) {
+  const GmFreeFamily f = gm_free_family(pts, line, sigma, graph);
+  certify::SdpProblem sdp = gm_chordal_sdp(f, graph);
+  const int order = sdp.total_size(), constraints = sdp.num_constraints();
+  const certify::SdpResult r = certify::solve_sdp(std::move(sdp), sdp_options);
   GmCertificate out = finish_certificate(pts, line, sigma, graph, f, r, "sparse_sdp", options);
-  out.sdp.order = sdp.total_size();
-  out.sdp.constraints = sdp.num_constraints();
+  out.sdp.order = order;
+  out.sdp.constraints = constraints;
   return out;
 }
 
