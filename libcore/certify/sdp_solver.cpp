@@ -146,6 +146,7 @@ class SchurFactor {
   SchurFactor() = default;  // dense
   SchurFactor(int m, const std::vector<BlockTerms>& terms) : sparse_(true) { analyse(m, terms); }
   bool sparse() const { return sparse_; }
+  const char* description() const { return !sparse_ ? "dense" : amd_ ? "sparse, AMD order" : "sparse, block order"; }
 
   bool factor_dense(Eigen::MatrixXd M) {
     dense_.compute(M);
@@ -205,9 +206,8 @@ class SchurFactor {
     build_pattern(m, terms);
     llt_.analyzePattern(M_);
     long fill = llt_.matrixL().nestedExpression().nonZeros();
-    const char* order = "block";
     if (static_cast<double>(fill) > kFillLimit * static_cast<double>(M_.nonZeros())) {
-      order = "AMD";
+      amd_ = true;
       SparseMatrix full = M_.selfadjointView<Eigen::Upper>();
       Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> amd;  // new index -> current (inverse perm)
       Eigen::AMDOrdering<int>()(full, amd);
@@ -219,8 +219,8 @@ class SchurFactor {
       llt_.analyzePattern(M_);
       fill = llt_.matrixL().nestedExpression().nonZeros();
     }
-    core::log::debug("sdp: sparse Schur complement, {} rows, {} nonzeros in its upper triangle, {} in its factor ({} order)",
-                     m, M_.nonZeros(), fill, order);
+    core::log::debug("sdp: {} Schur complement, {} rows, {} nonzeros in its upper triangle, {} in its factor",
+                     description(), m, M_.nonZeros(), fill);
   }
 
   // perm_[i]: the position of constraint i in the block order.
@@ -289,6 +289,7 @@ class SchurFactor {
   }
 
   bool sparse_ = false;
+  bool amd_ = false;
   Eigen::LLT<Eigen::MatrixXd> dense_;
   SparseMatrix M_;
   std::vector<int> perm_;
@@ -387,6 +388,7 @@ class Solver {
         break;
       }
     }
+    res.schur = schur_->description();
     // Back to the original data: y_i = c y'_i / a_i, Z = c Z' (X unchanged).
     res.X = X_;
     res.y = (c_scale_ * y_).cwiseQuotient(a_scale_);

@@ -66,6 +66,7 @@ struct SdpResult {
   double relative_gap = 0.0;      // |pobj - dobj| / (1 + |pobj| + |dobj|)
   int iterations = 0;
   double seconds = 0.0;
+  std::string schur;  // how the Schur complement was factored: dense | sparse, block order | sparse, AMD order
 };
 
 // Validates the options (UsageError) and the problem (DataError), then solves. Takes the problem by

@@ -102,4 +102,59 @@ inline KnownSdp random_known_sdp(int n, int r, int d, int m, std::uint64_t seed)
   return k;
 }
 
+// Many small blocks coupled like a rows x cols grid (the Schur pattern of a 2-D mesh, which no banded
+// order factors without fill): one 3 x 3 block per grid node with a complementary pair X0 = s u u^T,
+// Z0 = V diag(t) V^T (V the orthogonal complement of u), two constraints inside each block and one
+// per grid edge touching both ends; b = A(X0), C = A^T(y0) + Z0, so the optimum is b^T y0.
+inline KnownSdp random_grid_sdp(int rows, int cols, std::uint64_t seed) {
+  core::Rng rng(seed);
+  KnownSdp out;
+  auto& p = out.problem;
+  const int nb = rows * cols;
+  p.blocks.assign(static_cast<std::size_t>(nb), {3, false});
+  core::certify::BlockValues Z0(static_cast<std::size_t>(nb));
+  out.X0.resize(static_cast<std::size_t>(nb));
+  for (int b = 0; b < nb; ++b) {
+    Eigen::Matrix3d G;
+    for (int i = 0; i < 9; ++i) G(i) = rng.normal();
+    const Eigen::Matrix3d U = Eigen::HouseholderQR<Eigen::Matrix3d>(G).householderQ();
+    out.X0[static_cast<std::size_t>(b)] = rng.uniform(0.5, 2.0) * U.col(0) * U.col(0).transpose();
+    Z0[static_cast<std::size_t>(b)] = U.rightCols(2) * Eigen::Vector2d(rng.uniform(0.5, 2.0), rng.uniform(0.5, 2.0)).asDiagonal() *
+                                      U.rightCols(2).transpose();
+  }
+  auto random_block = [&](core::certify::SdpMatrix& A, int b) {
+    for (int i = 0; i < 3; ++i)
+      for (int j = i; j < 3; ++j) A.add(b, i, j, rng.normal());
+  };
+  for (int b = 0; b < nb; ++b)
+    for (int c = 0; c < 2; ++c) {
+      core::certify::SdpMatrix A;
+      random_block(A, b);
+      p.A.push_back(A);
+    }
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      for (const int nbr : {c + 1 < cols ? r * cols + c + 1 : -1, r + 1 < rows ? (r + 1) * cols + c : -1}) {
+        if (nbr < 0) continue;
+        core::certify::SdpMatrix A;
+        random_block(A, r * cols + c);
+        random_block(A, nbr);
+        p.A.push_back(A);
+      }
+  const int m = static_cast<int>(p.A.size());
+  p.b.resize(m);
+  Eigen::VectorXd y0(m);
+  core::certify::BlockValues Cv = Z0;
+  for (int c = 0; c < m; ++c) {
+    y0(c) = rng.normal();
+    p.b(c) = p.inner(p.A[static_cast<std::size_t>(c)], out.X0);
+    p.accumulate(p.A[static_cast<std::size_t>(c)], y0(c), Cv);
+  }
+  for (int b = 0; b < nb; ++b)
+    for (int i = 0; i < 3; ++i)
+      for (int j = i; j < 3; ++j) p.C.add(b, i, j, Cv[static_cast<std::size_t>(b)](i, j));
+  out.optimum = p.b.dot(y0);
+  return out;
+}
+
 }  // namespace certify_test

@@ -161,5 +161,26 @@ TEST_CASE("sparse Schur complement reaches the dense solution") {
   const SdpProblem gm = read_sdpa(core::test::source_dir() / "tests/certify/data/gm_n30_seed0.dat-s");
   const SdpResult a = solve_sdp(gm, sparse);
   REQUIRE(a.status == SdpStatus::optimal);
+  CHECK(a.schur == "sparse, block order");
   CHECK(std::abs(a.dual_objective - 2.977138703891e-02) < 1e-7 * 2.977138703891e-02);
+}
+
+// A 12 x 12 grid of blocks: the block order would fill the factor (bandwidth 12), so the solver switches to
+// an AMD order; a chain of blocks keeps the block order. Both reach the known optimum, as dense does.
+TEST_CASE("sparse Schur complement orders: AMD on a grid of blocks, block order on a chain") {
+  SdpOptions sparse;
+  sparse.schur = SchurMode::sparse;
+  SdpOptions dense;
+  dense.schur = SchurMode::dense;
+  for (const int rows : {1, 12}) {
+    CAPTURE(rows);
+    const KnownSdp g = rows == 1 ? random_grid_sdp(1, 60, 7) : random_grid_sdp(12, 12, 7);
+    const SdpResult a = solve_sdp(g.problem, sparse), b = solve_sdp(g.problem, dense);
+    REQUIRE(a.status == SdpStatus::optimal);
+    REQUIRE(b.status == SdpStatus::optimal);
+    CHECK(a.schur == (rows == 1 ? "sparse, block order" : "sparse, AMD order"));
+    CHECK(b.schur == "dense");
+    CHECK(a.primal_objective == doctest::Approx(g.optimum).epsilon(1e-7));
+    CHECK(a.dual_objective == doctest::Approx(b.dual_objective).epsilon(1e-8));
+  }
 }

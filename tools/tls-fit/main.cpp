@@ -60,11 +60,12 @@ struct SdpCommandOptions {
 };
 
 static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
-  const certify::SdpProblem p = certify::read_sdpa(opts.input);
+  certify::SdpProblem p = certify::read_sdpa(opts.input);
+  const int constraints = p.num_constraints(), order = p.total_size();
   certify::SdpOptions so;
   so.tol = opts.tol;
   so.max_iterations = opts.max_iterations;
-  const certify::SdpResult r = certify::solve_sdp(p, so);
+  const certify::SdpResult r = certify::solve_sdp(std::move(p), so);
   log::info("{}: {} after {} iterations, primal {:.10g}, dual {:.10g} (file's max convention), {:.4f} s",
             opts.input, certify::to_string(r.status), r.iterations, certify::sdpa_objective(r.primal_objective),
             certify::sdpa_objective(r.dual_objective), r.seconds);
@@ -76,8 +77,9 @@ static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
                    {"dual_residual", r.dual_residual},
                    {"relative_gap", r.relative_gap},
                    {"iterations", r.iterations},
-                   {"constraints", p.num_constraints()},
-                   {"order", p.total_size()},
+                   {"constraints", constraints},
+                   {"order", order},
+                   {"schur", r.schur},
                    {"seconds", r.seconds}});
   return static_cast<int>(r.status == certify::SdpStatus::optimal ? ExitCode::ok : ExitCode::negative);
 }
