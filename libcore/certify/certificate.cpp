@@ -1,5 +1,5 @@
 // Optimality certificate of a QCQP candidate (see certificate.hpp): multipliers, a Cholesky
-// PSD test of the Lagrangian matrix, Lanczos lambda_min and the duality-gap bound.
+// PSD test of the Lagrangian matrix with a Jacobi-relative shift, Lanczos lambda_min and the duality-gap bound.
 #include "certify/certificate.hpp"
 
 #include <Eigen/OrderingMethods>
@@ -89,18 +89,19 @@ Certificate certify_lagrangian(const SparseMatrixd& H, double cost, double dual_
     for (SparseMatrixd::InnerIterator it(H, k); it; ++it) row += std::abs(it.value());
     c.h_scale = std::max(c.h_scale, row);
   }
-  c.eta = opts.eta_rel * std::max(c.h_scale, 1e-300);
+  c.eta = opts.eta_rel;
+  const Eigen::VectorXd diag = H.diagonal();
+  const double floor = kDiagonalFloor * std::max(diag.maxCoeff(), 1e-300);
+  c.shift = opts.eta_rel * diag.cwiseMax(floor);
   if (opts.compute_lambda_min) c.lambda_min = lanczos_smallest(H, opts.lanczos);
 
   SparseMatrixd shifted = H;
-  SparseMatrixd I(H.rows(), H.cols());
-  I.setIdentity();
-  shifted += c.eta * I;
+  shifted += SparseMatrixd(c.shift.asDiagonal());
   shifted.makeCompressed();
   Eigen::SimplicialLLT<SparseMatrixd> llt(shifted);
   c.factorization_psd = llt.info() == Eigen::Success;
 
-  if (!c.factorization_psd) c.reason = "H(lambda) + eta I is not positive definite (Cholesky failed)";
+  if (!c.factorization_psd) c.reason = "H(lambda) + eta diag(H) is not positive definite (Cholesky failed)";
   else if (c.constraint_violation > opts.feasibility_tol) c.reason = "candidate is not feasible";
   else if (c.relative_gap > opts.gap_tol) c.reason = "duality gap above tolerance";
   c.certified = c.reason.empty();

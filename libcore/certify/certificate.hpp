@@ -4,8 +4,12 @@
 //  1. multipliers lambda from stationarity H(lambda) x^ = 0, i.e. sum_i lambda_i A_i x^ = Q x^
 //     (given by the caller when the structure has a closed form, else sparse least squares; the
 //     residual is reported either way);
-//  2. H(lambda) >= 0 decided by a sparse Cholesky factorisation of H + eta I, with
-//     eta = eta_rel * ||H||_inf reported (a factorisation that succeeds proves H + eta I > 0);
+//  2. H(lambda) >= 0 decided by a sparse Cholesky factorisation of H + eta_rel diag(d), with
+//     d_i = H_ii (floored at kDiagonalFloor of the largest): the same as D H D + eta_rel I for the
+//     Jacobi scaling D = diag(d)^-1/2, so the tolerance is relative to each row's own scale (rows of
+//     very different scales, e.g. per-point blocks weighted 1/N next to O(1) rows, each get a shift
+//     their size). A factorisation that succeeds proves H > -eta_rel diag(d), hence
+//     x^T H x > -eta_rel sum_i d_i x_i^2 (shift_bound);
 //  3. lambda_min(H) from Lanczos, for information only;
 //  4. the bound f(x^) - d(lambda), reported whether or not certified.
 // Certified only when the factorisation succeeds, x^ is feasible to feasibility_tol and the relative
@@ -21,8 +25,11 @@
 
 namespace core::certify {
 
+// Diagonal entries below this fraction of the largest are raised to it before scaling the shift.
+inline constexpr double kDiagonalFloor = 1e-12;
+
 struct CertificateOptions {
-  double eta_rel = 1e-8;          // PSD tolerance relative to ||H||_inf
+  double eta_rel = 1e-8;          // PSD tolerance relative to each diagonal entry of H
   double feasibility_tol = 1e-8;  // max constraint violation of x^
   double gap_tol = 1e-7;          // relative suboptimality bound
   LanczosOptions lanczos;
@@ -44,8 +51,9 @@ MultiplierFit given_multipliers(const Qcqp& qcqp, const Eigen::VectorXd& x, Eige
 struct Certificate {
   bool certified = false;
   MultiplierFit multipliers;
-  bool factorization_psd = false;  // Cholesky of H + eta I succeeded
-  double eta = 0.0;
+  bool factorization_psd = false;  // Cholesky of H + diag(shift) succeeded
+  double eta = 0.0;                // eta_rel: the shift relative to each row's diagonal
+  Eigen::VectorXd shift;           // eta_rel d_i, the diagonal added to H
   double h_scale = 0.0;            // ||H||_inf
   std::optional<LanczosResult> lambda_min;
   double cost = 0.0;               // f(x^)
@@ -54,6 +62,8 @@ struct Certificate {
   double relative_gap = 0.0;       // gap / (1 + |cost|)
   double constraint_violation = 0.0;
   std::string reason;              // why not certified (empty when certified)
+  // sum_i shift_i x_i^2: how far below x^T H x >= 0 the factorisation's proof may leave x's cost.
+  double shift_bound(const Eigen::VectorXd& x) const { return x.cwiseAbs2().dot(shift); }
 };
 
 // The decision of steps 2-4 on a Lagrangian matrix H = H(lambda) the caller assembled (for

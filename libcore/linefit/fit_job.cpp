@@ -240,7 +240,7 @@ void certify_gm_fit(const FitOptions& opts, FitResult& r, const std::optional<ce
   r.certificate.stationarity = c.multipliers.residual;
   r.certificate.certified = c.certified && !r.better;
   if (r.better) c.reason = "multi-start IRLS found a line of lower cost " + std::to_string(r.better->cost);
-  r.certificate.eta_bound = c.eta * gm_lift(r.points, r.line, opts.sigma).squaredNorm();
+  r.certificate.eta_bound = c.shift_bound(gm_lift(r.points, r.line, opts.sigma));
   std::ostringstream d;
   d << "multipliers " << c.multipliers.method << text << ", graph " << graph.name << ", eta " << c.eta
     << (r.certificate.certified ? "" : ", not certified: " + c.reason);

@@ -65,7 +65,7 @@ struct FitOptions {
       "graph's cliques, O(N) per interior-point iteration) or sdp (relaxation dual)",
       core::one_of({"auto", "least_squares", "closed_form", "stationary_sdp", "chordal", "sparse_sdp", "sdp"}));
     v("export_sdpa", export_sdpa, "write the SDP relaxation (the sdp solver's, else the certificate graph's) to this .dat-s file");
-    v("tol", tol, "certificate tolerance, relative to ||Q||_F", core::in_range(0.0, 1.0));
+    v("tol", tol, "certificate tolerance: tls, relative to ||Q||_F; gm, the PSD shift relative to each diagonal entry of H", core::in_range(0.0, 1.0));
     v("seed", seed, "seed of the synthetic data");
     v.section("synthetic", synthetic);
   }
@@ -83,9 +83,9 @@ struct FitCertificate {
   double stationarity = 0;
   bool certified = false;
   std::string detail;     // why not certified, multiplier method, eta
-  // GM: the slack the PSD tolerance leaves at points the size of the lift, eta |x^|^2 (the
-  // factorisation proves H + eta I > 0, so every feasible x costs at least dual - eta |x|^2); it grows
-  // with N (|x^|^2 ~ N), so --tol should shrink as N grows when this bound matters.
+  // GM: the slack the PSD tolerance leaves at the candidate, eta sum_i H_ii x^_i^2 (the factorisation
+  // proves H + eta diag(H) > 0, so a feasible x of the lift's size costs at least dual - that).
+  // Jacobi-relative, so it stays O(eta) as N grows (the z_i rows of H are O(1/N)).
   std::optional<double> eta_bound;
   double gap() const { return cost - dual; }
 };

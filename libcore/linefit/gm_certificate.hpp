@@ -16,7 +16,7 @@
 // when the relaxation on the same graph is tight at x^ (with strict complementarity). A sparser
 // graph gives a looser relaxation: where only a denser graph's relaxation is tight, this path on the
 // sparse graph (rightly) does not certify. The decision stays certify_lagrangian's factorisation of
-// H + eta I.
+// H + eta diag(H).
 #pragma once
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>

@@ -11,7 +11,7 @@
 // iteration is O(N) for bounded clique sizes. It stops when the iterate proves H_r > 0 (t larger than the
 // Frobenius norm of the consensus residual, a bound on its spectral norm), when the residuals
 // converge, or at the iteration limit. The decision stays certify_lagrangian's factorisation of
-// H + eta I at the returned multipliers; the ADMM figures are information only.
+// H + eta diag(H) at the returned multipliers; the ADMM figures are information only.
 #pragma once
 #include "certify/certificate.hpp"
 #include "linefit/gm_graph.hpp"

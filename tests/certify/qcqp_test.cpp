@@ -242,3 +242,23 @@ TEST_CASE("Lanczos smallest eigenvalue matches the dense eigensolver") {
   bad.max_steps = 0;
   CHECK_THROWS_AS(lanczos_smallest(SparseMatrixd(3, 3), bad), core::UsageError);
 }
+
+// The PSD shift is relative to each row's diagonal: a negative eigenvalue of -1e-10 inside a block of
+// scale 1e-6 is found next to a row of scale 1 (a shift of 1e-8 ||H|| would hide it), and the same
+// block with a positive eigenvalue of 1e-10 passes. shift_bound is sum_i eta H_ii x_i^2.
+TEST_CASE("certificate shift is relative to each diagonal entry (Jacobi scaling)") {
+  for (const double delta : {1e-4, -1e-4}) {
+    CAPTURE(delta);
+    std::vector<Eigen::Triplet<double>> t = {{0, 0, 1.0}, {1, 1, 1e-6}, {2, 2, 1e-6}, {1, 2, 1e-6 * (1.0 + delta)},
+                                             {2, 1, 1e-6 * (1.0 + delta)}};
+    SparseMatrixd H(3, 3);
+    H.setFromTriplets(t.begin(), t.end());
+    CertificateOptions opts;
+    opts.compute_lambda_min = false;
+    const Certificate c = certify_lagrangian(H, 0.0, 0.0, 0.0, {}, opts);
+    CHECK(c.factorization_psd == (delta < 0.0));
+    CHECK(c.shift(0) == doctest::Approx(opts.eta_rel));
+    CHECK(c.shift(1) == doctest::Approx(opts.eta_rel * 1e-6));
+    CHECK(c.shift_bound(Eigen::Vector3d(1.0, 2.0, 0.0)) == doctest::Approx(opts.eta_rel * (1.0 + 4e-6)));
+  }
+}
