@@ -4,9 +4,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "common/errors.hpp"
 #include "certify/relaxation.hpp"
 #include "certify/sdpa.hpp"
+#include "common/errors.hpp"
+#include "common/memory.hpp"
 #include "linefit/gm.hpp"
 #include "linefit/gm_certificate.hpp"
 #include "linefit/gm_chordal.hpp"
@@ -64,7 +65,8 @@ nlohmann::json FitResult::to_json() const {
                       {"stationarity", certificate.stationarity},
                       {"certified", certificate.certified},
                       {"certificate_detail", certificate.detail},
-                      {"times_s", stages}};
+                      {"times_s", stages},
+                      {"peak_rss_mib", peak_rss_mib()}};
   if (certificate.eta_bound) j["eta_bound"] = *certificate.eta_bound;
   if (mode == "gm") {
     j["sigma"] = sigma;

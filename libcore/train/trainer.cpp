@@ -2,14 +2,13 @@
 // step forward + backward(1/accum); global grad norm; clip factor; AdamW at the scheduled lr.
 #include "train/trainer.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
+#include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "common/signals.hpp"
 #include "common/timer.hpp"
@@ -56,12 +55,6 @@ double measure_cuda_gemm_tflops(int n, int reps) {
   (void)n, (void)reps;
   return 0.0;  // not reached: require_cuda_device throws in a build without CUDA
 #endif
-}
-
-double peak_rss_mib() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return double(ru.ru_maxrss) / 1024.0;
 }
 
 namespace {

@@ -128,7 +128,4 @@ TrainOutcome run_training(const TrainOptions& options, RunDir& rundir, const Ste
 // step (Model::flops_per_step: 6 N per token for the matmuls plus attention) / step time / this.
 inline constexpr double kCudaPeakTflops = 790.0;
 
-// Peak resident set size of this process in MiB.
-double peak_rss_mib();
-
 }  // namespace core::train

@@ -8,22 +8,24 @@
 # 2. Time vs N (NT) for the default path (sparse_sdp on the balanced graph, block sizes 1, 2, 4 until
 #    certified) on clean data (sigma 1) and with 10% outliers (up to N = OMAX): IRLS seconds (9
 #    starts), certificate seconds (graph build + multiplier search + Cholesky decision + Lanczos
-#    lambda_min), microseconds per point, certified fraction, the graph that certified and the
-#    interior-point iterations; the dense baseline (stationary_sdp on the balanced chain, O(N^3))
+#    lambda_min), microseconds per point, peak resident memory (MiB, whole process), certified
+#    fraction, the graph that certified and the interior-point iterations; the dense baseline (stationary_sdp on the balanced chain, O(N^3))
 #    in the same run up to N = DMAX, and the ratio at the largest N both ran.
 # 3. Rejection of planted local minima (N in NR; 30% outliers, sigma 0.2, single-start IRLS from
 #    angles k pi / 8 until one ends above the exhaustive-search optimum): certificate seconds (the
 #    multi-start IRLS probe finds a cheaper line, so only the chain is tried, for the dual value),
 #    graphs tried and interior-point iterations.
 # Usage: scripts/bench/gm_certificate.sh [BUILD_DIR]
-#   (env NS="10 20 50" SEEDS=3 NT="10 100 300 1000 10000 100000" TSEEDS=3 OMAX=1000 DMAX=300
-#    NR="100 1000 10000 100000").
+#   (env SECTIONS="1 2 3" NS="10 20 50" SEEDS=3 NT="10 100 300 1000 10000 100000 1000000" TSEEDS=3
+#    (one seed from N = 1e5) OMAX=1000 DMAX=300 NR="100 1000 10000 100000"; N = 1e6 takes ~10 min and
+#    ~14 GB).
 set -euo pipefail
 BUILD=${1:-build}
 TLS=$BUILD/bin/tls-fit
 NS=${NS:-"10 20 50"}
 SEEDS=${SEEDS:-3}
-NT=${NT:-"10 100 300 1000 10000 100000"}
+SECTIONS=${SECTIONS:-"1 2 3"}
+NT=${NT:-"10 100 300 1000 10000 100000 1000000"}
 TSEEDS=${TSEEDS:-3}
 OMAX=${OMAX:-1000}
 NR=${NR:-"100 1000 10000 100000"}
@@ -32,7 +34,9 @@ DMAX=${DMAX:-300}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 fit() { "$TLS" fit --input "$1" --mode gm --solver irls --out "$WORK/r" "${@:2}" 2>/dev/null || true; }
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
+if section 1; then
 echo "1. agreement on the balanced graph with blocks of 2"
 for n in $NS; do
   for out in 0.0 0.1 0.3; do
@@ -62,9 +66,11 @@ for n, r in sorted(rows.items()):
     print(f"{n:4d} {len(a):5d} {sum(x[0] for x in a):8d} {sum(x[0] for x in b):10d} {sum(x[0] for x in c):6d} {agree:5d} "
           f"{med[0]:8.4f} {med[1]:12.4f} {med[2]:8.4f}")
 PY
+fi
 
+if section 2; then
 echo "2. IRLS + certificate vs N (sparse_sdp, balanced graph, blocks 1, 2, 4 until certified)"
-printf '%8s %8s %6s %9s %9s %9s %9s %6s %6s %10s %7s\n' N outliers cert irls_s cert_s total_s us_per_pt block iters dense_s ratio
+printf '%8s %8s %6s %9s %9s %9s %9s %8s %6s %6s %10s %7s\n' N outliers cert irls_s cert_s total_s us_per_pt rss_mib block iters dense_s ratio
 for out in 0.0 0.1; do
   last=""
   for n in $NT; do
@@ -102,12 +108,15 @@ iters = med([sum(t["search"].get("iterations", 0) for t in r[2]["graph"]["tried"
 dense = [float(r[1]) for r in rows if r[1] != "-"]
 ds = f"{med(dense):10.4f}" if dense else f"{'-':>10}"
 ratio = f"{med(dense) / c:7.1f}" if dense else f"{'-':>7}"
+rss = max(r[2]["peak_rss_mib"] for r in rows)
 print(f"{n:8d} {out:8.2f} {cert:>3d}/{len(rows):<2d} {irls:9.4f} {c:9.4f} {total:9.3f} {1e6 * (irls + c) / n:9.1f} "
-      f"{'/'.join(bands):>6s} {iters:6.0f} {ds} {ratio}")
+      f"{rss:8.0f} {'/'.join(bands):>6s} {iters:6.0f} {ds} {ratio}")
 PY
   done
 done
+fi
 
+section 3 || exit 0
 echo "3. rejection of a planted local minimum (30% outliers, sigma 0.2)"
 : >"$WORK/rej"
 for n in $NR; do
