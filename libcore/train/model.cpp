@@ -111,6 +111,10 @@ template <class T>
 T Model<T>::forward(const Batch& batch, Task task) {
   check_batch(batch, task);
   batch_ = batch;
+  if (config().architecture() == Arch::bert && !batch_.segments) {  // BERT's default: every token in segment 0
+    default_segments_.assign(std::size_t(batch.B) * batch.T, 0);
+    batch_.segments = default_segments_.data();
+  }
   task_ = task;
   ensure_acts(batch.B, batch.T);
   embed_forward();

@@ -21,7 +21,7 @@ struct Batch {
   int B = 0, T = 0;
   const std::int32_t* tokens = nullptr;          // [B*T] in [0, vocab_size)
   const std::int32_t* targets = nullptr;         // [B*T] lm: next token; mlm: token or -1 (ignored)
-  const std::int32_t* segments = nullptr;        // [B*T] bert segment ids (null: no segment embedding added)
+  const std::int32_t* segments = nullptr;        // [B*T] bert segment ids (null: all 0, as in BERT)
   const std::uint8_t* attention_mask = nullptr;  // [B*T] bert: 1 real token, 0 padding (null: all real)
   const std::int32_t* labels = nullptr;          // [B] classify: class ids
 };
@@ -76,6 +76,7 @@ class Model {
   FlatBuffers<T> params_, grads_;
   Acts acts_;
   Batch batch_;
+  std::vector<std::int32_t> default_segments_;  // zeros for a bert batch given without segment ids
   Task task_ = Task::lm;
   int count_ = 0;  // positions (or sequences) the last loss averaged over
 };

@@ -273,17 +273,22 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
     count += batch.targets[i] >= 0;
   }
   if (count == 0) throw DataError("batch has no target to predict (every target is -1)");
-  // As on the host: segment embeddings are a bert feature and added only when the batch has ids.
-  const bool segmented = bert && batch.segments;
-  if (segmented)
+  // As on the host: segment embeddings are a bert feature; a batch without ids is all segment 0.
+  std::vector<std::int32_t> default_segments;
+  const std::int32_t* seg = batch.segments;
+  if (bert && !seg) {
+    default_segments.assign(n, 0);
+    seg = default_segments.data();
+  }
+  if (bert)
     for (int i = 0; i < N; ++i)
-      if (batch.segments[i] < 0 || batch.segments[i] >= c.type_vocab_size)
-        throw DataError("segment id " + std::to_string(batch.segments[i]) + " at position " + std::to_string(i) +
+      if (seg[i] < 0 || seg[i] >= c.type_vocab_size)
+        throw DataError("segment id " + std::to_string(seg[i]) + " at position " + std::to_string(i) +
                         " is outside [0, " + std::to_string(c.type_vocab_size) + ")");
   const k::HostEmbeddingIndex ix = k::make_embedding_index(batch.tokens, N, V);  // also checks the token ids
   d.tokens.upload({batch.tokens, n});
   d.targets.upload({batch.targets, n});
-  if (segmented) d.segments.upload({batch.segments, n});
+  if (bert) d.segments.upload({seg, n});
   d.causal = !bert;
   d.mask = nullptr;
   if (batch.attention_mask) {
@@ -291,8 +296,8 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
     d.mask = d.key_mask.data();
   }
 
-  k::embedding_forward(d.resid_at(0), d.tokens.data(), segmented ? d.segments.data() : nullptr, d.WE(kWte), d.WE(kWpe),
-                       segmented ? d.WE(kWse) : nullptr, d.B, d.Tn, C);
+  k::embedding_forward(d.resid_at(0), d.tokens.data(), bert ? d.segments.data() : nullptr, d.WE(kWte), d.WE(kWpe),
+                       bert ? d.WE(kWse) : nullptr, d.B, d.Tn, C);
   for (int l = 0; l < c.n_layer; ++l) d.block_forward(l);
   bf16* top = d.resid_at(c.n_layer);
   const float eps = static_cast<float>(c.layer_norm_eps);
@@ -329,9 +334,9 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
     for (int l = c.n_layer - 1; l >= 0; --l) d.block_backward(l);
     const k::EmbeddingIndex tokens = d.token_index.upload(ix);
     k::EmbeddingIndex segments;
-    if (segmented)
-      segments = d.segment_index.upload(k::make_embedding_index(batch.segments, N, c.type_vocab_size));
-    k::embedding_backward(d.GE(kWte), d.GE(kWpe), segmented ? d.GE(kWse) : nullptr, d.dres.data(), tokens, segments,
+    if (bert)
+      segments = d.segment_index.upload(k::make_embedding_index(seg, N, c.type_vocab_size));
+    k::embedding_backward(d.GE(kWte), d.GE(kWpe), bert ? d.GE(kWse) : nullptr, d.dres.data(), tokens, segments,
                           d.B, d.Tn, C);
   }
   const std::vector<float> losses = d.losses.download();  // waits for the step

@@ -4,8 +4,8 @@
 // moments, one buffer of each per group. Activations are bf16; statistics, losses and parameter
 // gradients fp32. The step follows Model<float> (model.cpp) layer by layer, so the host model is its
 // reference (tests/gpu):
-//   embeddings (token + position, + segment for BERT when the batch has segment ids) -> L x [LN, qkv
-//   GEMM (+bias), attention (GPT: causal; BERT: bidirectional, padding keys masked by the batch's
+//   embeddings (token + position, + segment for BERT: the batch's ids, all 0 when it has none) ->
+//   L x [LN, qkv GEMM (+bias), attention (GPT: causal; BERT: bidirectional, padding keys masked by the batch's
 //   attention_mask), proj GEMM (+bias +residual), LN, fc GEMM (+bias, GELU epilogue), proj GEMM (+bias
 //   +residual)] -> LN -> head -> fused softmax cross-entropy over the first vocab_size columns;
 //   head, task lm (GPT): logits = h wte^T over the padded vocabulary;
@@ -42,7 +42,7 @@ class TransformerCuda {
 
   void zero_grads();
   // Loss of a batch for `task` (as Model::forward: lm = next-token targets, mlm = masked-LM targets;
-  // targets -1 are ignored; BERT reads the batch's segments and attention_mask, null meaning none),
+  // targets -1 are ignored; BERT reads the batch's segments (null: all 0) and attention_mask (null: none)),
   // the mean over counted positions. With backward, adds dloss * d(loss)/d(params) into the
   // gradients. Throws UsageError for a task the architecture lacks or the device does not run
   // (classify), DataError for ids out of range or a batch without any target.

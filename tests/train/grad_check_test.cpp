@@ -238,3 +238,40 @@ TEST_CASE("whole BERT gradient matches finite differences (MLM and classificatio
     check_model(m, b, Task::classify);
   }
 }
+
+// A BERT batch without segment ids is all segment 0 (BERT's default): same loss and gradients as
+// explicit zeros, and the segment table's row 0 gets the gradient.
+TEST_CASE("BERT without segment ids equals segment 0 everywhere") {
+  ModelConfig cfg;
+  cfg.arch = "bert";
+  cfg.n_layer = 1;
+  cfg.n_head = 2;
+  cfg.n_embd = 8;
+  cfg.n_positions = 6;
+  cfg.vocab_size = 11;
+  cfg.vocab_pad_to = 4;
+  Model<double> m(cfg);
+  init_parameters(m.params(), 7);
+  std::vector<std::int32_t> tok = {1, 2, 3, 4, 0, 10, 0, 9, 8, 7}, zeros(10, 0);
+  std::vector<std::int32_t> tgt = {-1, 5, -1, 4, -1, -1, 3, -1, -1, 7};
+  Batch b;
+  b.B = 2;
+  b.T = 5;
+  b.tokens = tok.data();
+  b.targets = tgt.data();
+  auto loss_and_wse_grad = [&](const std::int32_t* seg) {
+    b.segments = seg;
+    m.grads().zero();
+    const double loss = m.forward(b, Task::mlm);
+    m.backward();
+    const TensorView& v = m.layout().embed(kWse);
+    return std::pair(loss, std::vector<double>(m.grads().group(0) + v.offset, m.grads().group(0) + v.offset + v.numel));
+  };
+  const auto [loss_null, g_null] = loss_and_wse_grad(nullptr);
+  const auto [loss_zero, g_zero] = loss_and_wse_grad(zeros.data());
+  CHECK(loss_null == loss_zero);
+  CHECK(g_null == g_zero);
+  double row0 = 0.0;
+  for (int c = 0; c < cfg.n_embd; ++c) row0 += std::abs(g_null[static_cast<std::size_t>(c)]);
+  CHECK(row0 > 0.0);
+}
