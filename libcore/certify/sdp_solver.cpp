@@ -8,17 +8,12 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
-#include <Eigen/SparseCholesky>
-
-#include <Eigen/OrderingMethods>
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <numeric>
 #include <optional>
-#include <tuple>
 
+#include "certify/schur_complement.hpp"
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/timer.hpp"
@@ -106,196 +101,6 @@ double max_step(const SdpProblem& p, const BlockValues& X, const BlockValues& dX
 }
 
 // ---- the solver ------------------------------------------------------------------------------
-
-// One entry of a constraint matrix inside a block, both triangles listed (a diagonal block lists its
-// diagonal once, column q = p).
-struct Entry {
-  int p, q;
-  double v;
-};
-
-// The constraints touching one block, in increasing order, each with its entries in that block:
-// constraint[a] owns entries[start[a] .. start[a + 1]).
-struct BlockTerms {
-  std::vector<int> constraint;
-  std::vector<int> start = {0};
-  std::vector<Entry> entries;
-  int size() const { return static_cast<int>(constraint.size()); }
-  const Entry* begin(int a) const { return entries.data() + start[static_cast<std::size_t>(a)]; }
-  const Entry* end(int a) const { return entries.data() + start[static_cast<std::size_t>(a) + 1]; }
-};
-
-// The Schur complement M, dense or sparse (when every constraint touches few blocks, M_ij is zero
-// unless constraints i and j share a block), and its Cholesky factor. On degenerate problems M
-// tends to a singular matrix at the optimum and rounding can make it indefinite: then M + delta I is
-// factored with delta growing from 1e-14 of its largest diagonal entry (the refinement in
-// solve_direction corrects for the shift).
-//
-// Sparse: the pattern is the same in every iteration, so it is built once, straight from the
-// blocks' constraint lists, as the upper triangle of M in a symmetric order P chosen once: the
-// "block order" (constraints by the first block they touch, those touching more than
-// kWideConstraint blocks last), which for block chains such as chordal conversions in clique-tree
-// order gives a banded M whose factor barely fills, and costs no memory beyond M itself; when its
-// factor would hold more than kFillLimit times the entries of M, an AMD order of M's pattern
-// instead. Eigen's factorisation then runs in that order without copying M.
-class SchurFactor {
- public:
-  static constexpr int kWideConstraint = 64;
-  static constexpr double kFillLimit = 4.0;
-
-  SchurFactor() = default;  // dense
-  SchurFactor(int m, const std::vector<BlockTerms>& terms) : sparse_(true) { analyse(m, terms); }
-  bool sparse() const { return sparse_; }
-  const char* description() const { return !sparse_ ? "dense" : amd_ ? "sparse, AMD order" : "sparse, block order"; }
-
-  bool factor_dense(Eigen::MatrixXd M) {
-    dense_.compute(M);
-    const double dmax = M.diagonal().cwiseAbs().maxCoeff();
-    for (double delta = 1e-14 * dmax; dense_.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
-      M.diagonal().array() += delta;  // cumulative shift stays below 1.02 delta
-      dense_.compute(M);
-      core::log::debug("sdp: Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
-    }
-    return dense_.info() == Eigen::Success;
-  }
-
-  // M from its lower-triangle entries (original constraint indices), emitted as add(i, j, value) by
-  // `emit` in the same order in every iteration (duplicates summed): the first call records where
-  // each emitted entry lands in M's values, later calls add straight into them.
-  template <class Emit>
-  bool factor_sparse(Emit&& emit) {
-    Eigen::Map<Eigen::VectorXd> values(M_.valuePtr(), M_.nonZeros());
-    values.setZero();
-    if (position_.empty()) {
-      emit([&](int i, int j, double v) {
-        position_.push_back(static_cast<int>(find(perm_[static_cast<std::size_t>(i)], perm_[static_cast<std::size_t>(j)])));
-        values(position_.back()) += v;
-      });
-      position_.shrink_to_fit();
-    } else {
-      std::size_t k = 0;
-      emit([&](int, int, double v) { values(position_[k++]) += v; });
-    }
-    llt_.factorize(M_);
-    const int m = static_cast<int>(M_.rows());
-    double dmax = 0.0;
-    for (int k = 0; k < m; ++k) dmax = std::max(dmax, std::abs(values(find(k, k))));
-    for (double delta = 1e-14 * dmax; llt_.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
-      for (int k = 0; k < m; ++k) values(find(k, k)) += delta;  // cumulative shift below 1.02 delta
-      llt_.factorize(M_);
-      core::log::debug("sdp: sparse Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
-    }
-    return llt_.info() == Eigen::Success;
-  }
-
-  VectorXd solve(const VectorXd& r) const {
-    if (!sparse_) return dense_.solve(r);
-    VectorXd rp(r.size());
-    for (Eigen::Index i = 0; i < r.size(); ++i) rp(perm_[static_cast<std::size_t>(i)]) = r(i);
-    const VectorXd xp = llt_.solve(rp);
-    VectorXd x(r.size());
-    for (Eigen::Index i = 0; i < r.size(); ++i) x(i) = xp(perm_[static_cast<std::size_t>(i)]);
-    return x;
-  }
-
- private:
-  using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
-
-  void analyse(int m, const std::vector<BlockTerms>& terms) {
-    perm_ = block_order(m, terms);
-    build_pattern(m, terms);
-    llt_.analyzePattern(M_);
-    long fill = llt_.matrixL().nestedExpression().nonZeros();
-    if (static_cast<double>(fill) > kFillLimit * static_cast<double>(M_.nonZeros())) {
-      amd_ = true;
-      SparseMatrix full = M_.selfadjointView<Eigen::Upper>();
-      Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> amd;  // new index -> current (inverse perm)
-      Eigen::AMDOrdering<int>()(full, amd);
-      full = SparseMatrix();
-      std::vector<int> inverse(static_cast<std::size_t>(m));
-      for (int c = 0; c < m; ++c) inverse[static_cast<std::size_t>(amd.indices()(c))] = c;
-      for (auto& p : perm_) p = inverse[static_cast<std::size_t>(p)];
-      build_pattern(m, terms);
-      llt_.analyzePattern(M_);
-      fill = llt_.matrixL().nestedExpression().nonZeros();
-    }
-    core::log::debug("sdp: {} Schur complement, {} rows, {} nonzeros in its upper triangle, {} in its factor",
-                     description(), m, M_.nonZeros(), fill);
-  }
-
-  // perm_[i]: the position of constraint i in the block order.
-  static std::vector<int> block_order(int m, const std::vector<BlockTerms>& terms) {
-    std::vector<int> first(static_cast<std::size_t>(m), std::numeric_limits<int>::max()), span(static_cast<std::size_t>(m), 0);
-    for (std::size_t k = 0; k < terms.size(); ++k)
-      for (int i : terms[k].constraint) {
-        first[static_cast<std::size_t>(i)] = std::min(first[static_cast<std::size_t>(i)], static_cast<int>(k));
-        ++span[static_cast<std::size_t>(i)];
-      }
-    std::vector<int> order(static_cast<std::size_t>(m));
-    std::iota(order.begin(), order.end(), 0);
-    auto key = [&](int i) {
-      const auto u = static_cast<std::size_t>(i);
-      return std::tuple(span[u] > kWideConstraint, first[u], i);
-    };
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
-    std::vector<int> perm(static_cast<std::size_t>(m));
-    for (int c = 0; c < m; ++c) perm[static_cast<std::size_t>(order[static_cast<std::size_t>(c)])] = c;
-    return perm;
-  }
-
-  // M_'s pattern in the order perm_: column c holds the rows r <= c of constraints sharing a block
-  // with the constraint at position c (two passes over the blocks: count, then fill).
-  void build_pattern(int m, const std::vector<BlockTerms>& terms) {
-    std::vector<std::vector<int>> blocks_of(static_cast<std::size_t>(m));
-    for (std::size_t k = 0; k < terms.size(); ++k)
-      for (int i : terms[k].constraint) blocks_of[static_cast<std::size_t>(i)].push_back(static_cast<int>(k));
-    std::vector<int> at(static_cast<std::size_t>(m));  // constraint at each position
-    for (int i = 0; i < m; ++i) at[static_cast<std::size_t>(perm_[static_cast<std::size_t>(i)])] = i;
-    std::vector<int> mark(static_cast<std::size_t>(m), -1);
-    auto visit = [&](int c, auto&& row) {
-      for (int k : blocks_of[static_cast<std::size_t>(at[static_cast<std::size_t>(c)])])
-        for (int j : terms[static_cast<std::size_t>(k)].constraint) {
-          const int r = perm_[static_cast<std::size_t>(j)];
-          if (r <= c && mark[static_cast<std::size_t>(r)] != c) {
-            mark[static_cast<std::size_t>(r)] = c;
-            row(r);
-          }
-        }
-    };
-    M_ = SparseMatrix(m, m);
-    int* outer = M_.outerIndexPtr();
-    outer[0] = 0;
-    for (int c = 0; c < m; ++c) {
-      int count = 0;
-      visit(c, [&count](int) { ++count; });
-      outer[c + 1] = outer[c] + count;
-    }
-    std::fill(mark.begin(), mark.end(), -1);
-    M_.resizeNonZeros(outer[m]);
-    int* inner = M_.innerIndexPtr();
-    for (int c = 0; c < m; ++c) {
-      int* out = inner + outer[c];
-      visit(c, [&out](int r) { *out++ = r; });
-      std::sort(inner + outer[c], inner + outer[c + 1]);
-    }
-  }
-
-  // Value index of entry (r, c) of M_ (positions in perm_ order, either triangle).
-  std::ptrdiff_t find(int r, int c) const {
-    if (r > c) std::swap(r, c);
-    const int* begin = M_.innerIndexPtr() + M_.outerIndexPtr()[c];
-    const int* end = M_.innerIndexPtr() + M_.outerIndexPtr()[c + 1];
-    return std::lower_bound(begin, end, r) - M_.innerIndexPtr();
-  }
-
-  bool sparse_ = false;
-  bool amd_ = false;
-  Eigen::LLT<Eigen::MatrixXd> dense_;
-  SparseMatrix M_;
-  std::vector<int> perm_;
-  std::vector<int> position_;  // value index of each emitted entry (M_ has int indices)
-  Eigen::SimplicialLLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> llt_;
-};
 
 class Solver {
  public:
@@ -431,7 +236,7 @@ class Solver {
       const bool diagonal = shape_.blocks[k].diagonal;
       for (int a = 0; a < t.size(); ++a) {
         double s = 0.0;
-        for (const Entry* e = t.begin(a); e != t.end(a); ++e) s += e->v * X[k](e->p, diagonal ? 0 : e->q);
+        for (const BlockEntry* e = t.begin(a); e != t.end(a); ++e) s += e->v * X[k](e->p, diagonal ? 0 : e->q);
         r(t.constraint[static_cast<std::size_t>(a)]) += s;
       }
     }
@@ -447,7 +252,7 @@ class Solver {
       for (int a = 0; a < t.size(); ++a) {
         const double c = y(t.constraint[static_cast<std::size_t>(a)]);
         if (c == 0.0) continue;
-        for (const Entry* e = t.begin(a); e != t.end(a); ++e) out[k](e->p, diagonal ? 0 : e->q) += c * e->v;
+        for (const BlockEntry* e = t.begin(a); e != t.end(a); ++e) out[k](e->p, diagonal ? 0 : e->q) += c * e->v;
       }
     }
     return out;
@@ -490,13 +295,13 @@ class Solver {
         const VectorXd d = X_[k].col(0).cwiseProduct(Zinv[k].col(0));
         VectorXd w = VectorXd::Zero(shape_.blocks[k].size);
         for (int aj = 0; aj < na; ++aj) {
-          for (const Entry* e = t.begin(aj); e != t.end(aj); ++e) w(e->p) += e->v * d(e->p);
+          for (const BlockEntry* e = t.begin(aj); e != t.end(aj); ++e) w(e->p) += e->v * d(e->p);
           for (int ai = aj; ai < na; ++ai) {
             double s = 0.0;
-            for (const Entry* e = t.begin(ai); e != t.end(ai); ++e) s += e->v * w(e->p);
+            for (const BlockEntry* e = t.begin(ai); e != t.end(ai); ++e) s += e->v * w(e->p);
             add(active[ai], active[aj], s);
           }
-          for (const Entry* e = t.begin(aj); e != t.end(aj); ++e) w(e->p) = 0.0;
+          for (const BlockEntry* e = t.begin(aj); e != t.end(aj); ++e) w(e->p) = 0.0;
         }
         continue;
       }
@@ -512,17 +317,17 @@ class Solver {
           // (X A_j Z^-1)[p,q] = sum over entries (r,s,c) of A_j of c X[p,r] Zi[s,q].
           for (int ai = aj; ai < na; ++ai) {
             double s = 0.0;
-            for (const Entry* ei = t.begin(ai); ei != t.end(ai); ++ei)
-              for (const Entry* ej_ = t.begin(aj); ej_ != t.end(aj); ++ej_) s += ei->v * ej_->v * X(ei->p, ej_->p) * Zi(ej_->q, ei->q);
+            for (const BlockEntry* ei = t.begin(ai); ei != t.end(ai); ++ei)
+              for (const BlockEntry* ej_ = t.begin(aj); ej_ != t.end(aj); ++ej_) s += ei->v * ej_->v * X(ei->p, ej_->p) * Zi(ej_->q, ei->q);
             add(active[ai], active[aj], s);
           }
         } else {
           MatrixXd W = MatrixXd::Zero(X.rows(), X.cols());  // X A_j
-          for (const Entry* e = t.begin(aj); e != t.end(aj); ++e) W.col(e->q) += e->v * X.col(e->p);
+          for (const BlockEntry* e = t.begin(aj); e != t.end(aj); ++e) W.col(e->q) += e->v * X.col(e->p);
           const MatrixXd G = W * Zi;
           for (int ai = aj; ai < na; ++ai) {
             double s = 0.0;
-            for (const Entry* e = t.begin(ai); e != t.end(ai); ++e) s += e->v * G(e->p, e->q);
+            for (const BlockEntry* e = t.begin(ai); e != t.end(ai); ++e) s += e->v * G(e->p, e->q);
             add(active[ai], active[aj], s);
           }
         }

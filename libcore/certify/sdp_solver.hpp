@@ -29,11 +29,12 @@
 namespace core::certify {
 
 enum class SdpStatus { optimal, primal_infeasible, dual_infeasible, stalled, iteration_limit, above_target, below_target };
-// How the Schur complement is stored and factored: dense Cholesky, or sparse Cholesky (AMD order,
-// analysed once) for problems whose constraints each touch few blocks of many small ones (then
-// M_ij = 0 unless constraints i and j share a block; e.g. a chordal conversion, where one
-// iteration costs O(number of blocks) when each block meets a bounded number of constraints).
-// automatic: sparse when M has at least 1000 rows and at most 25% nonzeros by the block count.
+// How the Schur complement is stored and factored (schur_complement.hpp): dense Cholesky, or sparse
+// Cholesky (block order, else AMD; analysed once) for problems whose constraints each touch few
+// blocks of many small ones (then M_ij = 0 unless constraints i and j share a block; e.g. a chordal
+// conversion, where one iteration costs O(number of blocks) when each block meets a bounded number
+// of constraints). automatic: sparse when M has at least 1000 rows and at most 25% nonzeros by the
+// block count.
 enum class SchurMode { automatic, dense, sparse };
 const char* to_string(SdpStatus status);
 
