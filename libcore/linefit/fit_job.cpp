@@ -316,7 +316,7 @@ FitResult run_fit(const FitOptions& opts) {
     }
     auto t = r.times.scope("certify");
     const TlsCertificate c = certify_tls(Q, r.line, opts.tol);
-    r.certificate = {c.cost, c.dual, c.lambda_min, c.stationarity, c.certified, "closed form, tol " + std::to_string(c.tol)};
+    r.certificate = {c.cost, c.dual, c.lambda_min, c.stationarity, c.certified, "closed form, tol " + std::to_string(c.tol), std::nullopt};
     r.weights.assign(r.points.size(), 1.0);
   } else {
     certify_gm_fit(opts, r, relax, solve_graph);
