@@ -61,6 +61,10 @@ void axpy(double alpha, const BlockValues& x, BlockValues& y) {
   for (std::size_t k = 0; k < x.size(); ++k) y[k] += alpha * x[k];
 }
 
+std::string human_bytes(std::uint64_t bytes) {
+  return bytes >= 1000000000 ? fmt::format("{:.1f} GB", bytes / 1e9) : fmt::format("{:.0f} MB", bytes / 1e6);
+}
+
 // <X + a dX, Z + b dZ> without forming either sum.
 double dot_after_step(const BlockValues& X, double a, const BlockValues& dX, const BlockValues& Z, double b,
                       const BlockValues& dZ) {
@@ -130,7 +134,14 @@ class Solver {
     Cv_ = shape_.zeros();
     shape_.accumulate(problem.C, 1.0, Cv_);
     group_by_block(std::move(problem.A));
-    if (use_sparse_schur()) schur_.emplace(m, terms_);
+    const bool sparse = use_sparse_schur();
+    const std::uint64_t need = working_bytes(sparse);
+    if (opts_.memory_limit_bytes > 0 && need > opts_.memory_limit_bytes)
+      throw SdpTooLarge(fmt::format("SDP with {} constraints over {} blocks needs about {} of working memory, more than "
+                                    "the limit of {}",
+                                    m, shape_.blocks.size(), human_bytes(need), human_bytes(opts_.memory_limit_bytes)),
+                        need);
+    if (sparse) schur_.emplace(m, terms_);
     else schur_.emplace();
   }
 
@@ -266,6 +277,19 @@ class Solver {
     double pairs = 0.0;
     for (const auto& t : terms_) pairs += 0.5 * static_cast<double>(t.size()) * (t.size() + 1.0);
     return m >= 1000 && pairs <= 0.25 * 0.5 * m * (m + 1.0);
+  }
+
+  // Estimated working memory of the iterations in bytes: the Schur complement (sparse: M, its
+  // factor without fill and the entry positions, 28 bytes per block contribution; dense: M and its
+  // factor) and kLiveBlockValues block values (iterates, directions, temporaries).
+  std::uint64_t working_bytes(bool sparse) const {
+    constexpr double kLiveBlockValues = 16.0;
+    const auto m = static_cast<double>(b_.size());
+    double schur = sparse ? 0.0 : 16.0 * m * m, values = 0.0;
+    if (sparse)
+      for (const auto& t : terms_) schur += 28.0 * 0.5 * t.size() * (t.size() + 1.0);
+    for (const auto& blk : shape_.blocks) values += 8.0 * (blk.diagonal ? blk.size : double(blk.size) * blk.size) + 48.0;
+    return static_cast<std::uint64_t>(schur + kLiveBlockValues * values);
   }
 
   // Scaled identity start (SDPT3's choice of scales, Toh-Todd-Tutuncu 1999).

@@ -21,10 +21,12 @@
 #pragma once
 #include <Eigen/Dense>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "certify/sdp_problem.hpp"
+#include "common/errors.hpp"
 
 namespace core::certify {
 
@@ -50,9 +52,23 @@ struct SdpOptions {
   // (status above_target: the optimum is at least b^T y, up to the residual), or a primal iterate
   // with relative residual <= tol and <C, X> < target (below_target: the optimum is at most <C, X>).
   std::optional<double> target;
+  // Refuse (SdpTooLarge) before allocating the Schur complement when the solver's estimated working
+  // memory exceeds this many bytes; 0: no limit.
+  std::uint64_t memory_limit_bytes = 0;
   // Throws UsageError naming the bad field: tol, infeasibility_tol in (0, 1), max_iterations >= 1,
   // step_fraction in (0, 1).
   void validate() const;
+};
+
+// The problem would need more memory than SdpOptions::memory_limit_bytes (a usage error, exit 2:
+// the caller asked for more than the machine has). estimated_bytes is the solver's estimate.
+class SdpTooLarge : public UsageError {
+ public:
+  SdpTooLarge(const std::string& what, std::uint64_t estimated_bytes) : UsageError(what), estimated_bytes_(estimated_bytes) {}
+  std::uint64_t estimated_bytes() const { return estimated_bytes_; }
+
+ private:
+  std::uint64_t estimated_bytes_;
 };
 
 struct SdpResult {

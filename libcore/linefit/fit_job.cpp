@@ -7,6 +7,7 @@
 #include "certify/relaxation.hpp"
 #include "certify/sdpa.hpp"
 #include "common/errors.hpp"
+#include "common/log.hpp"
 #include "common/memory.hpp"
 #include "linefit/gm.hpp"
 #include "linefit/gm_certificate.hpp"
@@ -181,6 +182,8 @@ certify::Certificate certify_on_graph(const FitOptions& opts, FitResult& r, cons
   if (r.multipliers == "stationary_sdp" || r.multipliers == "sparse_sdp") {
     certify::SdpOptions so;
     so.target = 0.0;  // only the sign of t* matters: stop once an iterate shows it
+    so.memory_limit_bytes = opts.memory_gb > 0.0 ? static_cast<std::uint64_t>(opts.memory_gb * 1e9)
+                                                 : available_memory_bytes() / 10 * 9;
     GmCertificate g = r.multipliers == "sparse_sdp" ? certify_gm_sparse_sdp(r.points, r.line, opts.sigma, graph, co, so)
                                                     : certify_gm_stationary_sdp(r.points, r.line, opts.sigma, graph, co, so);
     search = certificate_search_json(g.sdp);
@@ -216,13 +219,24 @@ void certify_gm_fit(const FitOptions& opts, FitResult& r, const std::optional<ce
     if (probe.cost < cost - 1e-9 * (1.0 + cost)) r.better = {probe.line, probe.cost};
   }
   for (int k : block_sizes(opts)) {
+    GmGraph next;
     {
       auto t = r.times.scope("build");
-      graph = constraint_graph(opts, r.points, &r.line, k);
-      graph.validate();
+      next = constraint_graph(opts, r.points, &r.line, k);
+      next.validate();
     }
     nlohmann::json search;
-    c = certify_on_graph(opts, r, graph, relax, solve_graph, search, text);
+    try {
+      c = certify_on_graph(opts, r, next, relax, solve_graph, search, text);
+    } catch (const certify::SdpTooLarge& e) {
+      if (tried.empty())  // nothing to report: the first graph is already too large
+        throw UsageError("GM certificate on the graph '" + next.name + "': " + e.what() +
+                         " (set memory_gb to allow more, or certify fewer points)");
+      log::warn("{}: {}; larger blocks not tried", next.name, e.what());
+      tried.push_back({{"graph", next.name}, {"edges", next.edges.size()}, {"certified", false}, {"skipped", e.what()}});
+      break;
+    }
+    graph = std::move(next);
     tried.push_back({{"graph", graph.name}, {"edges", graph.edges.size()}, {"certified", c.certified}, {"search", search}});
     r.multiplier_sdp = search;
     if (c.certified || r.better) break;

@@ -35,6 +35,7 @@ struct FitOptions {
   std::string export_sdpa;                     // write the SDP relaxation here (SDPA sparse format): the sdp
                                                // solver's, else that of the certificate's graph
   double tol = 1e-9;                           // relative certificate tolerance
+  double memory_gb = 0.0;                      // GM certificate SDP: working-memory limit (0: 90% of what is available)
   std::uint64_t seed = 0;                      // synthetic data only
   SyntheticLine synthetic;                     // used when neither input nor points is given
 
@@ -66,6 +67,10 @@ struct FitOptions {
       core::one_of({"auto", "least_squares", "closed_form", "stationary_sdp", "chordal", "sparse_sdp", "sdp"}));
     v("export_sdpa", export_sdpa, "write the SDP relaxation (the sdp solver's, else the certificate graph's) to this .dat-s file");
     v("tol", tol, "certificate tolerance: tls, relative to ||Q||_F; gm, the PSD shift relative to each diagonal entry of H", core::in_range(0.0, 1.0));
+    v("memory_gb", memory_gb,
+      "GM certificate: refuse an SDP whose estimated working memory exceeds this many GB (0: 90% of the memory "
+      "available at the start); a larger block than the first is then skipped, the first is an error (exit 2)",
+      core::in_range(0.0, 1e6));
     v("seed", seed, "seed of the synthetic data");
     v.section("synthetic", synthetic);
   }

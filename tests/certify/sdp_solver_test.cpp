@@ -184,3 +184,20 @@ TEST_CASE("sparse Schur complement orders: AMD on a grid of blocks, block order 
     CHECK(a.dual_objective == doctest::Approx(b.dual_objective).epsilon(1e-8));
   }
 }
+
+// A memory limit below the solver's estimate refuses the problem before any factorisation.
+TEST_CASE("memory limit: SdpTooLarge before solving, a generous limit solves") {
+  const KnownSdp k = random_known_sdp(6, 2, 4, 15, 3);
+  SdpOptions tight;
+  tight.memory_limit_bytes = 1000;
+  try {
+    (void)solve_sdp(k.problem, tight);
+    FAIL("expected SdpTooLarge");
+  } catch (const SdpTooLarge& e) {
+    CHECK(e.estimated_bytes() > 1000);
+    CHECK(std::string(e.what()).find("working memory") != std::string::npos);
+  }
+  SdpOptions generous;
+  generous.memory_limit_bytes = 1ull << 30;
+  CHECK(solve_sdp(k.problem, generous).status == SdpStatus::optimal);
+}

@@ -256,3 +256,36 @@ TEST_CASE("multipliers=auto: the sparse SDP on the balanced graph, block size es
   CHECK(w.graphs_tried[0]["certified"] == false);
   CHECK(w.certificate.certified == w.graphs_tried.back()["certified"].get<bool>());
 }
+
+// memory_gb: an SDP whose estimated working memory exceeds the limit is not built. The first graph
+// too large is a usage error naming memory_gb; a larger block than the first is skipped (recorded
+// in graphs_tried), and the result is the last graph actually tried.
+TEST_CASE("memory_gb: the first graph over the limit is an error, a larger block is skipped") {
+  FitOptions o;
+  o.mode = "gm";
+  o.solver = "irls";
+  o.synthetic.n = 40;
+  o.synthetic.outliers = 0.2;
+  o.synthetic.angle_deg = 52.0;
+  o.seed = 1;
+  o.memory_gb = 1e-9;
+  CHECK_THROWS_WITH_AS(run_fit(o), doctest::Contains("memory_gb"), core::UsageError);
+  bool skipped = false;
+  for (double gb = 1e-6; gb < 1e-1 && !skipped; gb *= 1.5) {
+    o.memory_gb = gb;
+    FitResult r;
+    try {
+      r = run_fit(o);
+    } catch (const core::UsageError&) {
+      continue;  // even the chain is over this limit
+    }
+    if (!r.graphs_tried.back().contains("skipped")) continue;
+    skipped = true;
+    CAPTURE(gb);
+    REQUIRE(r.graphs_tried.size() >= 2);
+    CHECK(!r.certificate.certified);
+    CHECK(r.graph == r.graphs_tried[r.graphs_tried.size() - 2]["graph"].get<std::string>());
+    CHECK(r.graphs_tried.back()["skipped"].get<std::string>().find("working memory") != std::string::npos);
+  }
+  CHECK(skipped);
+}

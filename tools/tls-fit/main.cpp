@@ -8,6 +8,7 @@
 #include "certify/sdpa.hpp"
 #include "common/cli.hpp"
 #include "common/log.hpp"
+#include "common/memory.hpp"
 #include "io/csv.hpp"
 #include "io/npy.hpp"
 #include "linefit/fit_job.hpp"
@@ -65,6 +66,7 @@ static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
   certify::SdpOptions so;
   so.tol = opts.tol;
   so.max_iterations = opts.max_iterations;
+  so.memory_limit_bytes = available_memory_bytes() / 10 * 9;
   const certify::SdpResult r = certify::solve_sdp(std::move(p), so);
   log::info("{}: {} after {} iterations, primal {:.10g}, dual {:.10g} (file's max convention), {:.4f} s",
             opts.input, certify::to_string(r.status), r.iterations, certify::sdpa_objective(r.primal_objective),
