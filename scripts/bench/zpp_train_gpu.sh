@@ -4,7 +4,8 @@
 #   scripts/bench/zpp_train_gpu.sh [BUILD_DIR]     (env: BATCHES="32 64" STEPS=8 JOBS=16 CMAKE_ARGS=...
 #                                                        PROFILE=B: also ncu per-kernel times, batch B)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
-# 2. runs the gpu-labelled tests (kernels against the host layers; one training step CPU vs CUDA);
+# 2. runs the gpu-labelled tests (kernels against the host layers; one GPT and one BERT step CPU vs
+#    CUDA) and the zpp-train CLI tests (which train GPT and BERT with --device cuda against the CPU);
 # 3. measures the device's bf16 GEMM rate through the same cuBLASLt path (zpp-train peak device=cuda,
 #    8192^3, best of 10): the baseline MFU is quoted against, next to the nominal 790 TFLOP/s;
 # 4. trains GPT-2 124M for STEPS steps per batch size in BATCHES (the first step is excluded from the
@@ -26,12 +27,13 @@ T0=$SECONDS
 
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTOOLKIT_CUDA=ON ${CMAKE_ARGS:-} > "$BUILD.configure.log" 2>&1 ||
   { tail -30 "$BUILD.configure.log" >&2; exit 1; }
-cmake --build "$BUILD" --target zpp-train test_kernels_gpu test_train_step_gpu -j"$JOBS" > "$BUILD.build.log" 2>&1 ||
+cmake --build "$BUILD" --target zpp-train test_kernels_gpu test_train_step_gpu test_train_cli -j"$JOBS" > "$BUILD.build.log" 2>&1 ||
   { grep -E "error|FAILED" "$BUILD.build.log" | head -30 >&2; exit 1; }
 echo "build: $((SECONDS - T0)) s"
 
 echo "== gpu tests"
 (cd "$BUILD" && ctest -L gpu --output-on-failure --timeout 300) || echo "(gpu tests failed: see above)"
+(cd "$BUILD" && ctest -R test_train_cli --output-on-failure --timeout 300) || echo "(zpp-train CLI tests failed: see above)"
 echo "tests done at $((SECONDS - T0)) s"
 
 ZPP="$BUILD/bin/zpp-train"
