@@ -56,12 +56,17 @@ bool SchurFactor::factor_dense(Eigen::MatrixXd M) {
   return dense_.info() == Eigen::Success;
 }
 
+// The block order is kept when the envelope of M (per column, the rows from its first entry down to
+// the diagonal; it holds the Cholesky factor) is at most kFillLimit times M's entries: an O(nnz) test
+// that also spares a symbolic analysis of an order that would fill badly (which can cost more than
+// AMD itself).
 void SchurFactor::analyse(int m, const std::vector<BlockTerms>& terms) {
   perm_ = block_order(m, terms);
   build_pattern(m, terms);
-  llt_.analyzePattern(M_);
-  long fill = llt_.matrixL().nestedExpression().nonZeros();
-  if (static_cast<double>(fill) > kFillLimit * static_cast<double>(M_.nonZeros())) {
+  double envelope = 0.0;
+  for (int c = 0; c < m; ++c)
+    envelope += c - M_.innerIndexPtr()[M_.outerIndexPtr()[c]] + 1;  // each column holds its diagonal
+  if (envelope > kFillLimit * static_cast<double>(M_.nonZeros())) {
     amd_ = true;
     Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> amd;  // new position -> current one
     {
@@ -72,15 +77,15 @@ void SchurFactor::analyse(int m, const std::vector<BlockTerms>& terms) {
     for (int c = 0; c < m; ++c) inverse[static_cast<std::size_t>(amd.indices()(c))] = c;
     for (auto& p : perm_) p = inverse[static_cast<std::size_t>(p)];
     build_pattern(m, terms);
-    llt_.analyzePattern(M_);
-    fill = llt_.matrixL().nestedExpression().nonZeros();
   }
+  llt_.analyzePattern(M_);
+  const long fill = llt_.matrixL().nestedExpression().nonZeros();
   core::log::debug("sdp: {} Schur complement, {} rows, {} nonzeros in its upper triangle, {} in its factor",
                    description(), m, M_.nonZeros(), fill);
 }
 
 // M_'s pattern in the order perm_: column c holds the rows r <= c of constraints sharing a block
-// with the constraint at position c (two passes over the blocks: count, then fill).
+// with the constraint at position c, and its diagonal (two passes over the blocks: count, then fill).
 void SchurFactor::build_pattern(int m, const std::vector<BlockTerms>& terms) {
   const auto um = static_cast<std::size_t>(m);
   std::vector<std::vector<int>> blocks_of(um);
@@ -89,7 +94,9 @@ void SchurFactor::build_pattern(int m, const std::vector<BlockTerms>& terms) {
   std::vector<int> at(um);  // constraint at each position
   for (int i = 0; i < m; ++i) at[static_cast<std::size_t>(perm_[static_cast<std::size_t>(i)])] = i;
   std::vector<int> mark(um, -1);
-  auto visit = [&](int c, auto&& row) {
+  auto visit = [&](int c, auto&& row) {  // the diagonal always, even for a constraint touching no block
+    mark[static_cast<std::size_t>(c)] = c;
+    row(c);
     for (int k : blocks_of[static_cast<std::size_t>(at[static_cast<std::size_t>(c)])])
       for (int j : terms[static_cast<std::size_t>(k)].constraint) {
         const int r = perm_[static_cast<std::size_t>(j)];

@@ -7,8 +7,8 @@
 // constraint lists, as the upper triangle of M in a symmetric order chosen once: the "block order"
 // (constraints by the first block they touch, those touching more than kWideConstraint blocks last),
 // which for block chains such as chordal conversions in clique-tree order gives a banded M whose
-// factor barely fills and costs no memory beyond M itself; when its factor would hold more than
-// kFillLimit times the entries of M, an AMD order of M's pattern instead. Eigen's factorisation then
+// factor barely fills and costs no memory beyond M itself; when its envelope (a bound on the factor)
+// holds more than kFillLimit times the entries of M, an AMD order of M's pattern instead. Eigen's factorisation then
 // runs in that order without copying M.
 //
 // On degenerate problems M tends to a singular matrix at the optimum and rounding can make it
