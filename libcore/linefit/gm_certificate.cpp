@@ -37,6 +37,64 @@ GmCertificate finish_certificate(const Points& pts, const Line& line, double sig
   return out;
 }
 
+// The free-multiplier SDP of certify_gm_sparse_sdp after chordal conversion.
+certify::SdpProblem gm_chordal_sdp(const GmFreeFamily& f, const GmGraph& graph) {
+  // Blocks: one per clique of the graph, rows {hub, z_i for i in the clique}. Every entry of the
+  // pattern belongs to the first clique covering it (its value in C, B_j and -t I), and each later
+  // covering clique takes a share through a split variable moving value from one covering clique to
+  // the next (+ in one, - in the other), so the blocks sum to C + sum_j alpha_j B_j - t I.
+  const std::int64_t nr = f.order;
+  std::vector<std::vector<int>> rows(graph.cliques.size());
+  std::unordered_map<std::int64_t, int> entry;
+  std::vector<std::vector<std::array<int, 3>>> cover;  // entry -> (clique, local p, local q)
+  certify::SdpProblem sdp;
+  for (std::size_t e = 0; e < graph.cliques.size(); ++e) {
+    rows[e].push_back(0);
+    for (int i : graph.cliques[e])
+      for (int r = 0; r < 3; ++r) rows[e].push_back(1 + 3 * i + r);
+    const int d = static_cast<int>(rows[e].size());
+    sdp.blocks.push_back({d, false});
+    for (int p = 0; p < d; ++p)
+      for (int q = p; q < d; ++q) {
+        const std::int64_t lo = std::min(rows[e][p], rows[e][q]), hi = std::max(rows[e][p], rows[e][q]);
+        auto [it, fresh] = entry.try_emplace(lo * nr + hi, static_cast<int>(cover.size()));
+        if (fresh) cover.emplace_back();
+        cover[it->second].push_back({static_cast<int>(e), p, q});
+      }
+  }
+  auto owner = [&](int r, int c) -> const std::array<int, 3>& {
+    const auto it = entry.find(static_cast<std::int64_t>(std::min(r, c)) * nr + std::max(r, c));
+    if (it == entry.end()) throw std::logic_error("GM sparse SDP: Lagrangian entry outside the cliques of '" + graph.name + "'");
+    return cover[it->second].front();
+  };
+  const int m_alpha = static_cast<int>(f.B.size()), t_var = m_alpha;
+  int splits = 0;
+  for (const auto& c : cover) splits += static_cast<int>(c.size()) - 1;
+  sdp.A.resize(m_alpha + 1 + splits);
+  for (const auto& e : f.C) {
+    const auto& o = owner(e.row, e.col);
+    sdp.C.add(o[0], o[1], o[2], e.value);
+  }
+  for (int j = 0; j < m_alpha; ++j)
+    for (const auto& e : f.B[j]) {
+      const auto& o = owner(e.row, e.col);
+      sdp.A[j].add(o[0], o[1], o[2], -e.value);
+    }
+  for (int r = 0; r < f.order; ++r) {
+    const auto& o = owner(r, r);
+    sdp.A[t_var].add(o[0], o[1], o[2], 1.0);
+  }
+  int k = m_alpha + 1;
+  for (const auto& c : cover)
+    for (std::size_t s = 0; s + 1 < c.size(); ++s, ++k) {
+      sdp.A[k].add(c[s][0], c[s][1], c[s][2], 1.0);
+      sdp.A[k].add(c[s + 1][0], c[s + 1][1], c[s + 1][2], -1.0);
+    }
+  sdp.b = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(sdp.A.size()));
+  sdp.b(t_var) = 1.0;
+  return sdp;
+}
+
 }  // namespace
 
 Eigen::SparseMatrix<double> gm_free_directions(const Eigen::VectorXd& x, const GmGraph& graph) {
@@ -163,68 +221,6 @@ GmCertificate certify_gm_stationary_sdp(const Points& pts, const Line& line, dou
   out.sdp.constraints = m;
   return out;
 }
-
-namespace {
-
-// The free-multiplier SDP of certify_gm_sparse_sdp after chordal conversion.
-certify::SdpProblem gm_chordal_sdp(const GmFreeFamily& f, const GmGraph& graph) {
-  // Blocks: one per clique of the graph, rows {hub, z_i for i in the clique}. Every entry of the
-  // pattern belongs to the first clique covering it (its value in C, B_j and -t I), and each later
-  // covering clique takes a share through a split variable moving value from one covering clique to
-  // the next (+ in one, - in the other), so the blocks sum to C + sum_j alpha_j B_j - t I.
-  const std::int64_t nr = f.order;
-  std::vector<std::vector<int>> rows(graph.cliques.size());
-  std::unordered_map<std::int64_t, int> entry;
-  std::vector<std::vector<std::array<int, 3>>> cover;  // entry -> (clique, local p, local q)
-  certify::SdpProblem sdp;
-  for (std::size_t e = 0; e < graph.cliques.size(); ++e) {
-    rows[e].push_back(0);
-    for (int i : graph.cliques[e])
-      for (int r = 0; r < 3; ++r) rows[e].push_back(1 + 3 * i + r);
-    const int d = static_cast<int>(rows[e].size());
-    sdp.blocks.push_back({d, false});
-    for (int p = 0; p < d; ++p)
-      for (int q = p; q < d; ++q) {
-        const std::int64_t lo = std::min(rows[e][p], rows[e][q]), hi = std::max(rows[e][p], rows[e][q]);
-        auto [it, fresh] = entry.try_emplace(lo * nr + hi, static_cast<int>(cover.size()));
-        if (fresh) cover.emplace_back();
-        cover[it->second].push_back({static_cast<int>(e), p, q});
-      }
-  }
-  auto owner = [&](int r, int c) -> const std::array<int, 3>& {
-    const auto it = entry.find(static_cast<std::int64_t>(std::min(r, c)) * nr + std::max(r, c));
-    if (it == entry.end()) throw std::logic_error("GM sparse SDP: Lagrangian entry outside the cliques of '" + graph.name + "'");
-    return cover[it->second].front();
-  };
-  const int m_alpha = static_cast<int>(f.B.size()), t_var = m_alpha;
-  int splits = 0;
-  for (const auto& c : cover) splits += static_cast<int>(c.size()) - 1;
-  sdp.A.resize(m_alpha + 1 + splits);
-  for (const auto& e : f.C) {
-    const auto& o = owner(e.row, e.col);
-    sdp.C.add(o[0], o[1], o[2], e.value);
-  }
-  for (int j = 0; j < m_alpha; ++j)
-    for (const auto& e : f.B[j]) {
-      const auto& o = owner(e.row, e.col);
-      sdp.A[j].add(o[0], o[1], o[2], -e.value);
-    }
-  for (int r = 0; r < f.order; ++r) {
-    const auto& o = owner(r, r);
-    sdp.A[t_var].add(o[0], o[1], o[2], 1.0);
-  }
-  int k = m_alpha + 1;
-  for (const auto& c : cover)
-    for (std::size_t s = 0; s + 1 < c.size(); ++s, ++k) {
-      sdp.A[k].add(c[s][0], c[s][1], c[s][2], 1.0);
-      sdp.A[k].add(c[s + 1][0], c[s + 1][1], c[s + 1][2], -1.0);
-    }
-  sdp.b = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(sdp.A.size()));
-  sdp.b(t_var) = 1.0;
-  return sdp;
-}
-
-}  // namespace
 
 GmCertificate certify_gm_sparse_sdp(const Points& pts, const Line& line, double sigma, const GmGraph& graph,
                                     const certify::CertificateOptions& options, const certify::SdpOptions& sdp_options) {

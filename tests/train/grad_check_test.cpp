@@ -189,6 +189,31 @@ void check_model(Model<double>& m, const Batch& batch, Task task) {
   }
 }
 
+// The tiny BERT of the tests below and its two-sequence batch (lengths 5; tokens and MLM targets).
+ModelConfig tiny_bert() {
+  ModelConfig cfg;
+  cfg.arch = "bert";
+  cfg.n_layer = 2;
+  cfg.n_head = 2;
+  cfg.n_embd = 8;
+  cfg.n_positions = 6;
+  cfg.vocab_size = 11;
+  cfg.vocab_pad_to = 4;
+  cfg.num_labels = 3;
+  cfg.init_std = 0.5;
+  return cfg;
+}
+const std::vector<std::int32_t> kBertTokens = {1, 2, 3, 4, 0, 10, 0, 9, 8, 7};
+const std::vector<std::int32_t> kBertTargets = {-1, 5, -1, 4, -1, -1, 3, -1, -1, 7};
+Batch bert_batch() {
+  Batch b;
+  b.B = 2;
+  b.T = 5;
+  b.tokens = kBertTokens.data();
+  b.targets = kBertTargets.data();
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("whole GPT gradient matches finite differences") {
@@ -211,27 +236,12 @@ TEST_CASE("whole GPT gradient matches finite differences") {
 }
 
 TEST_CASE("whole BERT gradient matches finite differences (MLM and classification)") {
-  ModelConfig cfg;
-  cfg.arch = "bert";
-  cfg.n_layer = 2;
-  cfg.n_head = 2;
-  cfg.n_embd = 8;
-  cfg.n_positions = 6;
-  cfg.vocab_size = 11;
-  cfg.vocab_pad_to = 4;
-  cfg.num_labels = 3;
-  cfg.init_std = 0.5;
-  Model<double> m(cfg);
-  std::vector<std::int32_t> tok = {1, 2, 3, 4, 0, 10, 0, 9, 8, 7}, seg = {0, 0, 1, 1, 1, 0, 0, 0, 1, 1};
-  std::vector<std::int32_t> tgt = {-1, 5, -1, 4, -1, -1, 3, -1, -1, 7}, labels = {2, 0};
+  Model<double> m(tiny_bert());
+  const std::vector<std::int32_t> seg = {0, 0, 1, 1, 1, 0, 0, 0, 1, 1}, labels = {2, 0};
   std::vector<std::uint8_t> mask = {1, 1, 1, 1, 0, 1, 1, 1, 1, 1};
-  Batch b;
-  b.B = 2;
-  b.T = 5;
-  b.tokens = tok.data();
+  Batch b = bert_batch();
   b.segments = seg.data();
   b.attention_mask = mask.data();
-  b.targets = tgt.data();
   SUBCASE("mlm") { check_model(m, b, Task::mlm); }
   SUBCASE("classify") {
     b.labels = labels.data();
@@ -242,36 +252,26 @@ TEST_CASE("whole BERT gradient matches finite differences (MLM and classificatio
 // A BERT batch without segment ids is all segment 0 (BERT's default): same loss and gradients as
 // explicit zeros, and the segment table's row 0 gets the gradient.
 TEST_CASE("BERT without segment ids equals segment 0 everywhere") {
-  ModelConfig cfg;
-  cfg.arch = "bert";
-  cfg.n_layer = 1;
-  cfg.n_head = 2;
-  cfg.n_embd = 8;
-  cfg.n_positions = 6;
-  cfg.vocab_size = 11;
-  cfg.vocab_pad_to = 4;
-  Model<double> m(cfg);
+  Model<double> m(tiny_bert());
   init_parameters(m.params(), 7);
-  std::vector<std::int32_t> tok = {1, 2, 3, 4, 0, 10, 0, 9, 8, 7}, zeros(10, 0);
-  std::vector<std::int32_t> tgt = {-1, 5, -1, 4, -1, -1, 3, -1, -1, 7};
-  Batch b;
-  b.B = 2;
-  b.T = 5;
-  b.tokens = tok.data();
-  b.targets = tgt.data();
-  auto loss_and_wse_grad = [&](const std::int32_t* seg) {
+  const std::vector<std::int32_t> zeros(10, 0);
+  Batch b = bert_batch();
+  auto loss_and_grads = [&](const std::int32_t* seg) {
     b.segments = seg;
     m.grads().zero();
     const double loss = m.forward(b, Task::mlm);
     m.backward();
-    const TensorView& v = m.layout().embed(kWse);
-    return std::pair(loss, std::vector<double>(m.grads().group(0) + v.offset, m.grads().group(0) + v.offset + v.numel));
+    std::vector<double> g;
+    for (int k = 0; k < m.grads().num_groups(); ++k)
+      g.insert(g.end(), m.grads().group(k), m.grads().group(k) + m.grads().group_size(k));
+    return std::pair(loss, g);
   };
-  const auto [loss_null, g_null] = loss_and_wse_grad(nullptr);
-  const auto [loss_zero, g_zero] = loss_and_wse_grad(zeros.data());
+  const auto [loss_null, g_null] = loss_and_grads(nullptr);
+  const auto [loss_zero, g_zero] = loss_and_grads(zeros.data());
   CHECK(loss_null == loss_zero);
   CHECK(g_null == g_zero);
+  const TensorView& wse = m.layout().embed(kWse);  // group 0: its offset indexes g directly
   double row0 = 0.0;
-  for (int c = 0; c < cfg.n_embd; ++c) row0 += std::abs(g_null[static_cast<std::size_t>(c)]);
+  for (int c = 0; c < m.config().n_embd; ++c) row0 += std::abs(g_null[wse.offset + static_cast<std::size_t>(c)]);
   CHECK(row0 > 0.0);
 }
