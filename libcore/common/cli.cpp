@@ -62,7 +62,8 @@ Command& Command::without_rundir() {
 }
 
 static void add_common_options(CLI::App* app, App::Common& c, bool with_positionals) {
-  app->add_option("--config", c.configs, "YAML config file (repeatable; later files win)");
+  // One file per --config, so that `--config FILE key=value` leaves key=value to the overrides.
+  app->add_option("--config", c.configs, "YAML config file (repeatable; later files win)")->allow_extra_args(false);
   app->add_option("--set", c.sets, "Config override key=value, +key=value (add) or ~key (delete)");
   if (with_positionals) app->add_option("overrides", c.sets, "Config overrides key=value, +key=value, ~key");
   app->add_option("--out", c.out, "Run directory (default runs/<tool>/<UTC time>-<id>)");

@@ -124,6 +124,14 @@ TEST_CASE("bare run works on generated data, --print-config matches configs/tls-
       "tls-fit", {"fit", "--config", (source_dir() / "configs/tls-fit/default.yaml").string(), "--print-config"});
   CHECK(printed.exit_code == 0);
   CHECK(printed.out == with_default.out);
+
+  // Each --config takes one file: the positional override after it stays an override, a second --config wins.
+  write_text(dir / "sigma.yaml", "sigma: 3\n");
+  auto layered = run_tool("tls-fit", {"fit", "--config", (source_dir() / "configs/tls-fit/default.yaml").string(),
+                                      "--config", (dir / "sigma.yaml").string(), "starts=5", "--print-config"});
+  CHECK(layered.exit_code == 0);
+  CHECK(layered.out.find("sigma: 3\n") != std::string::npos);
+  CHECK(layered.out.find("starts: 5\n") != std::string::npos);
 }
 
 TEST_CASE("bad input: exit codes and messages") {
