@@ -67,7 +67,7 @@ class AlphabetDecoder {
 
 }  // namespace
 
-Gpt2Tokenizer::Gpt2Tokenizer(const fs::path& dir) : dir_(dir) {
+Gpt2Tokenizer::Gpt2Tokenizer(const fs::path& dir) : dir_(fs::absolute(dir).lexically_normal()) {
   read_encoder(dir / "encoder.json");
   read_merges(dir / "vocab.bpe");
 }

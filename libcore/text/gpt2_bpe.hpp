@@ -25,6 +25,8 @@ class Gpt2Tokenizer final : public Tokenizer {
   std::string decode(std::span<const std::int32_t> ids) const override;
   std::int32_t vocab_size() const override { return static_cast<std::int32_t>(id_to_bytes_.size()); }
   std::optional<std::int32_t> eot_token() const override { return eot_; }
+  // "gpt2:" + the folder as an absolute path: prepare.json and checkpoints record it, and `train` or
+  // `sample` may run from another working directory.
   std::string spec() const override { return "gpt2:" + dir_.string(); }
 
   // Byte string of one token.

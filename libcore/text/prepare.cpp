@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string read_input(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputMissingError("input text " + path.string() + " is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (!fs::exists(path)) throw InputMissingError("input text not found: " + path.string());

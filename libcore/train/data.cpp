@@ -28,9 +28,18 @@ std::vector<fs::path> shards_with_prefix(const fs::path& dir, const std::string&
   return out;
 }
 
-void append_shards(const std::vector<fs::path>& files, std::vector<std::int32_t>& out) {
+// Appends the tokens of every shard; with vocab > 0 a token >= vocab (a shard made by another
+// tokenizer than `tokenizer` says) is a DataError naming the file, the token's index and byte offset.
+void append_shards(const std::vector<fs::path>& files, int vocab, const std::string& tokenizer,
+                   std::vector<std::int32_t>& out) {
   for (const auto& f : files) {
     const auto toks = core::text::read_shard(f);
+    for (std::size_t i = 0; vocab > 0 && i < toks.size(); ++i)
+      if (toks[i] >= vocab)
+        throw DataError("token shard " + f.string() + ": token " + std::to_string(toks[i]) + " at index " +
+                        std::to_string(i) + " (byte offset " +
+                        std::to_string(core::text::kShardHeaderBytes + 2 * i) + ") is outside the vocabulary [0, " +
+                        std::to_string(vocab) + ") of " + tokenizer);
     out.insert(out.end(), toks.begin(), toks.end());
   }
 }
@@ -45,13 +54,15 @@ TokenData load_token_data(const DataOptions& o) {
   if (!fs::exists(in)) throw InputMissingError("data.input: '" + o.input + "' does not exist");
   if (fs::is_directory(in)) {
     const auto train_files = shards_with_prefix(in, "train_"), val_files = shards_with_prefix(in, "val_");
-    if (train_files.empty() || val_files.empty())
+    if (train_files.empty() && val_files.empty())
       throw DataError("data.input: folder '" + o.input + "' has no train_*.bin and val_*.bin shards (run `zpp-train prepare`)");
-    append_shards(train_files, d.train);
-    append_shards(val_files, d.val);
-    d.tokenizer = "bytes";
-    d.vocab_size = 0;
+    if (train_files.empty() || val_files.empty())
+      throw DataError("data.input: folder '" + o.input + "' has " + (train_files.empty() ? "val" : "train") +
+                      " shards but no " + (train_files.empty() ? "train" : "val") +
+                      "_*.bin (`zpp-train prepare val_fraction=0.1` makes both)");
+    // The tokenizer is the one prepare.json names; shards without it (llm.c's) use data.tokenizer.
     const fs::path meta = in / "prepare.json";
+    std::string named_by;
     if (fs::exists(meta)) {
       std::ifstream f(meta);
       try {
@@ -61,7 +72,15 @@ TokenData load_token_data(const DataOptions& o) {
       } catch (const nlohmann::json::exception& e) {
         throw DataError(meta.string() + ": " + e.what());
       }
+      named_by = "(named by " + meta.string() + ")";
+    } else {
+      const auto tok = core::text::make_tokenizer(o.tokenizer);
+      d.tokenizer = tok->spec();
+      d.vocab_size = tok->vocab_size();
+      named_by = "(data.tokenizer: no prepare.json beside the shards; GPT-2 shards need data.tokenizer=gpt2:DIR)";
     }
+    append_shards(train_files, d.vocab_size, d.tokenizer + " " + named_by, d.train);
+    append_shards(val_files, d.vocab_size, d.tokenizer + " " + named_by, d.val);
     if (d.vocab_size == 0) {
       for (auto t : d.train) d.vocab_size = std::max(d.vocab_size, t + 1);
       for (auto t : d.val) d.vocab_size = std::max(d.vocab_size, t + 1);

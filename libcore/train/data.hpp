@@ -14,14 +14,14 @@ namespace core::train {
 
 struct DataOptions {
   std::string input = "/usr/share/common-licenses/GPL-3";  // Debian base-files: on every machine
-  std::string tokenizer = "bytes";  // for a text input: 'bytes' or 'gpt2:DIR'
+  std::string tokenizer = "bytes";  // text input or shards without prepare.json: 'bytes' or 'gpt2:DIR'
   double val_fraction = 0.1;        // for a text input
   int seq_len = 128;                // tokens per training sequence (T)
 
   template <class V>
   void visit(V& v) {
     v("input", input, "text file, or folder of train_*.bin/val_*.bin shards from `prepare`");
-    v("tokenizer", tokenizer, "tokenizer for a text input: bytes or gpt2:DIR");
+    v("tokenizer", tokenizer, "tokenizer of a text input, or of shards without prepare.json: bytes or gpt2:DIR");
     v("val_fraction", val_fraction, "tail fraction of a text input kept for validation",
       core::in_range(0.0, 0.5));
     v("seq_len", seq_len, "tokens per sequence (context length T)", core::positive<int>());

@@ -23,54 +23,66 @@ Model<T>::Model(const ModelConfig& cfg)
     : layout_(std::make_unique<ParamLayout>(cfg)), params_(*layout_), grads_(*layout_) {}
 
 template <class T>
-void Model<T>::ensure_acts(int B, int Tn) {
-  if (acts_.B == B && acts_.Tn == Tn) return;
-  const ModelConfig& c = config();
+template <class F>
+void Model<T>::for_each_act(Acts& a, const ModelConfig& c, int B, int Tn, F&& f) {
   const std::size_t N = std::size_t(B) * Tn, C = c.n_embd, L = c.n_layer, V = c.vocab_size;
   const std::size_t att = std::size_t(B) * c.n_head * Tn * Tn;
-  Acts& a = acts_;
-  a = Acts{};
-  a.B = B;
-  a.Tn = Tn;
-  a.resid.resize((L + 1) * N * C);
-  a.ln1.resize(L * N * C);
-  a.ln1_mean.resize(L * N);
-  a.ln1_rstd.resize(L * N);
-  a.qkv.resize(L * N * 3 * C);
-  a.att.resize(L * att);
-  a.atty.resize(L * N * C);
-  a.xmid.resize(L * N * C);
-  a.ln2.resize(L * N * C);
-  a.ln2_mean.resize(L * N);
-  a.ln2_rstd.resize(L * N);
-  a.fch.resize(L * N * 4 * C);
-  a.fch_gelu.resize(L * N * 4 * C);
-  a.lnf.resize(N * C);
-  a.lnf_mean.resize(N);
-  a.lnf_rstd.resize(N);
-  a.logits.resize(N * V);
-  a.losses.resize(N);
-  a.dres.resize(N * C);
-  a.dln.resize(N * C);
-  a.dqkv.resize(N * 3 * C);
-  a.datty.resize(N * C);
-  a.dfch.resize(N * 4 * C);
-  a.dfch_gelu.resize(N * 4 * C);
-  a.datt.resize(att);
-  a.dlnf.resize(N * C);
+  f(a.resid, (L + 1) * N * C);
+  f(a.ln1, L * N * C);
+  f(a.ln1_mean, L * N);
+  f(a.ln1_rstd, L * N);
+  f(a.qkv, L * N * 3 * C);
+  f(a.att, L * att);
+  f(a.atty, L * N * C);
+  f(a.xmid, L * N * C);
+  f(a.ln2, L * N * C);
+  f(a.ln2_mean, L * N);
+  f(a.ln2_rstd, L * N);
+  f(a.fch, L * N * 4 * C);
+  f(a.fch_gelu, L * N * 4 * C);
+  f(a.lnf, N * C);
+  f(a.lnf_mean, N);
+  f(a.lnf_rstd, N);
+  f(a.logits, N * V);
+  f(a.losses, N);
+  f(a.dres, N * C);
+  f(a.dln, N * C);
+  f(a.dqkv, N * 3 * C);
+  f(a.datty, N * C);
+  f(a.dfch, N * 4 * C);
+  f(a.dfch_gelu, N * 4 * C);
+  f(a.datt, att);
+  f(a.dlnf, N * C);
   if (c.architecture() == Arch::bert) {
-    a.mlm_h.resize(N * C);
-    a.mlm_g.resize(N * C);
-    a.mlm_ln.resize(N * C);
-    a.mlm_mean.resize(N);
-    a.mlm_rstd.resize(N);
-    a.dmlm.resize(N * C);
-    a.cls_in.resize(std::size_t(B) * C);
-    a.pooled.resize(std::size_t(B) * C);
-    a.cls_logits.resize(std::size_t(B) * c.num_labels);
-    a.cls_losses.resize(B);
-    a.dcls.resize(std::size_t(B) * C * 2);
+    f(a.mlm_h, N * C);
+    f(a.mlm_g, N * C);
+    f(a.mlm_ln, N * C);
+    f(a.mlm_mean, N);
+    f(a.mlm_rstd, N);
+    f(a.dmlm, N * C);
+    f(a.cls_in, std::size_t(B) * C);
+    f(a.pooled, std::size_t(B) * C);
+    f(a.cls_logits, std::size_t(B) * c.num_labels);
+    f(a.cls_losses, B);
+    f(a.dcls, std::size_t(B) * C * 2);
   }
+}
+
+template <class T>
+std::size_t Model<T>::activation_bytes(const ModelConfig& cfg, int B, int Tn) {
+  Acts sizing;
+  std::size_t n = 0;
+  for_each_act(sizing, cfg, B, Tn, [&n](typename Acts::Buf&, std::size_t count) { n += count; });
+  return n * sizeof(T);
+}
+
+template <class T>
+void Model<T>::ensure_acts(int B, int Tn) {
+  if (acts_.B == B && acts_.Tn == Tn) return;
+  acts_ = Acts{};
+  acts_.B = B;
+  acts_.Tn = Tn;
+  for_each_act(acts_, config(), B, Tn, [](typename Acts::Buf& buf, std::size_t count) { buf.resize(count); });
 }
 
 template <class T>

@@ -49,6 +49,9 @@ class Model {
   // lm/mlm: [B*T, vocab_size]; classify: [B, num_labels]. Valid after a forward without targets.
   const T* logits() const { return task_ == Task::classify ? acts_.cls_logits.data() : acts_.logits.data(); }
 
+  // Bytes of the activation buffers a forward + backward over a B x Tn batch allocates.
+  static std::size_t activation_bytes(const ModelConfig& cfg, int B, int Tn);
+
   // Matmul FLOPs of one forward + backward over a B x T batch (3x the forward's).
   double flops_per_step(int B, int Tn, Task task) const;
 
@@ -62,6 +65,10 @@ class Model {
     Buf cls_in, pooled, cls_logits, cls_losses;
     Buf dres, dln, dqkv, datty, dfch, dfch_gelu, datt, dlnf, dmlm, dcls;
   };
+  // Calls f(buffer, element count) for every activation buffer of a B x Tn batch: the one list
+  // that ensure_acts allocates and activation_bytes sizes.
+  template <class F>
+  static void for_each_act(Acts& a, const ModelConfig& c, int B, int Tn, F&& f);
   void ensure_acts(int B, int Tn);
   void check_batch(const Batch& b, Task task) const;
   T* resid(int l);  // residual stream entering block l (l = n_layer: the last block's output)

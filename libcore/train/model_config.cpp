@@ -1,6 +1,8 @@
 // Cross-field validation of ModelConfig (the per-key ranges are checked by the config reader).
 #include "train/model_config.hpp"
 
+#include <cmath>
+
 #include "common/errors.hpp"
 
 namespace core::train {
@@ -15,8 +17,8 @@ void ModelConfig::validate() const {
   if (n_embd % n_head != 0)
     throw UsageError("model.n_head: " + std::to_string(n_head) + " heads do not divide model.n_embd = " +
                      std::to_string(n_embd));
-  if (!(layer_norm_eps > 0) || !(init_std > 0))
-    throw UsageError("model.layer_norm_eps and model.init_std must be > 0");
+  if (!(layer_norm_eps > 0 && std::isfinite(layer_norm_eps)) || !(init_std > 0 && std::isfinite(init_std)))
+    throw UsageError("model.layer_norm_eps and model.init_std must be finite and > 0");
 }
 
 }  // namespace core::train

@@ -3,6 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -23,7 +24,9 @@ struct SampleOptions {
     v("checkpoint", checkpoint, "run directory or checkpoints/step_N folder");
     v("prompt", prompt, "text to continue");
     v("max_new_tokens", max_new_tokens, "tokens to generate", core::positive<int>());
-    v("temperature", temperature, "softmax temperature (0: greedy)", core::at_least(0.0));
+    v("temperature", temperature, "softmax temperature (0: greedy)", core::Check<double>([](const double& t) {
+        return t >= 0 && std::isfinite(t) ? std::string() : std::string("must be finite and >= 0");
+      }));
     v("top_k", top_k, "sample among the k likeliest tokens (0: all)", core::at_least(0));
     v("seed", seed, "sampling seed");
   }

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
+#include <string>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -27,6 +31,12 @@ namespace core::train {
 
 void TrainOptions::validate() const {
   model.validate();
+  // The key checks take .inf (>= 0, > 0); a step with an infinite lr, eps, decay or clip is not defined.
+  for (const auto& [key, value] : {std::pair<const char*, double>{"optimizer.params.lr", optimizer.params.lr},
+                                   {"optimizer.params.eps", optimizer.params.eps},
+                                   {"optimizer.params.weight_decay", optimizer.params.weight_decay},
+                                   {"gradient_clipping", gradient_clipping}})
+    if (!std::isfinite(value)) throw UsageError(std::string(key) + " = " + std::to_string(value) + ": must be finite");
   if (data.seq_len > model.n_positions)
     throw UsageError("data.seq_len = " + std::to_string(data.seq_len) + " exceeds the position table model.n_positions = " +
                      std::to_string(model.n_positions));
@@ -118,6 +128,78 @@ double validation_loss(Model<float>& model, TransformerCuda* gpu, const TokenDat
   return sum / o.eval_iters;
 }
 
+// Refuses a run whose host buffers (weights, gradients, two AdamW moments; on the CPU path the
+// activations of a micro batch) exceed the memory this process can get: a UsageError naming the
+// sizes instead of an out-of-memory kill part way through allocating.
+void check_host_memory(const TrainOptions& o, bool cuda) {
+  const std::uint64_t avail = available_memory_bytes();
+  if (avail == 0) return;  // unknown
+  const double params = 4.0 * double(ParamLayout(o.model).parameter_count()) * sizeof(float);
+  const double acts = cuda ? 0.0
+                           : double(Model<float>::activation_bytes(o.model, o.train_micro_batch_size_per_gpu,
+                                                                   o.data.seq_len));
+  if (params + acts <= double(avail)) return;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  throw UsageError(fmt::format(
+      "the run needs about {:.1f} GiB of host memory (weights, gradients and AdamW moments {:.1f} GiB; activations "
+      "of a micro batch of {} x {} tokens {:.1f} GiB) but {:.1f} GiB are available: lower "
+      "train_micro_batch_size_per_gpu (gradient_accumulation_steps keeps the tokens per step) or data.seq_len",
+      (params + acts) / gib, params / gib, o.train_micro_batch_size_per_gpu, o.data.seq_len, acts / gib,
+      double(avail) / gib));
+}
+
+// The model description a checkpoint records (and a resumed run must match).
+nlohmann::json model_state(const ModelConfig& m) {
+  return {{"arch", m.arch},
+          {"n_layer", m.n_layer},
+          {"n_head", m.n_head},
+          {"n_embd", m.n_embd},
+          {"n_positions", m.n_positions},
+          {"vocab_size", m.vocab_size},
+          {"vocab_pad_to", m.vocab_pad_to},
+          {"type_vocab_size", m.type_vocab_size},
+          {"num_labels", m.num_labels},
+          {"layer_norm_eps", m.layer_norm_eps},
+          {"init_std", m.init_std}};
+}
+
+// --resume continues a checkpoint only with the model and tokenizer it was written with: a
+// difference is a UsageError naming the keys (not a tensor-shape DataError, nor a silent change of
+// tokenizer under the same vocabulary size).
+void check_resume_matches(const nlohmann::json& state, const fs::path& ckpt, const TrainOptions& o,
+                          const std::string& tokenizer) {
+  std::string diff;
+  const nlohmann::json want = model_state(o.model);
+  const nlohmann::json have = state.value("model", nlohmann::json::object());
+  for (auto it = want.begin(); it != want.end(); ++it)
+    if (have.contains(it.key()) && have[it.key()] != it.value())
+      diff += "; model." + it.key() + " = " + it.value().dump() + " (checkpoint: " + have[it.key()].dump() + ")";
+  if (state.contains("tokenizer") && state["tokenizer"] != tokenizer)
+    diff += "; tokenizer " + tokenizer + " (checkpoint: " + state["tokenizer"].get<std::string>() + ")";
+  if (!diff.empty())
+    throw UsageError("--resume: the config differs from checkpoint " + ckpt.string() + ": " + diff.substr(2) +
+                     "; resume with the run's config or train into another --out");
+}
+
+// Keeps the records of metrics.jsonl up to `step` (those a resumed run does not write again): a run
+// killed after its last checkpoint left records past it, and its last line may be cut short.
+void trim_metrics(const fs::path& file, std::int64_t step) {
+  std::ifstream in(file);
+  if (!in) return;
+  std::string kept, line;
+  bool dropped = false;
+  while (std::getline(in, line)) {
+    const auto rec = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!rec.is_object() || rec.value("step", std::int64_t(0)) > step) {
+      dropped = true;
+      continue;
+    }
+    kept += line + "\n";
+  }
+  in.close();
+  if (dropped) write_file_atomic(file, kept);
+}
+
 }  // namespace
 
 TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook& hook) {
@@ -136,6 +218,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   log::info("data: {} ({}): {} train / {} val tokens, vocabulary {}", data.source, data.tokenizer, data.train.size(),
             data.val.size(), data.vocab_size);
 
+  check_host_memory(o, cuda);
   Model<float> model(o.model);
   const ParamLayout& layout = model.layout();
   AdamWHyper hyper;
@@ -146,10 +229,22 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   AdamW<float> opt(layout, hyper);
 
   std::int64_t start = 0;
+  std::string ckpt_dir;  // the checkpoint that holds the state at `saved_step`
+  std::int64_t saved_step = -1;
+  const auto existing = latest_checkpoint(rundir.checkpoints());
+  if (existing && !o.resume)
+    throw UsageError("--out " + rundir.path().string() + " already holds a run (checkpoint " + existing->string() +
+                     "): pass --resume to continue it, or train into another --out");
   if (o.resume) {
-    if (auto ckpt = latest_checkpoint(rundir.checkpoints())) {
+    if (auto ckpt = existing) {
+      check_resume_matches(read_checkpoint_state(*ckpt), *ckpt, o, data.tokenizer);
       const auto state = load_checkpoint(*ckpt, model.params(), opt);
       start = state.at("step").get<std::int64_t>();
+      if (start > o.train_iters)
+        throw UsageError("--resume: checkpoint " + ckpt->string() + " is at step " + std::to_string(start) +
+                         ", past train_iters = " + std::to_string(o.train_iters));
+      ckpt_dir = ckpt->string();
+      saved_step = start;
       log::info("resumed from {} at step {}", ckpt->string(), start);
       if (state.value("threads", num_threads()) != num_threads())
         log::warn("the checkpoint was written with {} threads, this run uses {}: the continuation is not "
@@ -186,18 +281,21 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   auto checkpoint_state = [&] {
     nlohmann::json s;
     s["tokenizer"] = data.tokenizer;
-    s["model"] = {{"arch", o.model.arch}, {"n_layer", o.model.n_layer}, {"n_head", o.model.n_head},
-                  {"n_embd", o.model.n_embd}, {"n_positions", o.model.n_positions},
-                  {"vocab_size", o.model.vocab_size}, {"vocab_pad_to", o.model.vocab_pad_to},
-                  {"type_vocab_size", o.model.type_vocab_size}, {"num_labels", o.model.num_labels},
-                  {"layer_norm_eps", o.model.layer_norm_eps}, {"init_std", o.model.init_std}};
+    s["model"] = model_state(o.model);
     s["seed"] = o.seed;
     s["threads"] = num_threads();
     return s;
   };
+  // Saves the state after `at` steps unless a checkpoint of this run already holds it.
+  auto checkpoint = [&](std::int64_t at) {
+    if (at == saved_step) return;
+    sync_host();
+    ckpt_dir = save_checkpoint(rundir.checkpoints(), at, model.params(), opt, checkpoint_state()).string();
+    saved_step = at;
+  };
+  trim_metrics(rundir.path() / "metrics.jsonl", start);
 
   std::vector<std::int32_t> tok, tgt;
-  std::string ckpt_dir;
   double last_loss = std::nan(""), last_val = std::nan(""), time_sum = 0, device_peak_mib = 0;
   std::int64_t timed_steps = 0;
   Progress progress("train", static_cast<std::uint64_t>(o.train_iters));
@@ -205,8 +303,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   std::int64_t step = start;
   for (; step < o.train_iters; ++step) {
     if (stop_requested()) {
-      sync_host();
-      ckpt_dir = save_checkpoint(rundir.checkpoints(), step, model.params(), opt, checkpoint_state()).string();
+      checkpoint(step);
       log::warn("stop requested (signal {}): checkpoint {} written at step {}", stop_signal(), ckpt_dir, step);
       out.interrupted = true;
       break;
@@ -268,14 +365,10 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     rundir.metrics().write(rec);
     progress.update(static_cast<std::uint64_t>(step + 1), "loss " + std::to_string(loss).substr(0, 6));
     if (hook) hook(rec);
-    if (o.save_interval > 0 && (step + 1) % o.save_interval == 0 && step + 1 < o.train_iters) {
-      sync_host();
-      save_checkpoint(rundir.checkpoints(), step + 1, model.params(), opt, checkpoint_state());
-    }
+    if (o.save_interval > 0 && (step + 1) % o.save_interval == 0 && step + 1 < o.train_iters) checkpoint(step + 1);
   }
   progress.finish();
-  if (!out.interrupted) sync_host();
-  if (!out.interrupted) ckpt_dir = save_checkpoint(rundir.checkpoints(), step, model.params(), opt, checkpoint_state()).string();
+  if (!out.interrupted) checkpoint(step);
   const double mean_step = timed_steps > 0 ? time_sum / double(timed_steps) : std::nan("");
   out.summary = {{"steps", step},
                  {"final_loss", last_loss},
