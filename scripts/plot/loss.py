@@ -3,9 +3,15 @@
 each RUN_DIR/metrics.jsonl, one colour per run, into a PNG.
 
     scripts/plot/loss.py RUN_DIR [RUN_DIR ...] -o loss.png [--log]
+
+A step logged twice (a run resumed by an older zpp-train that kept records past its checkpoint)
+counts once, with its last record. Exit codes as the tools': 65 a malformed metrics file or one
+without loss records (file and line named), 66 a run directory or metrics file missing, 74 the PNG
+cannot be written (it is written to a temporary name and renamed, never left half-written).
 """
 import argparse
 import json
+import os
 import pathlib
 import sys
 
@@ -14,12 +20,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+EX_DATAERR, EX_NOINPUT, EX_IOERR = 65, 66, 74
+
+
+def fail(code, message):
+    print(f"loss.py: {message}", file=sys.stderr)
+    sys.exit(code)
+
 
 def read_metrics(run: pathlib.Path):
     path = run / "metrics.jsonl"
     if not path.is_file():
-        sys.exit(f"loss.py: {path} not found")
-    steps, loss, vsteps, vloss = [], [], [], []
+        fail(EX_NOINPUT, f"{path} not found" + ("" if run.is_dir() else f" ({run} is not a directory)"))
+    train, val = {}, {}
     with path.open() as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
@@ -27,14 +40,18 @@ def read_metrics(run: pathlib.Path):
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
-                sys.exit(f"loss.py: {path}:{lineno}: {e}")
-            if "step" in rec and "loss" in rec:
-                steps.append(rec["step"])
-                loss.append(rec["loss"])
-            if "val_loss" in rec:
-                vsteps.append(rec["step"])
-                vloss.append(rec["val_loss"])
-    return steps, loss, vsteps, vloss
+                fail(EX_DATAERR, f"{path}:{lineno}: not a JSON object ({e})")
+            if not isinstance(rec, dict):
+                fail(EX_DATAERR, f"{path}:{lineno}: not a JSON object")
+            if "step" in rec and isinstance(rec.get("loss"), (int, float)):
+                train[rec["step"]] = rec["loss"]
+            if "step" in rec and isinstance(rec.get("val_loss"), (int, float)):
+                val[rec["step"]] = rec["val_loss"]
+    if not train:
+        fail(EX_DATAERR, f"{path}: no records with 'step' and 'loss'")
+    steps = sorted(train)
+    vsteps = sorted(val)
+    return steps, [train[s] for s in steps], vsteps, [val[s] for s in vsteps]
 
 
 def main():
@@ -43,13 +60,14 @@ def main():
     ap.add_argument("-o", "--out", type=pathlib.Path, default=pathlib.Path("loss.png"))
     ap.add_argument("--log", action="store_true", help="logarithmic loss axis")
     args = ap.parse_args()
+    curves = [(run, read_metrics(run)) for run in args.runs]  # every input is checked before plotting
     fig, ax = plt.subplots(figsize=(8, 5))
-    for i, run in enumerate(args.runs):
-        steps, loss, vsteps, vloss = read_metrics(run)
+    for i, (run, (steps, loss, vsteps, vloss)) in enumerate(curves):
         colour = f"C{i % 10}"
-        ax.plot(steps, loss, color=colour, lw=1, label=f"{run.name} train")
+        name = run.resolve().name
+        ax.plot(steps, loss, color=colour, lw=1, label=f"{name} train")
         if vsteps:
-            ax.plot(vsteps, vloss, "o--", color=colour, ms=4, label=f"{run.name} val")
+            ax.plot(vsteps, vloss, "o--", color=colour, ms=4, label=f"{name} val")
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss (nats/token)")
     if args.log:
@@ -57,7 +75,16 @@ def main():
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(args.out, dpi=120)
+    tmp = args.out.with_name(f".{args.out.name}.tmp{os.getpid()}")
+    try:
+        fig.savefig(tmp, dpi=120, format="png")
+        os.replace(tmp, args.out)
+    except OSError as e:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass  # the folder itself is missing or not a folder: nothing was written
+        fail(EX_IOERR, f"cannot write {args.out}: {e.strerror or e}")
     print(json.dumps({"png": str(args.out), "runs": [str(r) for r in args.runs]}))
 
 
