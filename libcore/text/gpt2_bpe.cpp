@@ -68,6 +68,7 @@ class AlphabetDecoder {
 }  // namespace
 
 Gpt2Tokenizer::Gpt2Tokenizer(const fs::path& dir) : dir_(fs::absolute(dir).lexically_normal()) {
+  if (!dir_.has_filename() && dir_.has_parent_path() && dir_ != dir_.root_path()) dir_ = dir_.parent_path();  // "tok/"
   read_encoder(dir / "encoder.json");
   read_merges(dir / "vocab.bpe");
 }

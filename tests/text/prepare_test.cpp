@@ -87,6 +87,8 @@ TEST_CASE("prepare errors: missing input, too little text, bad options") {
   opt.input = (dir / "absent.txt").string();
   opt.out = (dir / "out").string();
   CHECK_THROWS_AS(prepare(opt), core::InputMissingError);
+  opt.input = dir.path().string();  // a folder: named as such, not "0 tokens"
+  CHECK_THROWS_WITH_AS(prepare(opt), doctest::Contains("is a directory"), core::InputMissingError);
 
   core::test::write_text(dir / "empty.txt", "");
   opt.input = (dir / "empty.txt").string();

@@ -172,6 +172,24 @@ TEST_CASE("GPT-2 tokenizer files: malformed merges and vocab give DataError nami
   CHECK_THROWS_AS(Gpt2Tokenizer(dir.path()), core::DataError);
 }
 
+TEST_CASE("GPT-2 tokenizer spec names its folder absolutely (checkpoints and prepare.json work from any cwd)") {
+  const core::test::TempDir dir("text-gpt2-spec");
+  std::string encoder = "{";
+  const auto alphabet = gpt2_byte_alphabet();
+  for (int b = 0; b < 256; ++b) {
+    std::string key;
+    append_utf8(key, alphabet[b]);
+    encoder += (b ? ", " : "") + nlohmann::json(key).dump() + ": " + std::to_string(b);
+  }
+  core::test::write_text(dir / "tok/encoder.json", encoder + "}");
+  core::test::write_text(dir / "tok/vocab.bpe", "#version: 0.2\n");
+  const auto relative = std::filesystem::relative(dir / "tok");
+  REQUIRE(relative.is_relative());
+  const auto tok = make_tokenizer("gpt2:" + relative.string() + "/");
+  CHECK(tok->spec() == "gpt2:" + std::filesystem::absolute(dir / "tok").lexically_normal().string());
+  CHECK(make_tokenizer(tok->spec())->vocab_size() == 256);
+}
+
 TEST_CASE("GPT-2 tokenizer: known token ids") {
   const auto* tok = gpt2();
   if (!tok) return;

@@ -1,11 +1,15 @@
 // zpp-train end to end: bad configs exit 2 with the key named, a short run writes metrics and one
 // JSON summary, prepare -> train on shards, sample from the checkpoint, SIGTERM-free resume; BERT on
-// device=cuda against the same run on the host where a device answers (the refusal elsewhere).
+// device=cuda against the same run on the host where a device answers (the refusal elsewhere); a
+// non-finite sampling temperature; scripts/plot/loss.py's output and exit codes.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -131,4 +135,42 @@ TEST_CASE("device=cuda trains BERT (masked LM) like the host where a device answ
   CHECK(std::abs(g1 - c1) <= 1e-2 * c1);
   const double g6 = g["final_loss"].get<double>(), c6 = c["final_loss"].get<double>();
   CHECK(std::abs(g6 - c6) <= 5e-2 * c6);
+}
+
+TEST_CASE("sample refuses a non-finite temperature (exit 2 naming the key)") {
+  const auto r = run_tool("zpp-train", {"sample", "--checkpoint", "/nonexistent", "temperature=.inf"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("temperature") != std::string::npos);
+}
+
+namespace {
+// Runs scripts/plot/loss.py with args through the shell; returns its exit code.
+int loss_py(const std::string& args) {
+  const std::string cmd = "/usr/bin/python3 " + (core::test::source_dir() / "scripts/plot/loss.py").string() + " " +
+                          args + " > /dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+}  // namespace
+
+TEST_CASE("loss.py: one or several runs to PNG; 66 missing, 65 malformed or empty, 74 unwritable") {
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") != 0) {
+    MESSAGE("skipped: no python3 with matplotlib");
+    return;
+  }
+  TempDir tmp("zpp_cli_loss_py");
+  const auto dir = tmp.path().string();
+  core::test::write_text(tmp / "a/metrics.jsonl", "{\"step\":1,\"loss\":5.5}\n{\"step\":2,\"loss\":4.0,\"val_loss\":4.2}\n");
+  // A step logged twice (a resumed run) plots once.
+  core::test::write_text(tmp / "b/metrics.jsonl", "{\"step\":1,\"loss\":5.5}\n{\"step\":1,\"loss\":5.4}\n{\"step\":2,\"loss\":4.1}\n");
+  CHECK(loss_py(dir + "/a " + dir + "/b -o " + dir + "/loss.png") == 0);
+  CHECK(std::filesystem::file_size(tmp / "loss.png") > 1000);
+  CHECK(loss_py(dir + "/missing -o " + dir + "/x.png") == 66);
+  core::test::write_text(tmp / "empty/metrics.jsonl", "");
+  CHECK(loss_py(dir + "/empty -o " + dir + "/x.png") == 65);
+  core::test::write_text(tmp / "cut/metrics.jsonl", "{\"step\":1,\"loss\":5.5}\n{\"step\":2,\"lo\n");
+  CHECK(loss_py(dir + "/cut -o " + dir + "/x.png") == 65);
+  CHECK_FALSE(std::filesystem::exists(tmp / "x.png"));
+  core::test::write_text(tmp / "file", "");
+  CHECK(loss_py(dir + "/a -o " + dir + "/file/x.png") == 74);
 }

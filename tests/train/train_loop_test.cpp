@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/memory.hpp"
 #include "common/rng.hpp"
 #include "common/signals.hpp"
 #include "test_support.hpp"
@@ -220,4 +222,91 @@ TEST_CASE("bad configurations are usage errors naming the key") {
   o.model.n_head = 4;
   o.data.seq_len = 512;
   CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("model.n_positions"), core::UsageError);
+}
+
+TEST_CASE("resume after a kill past the last checkpoint: metrics.jsonl holds each step once") {
+  TempDir tmp("train_resume_kill");
+  core::test::write_text(tmp / "text.txt", sample_text());
+  TrainOptions o = small_run(tmp / "text.txt");
+  core::RunDir rd_full("zpp-train", tmp.path() / "full");
+  run_training(o, rd_full);
+  const auto ref = losses_of(tmp.path() / "full/metrics.jsonl");
+
+  // A run killed after step 8's record, before its final checkpoint, mid-way through a later line.
+  o.save_interval = 4;
+  {
+    core::RunDir rd("zpp-train", tmp.path() / "killed");
+    run_training(o, rd);
+  }
+  core::fs::remove_all(tmp.path() / "killed/checkpoints/step_00000008");
+  std::ofstream(tmp.path() / "killed/metrics.jsonl", std::ios::app) << "{\"step\": 9, \"lo";
+  o.resume = true;
+  core::RunDir rd("zpp-train", tmp.path() / "killed");
+  run_training(o, rd);
+  const auto got = losses_of(tmp.path() / "killed/metrics.jsonl");
+  REQUIRE(got.size() == ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) CHECK(got[i] == ref[i]);
+}
+
+TEST_CASE("--resume refuses a different model or tokenizer and a checkpoint past train_iters; a fresh run refuses a used --out") {
+  TempDir tmp("train_resume_guard");
+  core::test::write_text(tmp / "text.txt", sample_text());
+  TrainOptions o = small_run(tmp / "text.txt");
+  o.train_iters = 4;
+  core::RunDir rd("zpp-train", tmp.path() / "run");
+  run_training(o, rd);
+  const auto ckpt = tmp.path() / "run/checkpoints/step_00000004";
+  REQUIRE(core::fs::exists(ckpt / "DONE"));
+
+  CHECK_THROWS_WITH_AS(run_training(o, rd), doctest::Contains("pass --resume"), core::UsageError);
+  TrainOptions r = o;
+  r.resume = true;
+  r.model.n_embd = 64;
+  CHECK_THROWS_WITH_AS(run_training(r, rd), doctest::Contains("model.n_embd = 64 (checkpoint: 32)"), core::UsageError);
+  r = o;
+  r.resume = true;
+  r.train_iters = 3;
+  CHECK_THROWS_WITH_AS(run_training(r, rd), doctest::Contains("past train_iters = 3"), core::UsageError);
+
+  // Resuming a finished run leaves its checkpoint alone (no remove-and-rewrite of the only copy).
+  core::test::write_text(ckpt / "marker", "x");
+  r.train_iters = 4;
+  const auto out = run_training(r, rd);
+  CHECK(out.summary["steps"] == 4);
+  CHECK(out.summary["checkpoint"] == ckpt.string());
+  CHECK(core::fs::exists(ckpt / "marker"));
+  CHECK(losses_of(tmp.path() / "run/metrics.jsonl").size() == 4);
+}
+
+TEST_CASE("non-finite optimizer and model values are usage errors naming the key") {
+  const double inf = std::numeric_limits<double>::infinity();
+  TrainOptions o;
+  o.optimizer.params.lr = inf;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("optimizer.params.lr"), core::UsageError);
+  o = TrainOptions{};
+  o.optimizer.params.weight_decay = inf;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("optimizer.params.weight_decay"), core::UsageError);
+  o = TrainOptions{};
+  o.optimizer.params.eps = inf;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("optimizer.params.eps"), core::UsageError);
+  o = TrainOptions{};
+  o.model.init_std = inf;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("model.init_std"), core::UsageError);
+}
+
+TEST_CASE("a micro batch beyond the host's memory is refused before anything is allocated") {
+  const ModelConfig c = tiny_gpt(256);
+  // Every activation buffer grows linearly with the batch.
+  CHECK(Model<float>::activation_bytes(c, 6, 16) == 3 * Model<float>::activation_bytes(c, 2, 16));
+  CHECK(Model<float>::activation_bytes(c, 1, 16) > 16u * 256u * sizeof(float));  // at least the logits
+  if (core::available_memory_bytes() == 0) {
+    MESSAGE("skipped: the machine reports no available memory figure");
+    return;
+  }
+  TempDir tmp("train_memory_guard");
+  core::test::write_text(tmp / "text.txt", sample_text());
+  TrainOptions o = small_run(tmp / "text.txt");
+  o.train_micro_batch_size_per_gpu = 1 << 30;  // ~ 2^30 x 16 tokens: far beyond any host
+  core::RunDir rd("zpp-train", tmp.path() / "run");
+  CHECK_THROWS_WITH_AS(run_training(o, rd), doctest::Contains("train_micro_batch_size_per_gpu"), core::UsageError);
 }
