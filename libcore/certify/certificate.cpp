@@ -93,7 +93,7 @@ Certificate certify_lagrangian(const SparseMatrixd& H, double cost, double dual_
   const Eigen::VectorXd diag = H.diagonal();
   const double floor = kDiagonalFloor * std::max(diag.maxCoeff(), 1e-300);
   c.shift = opts.eta_rel * diag.cwiseMax(floor);
-  if (opts.compute_lambda_min) c.lambda_min = lanczos_smallest(H, opts.lanczos);
+  if (opts.compute_lambda_min) c.lambda_min = smallest_eigenvalue(H, opts.lanczos);
 
   SparseMatrixd shifted = H;
   shifted += SparseMatrixd(c.shift.asDiagonal());

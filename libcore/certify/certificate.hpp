@@ -10,7 +10,7 @@
 //     very different scales, e.g. per-point blocks weighted 1/N next to O(1) rows, each get a shift
 //     their size). A factorisation that succeeds proves H > -eta_rel diag(d), hence
 //     x^T H x > -eta_rel sum_i d_i x_i^2 (shift_bound);
-//  3. lambda_min(H) from Lanczos, for information only;
+//  3. lambda_min(H) from (shift-invert) Lanczos, smallest_eigenvalue in lanczos.hpp, for information only;
 //  4. the bound f(x^) - d(lambda), reported whether or not certified.
 // Certified only when the factorisation succeeds, x^ is feasible to feasibility_tol and the relative
 // gap (f - d) / (1 + |f|) is below gap_tol.

@@ -2,9 +2,11 @@
 #include "certify/lanczos.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/SparseCholesky>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -17,7 +19,12 @@ void LanczosOptions::validate() const {
   if (!(tol > 0.0 && tol < 1.0)) throw UsageError("lanczos.tol must be in (0, 1), got " + std::to_string(tol));
 }
 
-LanczosResult lanczos_smallest(const LinearOperator& apply, int n, const LanczosOptions& opts) {
+namespace {
+
+// Whether the smallest Ritz value (with residual bound r and largest |Ritz value| scale) is accurate enough.
+using Accept = std::function<bool(double ritz_min, double r, double scale)>;
+
+LanczosResult lanczos_run(const LinearOperator& apply, int n, const LanczosOptions& opts, const Accept& accept) {
   opts.validate();
   if (n <= 0) throw DataError("Lanczos: operator of size " + std::to_string(n));
   const int kmax = std::min(opts.max_steps, n);
@@ -55,7 +62,7 @@ LanczosResult lanczos_smallest(const LinearOperator& apply, int n, const Lanczos
       res.lambda_min = es.eigenvalues()(0);
       res.residual = std::abs(b * es.eigenvectors()(m - 1, 0));
       const double scale = std::max(std::abs(es.eigenvalues()(0)), std::abs(es.eigenvalues()(m - 1)));
-      if (res.residual <= opts.tol * std::max(scale, 1e-300) || b == 0.0) {
+      if (accept(res.lambda_min, res.residual, scale) || b == 0.0) {
         res.converged = true;
         break;
       }
@@ -69,10 +76,48 @@ LanczosResult lanczos_smallest(const LinearOperator& apply, int n, const Lanczos
   return res;
 }
 
+}  // namespace
+
+LanczosResult lanczos_smallest(const LinearOperator& apply, int n, const LanczosOptions& opts) {
+  return lanczos_run(apply, n, opts, [&opts](double, double r, double scale) {
+    return r <= opts.tol * std::max(scale, 1e-300);
+  });
+}
+
 LanczosResult lanczos_smallest(const Eigen::SparseMatrix<double>& A, const LanczosOptions& options) {
   if (A.rows() != A.cols()) throw DataError("Lanczos: matrix is not square");
   return lanczos_smallest([&A](const Eigen::VectorXd& in, Eigen::VectorXd& out) { out = A * in; },
                           static_cast<int>(A.rows()), options);
+}
+
+LanczosResult smallest_eigenvalue(const Eigen::SparseMatrix<double>& A, const LanczosOptions& options) {
+  if (A.rows() != A.cols()) throw DataError("Lanczos: matrix is not square");
+  double norm_inf = 0.0;  // max row sum of |A_ij| (= column sums, A symmetric) >= ||A||_2
+  for (int k = 0; k < A.outerSize(); ++k) {
+    double row = 0.0;
+    for (Eigen::SparseMatrix<double>::InnerIterator it(A, k); it; ++it) row += std::abs(it.value());
+    norm_inf = std::max(norm_inf, row);
+  }
+  if (norm_inf == 0.0) return lanczos_smallest(A, options);
+  const double tau = 1e-8 * norm_inf;
+  Eigen::SparseMatrix<double> shifted = A;
+  for (int i = 0; i < A.rows(); ++i) shifted.coeffRef(i, i) += tau;
+  const Eigen::SimplicialLLT<Eigen::SparseMatrix<double>> llt(shifted);
+  if (llt.info() != Eigen::Success) return lanczos_smallest(A, options);
+  // Ritz values mu of -(A + tau I)^-1: theta = -mu > 0, lambda = 1 / theta - tau; a residual r puts an
+  // eigenvalue theta_i within r of theta, so |1 / theta - 1 / theta_i| <= r / (theta (theta - r)).
+  const auto lambda_error = [](double mu, double r) {
+    const double theta = -mu;
+    return theta > r ? r / (theta * (theta - r)) : INFINITY;
+  };
+  LanczosResult res = lanczos_run(
+      [&llt](const Eigen::VectorXd& in, Eigen::VectorXd& out) { out = -llt.solve(in); },
+      static_cast<int>(A.rows()), options,
+      [&](double mu, double r, double) { return lambda_error(mu, r) <= options.tol * norm_inf; });
+  res.residual = lambda_error(res.lambda_min, res.residual);
+  res.lambda_min = 1.0 / -res.lambda_min - tau;
+  res.shift_invert = true;
+  return res;
 }
 
 }  // namespace core::certify

@@ -4,6 +4,10 @@
 // (n x steps doubles); without it only three vectors are kept and spurious copies of converged
 // eigenvalues may appear, which does not move the smallest Ritz value.
 // Convergence: the residual bound |beta_k s_k| of the smallest Ritz pair <= tol * max|Ritz value|.
+// smallest_eigenvalue (sparse matrices) first tries shift-invert: Lanczos on -(A + tau I)^-1, whose
+// smallest eigenvalue -1 / (lambda_min + tau) is found in a few steps even when lambda_min sits in a
+// cluster near 0 (the Lagrangian of a certificate has a null vector and, for down-weighted points,
+// near-null ones: plain Lanczos then ends at max_steps on an upper bound far from lambda_min).
 #pragma once
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
@@ -23,14 +27,22 @@ struct LanczosOptions {
 
 struct LanczosResult {
   double lambda_min = 0.0;
-  double residual = 0.0;  // |beta_k s_k|, an upper bound on ||A v - lambda v|| for the Ritz pair
+  double residual = 0.0;  // bound on the distance from lambda_min to the spectrum (plain: |beta_k s_k|)
   int steps = 0;
   bool converged = false;
+  bool shift_invert = false;
 };
 
 using LinearOperator = std::function<void(const Eigen::VectorXd& in, Eigen::VectorXd& out)>;
 
 LanczosResult lanczos_smallest(const LinearOperator& apply, int n, const LanczosOptions& options = {});
 LanczosResult lanczos_smallest(const Eigen::SparseMatrix<double>& A, const LanczosOptions& options = {});
+
+// lambda_min of a sparse symmetric A. With tau = 1e-8 ||A||_inf and A + tau I positive definite (a
+// sparse Cholesky succeeds: lambda_min > -tau), Lanczos runs on -(A + tau I)^-1 and lambda_min =
+// 1 / theta - tau from its largest magnitude Ritz value theta, converged when the bound on the
+// distance to the spectrum, r / (theta (theta - r)) for the Ritz residual r, is <= tol ||A||_inf.
+// Otherwise lambda_min < -tau is well separated and plain lanczos_smallest(A) is used.
+LanczosResult smallest_eigenvalue(const Eigen::SparseMatrix<double>& A, const LanczosOptions& options = {});
 
 }  // namespace core::certify

@@ -7,7 +7,7 @@
 #    stationary_sdp, median certificate seconds.
 # 2. Time vs N (NT) for the default path (sparse_sdp on the balanced graph, block sizes 1, 2, 4 until
 #    certified) on clean data (sigma 1) and with 10% outliers (up to N = OMAX): IRLS seconds (9
-#    starts), certificate seconds (graph build + multiplier search + Cholesky decision + Lanczos
+#    starts), certificate seconds (graph build + multiplier search + Cholesky decision + shift-invert Lanczos
 #    lambda_min), microseconds per point, peak resident memory (MiB, whole process), certified
 #    fraction, the graph that certified and the interior-point iterations; the dense baseline (stationary_sdp on the balanced chain, O(N^3))
 #    in the same run up to N = DMAX, and the ratio at the largest N both ran.

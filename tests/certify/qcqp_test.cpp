@@ -243,6 +243,45 @@ TEST_CASE("Lanczos smallest eigenvalue matches the dense eigensolver") {
   CHECK_THROWS_AS(lanczos_smallest(SparseMatrixd(3, 3), bad), core::UsageError);
 }
 
+// A path graph's Laplacian: lambda_min = 0 with the next eigenvalue 2 - 2 cos(pi / n) ~ 1e-6 for
+// n = 3000 (a cluster near 0 as in a certificate's Lagrangian). Shift-invert finds 0 to tol ||A||_inf
+// in a few steps where plain Lanczos stops at max_steps on an upper bound. With one diagonal entry
+// lowered by 3 (n = 300) it is indefinite, the Cholesky fails and plain Lanczos finds the isolated
+// negative eigenvalue of the dense eigensolver.
+TEST_CASE("smallest_eigenvalue: shift-invert near a cluster at 0, plain Lanczos when indefinite") {
+  const auto path_laplacian = [](int n) {
+    std::vector<Eigen::Triplet<double>> t;
+    for (int i = 0; i + 1 < n; ++i) {
+      t.emplace_back(i, i, 1.0);
+      t.emplace_back(i + 1, i + 1, 1.0);
+      t.emplace_back(i, i + 1, -1.0);
+      t.emplace_back(i + 1, i, -1.0);
+    }
+    SparseMatrixd L(n, n);
+    L.setFromTriplets(t.begin(), t.end());
+    return L;
+  };
+  const LanczosOptions opts;
+  const SparseMatrixd L = path_laplacian(3000);
+  const LanczosResult si = smallest_eigenvalue(L, opts);
+  CHECK(si.shift_invert);
+  CHECK(si.converged);
+  CHECK(si.steps < 50);
+  CHECK(std::abs(si.lambda_min) <= opts.tol * 4.0);  // ||L||_inf = 4
+  CHECK(si.residual <= opts.tol * 4.0);
+  const LanczosResult plain = lanczos_smallest(L, opts);
+  CHECK(plain.lambda_min > 1e3 * std::abs(si.lambda_min) + 1e-9);
+
+  SparseMatrixd indefinite = path_laplacian(300);
+  indefinite.coeffRef(0, 0) -= 3.0;
+  const double exact =
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(Eigen::MatrixXd(indefinite)).eigenvalues()(0);
+  const LanczosResult neg = smallest_eigenvalue(indefinite, opts);
+  CHECK_FALSE(neg.shift_invert);
+  CHECK(neg.converged);
+  CHECK(neg.lambda_min == doctest::Approx(exact).epsilon(1e-8));
+}
+
 // The PSD shift is relative to each row's diagonal: a negative eigenvalue of -1e-10 inside a block of
 // scale 1e-6 is found next to a row of scale 1 (a shift of 1e-8 ||H|| would hide it), and the same
 // block with a positive eigenvalue of 1e-10 passes. shift_bound is sum_i eta H_ii x_i^2.
