@@ -51,7 +51,7 @@ ModelConfig config_from_state(const nlohmann::json& s, const fs::path& dir) {
 }
 
 // The text with every byte that is not part of well-formed UTF-8 replaced by U+FFFD (a byte-level
-// model can emit any byte; the JSON result must be valid UTF-8).
+// model can emit any byte, a prompt from the command line may hold any; the JSON result must be valid UTF-8).
 std::string valid_utf8(const std::string& s) {
   std::string out;
   for (std::size_t i = 0; i < s.size();) {
@@ -78,7 +78,10 @@ nlohmann::json generate(const SampleOptions& o) {
   if (ids.empty()) ids.push_back(tok->eot_token().value_or(0));
   const std::size_t n_prompt = ids.size();
   Rng rng(o.seed);
-  std::vector<std::pair<float, int>> cand(cfg.vocab_size);
+  // Only ids the tokenizer can decode are drawn: model.vocab_size may exceed the tokenizer's
+  // vocabulary (rounded up for the GPU kernels, or a [MASK] id), and those logits are never targets.
+  const int vocab = std::min<int>(cfg.vocab_size, tok->vocab_size());
+  std::vector<std::pair<float, int>> cand(static_cast<std::size_t>(vocab));
   for (int i = 0; i < o.max_new_tokens; ++i) {
     const int T = static_cast<int>(std::min<std::size_t>(ids.size(), cfg.n_positions));
     Batch b;
@@ -87,8 +90,8 @@ nlohmann::json generate(const SampleOptions& o) {
     b.tokens = ids.data() + (ids.size() - T);
     model.forward(b, Task::lm);
     const float* logits = model.logits() + std::size_t(T - 1) * cfg.vocab_size;
-    for (int v = 0; v < cfg.vocab_size; ++v) cand[v] = {logits[v], v};
-    const int k = (o.top_k > 0 && o.top_k < cfg.vocab_size) ? o.top_k : cfg.vocab_size;
+    for (int v = 0; v < vocab; ++v) cand[v] = {logits[v], v};
+    const int k = (o.top_k > 0 && o.top_k < vocab) ? o.top_k : vocab;
     std::partial_sort(cand.begin(), cand.begin() + k, cand.end(),
                       [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
     int next = cand[0].second;
@@ -104,7 +107,7 @@ nlohmann::json generate(const SampleOptions& o) {
     ids.push_back(next);
   }
   const std::vector<std::int32_t> gen(ids.begin() + static_cast<std::ptrdiff_t>(n_prompt), ids.end());
-  return {{"prompt", o.prompt}, {"text", valid_utf8(tok->decode(gen))}, {"tokens", gen.size()}, {"checkpoint", dir.string()}};
+  return {{"prompt", valid_utf8(o.prompt)}, {"text", valid_utf8(tok->decode(gen))}, {"tokens", gen.size()}, {"checkpoint", dir.string()}};
 }
 
 }  // namespace core::train

@@ -174,3 +174,17 @@ TEST_CASE("loss.py: one or several runs to PNG; 66 missing, 65 malformed or empt
   core::test::write_text(tmp / "file", "");
   CHECK(loss_py(dir + "/a -o " + dir + "/file/x.png") == 74);
 }
+
+TEST_CASE("sample draws only ids its tokenizer decodes and echoes any prompt bytes as valid UTF-8") {
+  TempDir tmp("zpp_cli_sample_vocab");
+  // A model vocabulary above the byte tokenizer's 256 (as rounded up for the GPU): 200 tokens from
+  // the full distribution of a barely trained model would draw ids >= 256 almost surely.
+  auto r = run_tool("zpp-train", with({"train", "model.vocab_size=400", "--out", (tmp / "run").string()}, kTiny));
+  REQUIRE(r.exit_code == 0);
+  r = run_tool("zpp-train", {"sample", "--checkpoint", (tmp / "run").string(), "top_k=0", "max_new_tokens=200",
+                             "--prompt", "ab\xff\xfe" "cd"});
+  REQUIRE(r.exit_code == 0);
+  const auto j = last_json_line(r.out);
+  CHECK(j["tokens"] == 200);
+  CHECK(j["prompt"] == "ab\xef\xbf\xbd\xef\xbf\xbd" "cd");  // U+FFFD for each invalid byte
+}
