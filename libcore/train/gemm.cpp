@@ -6,7 +6,11 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
+
+#include "common/errors.hpp"
+#include "common/memory.hpp"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -96,6 +100,11 @@ template void gemm<double>(bool, bool, int, int, int, double, const double*, int
 
 double measure_gemm_gflops(int n, int reps) {
   const std::size_t nn = std::size_t(n) * n;
+  const std::uint64_t avail = available_memory_bytes();
+  if (avail > 0 && 3.0 * double(nn) * sizeof(float) > double(avail))
+    throw UsageError("peak: n = " + std::to_string(n) + " needs three n x n float32 matrices (" +
+                     std::to_string(3 * (nn * sizeof(float) >> 20)) + " MiB) but " + std::to_string(avail >> 20) +
+                     " MiB are available; lower n");
   std::vector<float> a(nn), b(nn), c(nn);
   for (std::size_t i = 0; i < nn; ++i) {
     a[i] = float(i % 7) * 0.25f - 0.5f;

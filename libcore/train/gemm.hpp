@@ -14,6 +14,7 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, 
 
 // Achieved GFLOP/s of float32 C = A B for square n x n row-major matrices (best of `reps` timed
 // products after one warm-up): the machine's GEMM peak through this same library and thread count.
+// UsageError when the three matrices do not fit in the memory available.
 double measure_gemm_gflops(int n, int reps);
 
 // Threads the GEMMs and the element-wise loops use (OpenMP); 0 keeps the current setting.

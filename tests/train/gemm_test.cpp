@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "common/errors.hpp"
+#include "common/memory.hpp"
 #include "common/rng.hpp"
 #include "test_support.hpp"
 #include "train/gemm.hpp"
@@ -50,4 +52,9 @@ TEST_CASE("gemm matches a triple loop (serial and split across threads)") {
       }
   }
   set_num_threads(1);
+}
+
+TEST_CASE("the GEMM peak refuses a size whose matrices do not fit in memory") {
+  if (core::available_memory_bytes() == 0) return;  // nothing known to compare against
+  CHECK_THROWS_WITH_AS(measure_gemm_gflops(2'000'000, 1), doctest::Contains("lower n"), core::UsageError);  // 48 TB
 }
