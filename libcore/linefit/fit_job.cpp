@@ -103,6 +103,14 @@ certify::Qcqp tls_qcqp(const Eigen::Matrix3d& Q) {
   return q;
 }
 
+// The title of an exported relaxation says in which frame its line variables are.
+std::string centred_note(const Eigen::Vector2d& origin) {
+  std::ostringstream os;
+  os.precision(17);
+  os << " (points centred: x - " << origin.x() << ", y - " << origin.y() << ")";
+  return os.str();
+}
+
 nlohmann::json relaxation_json(const certify::RelaxationResult& r) {
   return {{"status", certify::to_string(r.sdp.status)},
           {"value", r.sdp_value},
@@ -202,7 +210,7 @@ certify::Certificate certify_on_graph(const FitOptions& opts, FitResult& r, cons
 
 // The GM certificate of r.line, growing the block size (block_sizes()) until one certifies.
 void certify_gm_fit(const FitOptions& opts, FitResult& r, const std::optional<certify::RelaxationResult>& relax,
-                    const std::optional<GmGraph>& solve_graph) {
+                    const std::optional<GmGraph>& solve_graph, const Eigen::Vector2d& origin) {
   certify::Certificate c;
   GmGraph graph;
   std::string text;
@@ -248,7 +256,7 @@ void certify_gm_fit(const FitOptions& opts, FitResult& r, const std::optional<ce
     auto t = r.times.scope("export");
     const GmGraph& g = solve_graph ? *solve_graph : graph;
     certify::write_sdpa(opts.export_sdpa, certify::shor_relaxation(gm_qcqp(r.points, opts.sigma, g)),
-                        "tls-fit gm relaxation (graph " + g.name + ") of " + r.source);
+                        "tls-fit gm relaxation (graph " + g.name + ") of " + r.source + centred_note(origin));
   }
   r.certificate.cost = cost;
   r.certificate.dual = c.dual_value;
@@ -288,6 +296,15 @@ FitResult run_fit(const FitOptions& opts) {
   const bool gm = opts.mode == "gm";
   r.from_candidate = !opts.candidate.empty();
   if (r.from_candidate) r.line = parse_candidate(opts.candidate, "candidate");
+  // Everything below (solvers, certificates, --verify, --export-sdpa) works on the points centred
+  // at their centroid: the problem is translation invariant (translate()), and at |x| ~ 1e6 and
+  // beyond the raw cost matrix cancels every digit of the cost (negative costs, vacuous
+  // certificates, SDP lines far off). The points and the lines go back to the input's frame at the end.
+  const Eigen::Vector2d origin = centroid(r.points);
+  Points given = std::move(r.points);
+  const Line given_line = r.line;
+  r.points = translate(given, -origin);
+  if (r.from_candidate) r.line = translate(r.line, -origin);
   if (gm) r.multipliers = resolve_multipliers(opts.multipliers);
 
   // The sdp solver solves the relaxation of the data-order (or all-pairs) graph; GM certificates use
@@ -326,21 +343,25 @@ FitResult run_fit(const FitOptions& opts) {
   if (!gm) {
     if (!opts.export_sdpa.empty()) {
       auto t = r.times.scope("export");
-      certify::write_sdpa(opts.export_sdpa, certify::shor_relaxation(tls_qcqp(Q)), "tls-fit tls relaxation of " + r.source);
+      certify::write_sdpa(opts.export_sdpa, certify::shor_relaxation(tls_qcqp(Q)),
+                         "tls-fit tls relaxation of " + r.source + centred_note(origin));
     }
     auto t = r.times.scope("certify");
     const TlsCertificate c = certify_tls(Q, r.line, opts.tol);
-    r.certificate = {c.cost, c.dual, c.lambda_min, c.stationarity, c.certified, "closed form, tol " + std::to_string(c.tol), std::nullopt};
+    r.certificate = {c.cost, c.dual, c.lambda_min, c.stationarity, c.certified, fmt::format("closed form, tol {:.3g}", c.tol), std::nullopt};
     r.weights.assign(r.points.size(), 1.0);
   } else {
-    certify_gm_fit(opts, r, relax, solve_graph);
+    certify_gm_fit(opts, r, relax, solve_graph, origin);
   }
   if (opts.verify) {
     auto t = r.times.scope("verify");
     const VerifyResult v = exhaustive_search(r.points, gm ? Loss::geman_mcclure : Loss::squared, opts.sigma);
     r.global_cost = v.cost;
-    r.global_line = v.line;
+    r.global_line = translate(v.line, origin);
   }
+  r.points = std::move(given);
+  r.line = r.from_candidate ? given_line : translate(r.line, origin);
+  if (r.better) r.better->line = translate(r.better->line, origin);
   return r;
 }
 

@@ -16,10 +16,29 @@ Eigen::Matrix3d tls_cost_matrix(const Points& pts) {
   return Q / static_cast<double>(pts.size());
 }
 
-static Eigen::Vector2d centroid(const Points& pts) {
+Eigen::Vector2d centroid(const Points& pts) {
+  const double n = static_cast<double>(pts.size());
   Eigen::Vector2d m = Eigen::Vector2d::Zero();
   for (std::size_t i = 0; i < pts.size(); ++i) m += Eigen::Vector2d(pts.x[i], pts.y[i]);
-  return m / static_cast<double>(pts.size());
+  m /= n;
+  Eigen::Vector2d correction = Eigen::Vector2d::Zero();
+  for (std::size_t i = 0; i < pts.size(); ++i) correction += Eigen::Vector2d(pts.x[i] - m.x(), pts.y[i] - m.y());
+  return m + correction / n;
+}
+
+Points translate(const Points& pts, const Eigen::Vector2d& shift) {
+  Points out;
+  out.x.reserve(pts.size());
+  out.y.reserve(pts.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    out.x.push_back(pts.x[i] + shift.x());
+    out.y.push_back(pts.y[i] + shift.y());
+  }
+  return out;
+}
+
+Line translate(const Line& line, const Eigen::Vector2d& shift) {
+  return {line.a, line.b, line.c + line.a * shift.x() + line.b * shift.y()};
 }
 
 Line fit_tls(const Points& pts) {

@@ -20,8 +20,19 @@ struct Line {
   double a = 1, b = 0, c = 0;  // a x + b y = c with a^2 + b^2 = 1
 };
 
-// Q of the QCQP above (3x3, float64).
+// Q of the QCQP above (3x3, float64). Its entries grow with the square of the coordinates, and
+// x^T Q x cancels them down to the cost: far from the origin (|x| ~ 1e6 and beyond) the cost, the
+// dual and the certificate lose every digit. Use it on centred points (centroid, translate below).
 Eigen::Matrix3d tls_cost_matrix(const Points& pts);
+
+// The centroid, with a second pass that corrects the rounding of the first (accurate far from 0).
+Eigen::Vector2d centroid(const Points& pts);
+// The points moved by `shift` (p + shift).
+Points translate(const Points& pts, const Eigen::Vector2d& shift);
+// The same line in the coordinates of points moved by `shift`: a x + b y = c becomes
+// a x' + b y' = c + a shift_x + b shift_y. The QCQP, its relaxation and every certificate are
+// invariant under this change of variables (it leaves a^2 + b^2 alone).
+Line translate(const Line& line, const Eigen::Vector2d& shift);
 
 // The global TLS optimum in closed form.
 Line fit_tls(const Points& pts);

@@ -109,3 +109,70 @@ TEST_CASE("CSV input: line numbers in errors") {
   test::write_text(dir / "same.csv", "1,1\n1,1\n");
   CHECK_THROWS_AS(read_points_csv(dir / "same.csv"), DataError);
 }
+
+namespace {
+// The TLS optimum of `p` in long double: lambda_min of the centred scatter.
+long double tls_cost_long_double(const Points& p) {
+  long double mx = 0, my = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) mx += p.x[i], my += p.y[i];
+  mx /= p.size(), my /= p.size();
+  long double sxx = 0, syy = 0, sxy = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const long double dx = p.x[i] - mx, dy = p.y[i] - my;
+    sxx += dx * dx, syy += dy * dy, sxy += dx * dy;
+  }
+  sxx /= p.size(), syy /= p.size(), sxy /= p.size();
+  return (sxx + syy) / 2 - std::sqrt((sxx - syy) * (sxx - syy) / 4 + sxy * sxy);
+}
+}  // namespace
+
+TEST_CASE("far from the origin (offset 1e8) every solver and certificate matches the same points at 0") {
+  // Points on a 2^-10 grid, so that adding 1e8 is exact: the two sets are exact translates.
+  Points base = random_points(2, 0.0);
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    base.x[i] = std::ldexp(std::round(std::ldexp(base.x[i], 10)), -10);
+    base.y[i] = std::ldexp(std::round(std::ldexp(base.y[i], 10)), -10);
+  }
+  const double offset = 1e8;
+  std::vector<std::vector<double>> near, far;
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    near.push_back({base.x[i], base.y[i]});
+    far.push_back({base.x[i] + offset, base.y[i] + offset});
+  }
+  const double reference = static_cast<double>(tls_cost_long_double(base));
+  struct Case {
+    std::string mode, solver;
+  };
+  for (const Case& k : {Case{"tls", "eig"}, Case{"tls", "sdp"}, Case{"gm", "irls"}}) {
+    CAPTURE(k.mode);
+    CAPTURE(k.solver);
+    FitOptions o;
+    o.mode = k.mode;
+    o.solver = k.solver;
+    o.sigma = 1.5;
+    o.verify = true;
+    o.points = near;
+    const FitResult at0 = run_fit(o);
+    o.points = far;
+    const FitResult at1e8 = run_fit(o);
+    CHECK(at0.certificate.certified);
+    CHECK(at1e8.certificate.certified);
+    CHECK(at1e8.verified());
+    CHECK(at1e8.certificate.cost == doctest::Approx(at0.certificate.cost).epsilon(1e-9));
+    CHECK(at1e8.certificate.dual == doctest::Approx(at0.certificate.dual).epsilon(1e-7));
+    CHECK(*at1e8.global_cost == doctest::Approx(at0.certificate.cost).epsilon(1e-9));
+    if (k.mode == "tls") {
+      CHECK(at1e8.certificate.cost == doctest::Approx(reference).epsilon(1e-9));
+      CHECK(at1e8.certificate.detail.find("tol 0.000000") == std::string::npos);  // the tolerance is shown
+    }
+    // The same line, moved: c grows by a * 1e8 + b * 1e8; the points come back in the input's frame.
+    CHECK(at1e8.line.a == doctest::Approx(at0.line.a).epsilon(1e-9));
+    CHECK(at1e8.line.c == doctest::Approx(at0.line.c + (at0.line.a + at0.line.b) * offset).epsilon(1e-12));
+    CHECK(at1e8.points.x[0] == far[0][0]);
+    // A candidate keeps its exact coefficients in the result.
+    o.candidate = "0.6,0.8,140000000.5";
+    const FitResult cand = run_fit(o);
+    CHECK(cand.line.c == 140000000.5);
+    CHECK_FALSE(cand.certificate.certified);
+  }
+}
