@@ -18,11 +18,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<fs::path> shards_with_prefix(const fs::path& dir, const std::string& prefix) {
+// The *.bin files of a split, in name order: those whose stem has `split` as one of its
+// '_'-separated words, so both prepare's train_000000.bin and llm.c's tiny_shakespeare_val.bin or
+// fineweb_train_000001.bin are found.
+std::vector<fs::path> split_shards(const fs::path& dir, const std::string& split) {
   std::vector<fs::path> out;
   for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.starts_with(prefix) && name.ends_with(".bin")) out.push_back(e.path());
+    if (!e.is_regular_file() || e.path().extension() != ".bin") continue;
+    const std::string stem = "_" + e.path().stem().string() + "_";
+    if (stem.find("_" + split + "_") != std::string::npos) out.push_back(e.path());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -53,13 +57,13 @@ TokenData load_token_data(const DataOptions& o) {
   if (o.input.empty()) throw UsageError("data.input: empty path");
   if (!fs::exists(in)) throw InputMissingError("data.input: '" + o.input + "' does not exist");
   if (fs::is_directory(in)) {
-    const auto train_files = shards_with_prefix(in, "train_"), val_files = shards_with_prefix(in, "val_");
+    const auto train_files = split_shards(in, "train"), val_files = split_shards(in, "val");
     if (train_files.empty() && val_files.empty())
-      throw DataError("data.input: folder '" + o.input + "' has no train_*.bin and val_*.bin shards (run `zpp-train prepare`)");
+      throw DataError("data.input: folder '" + o.input + "' has no train and val shards (*train*.bin, *val*.bin; run `zpp-train prepare`)");
     if (train_files.empty() || val_files.empty())
       throw DataError("data.input: folder '" + o.input + "' has " + (train_files.empty() ? "val" : "train") +
                       " shards but no " + (train_files.empty() ? "train" : "val") +
-                      "_*.bin (`zpp-train prepare val_fraction=0.1` makes both)");
+                      " shard (`zpp-train prepare val_fraction=0.1` makes both)");
     // The tokenizer is the one prepare.json names; shards without it (llm.c's) use data.tokenizer.
     const fs::path meta = in / "prepare.json";
     std::string named_by;

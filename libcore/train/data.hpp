@@ -1,6 +1,7 @@
 // Token data for training: a text file tokenized on the fly (the last val_fraction of the tokens
-// is the validation split) or a folder of llm.c shards written by `zpp-train prepare`
-// (train_*.bin / val_*.bin). Batches are windows of seq_len + 1 tokens: inputs and next-token
+// is the validation split) or a folder of llm.c token shards, written by `zpp-train prepare`
+// (train_000000.bin, val_000000.bin) or by llm.c (tiny_shakespeare_val.bin, fineweb_train_000001.bin:
+// a split's files have "train" or "val" as a '_'-separated word of their name). Batches are windows of seq_len + 1 tokens: inputs and next-token
 // targets. Training windows start at offsets drawn from a stream that depends only on (seed,
 // step, micro step), so a resumed run sees exactly the batches an uninterrupted run would.
 #pragma once
@@ -20,7 +21,7 @@ struct DataOptions {
 
   template <class V>
   void visit(V& v) {
-    v("input", input, "text file, or folder of train_*.bin/val_*.bin shards from `prepare`");
+    v("input", input, "text file, or folder of train/val token shards (from `prepare` or llm.c)");
     v("tokenizer", tokenizer, "tokenizer of a text input, or of shards without prepare.json: bytes or gpt2:DIR");
     v("val_fraction", val_fraction, "tail fraction of a text input kept for validation",
       core::in_range(0.0, 0.5));

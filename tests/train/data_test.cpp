@@ -1,6 +1,6 @@
 // load_token_data on shard folders: every token is checked against the vocabulary of the tokenizer
 // that prepare.json (or, without it, data.tokenizer) names, with the file, index and byte offset of
-// the first bad one; a folder with only one split says which is missing.
+// the first bad one; a folder with only one split says which is missing; llm.c's file names work.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -73,5 +73,18 @@ TEST_CASE("shards without prepare.json (llm.c's) take their tokenizer from data.
 TEST_CASE("a shard folder with one split names the missing one") {
   TempDir dir("train_data_nosplit");
   core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
-  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains("no val_*.bin"), core::DataError);
+  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains("no val shard"), core::DataError);
+}
+
+TEST_CASE("llm.c's shard names are found: NAME_train.bin, NAME_val_000000.bin, in name order") {
+  TempDir dir("train_data_llmc_names");
+  core::text::write_shard(dir / "tiny_shakespeare_train_000001.bin", std::vector<std::int32_t>(40, 2));
+  core::text::write_shard(dir / "tiny_shakespeare_train_000000.bin", std::vector<std::int32_t>(30, 1));
+  core::text::write_shard(dir / "tiny_shakespeare_val.bin", std::vector<std::int32_t>(20, 3));
+  core::text::write_shard(dir / "trainer_notes.bin", std::vector<std::int32_t>(5, 9));  // not a split word
+  const TokenData d = load_token_data(shards_at(dir));
+  REQUIRE(d.train.size() == 70);
+  CHECK(d.train.front() == 1);
+  CHECK(d.train.back() == 2);
+  CHECK(d.val == std::vector<std::int32_t>(20, 3));
 }
