@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <exception>
+#include <string>
 
 #include "common/errors.hpp"
+#include "common/signals.hpp"
 
 namespace core::graph {
 
@@ -21,7 +23,9 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
   auto worker = [&](int t) {
     try {
       for (;;) {
-        if (failed.load(std::memory_order_relaxed) || (stop && stop->load(std::memory_order_relaxed))) return;
+        if (failed.load(std::memory_order_relaxed) || (stop && stop->load(std::memory_order_relaxed)) ||
+            stop_requested())
+          return;
         const std::uint64_t c = next.fetch_add(1, std::memory_order_relaxed) * opt.world_size + opt.rank;
         if (c >= chunks) return;
         const Vertex begin = static_cast<Vertex>(c * chunk);
@@ -36,6 +40,11 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
   worker(0);
   for (auto& th : pool) th.join();
   if (error) std::rethrow_exception(error);
+  // SIGTERM/SIGUSR1 (kill, scancel, preemption): stop between chunks. A partial count is no answer,
+  // and there is nothing to checkpoint, so the job ends with the signal's exit code and no result.
+  if (stop_requested())
+    throw Error(ExitCode::interrupted, "stopped by signal " + std::to_string(stop_signal()) +
+                                           " before the matching finished; no result was written");
 }
 
 }  // namespace core::graph

@@ -19,6 +19,8 @@ struct ExecOptions {
 };
 
 // Calls body(thread_index, begin, end) for root ranges until all chunks are done or `stop` is set.
+// A stop signal (core::stop_requested(): SIGTERM, SIGUSR1) ends it between chunks with an Error of
+// ExitCode::interrupted.
 void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
                     const std::atomic<bool>* stop = nullptr);
 

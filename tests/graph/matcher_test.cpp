@@ -11,6 +11,8 @@
 #include "graph/generators.hpp"
 #include "graph/matcher.hpp"
 #include "graph/plan.hpp"
+#include "common/errors.hpp"
+#include "common/signals.hpp"
 #include "test_support.hpp"
 
 using namespace core::graph;
@@ -161,4 +163,21 @@ TEST_CASE("listing reports distinct valid matches up to the limit") {
   std::uint64_t calls = 0;
   CHECK(list_matches(g, plan, {2, 0, 1}, 3, [&](std::span<const Vertex>) { ++calls; }) == 3);
   CHECK(calls == 3);
+}
+
+TEST_CASE("a stop signal ends counting and listing with the interrupted exit code, not a partial count") {
+  const Graph g = relabel_by_degree(generate_gnp(200, 0.2, 4));
+  const Plan plan = choose_plan(parse_pattern("4-cycle"), Induced::edge, graph_stats(g, 1));
+  const std::uint64_t full = count_matches(g, plan, {2, 0, 1});
+  CHECK(full > 0);
+  core::request_stop_for_test();  // what SIGTERM's handler does
+  try {
+    count_matches(g, plan, {2, 0, 1});
+    FAIL("a stopped count returned");
+  } catch (const core::Error& e) {
+    CHECK(e.code() == core::ExitCode::interrupted);
+  }
+  CHECK_THROWS_AS(list_matches(g, plan, {1, 0, 1}, 1000000, [](std::span<const Vertex>) {}), core::Error);
+  core::clear_stop_request();
+  CHECK(count_matches(g, plan, {2, 0, 1}) == full);
 }
