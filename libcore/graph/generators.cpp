@@ -1,7 +1,10 @@
 // R-MAT and G(n, p) generators (see generators.hpp).
 #include "graph/generators.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -12,10 +15,13 @@ namespace core::graph {
 
 Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report) {
   if (p.scale < 1 || p.scale > 40) throw UsageError("rmat scale must be in [1, 40]");
-  if (!(p.edge_factor > 0)) throw UsageError("rmat edge factor must be > 0");
+  if (!(p.edge_factor > 0) || !std::isfinite(p.edge_factor)) throw UsageError("rmat edge factor must be finite and > 0");
   if (!(p.a > 0 && p.b >= 0 && p.c >= 0 && p.a + p.b + p.c < 1))
     throw UsageError("rmat probabilities need a > 0, b, c >= 0, a + b + c < 1");
-  const std::uint64_t m = static_cast<std::uint64_t>(p.edge_factor * std::ldexp(1.0, p.scale));
+  const double edges_wanted = std::floor(p.edge_factor * std::ldexp(1.0, p.scale));
+  if (edges_wanted < 1) throw UsageError("rmat edge factor times 2^scale is below one edge; raise it");
+  if (edges_wanted > 0x1p48) throw UsageError("rmat edge factor times 2^scale is over 2^48 edges");
+  const auto m = static_cast<std::uint64_t>(edges_wanted);
   std::vector<RawEdge> edges(m);
   const Rng base(seed);
   // Blocks of edges get independent streams so the result does not depend on generation order.
@@ -48,15 +54,20 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
 
 Graph generate_gnp(std::uint64_t n, double p, std::uint64_t seed, CleanReport* report) {
   if (n < 2) throw UsageError("gnp needs n >= 2");
+  if (n > std::numeric_limits<Vertex>::max()) throw UsageError("gnp needs n < 2^32");
   if (!(p > 0 && p <= 1)) throw UsageError("gnp needs 0 < p <= 1");
   Rng rng(seed);
   std::vector<RawEdge> edges;
-  // Enumerate pairs (v, w), w < v, skipping geometric gaps.
+  // Enumerate pairs (v, w), w < v, skipping geometric gaps. A gap beyond the last pair ends the
+  // enumeration (at tiny p it can exceed every integer type).
   const double log_q = std::log1p(-p);
+  const double pairs = 0.5 * static_cast<double>(n) * static_cast<double>(n - 1);
   std::int64_t v = 1, w = -1;
   while (static_cast<std::uint64_t>(v) < n) {
     const double r = rng.uniform();
-    w += 1 + (p >= 1 ? 0 : static_cast<std::int64_t>(std::floor(std::log1p(-r) / log_q)));
+    const double gap = p >= 1 ? 0.0 : std::floor(std::log1p(-r) / log_q);
+    if (gap >= pairs) break;
+    w += 1 + static_cast<std::int64_t>(gap);
     while (w >= v && static_cast<std::uint64_t>(v) < n) {
       w -= v;
       ++v;
@@ -75,6 +86,15 @@ std::optional<Graph> generate_from_spec(const std::string& spec, std::uint64_t s
   std::vector<std::string> parts;
   std::stringstream ss(spec.substr(colon + 1));
   for (std::string part; std::getline(ss, part, ':');) parts.push_back(part);
+  // Counts (rmat's SCALE, gnp's N) are non-negative integers, written in decimal.
+  const auto count = [&](std::size_t i) {
+    std::uint64_t x = 0;
+    const std::string& t = parts.at(i);
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size())
+      throw UsageError("graph spec '" + spec + "': expected a non-negative integer in field " + std::to_string(i + 1));
+    return x;
+  };
   const auto num = [&](std::size_t i) {
     std::size_t used = 0;
     double x = 0;
@@ -90,12 +110,12 @@ std::optional<Graph> generate_from_spec(const std::string& spec, std::uint64_t s
   if (kind == "rmat") {
     if (parts.empty() || parts.size() > 2) throw UsageError("graph spec '" + spec + "': expected rmat:SCALE[:EDGE_FACTOR]");
     RmatParams p;
-    p.scale = static_cast<int>(num(0));
+    p.scale = static_cast<int>(std::min<std::uint64_t>(count(0), 1000));
     if (parts.size() == 2) p.edge_factor = num(1);
     return generate_rmat(p, seed, report);
   }
   if (parts.size() != 2) throw UsageError("graph spec '" + spec + "': expected gnp:N:P");
-  return generate_gnp(static_cast<std::uint64_t>(num(0)), num(1), seed, report);
+  return generate_gnp(count(0), num(1), seed, report);
 }
 
 }  // namespace core::graph

@@ -138,3 +138,26 @@ TEST_CASE("generators are seeded and clean") {
   CHECK_FALSE(generate_from_spec("file.el", 1).has_value());
   CHECK_THROWS_AS(generate_from_spec("rmat:x", 1), core::UsageError);
 }
+
+TEST_CASE("generator specs: counts are integers, parameters finite, tiny p no garbage") {
+  // Each of these was accepted: scale 8.7 ran as 8, n = -5 wrapped to 2^64 - 5 (bad_alloc after a
+  // minute), 2.5 became 2, an infinite edge factor gave an empty graph.
+  for (const char* spec : {"rmat:8.7", "rmat:-3", "rmat:8:inf", "rmat:8:nan", "rmat:2:0.1", "gnp:-5:0.5",
+                           "gnp:2.5:0.5", "gnp:1e30:0.5", "gnp:5000000000:0.5", "gnp::0.5"}) {
+    CAPTURE(spec);
+    CHECK_THROWS_AS(generate_from_spec(spec, 1), core::UsageError);
+  }
+  // At p = 1e-300 the geometric gap overflowed int64: a complete graph with ids near 2^63 came out.
+  CHECK_THROWS_AS(generate_from_spec("gnp:10:1e-300", 1), core::UsageError);  // no edges
+  // The smallest p that still gives edges keeps ids in range.
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    CleanReport r;
+    try {
+      generate_gnp(100, 1e-4, seed, &r);
+    } catch (const core::UsageError&) {
+      continue;  // no edge drawn
+    }
+    CHECK(r.max_input_id < 100);
+  }
+  CHECK(generate_from_spec("gnp:10:1", 1)->m() == 45);
+}
