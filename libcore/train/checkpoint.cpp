@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -11,6 +10,7 @@
 #include "common/errors.hpp"
 #include "common/rundir.hpp"
 #include "io/safetensors.hpp"
+#include "train/interop.hpp"
 
 namespace core::train {
 
@@ -32,12 +32,8 @@ void copy_tensor(const io::SafetensorsFile& f, const fs::path& path, const std::
     throw DataError(path.string() + ": tensor '" + name + "' has shape [" + got + "] but the model needs [" + want +
                     "]");
   }
-  if (t.dtype == "F32") {
-    std::memcpy(dst, t.bytes.data(), t.bytes.size());
-  } else {
-    const auto v = io::to_f32(t);
-    std::copy(v.begin(), v.end(), dst);
-  }
+  const auto v = read_weights_tensor(f, path, name);
+  std::copy(v.begin(), v.end(), dst);
 }
 
 }  // namespace

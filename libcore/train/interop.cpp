@@ -1,6 +1,7 @@
 // Hugging Face GPT-2 safetensors and llm.c checkpoint import/export (formats in interop.hpp).
 #include "train/interop.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -34,6 +35,24 @@ std::string shape_str(const std::vector<std::int64_t>& s) {
 }
 
 }  // namespace
+
+void check_finite(const fs::path& file, const std::string& tensor, std::span<const float> values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw DataError(file.string() + ": tensor '" + tensor + "' holds " + std::to_string(values[i]) + " at element " +
+                      std::to_string(i) + " (weights must be finite)");
+}
+
+std::vector<float> read_weights_tensor(const io::SafetensorsFile& f, const fs::path& file, const std::string& name) {
+  std::vector<float> v;
+  try {
+    v = io::to_f32(f.get(name));
+  } catch (const DataError& e) {
+    throw DataError(file.string() + ": " + e.what());
+  }
+  check_finite(file, name, v);
+  return v;
+}
 
 void save_hf_gpt2(const fs::path& path, const FlatBuffers<float>& params) {
   const ParamLayout& layout = params.layout();
@@ -75,7 +94,7 @@ void load_hf_gpt2(const fs::path& path, FlatBuffers<float>& params) {
     if (t.shape != shape)
       throw DataError(path.string() + ": tensor '" + full + "' has shape " + shape_str(t.shape) + ", the model needs " +
                       shape_str(shape));
-    return io::to_f32(t);
+    return read_weights_tensor(f, path, full);
   };
   const ModelConfig& c = layout.config();
   const std::int64_t C = c.n_embd, V = c.vocab_size;
@@ -183,6 +202,7 @@ void load_llmc_checkpoint(const fs::path& path, FlatBuffers<float>& params) {
     float* p = l < 0 ? params.embed(EmbedTensor(t)) : params.block(l, BlockTensor(t));
     in.read(reinterpret_cast<char*>(p), static_cast<std::streamsize>(v.numel * sizeof(float)));
     if (!in) throw DataError(path.string() + ": truncated while reading '" + v.name + "'");
+    check_finite(path, v.name, {p, v.numel});
   });
   in.peek();
   if (!in.eof()) throw DataError(path.string() + ": trailing bytes after the last parameter");

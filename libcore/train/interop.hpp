@@ -10,16 +10,30 @@
 // fcw [L, 4C, C], fcb [L, 4C], fcprojw [L, C, 4C], fcprojb [L, C], lnfw [C], lnfb [C].
 #pragma once
 #include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "train/model_config.hpp"
 #include "train/params.hpp"
+
+namespace core::io {
+class SafetensorsFile;
+}
 
 namespace core::train {
 
 namespace fs = std::filesystem;
 
-// GPT models only (UsageError otherwise). Load checks every shape against the model (DataError
-// naming the file and tensor).
+// Every weight read from a file goes through these: DataError naming `file`, the tensor and the
+// first bad element for a NaN or infinity (which would otherwise surface as "training diverged").
+void check_finite(const fs::path& file, const std::string& tensor, std::span<const float> values);
+// Tensor `name` of a safetensors file as float32 (F32, F16 or BF16), checked as above; DataError
+// naming the file and tensor for another dtype.
+std::vector<float> read_weights_tensor(const io::SafetensorsFile& f, const fs::path& file, const std::string& name);
+
+// GPT models only (UsageError otherwise). Load checks every shape against the model and every
+// value for finiteness (DataError naming the file and tensor).
 void save_hf_gpt2(const fs::path& path, const FlatBuffers<float>& params);
 void load_hf_gpt2(const fs::path& path, FlatBuffers<float>& params);
 

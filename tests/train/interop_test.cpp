@@ -1,9 +1,11 @@
 // Weight interop round trips on files the test writes: HF GPT-2 safetensors (Conv1D weights
 // transposed), llm.c checkpoints (header + parameter order), native checkpoints; malformed files
-// give DataError naming the file.
+// give DataError naming the file; so do non-finite weights and integer tensors.
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <limits>
+#include <span>
 
 #include "common/errors.hpp"
 #include "io/safetensors.hpp"
@@ -131,4 +133,39 @@ TEST_CASE("native weights file round trip and shape mismatch") {
   ParamLayout wide(bc);
   FlatBuffers<float> w(wide);
   CHECK_THROWS_WITH_AS(load_weights(tmp / "w.safetensors", w), doctest::Contains("w.safetensors"), core::DataError);
+}
+
+TEST_CASE("non-finite weights and non-float dtypes are DataErrors naming the file and tensor, in every format") {
+  TempDir tmp("interop_nonfinite");
+  ParamLayout layout(cfg());
+  FlatBuffers<float> a(layout), b(layout);
+  init_parameters(a, 1);
+  a.block(1, kFcW)[5] = std::numeric_limits<float>::quiet_NaN();
+  save_hf_gpt2(tmp / "hf.safetensors", a);
+  save_llmc_checkpoint(tmp / "llmc.bin", a);
+  save_weights(tmp / "native.safetensors", a);
+  CHECK_THROWS_WITH_AS(load_hf_gpt2(tmp / "hf.safetensors", b), doctest::Contains("'h.1.mlp.c_fc.weight' holds nan"),
+                       core::DataError);
+  CHECK_THROWS_WITH_AS(load_llmc_checkpoint(tmp / "llmc.bin", b), doctest::Contains("'h.1.mlp.c_fc.weight' holds nan"),
+                       core::DataError);
+  CHECK_THROWS_WITH_AS(load_weights(tmp / "native.safetensors", b), doctest::Contains("'h.1.mlp.c_fc.weight' holds nan"),
+                       core::DataError);
+
+  // An integer tensor where a weight belongs: the message names the file, not only the tensor.
+  init_parameters(a, 1);
+  save_hf_gpt2(tmp / "hf.safetensors", a);
+  const core::io::SafetensorsFile f(tmp / "hf.safetensors");
+  core::io::SafetensorsWriter w;
+  for (const auto& name : f.names()) {
+    if (name == "ln_f.bias") {
+      const std::vector<std::int32_t> ints(8, 0);
+      w.add<std::int32_t>(name, {8}, std::span<const std::int32_t>(ints));
+    } else {
+      const auto v = core::io::to_f32(f.get(name));
+      w.add<float>(name, f.get(name).shape, std::span<const float>(v));
+    }
+  }
+  w.write(tmp / "ints.safetensors");
+  CHECK_THROWS_WITH_AS(load_hf_gpt2(tmp / "ints.safetensors", b), doctest::Contains("ints.safetensors: tensor 'ln_f.bias'"),
+                       core::DataError);
 }
