@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -19,10 +20,11 @@ namespace core::graph {
 
 namespace {
 
-std::string read_all(const fs::path& path) {
+// `what` names the input in errors ("graph input", "vertex label file").
+std::string read_all(const fs::path& path, const std::string& what) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputMissingError("graph input '" + path.string() + "' does not exist");
-  if (fs::is_directory(path, ec)) throw InputMissingError("graph input '" + path.string() + "' is a directory");
+  if (!fs::exists(path, ec)) throw InputMissingError(what + " '" + path.string() + "' does not exist");
+  if (fs::is_directory(path, ec)) throw InputMissingError(what + " '" + path.string() + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputMissingError("cannot open '" + path.string() + "'");
   std::ostringstream ss;
@@ -106,7 +108,7 @@ GraphFormat format_of(const fs::path& path) {
 }
 
 Graph read_edge_list(const fs::path& path, CleanReport* report) {
-  const std::string text = read_all(path);
+  const std::string text = read_all(path, "graph input");
   std::vector<RawEdge> edges;
   edges.reserve(text.size() / 10);
   for_each_line(text, [&](std::size_t line_no, std::string_view line) {
@@ -122,7 +124,7 @@ Graph read_edge_list(const fs::path& path, CleanReport* report) {
 }
 
 Graph read_matrix_market(const fs::path& path, CleanReport* report) {
-  const std::string text = read_all(path);
+  const std::string text = read_all(path, "graph input");
   std::vector<RawEdge> edges;
   bool header_seen = false, size_seen = false;
   std::uint64_t rows = 0, cols = 0, nnz = 0;
@@ -264,8 +266,13 @@ LoadedGraph load_graph(const fs::path& path, const LoadOptions& options) {
 }
 
 void read_vertex_labels(const fs::path& path, Graph& g) {
-  const std::string text = read_all(path);
-  std::vector<std::int64_t> by_original;
+  const std::string text = read_all(path, "vertex label file");
+  // Labels of ids the graph does not have (isolated or absent vertices) are not needed; the
+  // table is indexed by the graph's vertices, so a huge id costs nothing.
+  std::unordered_map<std::uint64_t, Vertex> vertex_of;
+  vertex_of.reserve(g.n());
+  for (Vertex v = 0; v < g.n(); ++v) vertex_of.emplace(g.original_ids[v], v);
+  std::vector<std::int32_t> labels(g.n(), -1);
   std::uint64_t next_id = 0;
   for_each_line(text, [&](std::size_t line_no, std::string_view line) {
     if (blank_or_comment(line, false)) return;
@@ -274,17 +281,12 @@ void read_vertex_labels(const fs::path& path, Graph& g) {
     const std::uint64_t id = t.count == 2 ? parse_id(t.tok[0], path, line_no, line) : next_id;
     const std::uint64_t label = parse_id(t.tok[t.count - 1], path, line_no, line);
     if (label > 1000000) bad_line(path, line_no, "label out of range (0..1000000)", line);
-    if (id >= by_original.size()) by_original.resize(id + 1, -1);
-    by_original[id] = static_cast<std::int64_t>(label);
+    if (const auto it = vertex_of.find(id); it != vertex_of.end()) labels[it->second] = static_cast<std::int32_t>(label);
     next_id = id + 1;
   });
-  g.labels.assign(g.n(), 0);
-  for (Vertex v = 0; v < g.n(); ++v) {
-    const std::uint64_t orig = g.original_ids[v];
-    if (orig >= by_original.size() || by_original[orig] < 0)
-      throw DataError(path.string() + ": no label for vertex " + std::to_string(orig));
-    g.labels[v] = static_cast<std::int32_t>(by_original[orig]);
-  }
+  for (Vertex v = 0; v < g.n(); ++v)
+    if (labels[v] < 0) throw DataError(path.string() + ": no label for vertex " + std::to_string(g.original_ids[v]));
+  g.labels = std::move(labels);
 }
 
 }  // namespace core::graph

@@ -312,8 +312,9 @@ Pattern read_pattern_file(const std::filesystem::path& path) {
     if (!(ls >> first)) continue;
     if (first == "labels") {
       for (std::string t; ls >> t;) {
-        if (t.find_first_not_of("0123456789") != std::string::npos)
-          throw DataError(path.string() + ":" + std::to_string(line_no) + ": label '" + t + "' is not a non-negative integer");
+        if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 7)
+          throw DataError(path.string() + ":" + std::to_string(line_no) + ": label '" + t +
+                          "' is not a non-negative integer below 10^7");
         labels.push_back(std::stoi(t));
       }
       continue;
@@ -324,6 +325,11 @@ Pattern read_pattern_file(const std::filesystem::path& path) {
       first += "-" + second;
     }
     if (ls >> second) throw DataError(path.string() + ":" + std::to_string(line_no) + ": expected one edge per line");
+    try {
+      parse_edge_string(first);  // this line's edge on its own, so that an error names the line
+    } catch (const UsageError& e) {
+      throw DataError(path.string() + ":" + std::to_string(line_no) + ": " + e.what());
+    }
     edges += (edges.empty() ? "" : ",") + first;
   }
   try {

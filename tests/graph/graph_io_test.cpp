@@ -120,6 +120,17 @@ TEST_CASE("vertex labels follow original ids through relabelling") {
   CHECK(h.original_ids[0] == 7);
   write_text(dir / "short.labels", "0\n1\n");
   CHECK_THROWS_AS(read_vertex_labels(dir / "short.labels", g), core::DataError);
+  // Labels of ids the graph lacks are ignored: a huge id allocated a table up to it (bad_alloc, exit 1).
+  write_text(dir / "huge.labels", "5 1\n6 2\n7 3\n8 4\n99999999999 9\n18446744073709551615 9\n");
+  Graph k = read_edge_list(dir / "g.el");
+  read_vertex_labels(dir / "huge.labels", k);
+  for (Vertex v = 0; v < k.n(); ++v) CHECK(k.labels[v] == static_cast<int>(k.original_ids[v]) - 4);
+  try {
+    read_vertex_labels(dir / "absent.labels", k);
+    FAIL("expected InputMissingError");
+  } catch (const core::InputMissingError& e) {
+    CHECK(std::string(e.what()).find("vertex label file") != std::string::npos);  // not "graph input"
+  }
 }
 
 TEST_CASE("generators are seeded and clean") {

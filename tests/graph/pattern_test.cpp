@@ -46,6 +46,24 @@ TEST_CASE("pattern specs: names, edge strings, files and errors") {
   CHECK_THROWS_AS(parse_pattern((dir / "bad.txt").string()), core::DataError);
 }
 
+TEST_CASE("pattern files: a bad edge names its line; a huge label is a data error, not a crash") {
+  core::test::TempDir dir("pattern-lines");
+  const auto message = [&](const char* name, const char* text) {
+    core::test::write_text(dir / name, text);
+    try {
+      parse_pattern((dir / name).string());
+    } catch (const core::DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no DataError");
+  };
+  CHECK(message("x.txt", "# c\n0 1\n1 x\n2 0\n").find("x.txt:3:") != std::string::npos);
+  CHECK(message("loop.txt", "0 1\n1 1\n").find("loop.txt:2:") != std::string::npos);
+  CHECK(message("big.txt", "0 1\n1-2000\n").find("big.txt:2:") != std::string::npos);
+  // stoi threw std::out_of_range (exit 1, "internal error: stoi").
+  CHECK(message("label.txt", "0 1\n1 2\nlabels 99999999999 0 0\n").find("label.txt:3:") != std::string::npos);
+}
+
 TEST_CASE("canonical forms identify isomorphic patterns") {
   const Pattern a = parse_edge_string("0-1,1-2,2-3,3-0,0-4,1-4");  // house
   const Pattern b = parse_edge_string("4-3,3-2,2-1,1-4,4-0,3-0");  // house, renamed
