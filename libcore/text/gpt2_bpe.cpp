@@ -134,6 +134,22 @@ void Gpt2Tokenizer::read_merges(const fs::path& file) {
       throw DataError(where + "merge '" + line + "' uses or makes a token missing from encoder.json");
     merges_[pair_key(a->second, b->second)] = Merge{rank++, r->second};
   }
+  // Every token must be reachable: a byte, a special "<|...|>" token, or a merge's result. A
+  // vocab.bpe cut at a line boundary (a partial download) parses, but leaves tokens no merge makes
+  // and would tokenize differently from GPT-2 without a word.
+  std::vector<bool> reachable(id_to_bytes_.size(), false);
+  for (const auto id : byte_id_) reachable[static_cast<std::size_t>(id)] = true;
+  for (const auto& [key, merge] : merges_) reachable[static_cast<std::size_t>(merge.result)] = true;
+  std::size_t missing = 0, first = 0;
+  for (std::size_t id = 0; id < reachable.size(); ++id) {
+    const std::string& t = id_to_bytes_[id];
+    if (reachable[id] || (t.size() > 4 && t.starts_with("<|") && t.ends_with("|>"))) continue;
+    if (missing++ == 0) first = id;
+  }
+  if (missing > 0)
+    throw DataError(file.string() + ": " + std::to_string(rank) + " merges leave " + std::to_string(missing) +
+                    " tokens of encoder.json unreachable (the first: id " + std::to_string(first) +
+                    "); truncated, or not the vocab.bpe of this encoder.json?");
 }
 
 const std::string& Gpt2Tokenizer::token_bytes(std::int32_t id) const {

@@ -168,6 +168,10 @@ TEST_CASE("GPT-2 tokenizer files: malformed merges and vocab give DataError nami
   } catch (const core::DataError& e) {
     CHECK(std::string(e.what()).find("vocab.bpe:3") != std::string::npos);
   }
+  // A merges file cut at a line boundary parses, but "ab" is then made by no merge.
+  core::test::write_text(dir / "vocab.bpe", "#version: 0.2\n");
+  CHECK_THROWS_WITH_AS(Gpt2Tokenizer(dir.path()), doctest::Contains("vocab.bpe: 0 merges leave 1 tokens"),
+                       core::DataError);
   core::test::write_text(dir / "encoder.json", "{\"a\": 0,");
   CHECK_THROWS_AS(Gpt2Tokenizer(dir.path()), core::DataError);
 }
