@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <limits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -104,7 +106,17 @@ constexpr char kMagic[8] = {'G', 'Z', 'C', 'S', 'R', '0', '0', '1'};
 }  // namespace
 
 GraphFormat format_of(const fs::path& path) {
-  return path.extension() == ".mtx" ? GraphFormat::matrix_market : GraphFormat::edge_list;
+  std::string ext = path.extension().string();
+  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".mtx") return GraphFormat::matrix_market;
+  // Any other name: a Matrix Market header still says what the file is (to the edge-list reader
+  // it is a '%' comment, and the size line 'rows cols entries' would become an edge).
+  std::ifstream in(path, std::ios::binary);
+  char head[14] = {};
+  in.read(head, sizeof head);
+  std::string start(head, static_cast<std::size_t>(in.gcount()));
+  for (auto& c : start) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return start == "%%matrixmarket" ? GraphFormat::matrix_market : GraphFormat::edge_list;
 }
 
 Graph read_edge_list(const fs::path& path, CleanReport* report) {
@@ -148,7 +160,7 @@ Graph read_matrix_market(const fs::path& path, CleanReport* report) {
       rows = parse_id(t.tok[0], path, line_no, line);
       cols = parse_id(t.tok[1], path, line_no, line);
       nnz = parse_id(t.tok[2], path, line_no, line);
-      edges.reserve(nnz);
+      edges.reserve(std::min<std::uint64_t>(nnz, text.size() / 4));  // an entry takes 4 bytes at least
       size_seen = true;
       return;
     }
@@ -230,6 +242,13 @@ bool read_csr_cache(const fs::path& cache, const fs::path& source, LoadedGraph& 
   if (std::memcmp(h.magic, kMagic, 8) != 0 || h.source_size != fs::file_size(source, ec) ||
       h.source_mtime_ns != file_mtime_ns(source))
     return false;
+  // A damaged cache is rebuilt, never trusted: its size must match the header's counts before
+  // anything is allocated, and the arrays must form a CSR whose ids are in range.
+  const std::uint64_t cache_size = fs::file_size(cache, ec);
+  if (ec || h.n >= std::numeric_limits<Vertex>::max() || h.adj_size > cache_size ||
+      cache_size != sizeof h + (h.n + 1) * sizeof(EdgeIndex) + h.adj_size * sizeof(Vertex) +
+                        h.n * sizeof(std::uint64_t))
+    return false;
   Graph g;
   g.offsets.resize(h.n + 1);
   g.adj.resize(h.adj_size);
@@ -238,7 +257,11 @@ bool read_csr_cache(const fs::path& cache, const fs::path& source, LoadedGraph& 
     return static_cast<bool>(in.read(reinterpret_cast<char*>(vec.data()), vec.size() * sizeof(vec[0])));
   };
   if (!fill(g.offsets) || !fill(g.adj) || !fill(g.original_ids)) return false;
-  if (g.offsets.back() != g.adj.size()) return false;
+  if (g.offsets.front() != 0 || g.offsets.back() != g.adj.size()) return false;
+  for (std::size_t v = 0; v < h.n; ++v)
+    if (g.offsets[v] > g.offsets[v + 1]) return false;
+  for (const Vertex w : g.adj)
+    if (w >= h.n) return false;
   out.graph = std::move(g);
   out.report = h.report;
   out.from_cache = true;

@@ -172,3 +172,51 @@ TEST_CASE("generator specs: counts are integers, parameters finite, tiny p no ga
   }
   CHECK(generate_from_spec("gnp:10:1", 1)->m() == 45);
 }
+
+TEST_CASE("a Matrix Market file is known by its header whatever its name; a huge declared size is no crash") {
+  TempDir dir("graph-mm-name");
+  // Read as an edge list, the header is a '%' comment and the size line '4 5 3' the edge 4-5.
+  const char* mm = "%%MatrixMarket matrix coordinate pattern general\n4 5 3\n2 1\n3 1\n3 2\n";
+  for (const char* name : {"g.txt", "g.MTX", "g"}) {
+    CAPTURE(name);
+    write_text(dir / name, mm);
+    CHECK(format_of(dir / name) == GraphFormat::matrix_market);
+    const LoadedGraph g = load_graph(dir / name, LoadOptions{"off"});
+    CHECK(g.graph.n() == 3);
+    CHECK(g.graph.m() == 3);
+  }
+  write_text(dir / "plain.el", "% konect-style comment\n0 1\n");
+  CHECK(format_of(dir / "plain.el") == GraphFormat::edge_list);
+  // The declared entry count was reserved up front: bad_alloc (exit 1) instead of a data error.
+  write_text(dir / "huge.mtx", "%%MatrixMarket matrix coordinate pattern general\n99999999999 99999999999 99999999999\n1 2\n");
+  CHECK_THROWS_AS(read_matrix_market(dir / "huge.mtx"), core::DataError);
+}
+
+TEST_CASE("a damaged CSR cache is rebuilt, not trusted") {
+  TempDir dir("graph-cache-damage");
+  write_text(dir / "g.el", "0 1\n1 2\n2 0\n2 3\n3 4\n");
+  const LoadOptions cache{(dir / "cache").string()};
+  const LoadedGraph first = load_graph(dir / "g.el", cache);
+  const std::string good = core::test::read_text(first.cache_path);
+  const std::size_t adj_end = good.size() - first.graph.n() * sizeof(std::uint64_t);
+  const auto damaged = [&](std::size_t at, std::string bytes) {
+    std::string d = good;
+    d.replace(at, bytes.size(), bytes);
+    write_text(first.cache_path, d);
+    return load_graph(dir / "g.el", cache);
+  };
+  // An adjacency entry past n (the matcher would index out of range).
+  LoadedGraph g = damaged(adj_end - sizeof(Vertex), std::string(sizeof(Vertex), '\xff'));
+  CHECK_FALSE(g.from_cache);
+  CHECK(g.graph.adj == first.graph.adj);
+  // A vertex count of ~2^64 in the header (was a resize to it: bad_alloc).
+  const std::size_t n_at = good.size() - first.graph.n() * 8 - first.graph.adj.size() * sizeof(Vertex) -
+                           (first.graph.n() + 1) * sizeof(EdgeIndex) - 16;
+  g = damaged(n_at, std::string(8, '\x7f'));
+  CHECK_FALSE(g.from_cache);
+  CHECK(g.graph.adj == first.graph.adj);
+  // A truncated cache.
+  write_text(first.cache_path, good.substr(0, good.size() - 3));
+  CHECK_FALSE(load_graph(dir / "g.el", cache).from_cache);
+  CHECK(load_graph(dir / "g.el", cache).from_cache);  // rewritten whole
+}
