@@ -297,6 +297,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
 
   std::vector<std::int32_t> tok, tgt;
   double last_loss = std::nan(""), last_val = std::nan(""), time_sum = 0, device_peak_mib = 0;
+  double first_step_s = std::nan("");
   std::int64_t timed_steps = 0;
   Progress progress("train", static_cast<std::uint64_t>(o.train_iters));
   TrainOutcome out;
@@ -348,6 +349,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     if (step > start) {  // the first step pays for allocations
       time_sum += secs;
       ++timed_steps;
+    } else {
+      first_step_s = secs;
     }
     last_loss = loss;
     nlohmann::json rec = {{"step", step + 1},           {"loss", loss},
@@ -369,6 +372,10 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   }
   progress.finish();
   if (!out.interrupted) checkpoint(step);
+  if (timed_steps == 0 && std::isfinite(first_step_s)) {  // a single step: its time, allocations included
+    time_sum = first_step_s;
+    timed_steps = 1;
+  }
   const double mean_step = timed_steps > 0 ? time_sum / double(timed_steps) : std::nan("");
   out.summary = {{"steps", step},
                  {"final_loss", last_loss},

@@ -137,6 +137,15 @@ TEST_CASE("device=cuda trains BERT (masked LM) like the host where a device answ
   CHECK(std::abs(g6 - c6) <= 5e-2 * c6);
 }
 
+TEST_CASE("a one-step run still reports its throughput") {
+  TempDir tmp("zpp_cli_one_step");
+  const auto r = run_tool("zpp-train", with(with({"train", "--out", (tmp / "run").string()}, kTiny), {"train_iters=1"}));
+  REQUIRE(r.exit_code == 0);
+  const auto s = last_json_line(r.out);
+  CHECK(s["tokens_per_s"].get<double>() > 0);
+  CHECK(s["mean_step_s"].get<double>() > 0);
+}
+
 TEST_CASE("sample refuses a non-finite temperature (exit 2 naming the key)") {
   const auto r = run_tool("zpp-train", {"sample", "--checkpoint", "/nonexistent", "temperature=.inf"});
   CHECK(r.exit_code == 2);
