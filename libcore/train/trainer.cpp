@@ -163,9 +163,9 @@ nlohmann::json model_state(const ModelConfig& m) {
           {"init_std", m.init_std}};
 }
 
-// --resume continues a checkpoint only with the model and tokenizer it was written with: a
-// difference is a UsageError naming the keys (not a tensor-shape DataError, nor a silent change of
-// tokenizer under the same vocabulary size).
+// --resume continues a checkpoint only with the model and the kind of tokenizer it was written
+// with: a difference is a UsageError naming the keys (not a tensor-shape DataError, nor a silent
+// change of tokenizer under the same vocabulary size).
 void check_resume_matches(const nlohmann::json& state, const fs::path& ckpt, const TrainOptions& o,
                           const std::string& tokenizer) {
   std::string diff;
@@ -174,8 +174,14 @@ void check_resume_matches(const nlohmann::json& state, const fs::path& ckpt, con
   for (auto it = want.begin(); it != want.end(); ++it)
     if (have.contains(it.key()) && have[it.key()] != it.value())
       diff += "; model." + it.key() + " = " + it.value().dump() + " (checkpoint: " + have[it.key()].dump() + ")";
-  if (state.contains("tokenizer") && state["tokenizer"] != tokenizer)
-    diff += "; tokenizer " + tokenizer + " (checkpoint: " + state["tokenizer"].get<std::string>() + ")";
+  // The kind of tokenizer must match; the folder of a GPT-2 tokenizer may move (a copy on scratch,
+  // or a relative path an older checkpoint recorded).
+  const std::string had = state.value("tokenizer", tokenizer);
+  const auto kind = [](const std::string& spec) { return spec.substr(0, spec.find(':')); };
+  if (kind(had) != kind(tokenizer))
+    diff += "; tokenizer " + tokenizer + " (checkpoint: " + had + ")";
+  else if (had != tokenizer)
+    log::warn("--resume: tokenizer {} (the checkpoint was written with {})", tokenizer, had);
   if (!diff.empty())
     throw UsageError("--resume: the config differs from checkpoint " + ckpt.string() + ": " + diff.substr(2) +
                      "; resume with the run's config or train into another --out");
