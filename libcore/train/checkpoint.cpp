@@ -2,6 +2,7 @@
 #include "train/checkpoint.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -117,11 +118,23 @@ nlohmann::json read_checkpoint_state(const fs::path& dir) {
   const fs::path p = dir / "state.json";
   std::ifstream f(p);
   if (!f) throw InputMissingError("checkpoint: cannot open " + p.string());
+  nlohmann::json s;
   try {
-    return nlohmann::json::parse(f);
+    s = nlohmann::json::parse(f);
   } catch (const nlohmann::json::exception& e) {
     throw DataError(p.string() + ": " + e.what());
   }
+  // The keys readers use, with their types: a wrong one is malformed input, not an internal error.
+  const auto bad = [&p](const std::string& what) { return DataError(p.string() + ": " + what); };
+  if (!s.is_object()) throw bad("expected a JSON object");
+  if (!s.contains("step") || !s["step"].is_number_integer() || s["step"].get<std::int64_t>() < 0)
+    throw bad("'step' must be an integer >= 0");
+  if (dir.filename().string().starts_with("step_") && dir.filename().string() != step_dir_name(s["step"].get<std::int64_t>()))
+    throw bad("'step' = " + s["step"].dump() + " does not match the folder " + dir.filename().string());
+  if (s.contains("model") && !s["model"].is_object()) throw bad("'model' must be an object");
+  if (s.contains("tokenizer") && !s["tokenizer"].is_string()) throw bad("'tokenizer' must be a string");
+  if (s.contains("threads") && !s["threads"].is_number_integer()) throw bad("'threads' must be an integer");
+  return s;
 }
 
 nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt) {
@@ -138,7 +151,12 @@ nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, 
   }
   const auto it = f.metadata().find("adam_steps");
   if (it == f.metadata().end()) throw DataError(op.string() + ": metadata 'adam_steps' is missing");
-  opt.set_steps_taken(std::stoll(it->second));
+  std::int64_t steps = -1;
+  const auto& text = it->second;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), steps);
+  if (ec != std::errc() || end != text.data() + text.size() || steps < 0)
+    throw DataError(op.string() + ": metadata 'adam_steps' = '" + text + "' is not an integer >= 0");
+  opt.set_steps_taken(steps);
   return state;
 }
 

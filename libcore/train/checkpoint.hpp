@@ -29,7 +29,8 @@ fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuff
 std::optional<fs::path> latest_checkpoint(const fs::path& root);
 // Restores params and the optimizer (moments and step count); returns state.json.
 nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt);
-// state.json of a checkpoint folder (DataError / InputMissingError naming it).
+// state.json of a checkpoint folder (InputMissingError naming it; DataError naming it and the key
+// for malformed JSON, a missing or negative step, one that is not the folder's, or a wrong type).
 nlohmann::json read_checkpoint_state(const fs::path& dir);
 
 }  // namespace core::train

@@ -169,3 +169,40 @@ TEST_CASE("non-finite weights and non-float dtypes are DataErrors naming the fil
   CHECK_THROWS_WITH_AS(load_hf_gpt2(tmp / "ints.safetensors", b), doctest::Contains("ints.safetensors: tensor 'ln_f.bias'"),
                        core::DataError);
 }
+
+TEST_CASE("a checkpoint's state.json and optimizer metadata with wrong keys or types are DataErrors naming the file") {
+  TempDir tmp("checkpoint_state");
+  ParamLayout layout(cfg());
+  FlatBuffers<float> a(layout);
+  init_parameters(a, 1);
+  AdamW<float> opt(layout, AdamWHyper{});
+  const auto dir = save_checkpoint(tmp.path(), 7, a, opt, {{"tokenizer", "bytes"}});
+  CHECK(read_checkpoint_state(dir)["step"] == 7);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"{\"tokenizer\": \"bytes\"}", "'step' must be an integer >= 0"},
+      {"{\"step\": \"7\"}", "'step' must be an integer >= 0"},
+      {"{\"step\": -1}", "'step' must be an integer >= 0"},
+      {"{\"step\": 6}", "'step' = 6 does not match the folder step_00000007"},
+      {"{\"step\": 7, \"model\": 5}", "'model' must be an object"},
+      {"{\"step\": 7, \"tokenizer\": 5}", "'tokenizer' must be a string"},
+      {"{\"step\": 7, \"threads\": \"x\"}", "'threads' must be an integer"},
+  };
+  for (const auto& [json, what] : bad) {
+    CAPTURE(json);
+    core::test::write_text(dir / "state.json", json);
+    const std::string expected = "state.json: " + what;
+    CHECK_THROWS_WITH_AS(read_checkpoint_state(dir), doctest::Contains(expected.c_str()), core::DataError);
+  }
+  core::test::write_text(dir / "state.json", "{\"step\": 7}");
+  // adam_steps that is not a count
+  const core::io::SafetensorsFile f(dir / "optimizer.safetensors");
+  core::io::SafetensorsWriter w;
+  for (const auto& name : f.names()) {
+    const auto v = core::io::to_f32(f.get(name));
+    w.add<float>(name, f.get(name).shape, std::span<const float>(v));
+  }
+  w.set_metadata("adam_steps", "seven");
+  w.write(dir / "optimizer.safetensors");
+  FlatBuffers<float> b(layout);
+  CHECK_THROWS_WITH_AS(load_checkpoint(dir, b, opt), doctest::Contains("'adam_steps' = 'seven'"), core::DataError);
+}
