@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -244,15 +245,21 @@ nlohmann::json list(const ListOptions& o, RunDir* rundir, std::ostream& matches)
   save_plan(rundir, plan, "plan");
   t.reset();
   std::string line;
-  const std::uint64_t n = list_matches(in.graph, plan, {resolve_threads(o.threads), 0, 1}, o.limit,
+  // One match more than the limit is looked for (and not printed), so that `complete` is known:
+  // exactly `limit` matches is a complete list.
+  const std::uint64_t wanted = o.limit == std::numeric_limits<std::uint64_t>::max() ? o.limit : o.limit + 1;
+  std::uint64_t printed = 0;
+  const std::uint64_t n = list_matches(in.graph, plan, {resolve_threads(o.threads), 0, 1}, wanted,
                                        [&](std::span<const Vertex> m) {
+                                         if (printed == o.limit) return;
+                                         ++printed;
                                          line = "[";
                                          for (std::size_t i = 0; i < m.size(); ++i)
                                            line += (i ? "," : "") + std::to_string(in.graph.original_ids[m[i]]);
                                          matches << line << "]\n";
                                        });
   matches.flush();
-  return {{"listed", n}, {"limit", o.limit}, {"complete", n < o.limit}, {"time_s", t.seconds()},
+  return {{"listed", printed}, {"limit", o.limit}, {"complete", n <= o.limit}, {"time_s", t.seconds()},
                    {"plan_time_s", plan_s}, {"pattern", pattern.to_string()}, {"graph", in.info}};
 }
 

@@ -100,6 +100,25 @@ TEST_CASE("motifs, plan and list") {
   while (std::getline(in, line) && line.front() == '[') ++rows;
   CHECK(rows == 3);
   CHECK(last_json_line(ls.out)["listed"] == 3);
+  CHECK(last_json_line(ls.out)["complete"] == false);
+}
+
+TEST_CASE("list: a limit equal to the number of matches is a complete list") {
+  TempDir dir("gz-cli-list");
+  write_text(dir / "g.el", kGraph);  // 4 triangles
+  for (int limit : {3, 4, 5}) {
+    CAPTURE(limit);
+    const auto ls = run_tool("graphzero-mine", {"list", "--graph", (dir / "g.el").string(), "--pattern", "triangle",
+                                                "--limit", std::to_string(limit), "--threads", "2", "-q"});
+    REQUIRE(ls.exit_code == 0);
+    std::istringstream in(ls.out);
+    std::string line;
+    int rows = 0;
+    while (std::getline(in, line) && line.front() == '[') ++rows;
+    CHECK(rows == std::min(limit, 4));
+    CHECK(last_json_line(ls.out)["listed"] == std::min(limit, 4));
+    CHECK(last_json_line(ls.out)["complete"] == (limit >= 4));  // limit 4 said "false"
+  }
 }
 
 TEST_CASE("bad inputs exit with the conventions' codes") {
