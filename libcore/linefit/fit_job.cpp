@@ -21,6 +21,8 @@ void FitOptions::validate() const {
   if (!input.empty() && !points.empty())
     throw UsageError("config keys 'input' and 'points' are exclusive: give the points one way");
   if (!candidate.empty()) parse_candidate(candidate, "candidate");
+  if (init_angle && !std::isfinite(*init_angle))  // YAML's .inf is a double; the start line would be NaN
+    throw UsageError("config key 'init_angle': must be a finite angle in radians");
   if (mode == "tls" && solver == "irls")
     throw UsageError("config key 'solver': irls needs mode gm (plain TLS has the closed form: solver eig)");
   if (mode == "gm" && solver == "eig")

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "common/errors.hpp"
 
@@ -78,6 +79,16 @@ IrlsResult irls_gm(const Points& pts, double sigma, const IrlsOptions& opts) {
     starts.push_back(fit_tls(pts));
     for (int k = 0; k < opts.starts; ++k) starts.push_back(line_from_angle(pts, M_PI * k / opts.starts));
   }
+  // One IRLS step. When sigma is tiny next to every residual, each weight underflows to 0 (sigma^2
+  // itself below 1e-308, or the squared ratio below it): a setting to change, not malformed data.
+  const auto reweighted = [&](const Line& line) {
+    const std::vector<double> w = gm_weights(pts, line, sigma);
+    if (std::none_of(w.begin(), w.end(), [](double x) { return x > 0.0; }))
+      throw UsageError("sigma = " + (std::ostringstream() << sigma).str() +
+                       " is too small for these points: every Geman-McClure weight (sigma^2 / (sigma^2 + e^2))^2 "
+                       "underflows to 0 at the IRLS iterate; raise sigma");
+    return fit_weighted_tls(pts, w);
+  };
   IrlsResult best;
   best.cost = std::numeric_limits<double>::infinity();
   best.starts = static_cast<int>(starts.size());
@@ -87,7 +98,7 @@ IrlsResult irls_gm(const Points& pts, double sigma, const IrlsOptions& opts) {
     int it = 0;
     while (it < opts.max_iterations) {
       ++it;
-      const Line next = fit_weighted_tls(pts, gm_weights(pts, line, sigma));
+      const Line next = reweighted(line);
       const double next_cost = gm_cost(pts, next, sigma);
       const bool done = cost - next_cost <= opts.tol * std::max(cost, 1e-300);
       if (next_cost <= cost) line = next, cost = next_cost;
@@ -105,7 +116,7 @@ IrlsResult irls_gm(const Points& pts, double sigma, const IrlsOptions& opts) {
   // Polish the winner to a fixed point: the cost test above leaves a gradient of order
   // sqrt(tol), and the certificate's multipliers need stationarity to rounding.
   for (int it = 0; it < opts.max_iterations; ++it) {
-    const Line next = fit_weighted_tls(pts, gm_weights(pts, best.line, sigma));
+    const Line next = reweighted(best.line);
     const double next_cost = gm_cost(pts, next, sigma);
     if (next_cost > best.cost * (1.0 + 1e-14)) break;
     const double move = std::abs(next.a - best.line.a) + std::abs(next.b - best.line.b) +

@@ -21,10 +21,11 @@ struct SyntheticLine {
   void visit(V& v) {
     v("n", n, "number of points", core::in_range<std::int64_t>(2, 100000000));
     v("angle_deg", angle_deg, "direction of the line in degrees", core::in_range(-360.0, 360.0));
-    v("offset", offset, "signed distance of the line from the origin");
-    v("noise", noise, "standard deviation of the noise across the line", core::at_least(0.0));
+    // Finite bounds: YAML's .inf passes at_least/positive, and the points would be infinite.
+    v("offset", offset, "signed distance of the line from the origin", core::in_range(-1e100, 1e100));
+    v("noise", noise, "standard deviation of the noise across the line", core::in_range(0.0, 1e100));
     v("outliers", outliers, "fraction of points replaced by uniform outliers", core::in_range(0.0, 1.0));
-    v("extent", extent, "length of the segment the points cover", core::positive<double>());
+    v("extent", extent, "length of the segment the points cover", core::in_range(1e-100, 1e100));
   }
 };
 

@@ -166,6 +166,31 @@ TEST_CASE("bad input: exit codes and messages") {
   CHECK(run_tool("tls-fit", {"fit", "no.such.key=1"}).exit_code == 2);
   CHECK(run_tool("tls-fit", {"fit", "--candidate", "1,2"}).exit_code == 2);
   CHECK(run_tool("tls-fit", {"--no-such-flag"}).exit_code == 2);
+}
+
+TEST_CASE("settings that make no sense are usage errors naming the key, not data errors") {
+  TempDir dir("tls-cli-settings");
+  const std::string csv = (dir / "p.csv").string();
+  REQUIRE(run_tool("tls-fit", {"gen", "--n", "50", "--output", csv}).exit_code == 0);
+  // .inf passed at_least/positive: gen wrote no file and failed with 65 ("cannot be read back").
+  for (const char* key : {"offset=.inf", "noise=.inf", "extent=.inf"}) {
+    CAPTURE(key);
+    const auto r = run_tool("tls-fit", {"gen", "--output", (dir / "g.csv").string(), key});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(std::string(key).substr(0, std::string(key).find('='))) != std::string::npos);
+  }
+  auto fit = run_tool("tls-fit", {"fit", "--input", csv, "synthetic.offset=.inf", "--out", (dir / "r0").string()});
+  CHECK(fit.exit_code == 2);
+  // A start angle of .inf made a NaN line (65: "line (-nan, ...) is not a line").
+  fit = run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--init-angle", ".inf",
+                             "--out", (dir / "r1").string()});
+  CHECK(fit.exit_code == 2);
+  CHECK(fit.err.find("init_angle") != std::string::npos);
+  // sigma whose square underflows: every weight 0 (65: "weighted TLS: all weights are zero").
+  fit = run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--sigma", "1e-200",
+                             "--out", (dir / "r2").string()});
+  CHECK(fit.exit_code == 2);
+  CHECK(fit.err.find("sigma") != std::string::npos);
   CHECK(run_tool("tls-fit", {"gen", "--n", "10"}).exit_code == 2);  // no --output
   CHECK(run_tool("tls-fit", {"gen", "--device", "cuda", "--output", "x"}).exit_code == 2);
 }
