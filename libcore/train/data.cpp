@@ -76,6 +76,9 @@ TokenData load_token_data(const DataOptions& o) {
       } catch (const nlohmann::json::exception& e) {
         throw DataError(meta.string() + ": " + e.what());
       }
+      if (d.vocab_size < 0 || d.vocab_size > 65536)
+        throw DataError(meta.string() + ": vocab_size " + std::to_string(d.vocab_size) +
+                        " is outside [1, 65536] (uint16 shards)");
       named_by = "(named by " + meta.string() + ")";
     } else {
       const auto tok = core::text::make_tokenizer(o.tokenizer);

@@ -48,6 +48,9 @@ TEST_CASE("a shard token outside the vocabulary prepare.json names is a DataErro
     CHECK(msg.find("token 300 at index 7 (byte offset 1038)") != std::string::npos);  // 1024 + 2 * 7
     CHECK(msg.find("prepare.json") != std::string::npos);
   }
+  core::test::write_text(dir / "prepare.json", nlohmann::json{{"tokenizer", "bytes"}, {"vocab_size", -3}}.dump());
+  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains("prepare.json: vocab_size -3"), core::DataError);
+  core::test::write_text(dir / "prepare.json", nlohmann::json{{"tokenizer", "bytes"}, {"vocab_size", 256}}.dump());
   val[7] = 255;
   core::text::write_shard(dir / "val_000000.bin", val);
   const TokenData d = load_token_data(shards_at(dir));
