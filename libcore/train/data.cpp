@@ -125,11 +125,16 @@ void window(const std::vector<std::int32_t>& src, std::size_t start, int T, std:
 }
 }  // namespace
 
-void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed, std::int64_t step, int micro,
+std::uint64_t batch_stream(std::int64_t step, int micro, int accum) {
+  const std::uint64_t per_step = std::max<std::uint64_t>(1024, static_cast<std::uint64_t>(accum));
+  return static_cast<std::uint64_t>(step) * per_step + static_cast<std::uint64_t>(micro);
+}
+
+void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed, std::uint64_t stream,
                         std::vector<std::int32_t>& tokens, std::vector<std::int32_t>& targets) {
   tokens.resize(std::size_t(B) * T);
   targets.resize(std::size_t(B) * T);
-  Rng rng = Rng(seed).split(static_cast<std::uint64_t>(step) * 1024 + static_cast<std::uint64_t>(micro));
+  Rng rng = Rng(seed).split(stream);
   const std::uint64_t n_starts = data.train.size() - T;  // start + T is the last target
   for (int b = 0; b < B; ++b)
     window(data.train, rng.below(n_starts), T, tokens.data() + std::size_t(b) * T, targets.data() + std::size_t(b) * T);

@@ -3,7 +3,7 @@
 // (train_000000.bin, val_000000.bin) or by llm.c (tiny_shakespeare_val.bin, fineweb_train_000001.bin:
 // a split's files have "train" or "val" as a '_'-separated word of their name). Batches are windows of seq_len + 1 tokens: inputs and next-token
 // targets. Training windows start at offsets drawn from a stream that depends only on (seed,
-// step, micro step), so a resumed run sees exactly the batches an uninterrupted run would.
+// step, micro step; see batch_stream), so a resumed run sees exactly the batches an uninterrupted run would.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -40,8 +40,13 @@ struct TokenData {
 // shorter than seq_len + 1 tokens), UsageError (bad tokenizer spec).
 TokenData load_token_data(const DataOptions& options);
 
-// Fills tokens/targets [B*T] with B windows of the train split for (seed, step, micro).
-void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed, std::int64_t step, int micro,
+// The random stream of micro step `micro` (< accum) of optimizer step `step`: distinct for every
+// (step, micro) at any accum; step * 1024 + micro while accum <= 1024 (the streams runs had before,
+// so their resumed continuations keep their batches).
+std::uint64_t batch_stream(std::int64_t step, int micro, int accum);
+
+// Fills tokens/targets [B*T] with B windows of the train split for (seed, stream).
+void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed, std::uint64_t stream,
                         std::vector<std::int32_t>& tokens, std::vector<std::int32_t>& targets);
 // Validation batch i (0-based): consecutive windows from the start of the val split (wrapping).
 void val_batch(const TokenData& data, int B, int T, int i, std::vector<std::int32_t>& tokens,

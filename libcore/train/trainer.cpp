@@ -321,8 +321,9 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     if (!gpu) model.grads().zero();
     double loss = 0;
     for (int micro = 0; micro < accum; ++micro) {
-      sample_train_batch(data, B, T, o.seed, step, micro, tok, tgt);
-      maybe_mask(o, data, tok, tgt, static_cast<std::uint64_t>(step) * 1024 + static_cast<std::uint64_t>(micro));
+      const std::uint64_t stream = batch_stream(step, micro, accum);
+      sample_train_batch(data, B, T, o.seed, stream, tok, tgt);
+      maybe_mask(o, data, tok, tgt, stream);
       Batch b;
       b.B = B;
       b.T = T;

@@ -91,3 +91,13 @@ TEST_CASE("llm.c's shard names are found: NAME_train.bin, NAME_val_000000.bin, i
   CHECK(d.train.back() == 2);
   CHECK(d.val == std::vector<std::int32_t>(20, 3));
 }
+
+TEST_CASE("batch streams are distinct for every (step, micro step), also beyond 1024 micro steps") {
+  CHECK(batch_stream(3, 5, 8) == 3 * 1024 + 5);  // the streams of runs with accum <= 1024 are kept
+  CHECK(batch_stream(3, 1023, 1024) == 3 * 1024 + 1023);
+  // accum = 2048 (GPT-2's 0.5M-token batch from 256-token micro batches): step 0's micro step 1024
+  // must not replay step 1's micro step 0.
+  CHECK(batch_stream(0, 1024, 2048) != batch_stream(1, 0, 2048));
+  CHECK(batch_stream(1, 0, 2048) == 2048);
+  CHECK(batch_stream(0, 2047, 2048) < batch_stream(1, 0, 2048));
+}
