@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+#include <system_error>
 
 #include "common/errors.hpp"
+#include "common/log.hpp"
 #include "common/signals.hpp"
 
 namespace core::graph {
@@ -35,8 +37,19 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
       if (!failed.exchange(true)) error = std::current_exception();
     }
   };
+  // No more threads than chunks; and when the system refuses a thread (--threads 100000 hit the
+  // process limit, and the joinable threads already started made ~vector call std::terminate),
+  // the ones that did start do the work.
+  const int wanted = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(opt.threads), std::max<std::uint64_t>(chunks, 1)));
   std::vector<std::thread> pool;
-  for (int t = 1; t < opt.threads; ++t) pool.emplace_back(worker, t);
+  for (int t = 1; t < wanted; ++t) {
+    try {
+      pool.emplace_back(worker, t);
+    } catch (const std::system_error& e) {
+      log::warn("started {} of {} worker threads ({}); continuing with those", t, wanted, e.what());
+      break;
+    }
+  }
   worker(0);
   for (auto& th : pool) th.join();
   if (error) std::rethrow_exception(error);

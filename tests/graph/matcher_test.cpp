@@ -181,3 +181,13 @@ TEST_CASE("a stop signal ends counting and listing with the interrupted exit cod
   core::clear_stop_request();
   CHECK(count_matches(g, plan, {2, 0, 1}) == full);
 }
+
+TEST_CASE("far more threads than chunks (or than the system gives) still count exactly") {
+  const Graph g = relabel_by_degree(generate_gnp(60, 0.3, 8));
+  const Plan plan = choose_plan(parse_pattern("diamond"), Induced::edge, graph_stats(g, 1));
+  const std::uint64_t one = count_matches(g, plan, {1, 0, 1});
+  // 100000 threads: std::thread's constructor threw at the process limit and ~vector of joinable
+  // threads called std::terminate (exit 134).
+  CHECK(count_matches(g, plan, {100000, 0, 1}) == one);
+  CHECK(count_matches(g, plan, {64, 1, 3}) + count_matches(g, plan, {64, 0, 3}) + count_matches(g, plan, {64, 2, 3}) == one);
+}
