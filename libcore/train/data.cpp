@@ -93,6 +93,8 @@ TokenData load_token_data(const DataOptions& o) {
       for (auto t : d.val) d.vocab_size = std::max(d.vocab_size, t + 1);
     }
   } else {
+    if (!(o.val_fraction > 0))
+      throw UsageError("data.val_fraction = 0 leaves a text input no validation split (training evaluates on it)");
     std::ifstream f(in, std::ios::binary);
     if (!f) throw InputMissingError("data.input: cannot open '" + o.input + "'");
     std::ostringstream ss;

@@ -37,7 +37,7 @@ struct TokenData {
 };
 
 // Throws InputMissingError (no such file/folder), DataError (no train or val tokens, or a split
-// shorter than seq_len + 1 tokens), UsageError (bad tokenizer spec).
+// shorter than seq_len + 1 tokens), UsageError (bad tokenizer spec, val_fraction 0 for a text).
 TokenData load_token_data(const DataOptions& options);
 
 // The random stream of micro step `micro` (< accum) of optimizer step `step`: distinct for every

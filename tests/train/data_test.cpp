@@ -101,3 +101,15 @@ TEST_CASE("batch streams are distinct for every (step, micro step), also beyond 
   CHECK(batch_stream(1, 0, 2048) == 2048);
   CHECK(batch_stream(0, 2047, 2048) < batch_stream(1, 0, 2048));
 }
+
+TEST_CASE("a text input with val_fraction 0 is a configuration error") {
+  TempDir dir("train_data_noval");
+  core::test::write_text(dir / "t.txt", std::string(500, 'x'));
+  DataOptions o;
+  o.input = (dir / "t.txt").string();
+  o.seq_len = 8;
+  o.val_fraction = 0;
+  CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains("data.val_fraction = 0"), core::UsageError);
+  o.val_fraction = 0.1;
+  CHECK(load_token_data(o).val.size() == 50);
+}
