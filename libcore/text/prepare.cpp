@@ -7,6 +7,9 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -40,28 +43,50 @@ std::string shard_name(const std::string& split, std::size_t index) {
   return buf;
 }
 
-// Writes tokens as split_000000.bin, ... and removes higher-numbered shards of the split left by an
-// earlier run. Returns the paths written.
+// Writes tokens as split_000000.bin, ... into dir; returns the file names.
 std::vector<std::string> write_split(const fs::path& dir, const std::string& split,
                                      std::span<const std::int32_t> tokens, std::int64_t shard_tokens) {
-  std::vector<std::string> files;
+  std::vector<std::string> names;
   const auto per = static_cast<std::size_t>(shard_tokens);
   for (std::size_t start = 0; start < tokens.size(); start += per) {
-    const fs::path path = dir / shard_name(split, files.size());
-    write_shard(path, tokens.subspan(start, std::min(per, tokens.size() - start)));
-    files.push_back(path.string());
+    names.push_back(shard_name(split, names.size()));
+    write_shard(dir / names.back(), tokens.subspan(start, std::min(per, tokens.size() - start)));
   }
-  const std::regex pattern(split + "_([0-9]{6})\\.bin");
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    std::smatch m;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, m, pattern) && std::stoul(m[1].str()) >= files.size()) {
-      log::info("prepare: removing stale shard {}", entry.path().string());
-      fs::remove(entry.path());
-    }
-  }
-  return files;
+  return names;
 }
+
+// Removes the split_NNNNNN.bin shards an earlier run left in dir.
+void remove_shards(const fs::path& dir, const std::string& split) {
+  const std::regex pattern(split + "_[0-9]{6}\\.bin");
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, pattern)) continue;
+    std::error_code ec;
+    fs::remove(entry.path(), ec);
+    if (ec) throw IoError("prepare: cannot remove the earlier shard " + entry.path().string() + ": " + ec.message());
+  }
+}
+
+// Moves the staged shards into out; returns their full paths.
+std::vector<std::string> publish(const fs::path& staging, const fs::path& out, const std::vector<std::string>& names) {
+  std::vector<std::string> paths;
+  for (const auto& name : names) {
+    std::error_code ec;
+    fs::rename(staging / name, out / name, ec);
+    if (ec) throw IoError("prepare: cannot move " + (staging / name).string() + " into " + out.string() + ": " + ec.message());
+    paths.push_back((out / name).string());
+  }
+  return paths;
+}
+
+// A folder removed (with what it holds) when the scope ends.
+struct ScratchDir {
+  fs::path path;
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
 
 }  // namespace
 
@@ -107,9 +132,21 @@ PrepareResult prepare(const PrepareOptions& options) {
   result.input_bytes = static_cast<std::int64_t>(text.size());
   result.train_tokens = n - n_val;
   result.val_tokens = n_val;
+  // The shards are written beside the folder's earlier ones (a staging folder inside it) and replace
+  // them only once all are written; prepare.json goes first and comes back last, so a failed or
+  // killed prepare never leaves a prepare.json describing shards that are not all there.
+  const ScratchDir staging{out / (".prepare-staging-" + std::to_string(::getpid()))};
+  fs::remove_all(staging.path, ec);
+  fs::create_directories(staging.path, ec);
+  if (ec) throw IoError("prepare: cannot create " + staging.path.string() + ": " + ec.message());
   const std::span<const std::int32_t> all(tokens);
-  result.train_files = write_split(out, "train", all.first(n - n_val), options.shard_tokens);
-  result.val_files = write_split(out, "val", all.subspan(n - n_val), options.shard_tokens);
+  const auto train_names = write_split(staging.path, "train", all.first(n - n_val), options.shard_tokens);
+  const auto val_names = write_split(staging.path, "val", all.subspan(n - n_val), options.shard_tokens);
+  fs::remove(out / "prepare.json", ec);
+  remove_shards(out, "train");
+  remove_shards(out, "val");
+  result.train_files = publish(staging.path, out, train_names);
+  result.val_files = publish(staging.path, out, val_names);
   result.seconds = timer.seconds();
   write_file_atomic(out / "prepare.json", result.to_json().dump(2) + "\n");
   log::info("prepare: {} bytes -> {} train + {} val tokens ({}) in {:.2f} s", text.size(), result.train_tokens,
