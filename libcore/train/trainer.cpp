@@ -134,7 +134,13 @@ double validation_loss(Model<float>& model, TransformerCuda* gpu, const TokenDat
 void check_host_memory(const TrainOptions& o, bool cuda) {
   const std::uint64_t avail = available_memory_bytes();
   if (avail == 0) return;  // unknown
-  const double params = 4.0 * double(ParamLayout(o.model).parameter_count()) * sizeof(float);
+  // Parameters of the configured depth from layouts of one and two blocks (every block is alike),
+  // so that a huge n_layer is refused without building its layout.
+  ModelConfig one = o.model, two = o.model;
+  one.n_layer = 1;
+  two.n_layer = 2;
+  const double p1 = double(ParamLayout(one).parameter_count()), p2 = double(ParamLayout(two).parameter_count());
+  const double params = 4.0 * (p1 + (p2 - p1) * double(o.model.n_layer - 1)) * sizeof(float);
   const double acts = cuda ? 0.0
                            : double(Model<float>::activation_bytes(o.model, o.train_micro_batch_size_per_gpu,
                                                                    o.data.seq_len));
@@ -142,10 +148,13 @@ void check_host_memory(const TrainOptions& o, bool cuda) {
   const double gib = 1024.0 * 1024.0 * 1024.0;
   throw UsageError(fmt::format(
       "the run needs about {:.1f} GiB of host memory (weights, gradients and AdamW moments {:.1f} GiB; activations "
-      "of a micro batch of {} x {} tokens {:.1f} GiB) but {:.1f} GiB are available: lower "
-      "train_micro_batch_size_per_gpu (gradient_accumulation_steps keeps the tokens per step) or data.seq_len",
+      "of a micro batch of {} x {} tokens {:.1f} GiB) but {:.1f} GiB are available: {}",
       (params + acts) / gib, params / gib, o.train_micro_batch_size_per_gpu, o.data.seq_len, acts / gib,
-      double(avail) / gib));
+      double(avail) / gib,
+      params > 0.5 * double(avail)
+          ? "configure a smaller model (model.n_layer, model.n_embd, model.vocab_size, model.n_positions)"
+          : "lower train_micro_batch_size_per_gpu (gradient_accumulation_steps keeps the tokens per step) or "
+            "data.seq_len"));
 }
 
 // The model description a checkpoint records (and a resumed run must match).

@@ -309,4 +309,8 @@ TEST_CASE("a micro batch beyond the host's memory is refused before anything is 
   o.train_micro_batch_size_per_gpu = 1 << 30;  // ~ 2^30 x 16 tokens: far beyond any host
   core::RunDir rd("zpp-train", tmp.path() / "run");
   CHECK_THROWS_WITH_AS(run_training(o, rd), doctest::Contains("train_micro_batch_size_per_gpu"), core::UsageError);
+  // A model too deep for the host is refused without building its layout (which alone would not fit).
+  o = small_run(tmp / "text.txt");
+  o.model.n_layer = 100'000'000;
+  CHECK_THROWS_WITH_AS(run_training(o, rd), doctest::Contains("smaller model"), core::UsageError);
 }
