@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <numeric>
 
 #include "common/errors.hpp"
@@ -73,7 +74,21 @@ nlohmann::json generate(const SampleOptions& o) {
     throw UsageError("sample: checkpoint " + dir.string() + " holds a " + cfg.arch + " model; generation needs a GPT");
   Model<float> model(cfg);
   load_weights(dir / "model.safetensors", model.params());
-  const auto tok = core::text::make_tokenizer(state.value("tokenizer", std::string("bytes")));
+  const std::string recorded = state.value("tokenizer", std::string("bytes"));
+  const std::string spec = o.tokenizer.empty() ? recorded : o.tokenizer;
+  if (spec.substr(0, spec.find(':')) != recorded.substr(0, recorded.find(':')))
+    throw UsageError("sample: tokenizer " + spec + " is not of the kind of the checkpoint's (" + recorded + ")");
+  std::unique_ptr<core::text::Tokenizer> tok;
+  try {
+    tok = core::text::make_tokenizer(spec);
+  } catch (const InputMissingError& e) {
+    throw InputMissingError(std::string(e.what()) + (o.tokenizer.empty() ? " (the tokenizer " + dir.string() +
+                                                     "/state.json records; if its folder moved, pass tokenizer=gpt2:DIR)"
+                                                                        : ""));
+  }
+  if (tok->vocab_size() > cfg.vocab_size)
+    throw UsageError("sample: tokenizer " + spec + " has " + std::to_string(tok->vocab_size()) +
+                     " tokens, more than the model's vocabulary (" + std::to_string(cfg.vocab_size) + ")");
   std::vector<std::int32_t> ids = tok->encode(o.prompt);
   if (ids.empty()) ids.push_back(tok->eot_token().value_or(0));
   const std::size_t n_prompt = ids.size();

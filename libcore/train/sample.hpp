@@ -18,6 +18,7 @@ struct SampleOptions {
   double temperature = 1.0;
   int top_k = 40;
   std::uint64_t seed = 1337;
+  std::string tokenizer;  // empty: the checkpoint's; else a spec of the same kind (its folder moved)
 
   template <class V>
   void visit(V& v) {
@@ -29,6 +30,7 @@ struct SampleOptions {
       }));
     v("top_k", top_k, "sample among the k likeliest tokens (0: all)", core::at_least(0));
     v("seed", seed, "sampling seed");
+    v("tokenizer", tokenizer, "tokenizer instead of the checkpoint's, e.g. gpt2:DIR when its folder moved (empty: the checkpoint's)");
   }
 };
 

@@ -197,3 +197,29 @@ TEST_CASE("sample draws only ids its tokenizer decodes and echoes any prompt byt
   CHECK(j["tokens"] == 200);
   CHECK(j["prompt"] == "ab\xef\xbf\xbd\xef\xbf\xbd" "cd");  // U+FFFD for each invalid byte
 }
+
+TEST_CASE("sample from a GPT-2-tokenizer checkpoint whose tokenizer folder moved: a hint, then tokenizer=gpt2:DIR") {
+  const auto gpt2 = core::test::datasets_dir() / "tokenizers/gpt2";
+  if (!core::test::have_dataset("tokenizers/gpt2/encoder.json")) {
+    MESSAGE("skipped: no GPT-2 tokenizer files");
+    return;
+  }
+  TempDir tmp("zpp_cli_sample_moved_tok");
+  std::filesystem::create_directories(tmp / "tok");
+  for (const char* f : {"encoder.json", "vocab.bpe"}) std::filesystem::copy_file(gpt2 / f, tmp / "tok" / f);
+  core::test::write_text(tmp / "t.txt", std::string(4000, 'a') + " to be or not to be");
+  auto r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "t.txt").string(),
+                                       "data.tokenizer=gpt2:" + (tmp / "tok").string(), "model.vocab_size=50257",
+                                       "data.val_fraction=0.5", "--out", (tmp / "run").string()},
+                                      with(kTiny, {"train_iters=1"})));
+  REQUIRE(r.exit_code == 0);
+  std::filesystem::rename(tmp / "tok", tmp / "moved");
+  r = run_tool("zpp-train", {"sample", "--checkpoint", (tmp / "run").string(), "max_new_tokens=2"});
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find("tokenizer=gpt2:DIR") != std::string::npos);
+  r = run_tool("zpp-train", {"sample", "--checkpoint", (tmp / "run").string(), "max_new_tokens=2",
+                             "tokenizer=gpt2:" + (tmp / "moved").string()});
+  CHECK(r.exit_code == 0);
+  r = run_tool("zpp-train", {"sample", "--checkpoint", (tmp / "run").string(), "tokenizer=bytes"});
+  CHECK(r.exit_code == 2);
+}
