@@ -3,8 +3,10 @@
 // The whole file is one document: when the tokenizer has an end-of-text token it is put first (llm.c's
 // convention of a separator before every document). The last `val_fraction` of the tokens is the
 // validation split, the rest the training split; each split is cut into shards of at most
-// `shard_tokens` tokens named train_000000.bin, ..., val_000000.bin, ... Stale shards of an earlier run
-// with higher numbers are removed, and prepare.json records the result.
+// `shard_tokens` tokens named train_000000.bin, ..., val_000000.bin, ... They are written into a
+// staging folder inside the output folder and replace an earlier run's shards only once all are
+// written; prepare.json (removed first, written last) records the result, so it never describes a
+// mix of old and new shards.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -48,7 +50,7 @@ struct PrepareResult {
 };
 
 // Throws UsageError (empty input/out path, bad options, bad tokenizer spec), InputMissingError (input or
-// tokenizer files absent), DataError (input too short to give both splits a token), IoError.
+// tokenizer files absent, input a directory), DataError (input too short to give both splits a token), IoError.
 PrepareResult prepare(const PrepareOptions& options);
 
 }  // namespace core::text
