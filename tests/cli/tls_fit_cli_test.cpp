@@ -3,14 +3,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_support.hpp"
 
 using namespace core::test;
 using nlohmann::json;
+
+extern char** environ;
 
 TEST_CASE("gen then fit: certified JSON on stdout, run directory with artifacts") {
   TempDir dir("tls-cli");
@@ -203,4 +211,35 @@ TEST_CASE("help and version") {
   auto version = run_tool("tls-fit", {"--version"});
   CHECK(version.exit_code == 0);
   CHECK(version.out.find("git") != std::string::npos);
+}
+
+TEST_CASE("SIGTERM ends a long solve at once (timeout, kill, scancel)") {
+  TempDir dir("tls-cli-sigterm");
+  const std::string csv = (dir / "p.csv").string(), sdpa = (dir / "gm.dat-s").string();
+  REQUIRE(run_tool("tls-fit", {"gen", "--n", "200", "--seed", "1", "--output", csv}).exit_code == 0);
+  REQUIRE(run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--multipliers",
+                               "closed_form", "--export-sdpa", sdpa, "--out", (dir / "r").string()})
+              .exit_code != 1);
+  // Solving this relaxation takes minutes (csdp too); the flag-only handler let it run to the end.
+  const std::string exe = (core::test::bin_dir() / "tls-fit").string();
+  std::vector<std::string> args = {exe, "sdp", "--input", sdpa, "-q"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  REQUIRE(::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), environ) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {  // 5 s
+    ended = ::waitpid(pid, &status, WNOHANG) == pid;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!ended) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  CHECK(ended);
+  CHECK(WIFSIGNALED(status));
 }
