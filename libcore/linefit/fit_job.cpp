@@ -109,7 +109,7 @@ certify::Qcqp tls_qcqp(const Eigen::Matrix3d& Q) {
 std::string centred_note(const Eigen::Vector2d& origin) {
   std::ostringstream os;
   os.precision(17);
-  os << " (points centred: x - " << origin.x() << ", y - " << origin.y() << ")";
+  os << " (coordinates relative to the points' centroid (" << origin.x() << ", " << origin.y() << "))";
   return os.str();
 }
 
