@@ -33,8 +33,11 @@ void RunContext::emit_result(const nlohmann::json& result) {
   if (result_emitted_) throw Error(ExitCode::internal, "a command emitted its result twice");
   result_emitted_ = true;
   if (rank != 0) return;
-  std::cout << result.dump() << std::endl;
-  if (rundir) write_file_atomic(rundir->path() / "result.json", result.dump(2) + "\n");
+  // Strings from the command line or the file system need not be UTF-8: invalid bytes become U+FFFD
+  // rather than failing the run after its work is done.
+  constexpr auto replace = nlohmann::json::error_handler_t::replace;
+  std::cout << result.dump(-1, ' ', false, replace) << std::endl;
+  if (rundir) write_file_atomic(rundir->path() / "result.json", result.dump(2, ' ', false, replace) + "\n");
 }
 
 Command& Command::flag(const std::string& flag_name, const std::string& key, const std::string& help) {
@@ -73,7 +76,7 @@ static void add_common_options(CLI::App* app, App::Common& c, bool with_position
   app->add_flag("-q,--quiet", c.quiet, "Only warnings and errors on stderr");
   app->add_option("--progress", c.progress, "Progress display: auto, always or never");
   app->add_flag("--print-config", c.print_config, "Print the resolved config as YAML and exit");
-  app->add_flag("--dry-run", c.dry_run, "Validate inputs and config, then exit without running");
+  app->add_flag("--dry-run", c.dry_run, "Validate the config (keys, types, ranges), then exit without reading inputs or running");
   app->footer(exit_code_table());
 }
 
@@ -82,7 +85,7 @@ App::App(std::string tool, std::string description)
       common_(std::make_unique<Common>()) {
   cli_->set_version_flag("--version", version_string());
   cli_->require_subcommand(0, 1);
-  add_common_options(cli_.get(), *common_, false);
+  add_common_options(cli_.get(), *common_, true);  // `tool key=value` runs the default command
 }
 
 App::~App() = default;
@@ -197,6 +200,16 @@ int App::run_command(Command& cmd, RunContext& ctx) {
   return rc;
 }
 
+// Without a command, a positional word that is not an override was most likely meant as a command.
+void App::check_default_command_overrides(const std::vector<std::string>& words) const {
+  for (const auto& w : words) {
+    if (w.find('=') != std::string::npos || w.starts_with("~")) continue;
+    std::string names;
+    for (const auto& cmd : commands_) names += (names.empty() ? "" : ", ") + cmd->name_;
+    throw UsageError("'" + w + "' is neither a command (" + names + ") nor an override key=value");
+  }
+}
+
 int App::main(int argc, char** argv) {
   RunContext ctx;
   ctx.tool = tool_;
@@ -223,9 +236,11 @@ int App::main(int argc, char** argv) {
     install_stop_signals();
     if (discover_ranks_) std::tie(ctx.rank, ctx.world_size) = discover_ranks_();
 
-    Command* chosen = default_command_;
+    Command* chosen = nullptr;
     for (auto& cmd : commands_)
       if (cmd->cli_->parsed()) chosen = cmd.get();
+    if (!chosen) check_default_command_overrides(c.sets);
+    if (!chosen) chosen = default_command_;
     if (!chosen) {
       std::cerr << cli_->help();
       return static_cast<int>(ExitCode::usage);

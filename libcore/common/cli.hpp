@@ -114,6 +114,7 @@ class App {
  private:
   Command& add_command(const std::string& name, const std::string& description, bool is_default);
   int run_command(Command& cmd, RunContext& ctx);
+  void check_default_command_overrides(const std::vector<std::string>& words) const;
   std::string tool_;
   std::unique_ptr<CLI::App> cli_;
   std::unique_ptr<Common> common_;

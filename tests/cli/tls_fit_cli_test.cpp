@@ -140,6 +140,25 @@ TEST_CASE("bare run works on generated data, --print-config matches configs/tls-
   CHECK(layered.exit_code == 0);
   CHECK(layered.out.find("sigma: 3\n") != std::string::npos);
   CHECK(layered.out.find("starts: 5\n") != std::string::npos);
+
+  // Overrides without a command go to the default command; a word that is neither is a usage error.
+  auto implicit = run_tool("tls-fit", {"starts=3", "--print-config"});
+  CHECK(implicit.exit_code == 0);
+  CHECK(implicit.out.find("starts: 3\n") != std::string::npos);
+  auto typo = run_tool("tls-fit", {"fti"});
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find("'fti' is neither a command (fit, sdp, gen)") != std::string::npos);
+}
+
+TEST_CASE("a result with a file name that is not UTF-8 is still printed (invalid bytes replaced)") {
+  TempDir dir("tls-cli");
+  const auto csv = dir / "pts\xff.csv";
+  REQUIRE(run_tool("tls-fit", {"gen", "--n", "20", "--output", csv.string()}).exit_code == 0);
+  auto r = run_tool("tls-fit", {"fit", "--input", csv.string(), "--out", (dir / "r\xff").string()});
+  CHECK(r.exit_code == 0);
+  const auto j = json::parse(r.out);
+  CHECK(j["source"].get<std::string>().find("pts\xEF\xBF\xBD.csv") != std::string::npos);
+  CHECK(json::parse(read_text(dir / "r\xff" / "result.json"))["source"] == j["source"]);
 }
 
 TEST_CASE("bad input: exit codes and messages") {
