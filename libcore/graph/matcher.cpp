@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "common/errors.hpp"
+#include "common/signals.hpp"
 #include "graph/set_ops.hpp"
 
 namespace core::graph {
@@ -113,6 +114,9 @@ class Interpreter {
   }
 
   void descend(int d) {
+    // A stop signal ends the search here too, not only between chunks: one root can hold nearly all
+    // the work (the hub of a star: hours for a 10-star). parallel_roots then reports the stop.
+    if (stop_requested()) return;
     if (d > 0)
       std::copy_n(cur_.begin() + static_cast<std::ptrdiff_t>(d - 1) * k_, k_, cur_.begin() + static_cast<std::ptrdiff_t>(d) * k_);
     const auto& ops = plan_.levels[d].ops;

@@ -2,8 +2,14 @@
 // list commands, and the exit codes of bad inputs (65 with the line, 66, 2).
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "brute_force.hpp"
 #include "graph/graph_io.hpp"
@@ -13,6 +19,8 @@ using core::test::run_tool;
 using core::test::TempDir;
 using core::test::write_text;
 using nlohmann::json;
+
+extern char** environ;
 
 namespace {
 
@@ -144,4 +152,40 @@ TEST_CASE("the CI config runs the default command on a generated graph") {
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(json::parse(r.out)["count"].get<std::uint64_t>() > 0);
+}
+
+TEST_CASE("SIGTERM stops a count inside one huge root (exit 75, no result)") {
+  TempDir dir("gz-cli-sigterm");
+  std::string star;
+  for (int i = 1; i <= 3000; ++i) star += "0 " + std::to_string(i) + "\n";
+  write_text(dir / "star.el", star);
+  // Every 10-star has the hub as its root: one chunk, hours of enumeration. Stops were polled only
+  // between chunks, so SIGTERM (timeout, kill, scancel) did nothing.
+  const std::string exe = (core::test::bin_dir() / "graphzero-mine").string();
+  std::vector<std::string> args = {exe, "count", "--graph", (dir / "star.el").string(), "--pattern", "10-star",
+                                   "--threads", "1", "--graph-cache", "off", "--out", (dir / "run").string(), "-q"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  REQUIRE(::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), environ) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {  // 5 s
+    ended = ::waitpid(pid, &status, WNOHANG) == pid;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!ended) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  REQUIRE(ended);
+  // Exit 75 where the stop flag is polled (App's handler installed), else the signal's own action.
+  if (WIFEXITED(status))
+    CHECK(WEXITSTATUS(status) == 75);
+  else
+    CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK_FALSE(std::filesystem::exists(dir / "run" / "result.json"));
 }

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <numeric>
 #include <set>
 
@@ -190,4 +192,21 @@ TEST_CASE("far more threads than chunks (or than the system gives) still count e
   // threads called std::terminate (exit 134).
   CHECK(count_matches(g, plan, {100000, 0, 1}) == one);
   CHECK(count_matches(g, plan, {64, 1, 3}) + count_matches(g, plan, {64, 0, 3}) + count_matches(g, plan, {64, 2, 3}) == one);
+}
+
+TEST_CASE("a stop request ends the search inside one root, not only between chunks") {
+  // A star: every 6-star is rooted at the hub, so all the work (about 10 s) is one chunk.
+  std::vector<RawEdge> edges;
+  for (std::uint64_t i = 1; i <= 2000; ++i) edges.emplace_back(0, i);
+  const Graph g = relabel_by_degree(build_graph(std::move(edges)));
+  const Plan plan = choose_plan(parse_pattern("6-star"), Induced::edge, graph_stats(g, 1));
+  const auto start = std::chrono::steady_clock::now();
+  std::thread signal([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    core::request_stop_for_test();
+  });
+  CHECK_THROWS_AS(count_matches(g, plan, {1, 0, 1}), core::Error);
+  signal.join();
+  core::clear_stop_request();
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
 }
