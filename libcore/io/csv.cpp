@@ -44,11 +44,11 @@ bool parse_number(std::string_view field, double& out) {
   return ec == std::errc() && end == field.data() + field.size();
 }
 
-bool all_numbers(const std::vector<std::string_view>& fields) {
+bool any_number(const std::vector<std::string_view>& fields) {
   double ignored;
   for (auto f : fields)
-    if (!parse_number(f, ignored)) return false;
-  return true;
+    if (parse_number(f, ignored)) return true;
+  return false;
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ NumericTable read_numeric_csv(const std::filesystem::path& path, std::size_t exp
       table.cols = fields.size();
       if (expected_cols > 0 && fields.size() != expected_cols)
         throw DataError(where + "expected " + std::to_string(expected_cols) + " fields, got " + std::to_string(fields.size()));
-      if (!all_numbers(fields)) {
+      if (!any_number(fields)) {  // a first line with a number in it is data (a typo is an error, not a header)
         for (auto f : fields) table.columns.emplace_back(f);
         continue;
       }
@@ -112,8 +112,8 @@ void write_numeric_csv(const std::filesystem::path& path, const std::vector<std:
   if (!columns.empty()) {
     if (columns.front().front() == '#')
       throw DataError(file + ": first column name " + quote_excerpt(columns.front()) + " would read as a comment");
-    if (all_numbers({columns.begin(), columns.end()}))
-      throw DataError(file + ": column names are all numbers and would read back as a data row");
+    if (any_number({columns.begin(), columns.end()}))
+      throw DataError(file + ": a column name is a number, so the header would read back as a data row");
   }
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (!std::isfinite(values[i]))

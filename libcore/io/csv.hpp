@@ -17,7 +17,7 @@ struct NumericTable {
 
 // Reads a comma-separated table of finite numbers. Fields are whitespace-trimmed; blank lines and
 // lines whose first non-blank character is '#' are skipped. The first remaining line is the header
-// when any of its fields is not a number. Every row must have as many fields as the first row (or
+// when none of its fields is a number (so "1,2x" is a data line with a bad field, not a header). Every row must have as many fields as the first row (or
 // the header), and exactly expected_cols when that is > 0.
 // Throws InputMissingError when the file cannot be opened, IoError when reading fails, DataError
 // ("FILE:LINE: field 2 'abc' is not a number", "FILE:LINE: expected 2 fields, got 3",
@@ -28,7 +28,7 @@ NumericTable read_numeric_csv(const std::filesystem::path& path, std::size_t exp
 // significant digits (reads back bit-exact), atomically: the file appears whole or not at all.
 // Throws std::invalid_argument when the sizes disagree, DataError for a value that is not finite
 // or a column name the reader could not read back (empty, contains ',' or a line break, starts
-// with '#', or a header whose names are all numbers), IoError when writing fails.
+// with '#', or a header with a name that is a number), IoError when writing fails.
 void write_numeric_csv(const std::filesystem::path& path, const std::vector<std::string>& columns,
                        const std::vector<double>& values, std::size_t rows, std::size_t cols);
 

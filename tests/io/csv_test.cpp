@@ -76,6 +76,8 @@ TEST_CASE("CSV errors name the file and the line") {
   // Only the first line may be a header: a later text line is an error, not a second header.
   core::test::write_text(path, "1,2\nx,y\n");
   CHECK_THROWS_CONTAINING(core::DataError, ":2: field 1 'x' is not a number", read_numeric_csv(path));
+  core::test::write_text(path, "1,2x\n2,3\n3,5\n");  // a typo in the first line is not a header
+  CHECK_THROWS_CONTAINING(core::DataError, ":1: field 2 '2x' is not a number", read_numeric_csv(path));
   core::test::write_text(path, "1 2\n");  // not comma separated
   CHECK_THROWS_CONTAINING(core::DataError, "no data rows", read_numeric_csv(path));
 
@@ -118,7 +120,8 @@ TEST_CASE("CSV write failures throw and leave no file") {
   CHECK_THROWS_CONTAINING(core::DataError, "NaN/infinite", write_numeric_csv(dir / "x.csv", {"a"}, {NAN}, 1, 1));
   CHECK_THROWS_CONTAINING(core::DataError, "'a,b'", write_numeric_csv(dir / "x.csv", {"a,b"}, {1}, 1, 1));
   CHECK_THROWS_CONTAINING(core::DataError, "comment", write_numeric_csv(dir / "x.csv", {"#a", "b"}, {1, 2}, 1, 2));
-  CHECK_THROWS_CONTAINING(core::DataError, "all numbers", write_numeric_csv(dir / "x.csv", {"1", "2"}, {1, 2}, 1, 2));
+  CHECK_THROWS_CONTAINING(core::DataError, "is a number", write_numeric_csv(dir / "x.csv", {"1", "2"}, {1, 2}, 1, 2));
+  CHECK_THROWS_CONTAINING(core::DataError, "is a number", write_numeric_csv(dir / "x.csv", {"x", "2"}, {1, 2}, 1, 2));
   CHECK_THROWS_AS(write_numeric_csv(dir / "x.csv", {"a"}, {1, 2}, 1, 1), std::invalid_argument);
   CHECK_FALSE(std::filesystem::exists(dir / "x.csv"));
 }
