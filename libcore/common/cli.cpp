@@ -64,6 +64,11 @@ Command& Command::without_rundir() {
   return *this;
 }
 
+Command& Command::stops_at_signal() {
+  stops_at_signal_ = true;
+  return *this;
+}
+
 static void add_common_options(CLI::App* app, App::Common& c, bool with_positionals) {
   // One file per --config, so that `--config FILE key=value` leaves key=value to the overrides.
   app->add_option("--config", c.configs, "YAML config file (repeatable; later files win)")->allow_extra_args(false);
@@ -233,7 +238,6 @@ int App::main(int argc, char** argv) {
     ctx.dry_run = c.dry_run;
     setup_logging(ctx.verbosity);
     set_progress_mode(ctx.progress);
-    install_stop_signals();
     if (discover_ranks_) std::tie(ctx.rank, ctx.world_size) = discover_ranks_();
 
     Command* chosen = nullptr;
@@ -245,6 +249,7 @@ int App::main(int argc, char** argv) {
       std::cerr << cli_->help();
       return static_cast<int>(ExitCode::usage);
     }
+    if (chosen->stops_at_signal_) install_stop_signals();
     ctx.command = chosen->name_;
     return run_command(*chosen, ctx);
   } catch (const Error& e) {

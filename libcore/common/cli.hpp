@@ -63,6 +63,9 @@ class Command {
   Command& switch_flag(const std::string& flag_name, const std::string& key, const std::string& help);
   // Commands that only read (e.g. `plan`, `sdp`) can skip the run directory.
   Command& without_rundir();
+  // Commands that poll core::stop_requested() and then end with ExitCode::interrupted: SIGTERM and
+  // SIGUSR1 ask them to stop (signals.hpp). Every other command keeps the signals' default action.
+  Command& stops_at_signal();
   CLI::App* cli() { return cli_; }
 
  private:
@@ -79,6 +82,7 @@ class Command {
   std::function<YAML::Node(const ConfigTree&)> resolve_;  // typed read + canonical re-write
   std::function<int(RunContext&, const ConfigTree&)> run_;
   bool rundir_ = true;
+  bool stops_at_signal_ = false;
   std::vector<std::unique_ptr<Binding>> bindings_;
   std::vector<std::string> overrides_;  // positional key=value
 };

@@ -1,4 +1,5 @@
-// SIGTERM/SIGUSR1 set a flag that long jobs poll at step boundaries (see signals.hpp).
+// SIGTERM/SIGUSR1 set a flag that long jobs poll at step boundaries (see signals.hpp); a second
+// one while the flag is set takes the signal's default action (the process ends at once).
 #include "common/signals.hpp"
 
 #include <csignal>
@@ -7,7 +8,14 @@ namespace core {
 
 static volatile std::sig_atomic_t g_stop_signal = 0;
 
-extern "C" void core_stop_handler(int sig) { g_stop_signal = sig; }
+extern "C" void core_stop_handler(int sig) {
+  if (g_stop_signal != 0) {  // signal() and raise() are async-signal-safe
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  g_stop_signal = sig;
+}
 
 void install_stop_signals() {
   struct sigaction sa {};

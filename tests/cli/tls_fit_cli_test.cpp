@@ -3,22 +3,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "test_support.hpp"
 
 using namespace core::test;
 using nlohmann::json;
-
-extern char** environ;
 
 TEST_CASE("gen then fit: certified JSON on stdout, run directory with artifacts") {
   TempDir dir("tls-cli");
@@ -240,25 +234,7 @@ TEST_CASE("SIGTERM ends a long solve at once (timeout, kill, scancel)") {
                                "closed_form", "--export-sdpa", sdpa, "--out", (dir / "r").string()})
               .exit_code != 1);
   // Solving this relaxation takes minutes (csdp too); the flag-only handler let it run to the end.
-  const std::string exe = (core::test::bin_dir() / "tls-fit").string();
-  std::vector<std::string> args = {exe, "sdp", "--input", sdpa, "-q"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  REQUIRE(::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), environ) == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  bool ended = false;
-  for (int i = 0; i < 100 && !ended; ++i) {  // 5 s
-    ended = ::waitpid(pid, &status, WNOHANG) == pid;
-    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (!ended) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-  }
-  CHECK(ended);
-  CHECK(WIFSIGNALED(status));
+  const auto r = run_tool_signalled("tls-fit", {"sdp", "--input", sdpa, "-q"}, SIGTERM, std::chrono::milliseconds(500));
+  CHECK(r.ended_in_time);
+  CHECK(r.exit_code == 128 + SIGTERM);
 }

@@ -3,13 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "brute_force.hpp"
 #include "graph/graph_io.hpp"
@@ -19,8 +16,6 @@ using core::test::run_tool;
 using core::test::TempDir;
 using core::test::write_text;
 using nlohmann::json;
-
-extern char** environ;
 
 namespace {
 
@@ -161,31 +156,11 @@ TEST_CASE("SIGTERM stops a count inside one huge root (exit 75, no result)") {
   write_text(dir / "star.el", star);
   // Every 10-star has the hub as its root: one chunk, hours of enumeration. Stops were polled only
   // between chunks, so SIGTERM (timeout, kill, scancel) did nothing.
-  const std::string exe = (core::test::bin_dir() / "graphzero-mine").string();
-  std::vector<std::string> args = {exe, "count", "--graph", (dir / "star.el").string(), "--pattern", "10-star",
-                                   "--threads", "1", "--graph-cache", "off", "--out", (dir / "run").string(), "-q"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  REQUIRE(::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), environ) == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  bool ended = false;
-  for (int i = 0; i < 100 && !ended; ++i) {  // 5 s
-    ended = ::waitpid(pid, &status, WNOHANG) == pid;
-    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (!ended) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-  }
-  REQUIRE(ended);
-  // Exit 75 where the stop flag is polled (App's handler installed), else the signal's own action.
-  if (WIFEXITED(status))
-    CHECK(WEXITSTATUS(status) == 75);
-  else
-    CHECK(WTERMSIG(status) == SIGTERM);
+  const auto r = core::test::run_tool_signalled(
+      "graphzero-mine", {"count", "--graph", (dir / "star.el").string(), "--pattern", "10-star", "--threads", "1",
+                         "--graph-cache", "off", "--out", (dir / "run").string(), "-q"},
+      SIGTERM, std::chrono::milliseconds(500));
+  CHECK(r.ended_in_time);
+  CHECK(r.exit_code == 75);
   CHECK_FALSE(std::filesystem::exists(dir / "run" / "result.json"));
 }

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace core::test {
 
@@ -40,17 +42,18 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args, const fs::path& cwd) {
-  // Capture through temporary files: no pipe deadlock whatever the output size.
-  TempDir scratch("run-" + tool);
-  const fs::path out_path = scratch / "stdout", err_path = scratch / "stderr";
+namespace {
+
+// Starts bin_dir()/tool with args (no shell), stdout and stderr into files (no pipe deadlock
+// whatever the output size), in `cwd` when given.
+pid_t spawn_tool(const std::string& tool, const std::vector<std::string>& args, const fs::path& cwd,
+                 const fs::path& out_path, const fs::path& err_path) {
   const std::string exe = (bin_dir() / tool).string();
   std::vector<std::string> owned = {exe};
   owned.insert(owned.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : owned) argv.push_back(a.data());
   argv.push_back(nullptr);
-
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -62,12 +65,43 @@ CommandResult run_tool(const std::string& tool, const std::vector<std::string>& 
     ::execv(exe.c_str(), argv.data());
     ::_exit(127);
   }
+  return pid;
+}
+
+int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+}  // namespace
+
+CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args, const fs::path& cwd) {
+  TempDir scratch("run-" + tool);
+  const pid_t pid = spawn_tool(tool, args, cwd, scratch / "stdout", scratch / "stderr");
   int status = 0;
   ::waitpid(pid, &status, 0);
   CommandResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_text(out_path);
-  r.err = read_text(err_path);
+  r.exit_code = exit_code_of(status);
+  r.out = read_text(scratch / "stdout");
+  r.err = read_text(scratch / "stderr");
+  return r;
+}
+
+SignalledResult run_tool_signalled(const std::string& tool, const std::vector<std::string>& args, int sig,
+                                   std::chrono::milliseconds after, std::chrono::milliseconds grace) {
+  TempDir scratch("run-" + tool);
+  const pid_t pid = spawn_tool(tool, args, {}, scratch / "stdout", scratch / "stderr");
+  std::this_thread::sleep_for(after);
+  ::kill(pid, sig);
+  SignalledResult r;
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (!(r.ended_in_time = ::waitpid(pid, &status, WNOHANG) == pid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (!r.ended_in_time) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  r.exit_code = exit_code_of(status);
+  r.out = read_text(scratch / "stdout");
+  r.err = read_text(scratch / "stderr");
   return r;
 }
 

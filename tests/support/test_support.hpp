@@ -1,6 +1,7 @@
 // Shared helpers for the doctest binaries: paths handed in by ctest, scratch folders, and running
 // a tool end to end with its stdout, stderr and exit code captured.
 #pragma once
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -35,6 +36,15 @@ struct CommandResult {
 // Runs bin_dir()/tool with args (no shell involved), in `cwd` when given.
 CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args,
                        const fs::path& cwd = {});
+
+// Runs bin_dir()/tool with args, sends it `sig` `after` its start and waits up to `grace` for it to
+// end (then SIGKILL). exit_code is 128 + the signal when a signal ended the process.
+struct SignalledResult : CommandResult {
+  bool ended_in_time = false;  // false: it outlived `grace` and was killed
+};
+SignalledResult run_tool_signalled(const std::string& tool, const std::vector<std::string>& args, int sig,
+                                   std::chrono::milliseconds after,
+                                   std::chrono::milliseconds grace = std::chrono::seconds(5));
 
 // Writes text to a file (creating parent folders).
 void write_text(const fs::path& path, const std::string& text);

@@ -1,14 +1,16 @@
 // zpp-train end to end: bad configs exit 2 with the key named, a short run writes metrics and one
-// JSON summary, prepare -> train on shards, sample from the checkpoint, SIGTERM-free resume; BERT on
+// JSON summary, prepare -> train on shards, sample from the checkpoint, SIGTERM-free resume, SIGTERM
+// during sample (ends it) and train (checkpoint, exit 75); BERT on
 // device=cuda against the same run on the host where a device answers (the refusal elsewhere); a
 // non-finite sampling temperature; scripts/plot/loss.py's output and exit codes.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
-
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -90,6 +92,21 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
                              "--seed", "3"});
   REQUIRE(r.exit_code == 0);
   CHECK(last_json_line(r.out)["tokens"] == 20);
+
+  // sample keeps no state worth saving: SIGTERM ends it at once (kill, timeout, scancel); train
+  // checkpoints at its next step and exits 75.
+  const auto sampling = core::test::run_tool_signalled(
+      "zpp-train", {"sample", "--checkpoint", (tmp / "run").string(), "max_new_tokens=100000000"}, SIGTERM,
+      std::chrono::milliseconds(300));
+  CHECK(sampling.ended_in_time);
+  CHECK(sampling.exit_code == 128 + SIGTERM);
+  const auto training = core::test::run_tool_signalled(
+      "zpp-train", with(with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", (tmp / "stop").string()}, kTiny),
+                        {"train_iters=1000000"}),
+      SIGTERM, std::chrono::milliseconds(1000));
+  CHECK(training.ended_in_time);
+  CHECK(training.exit_code == 75);
+  CHECK(last_json_line(training.out)["interrupted"] == true);
 
   // --resume: a 3-step run (schedule sized for 6) continued to 6 steps appends steps 4..6.
   r = run_tool("zpp-train", with(with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", (tmp / "res").string()},

@@ -4,8 +4,6 @@
 //               [--multipliers sparse_sdp|...] [--graph balanced|data] [--block B]
 //   tls-fit sdp --input F.dat-s                          -> JSON primal/dual/status (SDPA max convention)
 //   tls-fit gen --n N --seed S [--noise s] [--outliers f] --output points.csv
-#include <csignal>
-
 #include "certify/sdp_solver.hpp"
 #include "certify/sdpa.hpp"
 #include "common/cli.hpp"
@@ -17,17 +15,7 @@
 
 using namespace core;
 
-// tls-fit keeps no checkpoint, so a stop signal has nothing to save: SIGTERM and SIGUSR1 end the
-// process at once. (core::App installs a flag-only handler for tools that checkpoint; the
-// interior-point solver and the searches never poll that flag, so `timeout`, `kill` and `scancel`
-// left a solve running to its end, minutes to hours.)
-static void stop_signals_end_the_process() {
-  std::signal(SIGTERM, SIG_DFL);
-  std::signal(SIGUSR1, SIG_DFL);
-}
-
 static int run_fit(RunContext& ctx, const linefit::FitOptions& opts) {
-  stop_signals_end_the_process();
   const linefit::FitResult r = linefit::run_fit(opts);
   log::info("{} points from {}: line {:.6f} x + {:.6f} y = {:.6f}, cost {:.6g}, dual {:.6g}, {}", r.points.size(),
             r.source, r.line.a, r.line.b, r.line.c, r.certificate.cost, r.certificate.dual,
@@ -73,7 +61,6 @@ struct SdpCommandOptions {
 };
 
 static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
-  stop_signals_end_the_process();
   certify::SdpProblem p = certify::read_sdpa(opts.input);
   const int constraints = p.num_constraints(), order = p.total_size();
   certify::SdpOptions so;

@@ -64,7 +64,8 @@ int run_prepare(core::RunContext& ctx, const core::text::PrepareOptions& o) {
 int main(int argc, char** argv) {
   core::App app("zpp-train", "Transformer (GPT/BERT) training core on one rank");
   app.command<core::train::TrainOptions>("train", "Train a GPT (next-token loss) or a BERT encoder (masked-LM loss)", run_train, /*is_default=*/true)
-      .switch_flag("--resume", "resume", "continue from the newest checkpoint in --out");
+      .switch_flag("--resume", "resume", "continue from the newest checkpoint in --out")
+      .stops_at_signal();
   app.command<core::train::SampleOptions>("sample", "Generate text from a checkpoint", run_sample)
       .flag("--checkpoint", "checkpoint", "run directory or checkpoint folder")
       .flag("--prompt", "prompt", "text to continue")
