@@ -62,6 +62,7 @@ void axpy(double alpha, const BlockValues& x, BlockValues& y) {
 }
 
 std::string human_bytes(std::uint64_t bytes) {
+  if (bytes >= 1000000000000) return fmt::format("{:.3g} TB", bytes / 1e12);
   return bytes >= 1000000000 ? fmt::format("{:.1f} GB", bytes / 1e9) : fmt::format("{:.0f} MB", bytes / 1e6);
 }
 
@@ -129,16 +130,12 @@ class Solver {
     b_ = problem.b;
     shape_.blocks = problem.blocks;
     n_ = shape_.total_size();
+    check_memory(block_values_bytes());  // before the first block value is allocated
     Cv_ = shape_.zeros();
     shape_.accumulate(problem.C, 1.0, Cv_);
     group_by_block(std::move(problem.A));
     const bool sparse = use_sparse_schur();
-    const std::uint64_t need = working_bytes(sparse);
-    if (opts_.memory_limit_bytes > 0 && need > opts_.memory_limit_bytes)
-      throw SdpTooLarge(fmt::format("SDP with {} constraints over {} blocks needs about {} of working memory, more than "
-                                    "the limit of {}",
-                                    m, shape_.blocks.size(), human_bytes(need), human_bytes(opts_.memory_limit_bytes)),
-                        need);
+    check_memory(schur_bytes(sparse) + block_values_bytes());
     if (sparse) schur_.emplace(m, terms_);
     else schur_.emplace();
   }
@@ -279,15 +276,29 @@ class Solver {
 
   // Estimated working memory of the iterations in bytes: the Schur complement (sparse: M, its
   // factor without fill and the entry positions, 28 bytes per block contribution; dense: M and its
-  // factor) and kLiveBlockValues block values (iterates, directions, temporaries).
-  std::uint64_t working_bytes(bool sparse) const {
-    constexpr double kLiveBlockValues = 16.0;
+  // factor) plus kLiveBlockValues block values (iterates, directions, temporaries).
+  double schur_bytes(bool sparse) const {
     const auto m = static_cast<double>(b_.size());
-    double schur = sparse ? 0.0 : 16.0 * m * m, values = 0.0;
+    double bytes = sparse ? 0.0 : 16.0 * m * m;
     if (sparse)
-      for (const auto& t : terms_) schur += 28.0 * 0.5 * t.size() * (t.size() + 1.0);
+      for (const auto& t : terms_) bytes += 28.0 * 0.5 * t.size() * (t.size() + 1.0);
+    return bytes;
+  }
+  double block_values_bytes() const {
+    constexpr double kLiveBlockValues = 16.0;
+    double values = 0.0;
     for (const auto& blk : shape_.blocks) values += 8.0 * (blk.diagonal ? blk.size : double(blk.size) * blk.size) + 48.0;
-    return static_cast<std::uint64_t>(schur + kLiveBlockValues * values);
+    return kLiveBlockValues * values;
+  }
+  // SdpTooLarge when `need` bytes exceed the memory limit.
+  void check_memory(double need) const {
+    if (opts_.memory_limit_bytes == 0 || need <= static_cast<double>(opts_.memory_limit_bytes)) return;
+    const auto bytes = static_cast<std::uint64_t>(std::min(need, 1.8e19));
+    throw SdpTooLarge(fmt::format("SDP with {} constraints over {} blocks needs about {} of working memory, more than "
+                                  "the limit of {}",
+                                  b_.size(), shape_.blocks.size(), human_bytes(bytes),
+                                  human_bytes(opts_.memory_limit_bytes)),
+                      bytes);
   }
 
   // Scaled identity start, block by block (SDPT3's infeaspt, Toh-Todd-Tutuncu 1999): block k of

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -26,8 +27,8 @@ class Reader {
  public:
   Reader(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {}
 
-  [[noreturn]] void fail(int line, const std::string& what) const {
-    throw DataError(name_ + ":" + std::to_string(line) + ": " + what);
+  [[noreturn]] void fail(int line, const std::string& what) const {  // line 0: the file is empty
+    throw DataError(name_ + (line > 0 ? ":" + std::to_string(line) : std::string(" (empty file)")) + ": " + what);
   }
 
   // The next non-blank line, split at blanks (and at ,(){} when `punctuation_blank`).
@@ -109,18 +110,22 @@ SdpProblem parse_sdpa(std::istream& in, const std::string& name) {
       sizes.push_back(s);
     }
   }
-  for (long s : sizes) p.blocks.push_back({static_cast<int>(std::labs(s)), s < 0});
-  p.b.resize(m);
-  long got = 0;
-  while (got < m) {
+  for (long s : sizes) {
+    if (std::labs(s) > std::numeric_limits<int>::max()) r.fail(l.number, "block size " + std::to_string(s) + " is too large");
+    p.blocks.push_back({static_cast<int>(std::labs(s)), s < 0});
+  }
+  // Storage grows with what the file holds, never with a declared count (a corrupt count of 1e11
+  // is an error about missing values, not an allocation of 800 GB).
+  std::vector<double> c_values;
+  while (static_cast<long>(c_values.size()) < m) {
     if (!r.next(l, true)) r.fail(r.line(), "expected " + std::to_string(m) + " objective values c_i, got " +
-                                               std::to_string(got));
+                                               std::to_string(c_values.size()));
     for (std::size_t k = 0; k < l.tokens.size(); ++k) {
-      if (got == m) r.fail(l.number, "more than " + std::to_string(m) + " values c_i");
-      const double v = r.parse_double(l, k, "value c_" + std::to_string(got + 1));
-      p.b(got++) = v;
+      if (static_cast<long>(c_values.size()) == m) r.fail(l.number, "more than " + std::to_string(m) + " values c_i");
+      c_values.push_back(r.parse_double(l, k, "value c_" + std::to_string(c_values.size() + 1)));
     }
   }
+  p.b = Eigen::Map<const Eigen::VectorXd>(c_values.data(), static_cast<Eigen::Index>(c_values.size()));
 
   p.A.resize(m);
   while (r.next(l, false)) {

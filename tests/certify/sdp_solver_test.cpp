@@ -200,4 +200,12 @@ TEST_CASE("memory limit: SdpTooLarge before solving, a generous limit solves") {
   SdpOptions generous;
   generous.memory_limit_bytes = 1ull << 30;
   CHECK(solve_sdp(k.problem, generous).status == SdpStatus::optimal);
+
+  // A block of order 1e9 (a corrupt file) is refused before any block value is allocated.
+  SdpProblem huge;
+  huge.blocks = {{1000000000, false}};
+  huge.b = Eigen::VectorXd::Ones(1);
+  huge.A.resize(1);
+  huge.A[0].add(0, 0, 0, 1.0);
+  CHECK_THROWS_AS(solve_sdp(huge, generous), SdpTooLarge);
 }

@@ -85,7 +85,12 @@ TEST_CASE("SDPA reader errors name the file and line") {
                        core::DataError);
   CHECK_THROWS_WITH_AS(parse("1\n1\n0\n1.0\n"), "t.dat-s:3: block size 0", core::DataError);
   CHECK_THROWS_WITH_AS(parse("1\n1\n2\nnan\n"), "t.dat-s:4: value c_1 'nan' is not finite", core::DataError);
-  CHECK_THROWS_WITH_AS(parse(""), "t.dat-s:0: missing the number of constraints", core::DataError);
+  CHECK_THROWS_WITH_AS(parse(""), "t.dat-s (empty file): missing the number of constraints", core::DataError);
+  // Declared counts do not size allocations: a corrupt count is an error about the values that are missing.
+  CHECK_THROWS_WITH_AS(parse("99999999999\n1\n2\n1.0\n"), doctest::Contains("expected 99999999999 objective values c_i, got 1"),
+                       core::DataError);
+  CHECK_THROWS_WITH_AS(parse("1\n1\n99999999999\n1.0\n"), "t.dat-s:3: block size 99999999999 is too large",
+                       core::DataError);
   CHECK_THROWS_AS(read_sdpa("/nonexistent/x.dat-s"), core::InputMissingError);
 }
 
