@@ -147,6 +147,8 @@ int App::run_command(Command& cmd, RunContext& ctx) {
       tree.set_existing(b->key, YAML::Node(b->value), b->flag);
     }
   }
+  if (!cmd.rundir_ && !c.out.empty())
+    throw UsageError("--out does not apply to '" + cmd.name_ + "' (it writes no run directory)");
   set_common_key(tree, "seed", c.seed, cmd.name_);
   set_common_key(tree, "device", c.device, cmd.name_);
 

@@ -213,6 +213,9 @@ TEST_CASE("settings that make no sense are usage errors naming the key, not data
   CHECK(fit.exit_code == 2);
   CHECK(fit.err.find("sigma") != std::string::npos);
   CHECK(run_tool("tls-fit", {"gen", "--n", "10"}).exit_code == 2);  // no --output
+  auto out = run_tool("tls-fit", {"gen", "--n", "10", "--output", (dir / "g.csv").string(), "--out", (dir / "o").string()});
+  CHECK(out.exit_code == 2);  // gen writes no run directory: --out would be silently ignored
+  CHECK(out.err.find("--out does not apply to 'gen'") != std::string::npos);
   CHECK(run_tool("tls-fit", {"gen", "--device", "cuda", "--output", "x"}).exit_code == 2);
 }
 
