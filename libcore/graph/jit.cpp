@@ -265,6 +265,19 @@ int run_process(const std::vector<std::string>& argv, const std::filesystem::pat
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The CPU model and feature flags (first processor of /proc/cpuinfo): kernels are built with
+// -march=native, so a cache in a home folder shared by different nodes must not hand one node's
+// kernel to another (SIGILL).
+std::string cpu_signature() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, sig;
+  while (std::getline(in, line)) {
+    if (line.starts_with("model name") || line.starts_with("flags") || line.starts_with("Features")) sig += line + "\n";
+    if (line.empty() && !sig.empty()) break;
+  }
+  return sig;
+}
+
 }  // namespace
 
 std::string emit_cpp(const Plan& plan) { return Emitter(plan).run(); }
@@ -283,8 +296,12 @@ JitKernel::JitKernel(const Plan& plan, const std::filesystem::path& cache_dir) :
   const char* env_cxx = std::getenv("TOOLKIT_JIT_CXX");
   const std::string cxx = env_cxx && *env_cxx ? env_cxx : "c++";
   const std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-shared", "-fPIC", "-w"};
-  std::string key = plan.hash() + "|" + cxx;
+  // The cache key is everything the kernel depends on: its source (not only the plan, so a changed
+  // emitter never reuses an old kernel), the compiler and flags, and the CPU -march=native targets.
+  const std::string source = emit_cpp(plan);
+  std::string key = source + "|" + cxx;
   for (const auto& f : flags) key += " " + f;
+  key += "|" + cpu_signature();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
   std::error_code ec;
@@ -294,7 +311,7 @@ JitKernel::JitKernel(const Plan& plan, const std::filesystem::path& cache_dir) :
   so_ = cache_dir / (std::string("gz_") + hex + ".so");
   if (!fs::exists(so_)) {
     Timer timer;
-    write_file_atomic(src_, emit_cpp(plan));
+    write_file_atomic(src_, source);
     const fs::path tmp = so_.string() + ".tmp." + std::to_string(::getpid());
     const fs::path log = so_.string() + ".log";
     std::vector<std::string> argv = {cxx};

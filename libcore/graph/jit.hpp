@@ -1,8 +1,9 @@
 // The compiled back-end: the plan is written out as specialised C++ (one nested loop per level,
 // set operations and bounds inlined, the set_ops.hpp kernels embedded), compiled with the system
 // compiler into a shared object (c++ -O3 -march=native -shared -fPIC, or $TOOLKIT_JIT_CXX),
-// loaded with dlopen and cached by the plan's hash, so a second run with the same pattern and plan
-// skips compilation. Counts equal the interpreter's.
+// loaded with dlopen and cached under a hash of the emitted source, the compiler, its flags and the
+// CPU (model and feature flags), so a second run of the same plan on the same kind of node skips
+// compilation. Counts equal the interpreter's.
 #pragma once
 #include <cstdint>
 #include <filesystem>
