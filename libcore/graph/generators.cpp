@@ -1,6 +1,8 @@
 // R-MAT and G(n, p) generators (see generators.hpp).
 #include "graph/generators.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -9,9 +11,24 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/memory.hpp"
 #include "common/rng.hpp"
 
 namespace core::graph {
+
+namespace {
+// A generator whose expected edge count cannot fit is refused before it allocates: the raw edge
+// list (16 bytes an edge) and the CSR built from it (8 bytes an edge, both directions) are alive
+// together, so 24 bytes an edge is a lower bound on the peak.
+void check_memory(const char* what, double expected_edges) {
+  const double need = 24.0 * expected_edges;
+  const std::uint64_t avail = available_memory_bytes();
+  if (avail > 0 && need > static_cast<double>(avail))
+    throw UsageError(fmt::format("{} expects about {:.3g} edges, at least {:.3g} GB, more than the {:.3g} GB "
+                                 "available",
+                                 what, expected_edges, need / 1e9, static_cast<double>(avail) / 1e9));
+}
+}  // namespace
 
 Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report) {
   if (p.scale < 1 || p.scale > 40) throw UsageError("rmat scale must be in [1, 40]");
@@ -21,6 +38,7 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
   const double edges_wanted = std::floor(p.edge_factor * std::ldexp(1.0, p.scale));
   if (edges_wanted < 1) throw UsageError("rmat edge factor times 2^scale is below one edge; raise it");
   if (edges_wanted > 0x1p48) throw UsageError("rmat edge factor times 2^scale is over 2^48 edges");
+  check_memory("rmat", edges_wanted);
   const auto m = static_cast<std::uint64_t>(edges_wanted);
   std::vector<RawEdge> edges(m);
   const Rng base(seed);
@@ -62,6 +80,7 @@ Graph generate_gnp(std::uint64_t n, double p, std::uint64_t seed, CleanReport* r
   // enumeration (at tiny p it can exceed every integer type).
   const double log_q = std::log1p(-p);
   const double pairs = 0.5 * static_cast<double>(n) * static_cast<double>(n - 1);
+  check_memory("gnp", pairs * p);
   std::int64_t v = 1, w = -1;
   while (static_cast<std::uint64_t>(v) < n) {
     const double r = rng.uniform();

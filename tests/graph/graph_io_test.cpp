@@ -171,6 +171,12 @@ TEST_CASE("generator specs: counts are integers, parameters finite, tiny p no ga
     CHECK(r.max_input_id < 100);
   }
   CHECK(generate_from_spec("gnp:10:1", 1)->m() == 45);
+  // A graph that cannot fit in memory is refused before generation (gnp:1e8:0.9 ran out of memory
+  // after a minute, exit 1): 4.5e15 and 1.1e12 edges need petabytes and terabytes.
+  for (const char* spec : {"gnp:100000000:0.9", "rmat:40:1"}) {
+    CAPTURE(spec);
+    CHECK_THROWS_WITH_AS(generate_from_spec(spec, 1), doctest::Contains("GB available"), core::UsageError);
+  }
 }
 
 TEST_CASE("a Matrix Market file is known by its header whatever its name; a huge declared size is no crash") {
