@@ -1,12 +1,12 @@
 // Tokenize a text file and write train/val shards (see prepare.hpp).
 #include "text/prepare.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 
 #include <unistd.h>
@@ -23,7 +23,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_input(const fs::path& path) {
+std::string shard_name(const std::string& split, std::size_t index) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s_%06zu.bin", split.c_str(), index);
+  return buf;
+}
+
+std::ifstream open_input(const fs::path& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw InputMissingError("input text " + path.string() + " is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
@@ -31,26 +37,74 @@ std::string read_input(const fs::path& path) {
     if (!fs::exists(path)) throw InputMissingError("input text not found: " + path.string());
     throw IoError("cannot read input text " + path.string());
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw IoError("error reading input text " + path.string());
-  return ss.str();
+  return in;
 }
 
-std::string shard_name(const std::string& split, std::size_t index) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%s_%06zu.bin", split.c_str(), index);
-  return buf;
+// The last position in buf where tokenizing the two sides apart gives the tokens of the whole: after
+// a newline that follows a printable ASCII byte and precedes an ASCII letter or digit. GPT-2's
+// pre-tokenizer (pretokenize.hpp) always makes that newline a piece of its own, whether or not the
+// text goes on (a blank before it, even a Unicode one, could join it into a longer whitespace piece at
+// the end of a chunk); byte tokens split anywhere. npos when there is none.
+std::size_t last_safe_cut(std::string_view buf) {
+  for (std::size_t i = buf.size(); i-- > 2;) {
+    const auto before = static_cast<unsigned char>(buf[i - 2]);
+    if (buf[i - 1] == '\n' && before > 0x20 && before < 0x7F && std::isalnum(static_cast<unsigned char>(buf[i])))
+      return i;
+  }
+  return std::string_view::npos;
 }
 
-// Writes tokens as split_000000.bin, ... into dir; returns the file names.
-std::vector<std::string> write_split(const fs::path& dir, const std::string& split,
-                                     std::span<const std::int32_t> tokens, std::int64_t shard_tokens) {
+// Pass 1: tokenizes the text chunk by chunk (about chunk_bytes each, cut at last_safe_cut; a text
+// without such a point is one chunk) into `tokens_file` as uint16, the end-of-text token first when
+// the tokenizer has one. Returns {input bytes, tokens}.
+std::pair<std::int64_t, std::int64_t> tokenize_to_file(const fs::path& input, const Tokenizer& tokenizer,
+                                                       std::int64_t chunk_bytes, const fs::path& tokens_file) {
+  std::ifstream in = open_input(input);
+  std::ofstream out(tokens_file, std::ios::binary);
+  if (!out) throw IoError("prepare: cannot create " + tokens_file.string());
+  std::int64_t bytes = 0, count = 0;
+  const auto emit = [&](const std::vector<std::int32_t>& ids) {
+    std::vector<std::uint16_t> packed(ids.begin(), ids.end());  // prepare() checked vocab_size <= 65536
+    out.write(reinterpret_cast<const char*>(packed.data()), static_cast<std::streamsize>(packed.size() * 2));
+    count += static_cast<std::int64_t>(ids.size());
+  };
+  if (const auto eot = tokenizer.eot_token()) emit({*eot});
+  std::string pending;
+  std::vector<char> block(static_cast<std::size_t>(chunk_bytes));
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    pending.append(block.data(), static_cast<std::size_t>(in.gcount()));
+    bytes += in.gcount();
+    const std::size_t cut = in ? last_safe_cut(pending) : pending.size();  // at the end: everything
+    if (cut == std::string::npos || cut == 0) continue;
+    emit(tokenizer.encode(std::string_view(pending).substr(0, cut)));
+    pending.erase(0, cut);
+  }
+  if (in.bad()) throw IoError("error reading input text " + input.string());
+  if (!out.flush()) throw IoError("prepare: cannot write " + tokens_file.string());
+  return {bytes, count};
+}
+
+// Pass 2: tokens [begin, begin + n) of the token file as split_000000.bin, ... in dir (shards of at
+// most shard_tokens, copied a block at a time); returns the file names.
+std::vector<std::string> write_split(const fs::path& tokens_file, std::int64_t begin, std::int64_t n,
+                                     const fs::path& dir, const std::string& split, std::int64_t shard_tokens) {
+  std::ifstream in(tokens_file, std::ios::binary);
+  in.seekg(begin * 2);
   std::vector<std::string> names;
-  const auto per = static_cast<std::size_t>(shard_tokens);
-  for (std::size_t start = 0; start < tokens.size(); start += per) {
+  std::vector<std::uint16_t> packed;
+  for (std::int64_t start = 0; start < n; start += shard_tokens) {
     names.push_back(shard_name(split, names.size()));
-    write_shard(dir / names.back(), tokens.subspan(start, std::min(per, tokens.size() - start)));
+    const std::int64_t count = std::min(shard_tokens, n - start);
+    ShardWriter shard(dir / names.back(), count);
+    for (std::int64_t done = 0; done < count;) {
+      packed.resize(static_cast<std::size_t>(std::min<std::int64_t>(count - done, 1 << 20)));
+      if (!in.read(reinterpret_cast<char*>(packed.data()), static_cast<std::streamsize>(packed.size() * 2)))
+        throw IoError("prepare: cannot read back " + tokens_file.string());
+      shard.append(std::vector<std::int32_t>(packed.begin(), packed.end()));
+      done += static_cast<std::int64_t>(packed.size());
+    }
+    shard.commit();
   }
   return names;
 }
@@ -79,12 +133,13 @@ std::vector<std::string> publish(const fs::path& staging, const fs::path& out, c
   return paths;
 }
 
-// A folder removed (with what it holds) when the scope ends.
+// A folder removed (with what it holds) when the scope ends, unless kept.
 struct ScratchDir {
   fs::path path;
+  bool keep = false;
   ~ScratchDir() {
     std::error_code ec;
-    fs::remove_all(path, ec);
+    if (!keep) fs::remove_all(path, ec);
   }
 };
 
@@ -102,36 +157,18 @@ PrepareResult prepare(const PrepareOptions& options) {
   if (!(options.val_fraction >= 0.0 && options.val_fraction <= 0.5))
     throw UsageError("prepare: val_fraction must be in [0, 0.5] (got " + std::to_string(options.val_fraction) + ")");
   if (options.shard_tokens <= 0) throw UsageError("prepare: shard_tokens must be > 0");
+  if (options.chunk_bytes <= 0) throw UsageError("prepare: chunk_bytes must be > 0");
   const Timer timer;
   const auto tokenizer = make_tokenizer(options.tokenizer);
   if (tokenizer->vocab_size() > 65536)
     throw UsageError("prepare: tokenizer '" + options.tokenizer + "' has " +
                      std::to_string(tokenizer->vocab_size()) + " tokens; shards hold at most 65536");
-  const std::string text = read_input(options.input);
-
-  std::vector<std::int32_t> tokens;
-  if (const auto eot = tokenizer->eot_token()) tokens.push_back(*eot);
-  const auto body = tokenizer->encode(text);
-  tokens.insert(tokens.end(), body.begin(), body.end());
-
-  const auto n = static_cast<std::int64_t>(tokens.size());
-  const auto n_val = static_cast<std::int64_t>(std::floor(options.val_fraction * static_cast<double>(n)));
-  if (body.empty() || n - n_val < 1 || (options.val_fraction > 0 && n_val < 1))
-    throw DataError("prepare: " + options.input + " gives " + std::to_string(n) +
-                    " tokens, too few for a train split" + (options.val_fraction > 0 ? " and a val split" : "") +
-                    " at val_fraction " + std::to_string(options.val_fraction));
-
+  open_input(options.input);  // a missing input fails before anything is created
   const fs::path out(options.out);
   std::error_code ec;
+  ScratchDir created_out{out, fs::exists(out, ec)};  // a folder this run creates goes again if it fails
   fs::create_directories(out, ec);
   if (ec) throw IoError("prepare: cannot create output folder " + out.string() + ": " + ec.message());
-
-  PrepareResult result;
-  result.tokenizer = tokenizer->spec();
-  result.vocab_size = tokenizer->vocab_size();
-  result.input_bytes = static_cast<std::int64_t>(text.size());
-  result.train_tokens = n - n_val;
-  result.val_tokens = n_val;
   // The shards are written beside the folder's earlier ones (a staging folder inside it) and replace
   // them only once all are written; prepare.json goes first and comes back last, so a failed or
   // killed prepare never leaves a prepare.json describing shards that are not all there.
@@ -139,9 +176,25 @@ PrepareResult prepare(const PrepareOptions& options) {
   fs::remove_all(staging.path, ec);
   fs::create_directories(staging.path, ec);
   if (ec) throw IoError("prepare: cannot create " + staging.path.string() + ": " + ec.message());
-  const std::span<const std::int32_t> all(tokens);
-  const auto train_names = write_split(staging.path, "train", all.first(n - n_val), options.shard_tokens);
-  const auto val_names = write_split(staging.path, "val", all.subspan(n - n_val), options.shard_tokens);
+
+  const fs::path tokens_file = staging.path / "tokens.u16";
+  const auto [input_bytes, n] = tokenize_to_file(options.input, *tokenizer, options.chunk_bytes, tokens_file);
+  const std::int64_t body = n - (tokenizer->eot_token() ? 1 : 0);
+  const auto n_val = static_cast<std::int64_t>(std::floor(options.val_fraction * static_cast<double>(n)));
+  if (body == 0 || n - n_val < 1 || (options.val_fraction > 0 && n_val < 1))
+    throw DataError("prepare: " + options.input + " gives " + std::to_string(n) +
+                    " tokens, too few for a train split" + (options.val_fraction > 0 ? " and a val split" : "") +
+                    " at val_fraction " + std::to_string(options.val_fraction));
+
+  PrepareResult result;
+  result.tokenizer = tokenizer->spec();
+  result.vocab_size = tokenizer->vocab_size();
+  result.input_bytes = input_bytes;
+  result.train_tokens = n - n_val;
+  result.val_tokens = n_val;
+  const auto train_names = write_split(tokens_file, 0, n - n_val, staging.path, "train", options.shard_tokens);
+  const auto val_names = write_split(tokens_file, n - n_val, n_val, staging.path, "val", options.shard_tokens);
+  fs::remove(tokens_file, ec);
   fs::remove(out / "prepare.json", ec);
   remove_shards(out, "train");
   remove_shards(out, "val");
@@ -149,7 +202,8 @@ PrepareResult prepare(const PrepareOptions& options) {
   result.val_files = publish(staging.path, out, val_names);
   result.seconds = timer.seconds();
   write_file_atomic(out / "prepare.json", result.to_json().dump(2) + "\n");
-  log::info("prepare: {} bytes -> {} train + {} val tokens ({}) in {:.2f} s", text.size(), result.train_tokens,
+  created_out.keep = true;
+  log::info("prepare: {} bytes -> {} train + {} val tokens ({}) in {:.2f} s", input_bytes, result.train_tokens,
             result.val_tokens, result.tokenizer, result.seconds);
   return result;
 }

@@ -1,7 +1,11 @@
 // Text file -> train/val token shards (llm.c layout) in an output folder: the library side of
 // `zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR`.
 // The whole file is one document: when the tokenizer has an end-of-text token it is put first (llm.c's
-// convention of a separator before every document). The last `val_fraction` of the tokens is the
+// convention of a separator before every document). The text is read and tokenized in chunks of about
+// chunk_bytes, cut only where the tokens of the parts are those of the whole (a newline between
+// printable ASCII and a letter or digit), into a uint16 token file in the staging folder; the shards
+// are then copied out of it: memory does not grow with the file (a text without such cut points is
+// one chunk). The last `val_fraction` of the tokens is the
 // validation split, the rest the training split; each split is cut into shards of at most
 // `shard_tokens` tokens named train_000000.bin, ..., val_000000.bin, ... They are written into a
 // staging folder inside the output folder and replace an earlier run's shards only once all are
@@ -24,6 +28,7 @@ struct PrepareOptions {
   std::string out;                // output folder, created when absent
   double val_fraction = 0.1;
   std::int64_t shard_tokens = 100'000'000;
+  std::int64_t chunk_bytes = 64 << 20;  // text tokenized at a time (peak memory ~4x this with bytes, ~10x with GPT-2)
 
   template <class V>
   void visit(V& v) {
@@ -33,6 +38,8 @@ struct PrepareOptions {
     v("val_fraction", val_fraction, "fraction of the tokens (the last ones) kept for validation",
       core::in_range(0.0, 0.5));
     v("shard_tokens", shard_tokens, "most tokens per shard file", core::positive<std::int64_t>());
+    v("chunk_bytes", chunk_bytes, "bytes of text tokenized at a time (the memory prepare needs)",
+      core::positive<std::int64_t>());
   }
 };
 

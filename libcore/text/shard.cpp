@@ -54,26 +54,44 @@ std::int64_t check_header(std::ifstream& in, const fs::path& path) {
 
 }  // namespace
 
+ShardWriter::ShardWriter(const fs::path& path, std::int64_t count) : path_(path), count_(count), file_(path) {
+  if (count < 0 || count > std::numeric_limits<std::int32_t>::max())
+    throw DataError("token shard " + path.string() + ": " + std::to_string(count) +
+                    " tokens exceed the format's int32 count");
+  std::array<std::int32_t, kShardHeaderInts> header{};
+  header[0] = kShardMagic;
+  header[1] = kShardVersion;
+  header[2] = static_cast<std::int32_t>(count);
+  file_.stream().write(reinterpret_cast<const char*>(header.data()), kShardHeaderBytes);
+}
+
+void ShardWriter::append(std::span<const std::int32_t> tokens) {
+  std::vector<std::uint16_t> packed(tokens.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] > 0xFFFF)
+      throw DataError("token shard " + path_.string() + ": token " + std::to_string(tokens[i]) + " at index " +
+                      std::to_string(written_ + static_cast<std::int64_t>(i)) + " does not fit in uint16");
+    packed[i] = static_cast<std::uint16_t>(tokens[i]);
+  }
+  file_.stream().write(reinterpret_cast<const char*>(packed.data()),
+                       static_cast<std::streamsize>(packed.size() * sizeof(std::uint16_t)));
+  written_ += static_cast<std::int64_t>(tokens.size());
+}
+
+void ShardWriter::commit() {
+  if (written_ != count_)
+    throw Error(ExitCode::internal, "token shard " + path_.string() + ": " + std::to_string(written_) +
+                                        " tokens written, the header says " + std::to_string(count_));
+  file_.commit();
+}
+
 void write_shard(const fs::path& path, std::span<const std::int32_t> tokens) {
   if (tokens.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
     throw DataError("token shard " + path.string() + ": " + std::to_string(tokens.size()) +
                     " tokens exceed the format's int32 count");
-  std::vector<std::uint16_t> packed(tokens.size());
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] < 0 || tokens[i] > 0xFFFF)
-      throw DataError("token shard " + path.string() + ": token " + std::to_string(tokens[i]) + " at index " +
-                      std::to_string(i) + " does not fit in uint16");
-    packed[i] = static_cast<std::uint16_t>(tokens[i]);
-  }
-  std::array<std::int32_t, kShardHeaderInts> header{};
-  header[0] = kShardMagic;
-  header[1] = kShardVersion;
-  header[2] = static_cast<std::int32_t>(tokens.size());
-  AtomicFile file(path);
-  file.stream().write(reinterpret_cast<const char*>(header.data()), kShardHeaderBytes);
-  file.stream().write(reinterpret_cast<const char*>(packed.data()),
-                      static_cast<std::streamsize>(packed.size() * sizeof(std::uint16_t)));
-  file.commit();
+  ShardWriter w(path, static_cast<std::int64_t>(tokens.size()));
+  w.append(tokens);
+  w.commit();
 }
 
 std::int64_t read_shard_header(const fs::path& path) {

@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "common/rundir.hpp"
+
 namespace core::text {
 
 inline constexpr std::int32_t kShardMagic = 20240520;
@@ -14,8 +16,22 @@ inline constexpr std::int32_t kShardVersion = 1;
 inline constexpr std::size_t kShardHeaderInts = 256;
 inline constexpr std::size_t kShardHeaderBytes = kShardHeaderInts * sizeof(std::int32_t);
 
-// Writes a shard atomically (temporary file + rename). Throws DataError when a token lies outside
-// [0, 65535] or there are more than 2^31 - 1 tokens, IoError when the file cannot be written.
+// Writes a shard of `count` tokens piece by piece (memory of one piece), atomically: the file appears
+// at commit(), which checks that exactly `count` tokens came. Throws DataError for a count above
+// 2^31 - 1 or a token outside [0, 65535], IoError when the file cannot be written.
+class ShardWriter {
+ public:
+  ShardWriter(const std::filesystem::path& path, std::int64_t count);
+  void append(std::span<const std::int32_t> tokens);
+  void commit();
+
+ private:
+  std::filesystem::path path_;
+  std::int64_t count_, written_ = 0;
+  AtomicFile file_;
+};
+
+// Writes a whole shard with ShardWriter (same errors).
 void write_shard(const std::filesystem::path& path, std::span<const std::int32_t> tokens);
 
 // Checks the header against the file size and returns the token count. InputMissingError when the

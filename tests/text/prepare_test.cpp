@@ -109,3 +109,42 @@ TEST_CASE("prepare errors: missing input, too little text, bad options") {
   opt.val_fraction = 0.9;
   CHECK_THROWS_AS(prepare(opt), core::UsageError);
 }
+
+// Chunked tokenization gives the tokens of the whole text: tinyshakespeare (or a generated text)
+// with chunks of 100 bytes, plus lines whose whitespace would join across a careless cut (blanks,
+// a no-break space, CR LF, blank lines), against the tokenizer on the whole file.
+TEST_CASE("prepare tokenizes in chunks exactly as in one piece") {
+  const core::test::TempDir dir("text-prepare-chunks");
+  std::string text;
+  if (core::test::have_dataset("text/tinyshakespeare.txt")) {
+    text = core::test::read_text(core::test::datasets_dir() / "text/tinyshakespeare.txt").substr(0, 200000);
+  } else {
+    for (int i = 0; i < 2000; ++i) text += "Line " + std::to_string(i) + ": to be, or not to be.\n";
+  }
+  text += "a \nb\xc2\xa0\nc\r\nd\n\n\ne  \n 1\nx\ny'll\n";
+  core::test::write_text(dir / "in.txt", text);
+  std::vector<std::string> specs = {"bytes"};
+  if (core::test::have_dataset("tokenizers/gpt2/encoder.json"))
+    specs.push_back("gpt2:" + (core::test::datasets_dir() / "tokenizers/gpt2").string());
+  for (const auto& spec : specs) {
+    CAPTURE(spec);
+    PrepareOptions opt;
+    opt.input = (dir / "in.txt").string();
+    opt.out = (dir / "out").string();
+    opt.tokenizer = spec;
+    opt.val_fraction = 0.1;
+    opt.shard_tokens = 7000;
+    opt.chunk_bytes = 100;
+    const PrepareResult r = prepare(opt);
+    auto tokens = load_all(r.train_files);
+    const auto val = load_all(r.val_files);
+    tokens.insert(tokens.end(), val.begin(), val.end());
+    const auto tokenizer = make_tokenizer(spec);
+    std::vector<std::int32_t> whole;
+    if (const auto eot = tokenizer->eot_token()) whole.push_back(*eot);
+    const auto body = tokenizer->encode(text);
+    whole.insert(whole.end(), body.begin(), body.end());
+    CHECK(tokens == whole);
+    CHECK(r.train_files.size() > 1);
+  }
+}
