@@ -58,6 +58,19 @@ std::string random_utf8(std::mt19937_64& rng, std::size_t n_chars) {
   return s;
 }
 
+// The opening of an encoder.json holding the 256 byte tokens (ids 0..255) and nothing else; callers
+// add more entries and the closing brace.
+std::string byte_alphabet_encoder() {
+  std::string encoder = "{";
+  const auto alphabet = gpt2_byte_alphabet();
+  for (int b = 0; b < 256; ++b) {
+    std::string key;
+    append_utf8(key, alphabet[b]);
+    encoder += (b ? ", " : "") + nlohmann::json(key).dump() + ": " + std::to_string(b);
+  }
+  return encoder;
+}
+
 }  // namespace
 
 TEST_CASE("UTF-8 decoding: well-formed sequences and invalid bytes") {
@@ -147,13 +160,7 @@ TEST_CASE("make_tokenizer rejects unknown specs and missing GPT-2 files") {
 
 TEST_CASE("GPT-2 tokenizer files: malformed merges and vocab give DataError naming the file") {
   const core::test::TempDir dir("text-bad-gpt2");
-  std::string encoder = "{";
-  const auto alphabet = gpt2_byte_alphabet();
-  for (int b = 0; b < 256; ++b) {
-    std::string key;
-    append_utf8(key, alphabet[b]);
-    encoder += (b ? ", " : "") + nlohmann::json(key).dump() + ": " + std::to_string(b);
-  }
+  const std::string encoder = byte_alphabet_encoder();
   core::test::write_text(dir / "encoder.json", encoder + ", \"ab\": 256}");
   core::test::write_text(dir / "vocab.bpe", "#version: 0.2\na b\n");
   const Gpt2Tokenizer ok(dir.path());
@@ -178,13 +185,7 @@ TEST_CASE("GPT-2 tokenizer files: malformed merges and vocab give DataError nami
 
 TEST_CASE("GPT-2 tokenizer spec names its folder absolutely (checkpoints and prepare.json work from any cwd)") {
   const core::test::TempDir dir("text-gpt2-spec");
-  std::string encoder = "{";
-  const auto alphabet = gpt2_byte_alphabet();
-  for (int b = 0; b < 256; ++b) {
-    std::string key;
-    append_utf8(key, alphabet[b]);
-    encoder += (b ? ", " : "") + nlohmann::json(key).dump() + ": " + std::to_string(b);
-  }
+  const std::string encoder = byte_alphabet_encoder();
   core::test::write_text(dir / "tok/encoder.json", encoder + "}");
   core::test::write_text(dir / "tok/vocab.bpe", "#version: 0.2\n");
   const auto relative = std::filesystem::relative(dir / "tok");
