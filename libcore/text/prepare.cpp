@@ -54,12 +54,12 @@ std::size_t last_safe_cut(std::string_view buf) {
   return std::string_view::npos;
 }
 
-// Pass 1: tokenizes the text chunk by chunk (about chunk_bytes each, cut at last_safe_cut; a text
-// without such a point is one chunk) into `tokens_file` as uint16, the end-of-text token first when
-// the tokenizer has one. Returns {input bytes, tokens}.
-std::pair<std::int64_t, std::int64_t> tokenize_to_file(const fs::path& input, const Tokenizer& tokenizer,
-                                                       std::int64_t chunk_bytes, const fs::path& tokens_file) {
-  std::ifstream in = open_input(input);
+// Pass 1: tokenizes the text of `in` (the opened file `input`) chunk by chunk (about chunk_bytes each,
+// cut at last_safe_cut; a text without such a point is one chunk) into `tokens_file` as uint16, the
+// end-of-text token first when the tokenizer has one. Returns {input bytes, tokens}.
+std::pair<std::int64_t, std::int64_t> tokenize_to_file(std::ifstream& in, const fs::path& input,
+                                                       const Tokenizer& tokenizer, std::int64_t chunk_bytes,
+                                                       const fs::path& tokens_file) {
   std::ofstream out(tokens_file, std::ios::binary);
   if (!out) throw IoError("prepare: cannot create " + tokens_file.string());
   std::int64_t bytes = 0, count = 0;
@@ -101,7 +101,7 @@ std::vector<std::string> write_split(const fs::path& tokens_file, std::int64_t b
       packed.resize(static_cast<std::size_t>(std::min<std::int64_t>(count - done, 1 << 20)));
       if (!in.read(reinterpret_cast<char*>(packed.data()), static_cast<std::streamsize>(packed.size() * 2)))
         throw IoError("prepare: cannot read back " + tokens_file.string());
-      shard.append(std::vector<std::int32_t>(packed.begin(), packed.end()));
+      shard.append(packed);
       done += static_cast<std::int64_t>(packed.size());
     }
     shard.commit();
@@ -163,7 +163,7 @@ PrepareResult prepare(const PrepareOptions& options) {
   if (tokenizer->vocab_size() > 65536)
     throw UsageError("prepare: tokenizer '" + options.tokenizer + "' has " +
                      std::to_string(tokenizer->vocab_size()) + " tokens; shards hold at most 65536");
-  open_input(options.input);  // a missing input fails before anything is created
+  std::ifstream input = open_input(options.input);  // a missing input fails before anything is created
   const fs::path out(options.out);
   std::error_code ec;
   ScratchDir created_out{out, fs::exists(out, ec)};  // a folder this run creates goes again if it fails
@@ -178,7 +178,7 @@ PrepareResult prepare(const PrepareOptions& options) {
   if (ec) throw IoError("prepare: cannot create " + staging.path.string() + ": " + ec.message());
 
   const fs::path tokens_file = staging.path / "tokens.u16";
-  const auto [input_bytes, n] = tokenize_to_file(options.input, *tokenizer, options.chunk_bytes, tokens_file);
+  const auto [input_bytes, n] = tokenize_to_file(input, options.input, *tokenizer, options.chunk_bytes, tokens_file);
   const std::int64_t body = n - (tokenizer->eot_token() ? 1 : 0);
   const auto n_val = static_cast<std::int64_t>(std::floor(options.val_fraction * static_cast<double>(n)));
   if (body == 0 || n - n_val < 1 || (options.val_fraction > 0 && n_val < 1))

@@ -65,16 +65,9 @@ ShardWriter::ShardWriter(const fs::path& path, std::int64_t count) : path_(path)
   file_.stream().write(reinterpret_cast<const char*>(header.data()), kShardHeaderBytes);
 }
 
-void ShardWriter::append(std::span<const std::int32_t> tokens) {
-  std::vector<std::uint16_t> packed(tokens.size());
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] < 0 || tokens[i] > 0xFFFF)
-      throw DataError("token shard " + path_.string() + ": token " + std::to_string(tokens[i]) + " at index " +
-                      std::to_string(written_ + static_cast<std::int64_t>(i)) + " does not fit in uint16");
-    packed[i] = static_cast<std::uint16_t>(tokens[i]);
-  }
-  file_.stream().write(reinterpret_cast<const char*>(packed.data()),
-                       static_cast<std::streamsize>(packed.size() * sizeof(std::uint16_t)));
+void ShardWriter::append(std::span<const std::uint16_t> tokens) {
+  file_.stream().write(reinterpret_cast<const char*>(tokens.data()),
+                       static_cast<std::streamsize>(tokens.size() * sizeof(std::uint16_t)));
   written_ += static_cast<std::int64_t>(tokens.size());
 }
 
@@ -86,11 +79,15 @@ void ShardWriter::commit() {
 }
 
 void write_shard(const fs::path& path, std::span<const std::int32_t> tokens) {
-  if (tokens.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
-    throw DataError("token shard " + path.string() + ": " + std::to_string(tokens.size()) +
-                    " tokens exceed the format's int32 count");
+  std::vector<std::uint16_t> packed(tokens.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] > 0xFFFF)
+      throw DataError("token shard " + path.string() + ": token " + std::to_string(tokens[i]) + " at index " +
+                      std::to_string(i) + " does not fit in uint16");
+    packed[i] = static_cast<std::uint16_t>(tokens[i]);
+  }
   ShardWriter w(path, static_cast<std::int64_t>(tokens.size()));
-  w.append(tokens);
+  w.append(packed);
   w.commit();
 }
 

@@ -18,11 +18,11 @@ inline constexpr std::size_t kShardHeaderBytes = kShardHeaderInts * sizeof(std::
 
 // Writes a shard of `count` tokens piece by piece (memory of one piece), atomically: the file appears
 // at commit(), which checks that exactly `count` tokens came. Throws DataError for a count above
-// 2^31 - 1 or a token outside [0, 65535], IoError when the file cannot be written.
+// 2^31 - 1, IoError when the file cannot be written.
 class ShardWriter {
  public:
   ShardWriter(const std::filesystem::path& path, std::int64_t count);
-  void append(std::span<const std::int32_t> tokens);
+  void append(std::span<const std::uint16_t> tokens);
   void commit();
 
  private:
@@ -31,7 +31,7 @@ class ShardWriter {
   AtomicFile file_;
 };
 
-// Writes a whole shard with ShardWriter (same errors).
+// Writes a whole shard with ShardWriter (same errors, and DataError for a token outside [0, 65535]).
 void write_shard(const std::filesystem::path& path, std::span<const std::int32_t> tokens);
 
 // Checks the header against the file size and returns the token count. InputMissingError when the
