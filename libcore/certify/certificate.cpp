@@ -84,11 +84,7 @@ Certificate certify_lagrangian(const SparseMatrixd& H, double cost, double dual_
   c.gap = c.cost - c.dual_value;
   c.relative_gap = c.gap / (1.0 + std::abs(c.cost));
   c.constraint_violation = violation;
-  for (int k = 0; k < H.outerSize(); ++k) {
-    double row = 0.0;  // symmetric: column sums = row sums
-    for (SparseMatrixd::InnerIterator it(H, k); it; ++it) row += std::abs(it.value());
-    c.h_scale = std::max(c.h_scale, row);
-  }
+  c.h_scale = max_abs_row_sum(H);
   c.eta = opts.eta_rel;
   const Eigen::VectorXd diag = H.diagonal();
   const double floor = kDiagonalFloor * std::max(diag.maxCoeff(), 1e-300);

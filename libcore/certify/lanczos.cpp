@@ -90,18 +90,24 @@ LanczosResult lanczos_smallest(const Eigen::SparseMatrix<double>& A, const Lancz
                           static_cast<int>(A.rows()), options);
 }
 
+double max_abs_row_sum(const Eigen::SparseMatrix<double>& A) {
+  double norm = 0.0;  // outer vectors are columns: column sums = row sums when A is symmetric
+  for (int k = 0; k < A.outerSize(); ++k) {
+    double sum = 0.0;
+    for (Eigen::SparseMatrix<double>::InnerIterator it(A, k); it; ++it) sum += std::abs(it.value());
+    norm = std::max(norm, sum);
+  }
+  return norm;
+}
+
 LanczosResult smallest_eigenvalue(const Eigen::SparseMatrix<double>& A, const LanczosOptions& options) {
   if (A.rows() != A.cols()) throw DataError("Lanczos: matrix is not square");
-  double norm_inf = 0.0;  // max row sum of |A_ij| (= column sums, A symmetric) >= ||A||_2
-  for (int k = 0; k < A.outerSize(); ++k) {
-    double row = 0.0;
-    for (Eigen::SparseMatrix<double>::InnerIterator it(A, k); it; ++it) row += std::abs(it.value());
-    norm_inf = std::max(norm_inf, row);
-  }
+  const double norm_inf = max_abs_row_sum(A);
   if (norm_inf == 0.0) return lanczos_smallest(A, options);
   const double tau = 1e-8 * norm_inf;
-  Eigen::SparseMatrix<double> shifted = A;
-  for (int i = 0; i < A.rows(); ++i) shifted.coeffRef(i, i) += tau;
+  Eigen::SparseMatrix<double> identity(A.rows(), A.cols());
+  identity.setIdentity();
+  const Eigen::SparseMatrix<double> shifted = A + tau * identity;  // no insertion where a diagonal is absent
   const Eigen::SimplicialLLT<Eigen::SparseMatrix<double>> llt(shifted);
   if (llt.info() != Eigen::Success) return lanczos_smallest(A, options);
   // Ritz values mu of -(A + tau I)^-1: theta = -mu > 0, lambda = 1 / theta - tau; a residual r puts an

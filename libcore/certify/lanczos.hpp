@@ -38,6 +38,9 @@ using LinearOperator = std::function<void(const Eigen::VectorXd& in, Eigen::Vect
 LanczosResult lanczos_smallest(const LinearOperator& apply, int n, const LanczosOptions& options = {});
 LanczosResult lanczos_smallest(const Eigen::SparseMatrix<double>& A, const LanczosOptions& options = {});
 
+// max_i sum_j |A_ij| (>= ||A||_2 for symmetric A).
+double max_abs_row_sum(const Eigen::SparseMatrix<double>& A);
+
 // lambda_min of a sparse symmetric A. With tau = 1e-8 ||A||_inf and A + tau I positive definite (a
 // sparse Cholesky succeeds: lambda_min > -tau), Lanczos runs on -(A + tau I)^-1 and lambda_min =
 // 1 / theta - tau from its largest magnitude Ritz value theta, converged when the bound on the
