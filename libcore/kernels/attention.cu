@@ -129,7 +129,7 @@ struct LaneCols {
 template <int HD>
 __global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf* out, float* lse, Problem p) {
   using L = Layout<HD>;
-  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* smem = dev::dynamic_smem();
   const int warp = threadIdx.x / 32;
   bf* q_s = reinterpret_cast<bf*>(smem);
   bf* k_s = q_s + kTile * L::ld;
@@ -265,7 +265,7 @@ template <int HD>
 __global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf* dqkv, const bf* dout, const float* lse,
                                                                          const float* dsum, Problem p) {
   using L = Layout<HD>;
-  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* smem = dev::dynamic_smem();
   const BackwardSmem<HD> sm(smem);
   bf *k_s = sm.tile0, *v_s = sm.tile1, *q_s = sm.tile2, *do_s = sm.tile3;
   __shared__ float lse_s[kTile], d_s[kTile];
@@ -313,7 +313,7 @@ template <int HD>
 __global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf* dqkv, const bf* dout, const float* lse,
                                                                        const float* dsum, Problem p) {
   using L = Layout<HD>;
-  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* smem = dev::dynamic_smem();
   const BackwardSmem<HD> sm(smem);
   bf *q_s = sm.tile0, *do_s = sm.tile1, *k_s = sm.tile2, *v_s = sm.tile3;
   const int warp = threadIdx.x / 32;
@@ -362,30 +362,21 @@ dim3 tiles_grid(const Problem& p) {
               static_cast<unsigned>((p.T + kTile - 1) / kTile));
 }
 
-// Launches kernel<HD> with `smem` bytes of dynamic shared memory (opting in above 48 KiB).
-template <class Kernel, class... Args>
-void launch(Kernel kernel, dim3 grid, std::size_t smem, Stream stream, Args... args) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  kernel<<<grid, kThreads, smem, stream>>>(args...);
-  CUDA_CHECK_LAUNCH();
-}
-
 template <int HD>
 void forward(bf* out, float* lse, const Problem& p, Stream stream) {
   using L = Layout<HD>;
   const std::size_t smem = 3 * L::tile_bytes + kWarps * (L::fbuf_bytes + L::pbuf_bytes);
-  launch(flash_forward_kernel<HD>, tiles_grid(p), smem, stream, out, lse, p);
+  dev::launch(flash_forward_kernel<HD>, tiles_grid(p), kThreads, smem, stream, out, lse, p);
 }
 
 template <int HD>
 void backward(bf* dqkv, const bf* dout, const bf* out, const float* lse, float* dsum, const Problem& p,
               Stream stream) {
   const std::int64_t threads = static_cast<std::int64_t>(p.B) * p.T * (p.C / 8);
-  row_dot_kernel<HD><<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(dsum, dout, out, p);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(row_dot_kernel<HD>, static_cast<unsigned>((threads + 255) / 256), 256, 0, stream, dsum, dout, out, p);
   const std::size_t smem = BackwardSmem<HD>::bytes();
-  launch(flash_backward_dkdv_kernel<HD>, tiles_grid(p), smem, stream, dqkv, dout, lse, dsum, p);
-  launch(flash_backward_dq_kernel<HD>, tiles_grid(p), smem, stream, dqkv, dout, lse, dsum, p);
+  dev::launch(flash_backward_dkdv_kernel<HD>, tiles_grid(p), kThreads, smem, stream, dqkv, dout, lse, dsum, p);
+  dev::launch(flash_backward_dq_kernel<HD>, tiles_grid(p), kThreads, smem, stream, dqkv, dout, lse, dsum, p);
 }
 
 template <class Fn>

@@ -1,9 +1,14 @@
-// Device-side helpers shared by the .cu files: bf16 views of the host type, warp and block
-// reductions, launch-size arithmetic, and the GELU formulas. Include only from .cu files.
+// Device-side helpers shared by the .cu files: bf16 views of the host type, kernel launches, dynamic
+// shared memory and stream-ordered scratch memory, warp and block reductions, launch-size arithmetic,
+// and the GELU formulas. Include only from .cu files. With TOOLKIT_SIMT_EMULATION (the kernel tests'
+// host build, tests/support/simt/simt.hpp included first) launches, shared and scratch memory go to
+// the host emulator instead of the device; everything else is the same source.
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <cstring>
+#include <new>
 
 #include "kernels/bf16.hpp"
 #include "kernels/cuda_check.cuh"
@@ -15,6 +20,61 @@ static_assert(sizeof(bf) == sizeof(bf16));
 
 inline bf* cast(bf16* p) { return reinterpret_cast<bf*>(p); }
 inline const bf* cast(const bf16* p) { return reinterpret_cast<const bf*>(p); }
+
+#ifdef TOOLKIT_SIMT_EMULATION
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, Stream, Args... args) {
+  simt::launch(kernel, grid, block, smem, args...);
+}
+inline unsigned char* dynamic_smem() { return simt::dynamic_shared_memory(); }
+class Scratch {
+ public:
+  Scratch(std::size_t bytes, Stream) : p_(::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(256))) {
+    std::memset(p_, 0xFF, bytes);
+  }
+  ~Scratch() { ::operator delete(p_, std::align_val_t(256)); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
+
+ private:
+  void* p_;
+};
+#else
+// kernel<<<grid, block, smem, stream>>>(args...), opting in to more than 48 KiB of dynamic shared
+// memory when asked, and reporting a bad configuration at the launch site.
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, Stream stream, Args... args) {
+  if (smem > 48 * 1024)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  kernel<<<grid, block, smem, stream>>>(args...);
+  CUDA_CHECK_LAUNCH();
+}
+// The block's dynamic shared memory (the launch's smem bytes), 128-byte aligned.
+__device__ inline unsigned char* dynamic_smem() {
+  extern __shared__ __align__(128) unsigned char smem[];
+  return smem;
+}
+// Stream-ordered scratch memory (cudaMallocAsync), freed in stream order at the end of its scope.
+class Scratch {
+ public:
+  Scratch(std::size_t bytes, Stream stream) : stream_(stream) { CUDA_CHECK(cudaMallocAsync(&p_, bytes, stream)); }
+  ~Scratch() { cudaFreeAsync(p_, stream_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
+
+ private:
+  void* p_ = nullptr;
+  Stream stream_;
+};
+#endif
 
 inline unsigned blocks_for(std::int64_t n, int threads, std::int64_t cap = 65535LL * 32) {
   const std::int64_t b = (n + threads - 1) / threads;

@@ -109,19 +109,15 @@ void column_sums(float* db, float* dw, const bf* dout, const bf* x, const float*
   const int rows_per_chunk = std::max(64, (N + 255) / 256);
   const int chunks = (N + rows_per_chunk - 1) / rows_per_chunk;
   const int quantities = x ? 2 : 1;
-  float* partial = nullptr;
-  CUDA_CHECK(cudaMallocAsync(&partial, sizeof(float) * quantities * chunks * static_cast<std::size_t>(C), stream));
-  column_partials_kernel<<<dim3((C + 31) / 32, chunks), dim3(32, kRowLanes), 0, stream>>>(partial, dout, x, mean,
-                                                                                         rstd, N, C, rows_per_chunk);
-  CUDA_CHECK_LAUNCH();
-  sum_partials_kernel<<<dev::blocks_for(C, kThreads), kThreads, 0, stream>>>(db, partial, chunks, C);
-  CUDA_CHECK_LAUNCH();
+  const dev::Scratch scratch(sizeof(float) * quantities * chunks * static_cast<std::size_t>(C), stream);
+  float* partial = scratch.as<float>();
+  dev::launch(column_partials_kernel, dim3((C + 31) / 32, chunks), dim3(32, kRowLanes), 0, stream, partial, dout, x,
+              mean, rstd, N, C, rows_per_chunk);
+  dev::launch(sum_partials_kernel, dev::blocks_for(C, kThreads), kThreads, 0, stream, db, partial, chunks, C);
   if (x) {
-    sum_partials_kernel<<<dev::blocks_for(C, kThreads), kThreads, 0, stream>>>(
-        dw, partial + static_cast<std::size_t>(chunks) * C, chunks, C);
-    CUDA_CHECK_LAUNCH();
+    dev::launch(sum_partials_kernel, dev::blocks_for(C, kThreads), kThreads, 0, stream, dw,
+                partial + static_cast<std::size_t>(chunks) * C, chunks, C);
   }
-  CUDA_CHECK(cudaFreeAsync(partial, stream));
 }
 
 __global__ void gelu_forward_kernel(bf* out, const bf* in, std::int64_t n) {
@@ -238,32 +234,28 @@ unsigned row_blocks(int N) { return static_cast<unsigned>((N + kWarpsPerBlock - 
 void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* x, const bf16* w, const bf16* b, int N,
                        int C, float eps, Stream stream) {
   if (N <= 0) return;
-  layernorm_forward_kernel<<<row_blocks(N), kThreads, 0, stream>>>(dev::cast(out), mean, rstd, dev::cast(x),
-                                                                   dev::cast(w), dev::cast(b), N, C, eps);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(layernorm_forward_kernel, row_blocks(N), kThreads, 0, stream, dev::cast(out), mean, rstd, dev::cast(x),
+              dev::cast(w), dev::cast(b), N, C, eps);
 }
 
 void layernorm_backward(bf16* dx, float* dw, float* db, const bf16* dout, const bf16* x, const bf16* w,
                         const float* mean, const float* rstd, int N, int C, Stream stream) {
   if (C % 8 != 0) throw CudaError("layernorm_backward: C = " + std::to_string(C) + " is not a multiple of 8");
   if (N <= 0) return;
-  layernorm_backward_dx_kernel<<<row_blocks(N), kThreads, 0, stream>>>(dev::cast(dx), dev::cast(dout), dev::cast(x),
-                                                                       dev::cast(w), mean, rstd, N, C);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(layernorm_backward_dx_kernel, row_blocks(N), kThreads, 0, stream, dev::cast(dx), dev::cast(dout),
+              dev::cast(x), dev::cast(w), mean, rstd, N, C);
   column_sums(db, dw, dev::cast(dout), dev::cast(x), mean, rstd, N, C, stream);
 }
 
 void gelu_forward(bf16* out, const bf16* in, std::int64_t n, Stream stream) {
   if (n <= 0) return;
-  gelu_forward_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(out), dev::cast(in), n);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(gelu_forward_kernel, dev::blocks_for(n, kThreads), kThreads, 0, stream, dev::cast(out), dev::cast(in), n);
 }
 
 void gelu_backward(bf16* din, const bf16* in, const bf16* dout, std::int64_t n, Stream stream) {
   if (n <= 0) return;
-  gelu_backward_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(din), dev::cast(in),
-                                                                              dev::cast(dout), n);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(gelu_backward_kernel, dev::blocks_for(n, kThreads), kThreads, 0, stream, dev::cast(din), dev::cast(in),
+              dev::cast(dout), n);
 }
 
 void bias_backward(float* db, const bf16* dout, int N, int OC, Stream stream) {
@@ -274,9 +266,8 @@ void bias_backward(float* db, const bf16* dout, int N, int OC, Stream stream) {
 void softmax_xent(float* losses, bf16* dlogits, const bf16* logits, const std::int32_t* targets, float scale, int N,
                   int V, int ld, Stream stream) {
   if (N <= 0) return;
-  softmax_xent_kernel<<<N, kXentThreads, 0, stream>>>(losses, dev::cast(dlogits), dev::cast(logits), targets, scale,
-                                                      V, ld);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(softmax_xent_kernel, N, kXentThreads, 0, stream, losses, dev::cast(dlogits), dev::cast(logits), targets,
+              scale, V, ld);
 }
 
 void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, std::int64_t n, const AdamW& p,
@@ -284,22 +275,18 @@ void adamw_update(float* w, float* m, float* v, const float* grad, bf16* copy, s
   if (n <= 0) return;
   const auto c1 = static_cast<float>(1.0 - std::pow(static_cast<double>(p.beta1), p.step));
   const auto c2 = static_cast<float>(1.0 - std::pow(static_cast<double>(p.beta2), p.step));
-  adamw_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(w, m, v, grad, dev::cast(copy), n, p.lr, p.beta1,
-                                                                      p.beta2, p.eps, p.weight_decay, p.grad_scale, c1,
-                                                                      c2);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(adamw_kernel, dev::blocks_for(n, kThreads), kThreads, 0, stream, w, m, v, grad, dev::cast(copy), n, p.lr,
+              p.beta1, p.beta2, p.eps, p.weight_decay, p.grad_scale, c1, c2);
 }
 
 void to_bf16(bf16* dst, const float* src, std::int64_t n, Stream stream) {
   if (n <= 0) return;
-  to_bf16_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dev::cast(dst), src, n);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(to_bf16_kernel, dev::blocks_for(n, kThreads), kThreads, 0, stream, dev::cast(dst), src, n);
 }
 
 void to_float(float* dst, const bf16* src, std::int64_t n, Stream stream) {
   if (n <= 0) return;
-  to_float_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dst, dev::cast(src), n);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(to_float_kernel, dev::blocks_for(n, kThreads), kThreads, 0, stream, dst, dev::cast(src), n);
 }
 
 void embedding_forward(bf16* out, const std::int32_t* tokens, const std::int32_t* segments, const bf16* wte,
@@ -307,9 +294,8 @@ void embedding_forward(bf16* out, const std::int32_t* tokens, const std::int32_t
   const std::int64_t n = static_cast<std::int64_t>(B) * Tn * C;
   if (n <= 0) return;
   if (!wse) segments = nullptr;
-  embedding_forward_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(
-      dev::cast(out), tokens, segments, dev::cast(wte), dev::cast(wpe), dev::cast(wse), Tn, C, n);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(embedding_forward_kernel, dev::blocks_for(n, kThreads), kThreads, 0, stream, dev::cast(out), tokens,
+              segments, dev::cast(wte), dev::cast(wpe), dev::cast(wse), Tn, C, n);
 }
 
 void embedding_backward(float* dwte, float* dwpe, float* dwse, const bf16* dout, const EmbeddingIndex& tokens,
@@ -318,15 +304,14 @@ void embedding_backward(float* dwte, float* dwpe, float* dwse, const bf16* dout,
   const auto table_backward = [&](float* dtable, const EmbeddingIndex& ix) {
     if (ix.unique <= 0) return;
     const dim3 grid(static_cast<unsigned>(ix.unique), static_cast<unsigned>((C + kThreads - 1) / kThreads));
-    embedding_backward_rows_kernel<<<grid, kThreads, 0, stream>>>(dtable, dev::cast(dout), ix.rows, ix.starts,
-                                                                  ix.positions, C);
-    CUDA_CHECK_LAUNCH();
+    dev::launch(embedding_backward_rows_kernel, grid, kThreads, 0, stream, dtable, dev::cast(dout), ix.rows, ix.starts,
+                ix.positions, C);
   };
   table_backward(dwte, tokens);
   if (dwse) table_backward(dwse, segments);
   const std::int64_t n = static_cast<std::int64_t>(Tn) * C;
-  embedding_backward_wpe_kernel<<<dev::blocks_for(n, kThreads), kThreads, 0, stream>>>(dwpe, dev::cast(dout), B, Tn, C);
-  CUDA_CHECK_LAUNCH();
+  dev::launch(embedding_backward_wpe_kernel, dev::blocks_for(n, kThreads), kThreads, 0, stream, dwpe, dev::cast(dout),
+              B, Tn, C);
 }
 
 }  // namespace core::kernels

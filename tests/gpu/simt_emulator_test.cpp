@@ -1,0 +1,111 @@
+// The host SIMT emulator (tests/support/simt) against the CUDA semantics the kernel tests rely on:
+// shuffles (CUDA programming guide, warp shuffle functions), barriers, WMMA products (a naive
+// product), and that it reports what the device would get wrong or hang on: a read of shared memory
+// written by another thread without a barrier, a deadlock, a collective over lanes that ended.
+#include "simt.hpp"
+// (the emulator first)
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "kernels/device_utils.cuh"
+
+namespace {
+
+using core::kernels::dev::bf;
+using core::kernels::dev::launch;
+
+__global__ void shuffle_kernel(int* out, int lane_mask, int width) {
+  const int lane = threadIdx.x % 32;
+  out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 100 * static_cast<int>(threadIdx.x / 32) + lane, lane_mask, width);
+}
+
+TEST_CASE("__shfl_xor_sync exchanges within a warp; a partner in a later group of `width` lanes gives the caller's value") {
+  std::vector<int> out(64);
+  launch(shuffle_kernel, 1, 64, 0, nullptr, out.data(), 5, 32);
+  for (int t = 0; t < 64; ++t) CHECK(out[t] == 100 * (t / 32) + ((t % 32) ^ 5));
+  launch(shuffle_kernel, 1, 64, 0, nullptr, out.data(), 16, 16);  // xor 16 crosses the groups of 16:
+  for (int t = 0; t < 64; ++t)                                      // only towards earlier ones
+    CHECK(out[t] == 100 * (t / 32) + (t % 32 < 16 ? t % 32 : t % 32 - 16));
+}
+
+// Thread t writes shared[t], then reads shared[(t + 37) % n], with or without a barrier between.
+__global__ void neighbour_kernel(float* out, bool barrier) {
+  float* shared = reinterpret_cast<float*>(core::kernels::dev::dynamic_smem());
+  shared[threadIdx.x] = static_cast<float>(threadIdx.x);
+  if (barrier) __syncthreads();
+  out[threadIdx.x] = shared[(threadIdx.x + 37) % blockDim.x];
+}
+
+TEST_CASE("shared memory written by another thread is seen after __syncthreads, and is garbage (NaN) without it") {
+  const int n = 128;
+  std::vector<float> out(n);
+  launch(neighbour_kernel, 2, n, n * sizeof(float), nullptr, out.data(), true);
+  for (int t = 0; t < n; ++t) CHECK(out[t] == static_cast<float>((t + 37) % n));
+  launch(neighbour_kernel, 2, n, n * sizeof(float), nullptr, out.data(), false);
+  int stale = 0;
+  for (int t = 0; t < n; ++t) stale += std::isnan(out[t]) ? 1 : 0;
+  CHECK(stale >= n - 37);  // every thread but the last ones to run read a slot not yet written
+}
+
+// Warp 0's lower half waits at __syncthreads while its upper half waits for the whole warp.
+__global__ void deadlock_kernel() {
+  if (threadIdx.x < 16) __syncthreads();
+  else __syncwarp();
+}
+
+// The upper half of each warp ends; the lower half then shuffles over the full warp.
+__global__ void ended_lanes_kernel(int* out) {
+  if (threadIdx.x % 32 >= 16) return;
+  out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1);
+}
+
+// Lanes of one warp pass different masks to __syncwarp.
+__global__ void mask_mismatch_kernel() { __syncwarp(threadIdx.x % 2 ? 0xffffffffu : 0x55555555u); }
+
+TEST_CASE("a deadlock, a collective over ended lanes and mismatched masks are EmulationErrors naming the block") {
+  std::vector<int> out(64);
+  CHECK_THROWS_WITH_AS(launch(deadlock_kernel, 1, 64, 0, nullptr), doctest::Contains("deadlock in block (0,0,0)"),
+                       simt::EmulationError);
+  CHECK_THROWS_WITH_AS(launch(ended_lanes_kernel, 1, 64, 0, nullptr, out.data()),
+                       doctest::Contains("ended"), simt::EmulationError);
+  CHECK_THROWS_WITH_AS(launch(mask_mismatch_kernel, 1, 32, 0, nullptr), doctest::Contains("different masks"),
+                       simt::EmulationError);
+  CHECK_THROWS_AS(launch(shuffle_kernel, 1, 2048, 0, nullptr, out.data(), 1, 32), simt::EmulationError);
+  // The emulator is usable again after an error.
+  launch(shuffle_kernel, 1, 64, 0, nullptr, out.data(), 1, 32);
+  CHECK(out[0] == 1);
+}
+
+// c[16 x 16] = a[16 x 32] b[32 x 16] + 1 with WMMA (b given column-major), one warp.
+__global__ void wmma_kernel(float* c, const bf* a, const bf* b_col) {
+  namespace wmma = nvcuda::wmma;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::fill_fragment(acc, 1.0f);
+  for (int k = 0; k < 32; k += 16) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::col_major> fb;
+    wmma::load_matrix_sync(fa, a + k, 32);
+    wmma::load_matrix_sync(fb, b_col + k, 32);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  wmma::store_matrix_sync(c, acc, 16, wmma::mem_row_major);
+}
+
+TEST_CASE("WMMA fragments multiply like the matrices they hold") {
+  std::vector<bf> a(16 * 32), b_col(16 * 32);
+  std::vector<float> af(a.size()), bf_(b_col.size()), c(16 * 16);
+  for (int i = 0; i < 16 * 32; ++i) {
+    af[i] = static_cast<float>((i * 7) % 11 - 5) / 4, bf_[i] = static_cast<float>((i * 5) % 13 - 6) / 8;
+    a[i] = __float2bfloat16(af[i]), b_col[i] = __float2bfloat16(bf_[i]);
+  }
+  launch(wmma_kernel, 1, 32, 0, nullptr, c.data(), a.data(), b_col.data());
+  for (int r = 0; r < 16; ++r)
+    for (int col = 0; col < 16; ++col) {
+      float want = 1.0f;
+      for (int k = 0; k < 32; ++k) want += af[r * 32 + k] * bf_[col * 32 + k];
+      CHECK(c[r * 16 + col] == doctest::Approx(want).epsilon(1e-6));
+    }
+}
+
+}  // namespace

@@ -1,0 +1,33 @@
+// core::kernels' runtime (runtime.hpp) for kernels run on the host emulator: "device" memory is host
+// memory, filled with 0xFF bytes (NaN) when allocated so that a kernel reading what nobody wrote
+// shows it; copies are memcpy; the one device is the emulator. Linked instead of runtime.cpp into the
+// emulated kernel tests (tests/gpu/CMakeLists.txt), whose test code is the device test's.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "kernels/runtime.hpp"
+
+namespace core::kernels {
+
+int cuda_device_count() { return 1; }
+std::string cuda_device_name(int) { return "SIMT emulator on the host (tests/support/simt)"; }
+std::size_t device_memory_used() { return 0; }
+void synchronize() {}
+
+namespace detail {
+
+void* device_alloc(std::size_t bytes) {
+  void* p = ::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(256));
+  std::memset(p, 0xFF, bytes);
+  return p;
+}
+void device_free(void* p) noexcept {
+  if (p) ::operator delete(p, std::align_val_t(256));
+}
+void copy_to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+void copy_to_host(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+void device_zero(void* p, std::size_t bytes) { std::memset(p, 0, bytes); }
+
+}  // namespace detail
+}  // namespace core::kernels

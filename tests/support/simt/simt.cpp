@@ -1,0 +1,273 @@
+// The emulator's scheduler (simt.hpp): threads as ucontext fibers on the calling OS thread, run in
+// index order, each until it waits at a barrier or ends; a pass that runs nobody while threads are
+// still waiting is a deadlock.
+#include "simt.hpp"
+
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <bit>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <vector>
+
+namespace simt {
+namespace {
+
+constexpr std::size_t kStackBytes = 128 * 1024;
+constexpr unsigned char kPoison = 0xFF;  // NaN in fp32 and bf16
+
+enum class Wait { none, block, warp, done };
+
+struct Fiber {
+  ucontext_t context{};
+  uint3 index{};
+  int linear = 0;
+  Wait wait = Wait::none;
+  std::uint64_t generation = 0;  // of the barrier it waits at
+};
+
+struct Barrier {
+  unsigned mask = 0;  // warp barriers: the lanes taking part
+  int arrived = 0;
+  std::uint64_t generation = 0;
+};
+
+struct Warp {
+  Barrier barrier;
+  unsigned live = 0;  // lanes that exist and have not ended
+  alignas(16) unsigned char slots[32 * kSlotBytes];
+};
+
+// Fiber stacks with a guard page below each, kept for the next launch.
+class StackPool {
+ public:
+  ~StackPool() {
+    for (void* s : stacks_) munmap(s, kStackBytes + page());
+  }
+  unsigned char* get(std::size_t i) {
+    while (stacks_.size() <= i) {
+      void* p = mmap(nullptr, kStackBytes + page(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      mprotect(p, page(), PROT_NONE);
+      stacks_.push_back(p);
+    }
+    return static_cast<unsigned char*>(stacks_[i]) + page();
+  }
+
+ private:
+  static std::size_t page() { return static_cast<std::size_t>(sysconf(_SC_PAGESIZE)); }
+  std::vector<void*> stacks_;
+};
+
+struct Block {
+  std::vector<Fiber> fibers;
+  std::vector<Warp> warps;
+  Barrier barrier;
+  int live = 0;
+  unsigned char* shared = nullptr;
+  const std::function<void()>* body = nullptr;
+  ucontext_t scheduler{};
+  Fiber* current = nullptr;
+  std::string error;
+};
+
+Block* g_block = nullptr;
+
+std::string where(const Fiber& f) {
+  std::ostringstream s;
+  s << "block (" << blockIdx.x << "," << blockIdx.y << "," << blockIdx.z << ") thread (" << f.index.x << ","
+    << f.index.y << "," << f.index.z << ")";
+  return s.str();
+}
+
+Block& block() {
+  if (!g_block) throw EmulationError("a device function ran outside an emulated kernel launch");
+  return *g_block;
+}
+
+Warp& warp_of(Block& b, const Fiber& f) { return b.warps[static_cast<std::size_t>(f.linear / 32)]; }
+
+void wait_here(Block& b, Fiber& f, Wait kind, std::uint64_t generation) {
+  f.wait = kind;
+  f.generation = generation;
+  swapcontext(&f.context, &b.scheduler);
+}
+
+// Arrival at a barrier of `expected` threads; the last one releases the others and goes on.
+bool arrive(Barrier& bar, int expected) {
+  if (++bar.arrived < expected) return false;
+  ++bar.generation;
+  bar.arrived = 0;
+  return true;
+}
+
+void thread_ended(Block& b, Fiber& f) {
+  f.wait = Wait::done;
+  --b.live;
+  if (b.barrier.arrived > 0 && b.barrier.arrived == b.live) {  // ended threads do not hold __syncthreads up
+    ++b.barrier.generation;
+    b.barrier.arrived = 0;
+  }
+  Warp& w = warp_of(b, f);
+  const int lane = f.linear % 32;
+  w.live &= ~(1u << lane);
+  if (w.barrier.arrived > 0 && (w.barrier.mask >> lane & 1u))
+    fail("ended while lanes of its warp wait for it at a warp barrier (mask " + std::to_string(w.barrier.mask) + ")");
+}
+
+void fiber_main() {
+  Block& b = *g_block;
+  Fiber& f = *b.current;
+  try {
+    (*b.body)();
+  } catch (const std::exception& e) {
+    fail(std::string("exception: ") + e.what());
+  }
+  thread_ended(b, *b.current);
+  swapcontext(&f.context, &b.scheduler);  // never resumed
+}
+
+bool runnable(Block& b, const Fiber& f) {
+  switch (f.wait) {
+    case Wait::none: return true;
+    case Wait::block: return b.barrier.generation != f.generation;
+    case Wait::warp: return warp_of(b, f).barrier.generation != f.generation;
+    case Wait::done: return false;
+  }
+  return false;
+}
+
+std::string deadlock_report(const Block& b) {
+  std::ostringstream s;
+  s << "deadlock in block (" << blockIdx.x << "," << blockIdx.y << "," << blockIdx.z << "): " << b.live
+    << " threads wait, none can go on;";
+  int shown = 0;
+  for (const Fiber& f : b.fibers) {
+    if (f.wait == Wait::done || shown == 4) continue;
+    ++shown;
+    s << " thread (" << f.index.x << "," << f.index.y << "," << f.index.z << ") at "
+      << (f.wait == Wait::block ? "__syncthreads" : "a warp barrier");
+  }
+  return s.str();
+}
+
+// Kept out of line: getcontext returns twice, which would put run_grid's loop variables at risk.
+[[gnu::noinline]] void prepare_fiber(Fiber& f, unsigned char* stack) {
+  getcontext(&f.context);
+  f.context.uc_stack.ss_sp = stack;
+  f.context.uc_stack.ss_size = kStackBytes;
+  f.context.uc_link = nullptr;
+  makecontext(&f.context, fiber_main, 0);
+}
+
+void run_block(Block& b) {
+  for (;;) {
+    bool ran = false;
+    for (Fiber& f : b.fibers) {
+      if (!runnable(b, f)) continue;
+      f.wait = Wait::none;
+      b.current = &f;
+      threadIdx = f.index;
+      swapcontext(&b.scheduler, &f.context);
+      if (!b.error.empty()) throw EmulationError(b.error);
+      ran = true;
+    }
+    if (b.live == 0) return;
+    if (!ran) throw EmulationError(deadlock_report(b));
+  }
+}
+
+}  // namespace
+
+void run_grid(dim3 grid, dim3 block_dim, std::size_t smem_bytes, const std::function<void()>& thread_body) {
+  const std::size_t threads = std::size_t{block_dim.x} * block_dim.y * block_dim.z;
+  if (threads == 0 || threads > 1024 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 ||
+      grid.z > 65535)
+    throw EmulationError("invalid launch configuration: grid (" + std::to_string(grid.x) + "," +
+                         std::to_string(grid.y) + "," + std::to_string(grid.z) + ") block " + std::to_string(threads));
+  if (g_block) throw EmulationError("a kernel launched from inside a kernel");
+  static StackPool stacks;
+  const std::unique_ptr<unsigned char[]> shared(new (std::align_val_t(128)) unsigned char[smem_bytes + 1]);
+  gridDim = grid;
+  blockDim = block_dim;
+  Block b;
+  b.body = &thread_body;
+  b.shared = shared.get();
+  b.fibers.resize(threads);
+  b.warps.resize((threads + 31) / 32);
+  g_block = &b;
+  struct Reset {
+    ~Reset() { g_block = nullptr; }
+  } reset;
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        blockIdx = uint3{bx, by, bz};
+        std::memset(b.shared, kPoison, smem_bytes);
+        b.barrier = Barrier{};
+        b.live = static_cast<int>(threads);
+        for (std::size_t w = 0; w < b.warps.size(); ++w) {
+          b.warps[w].barrier = Barrier{};
+          const std::size_t lanes = std::min<std::size_t>(32, threads - 32 * w);
+          b.warps[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
+        }
+        for (std::size_t i = 0; i < threads; ++i) {
+          Fiber& f = b.fibers[i];
+          const auto li = static_cast<unsigned>(i);
+          f.index = uint3{li % block_dim.x, li / block_dim.x % block_dim.y, li / (block_dim.x * block_dim.y)};
+          f.linear = static_cast<int>(i);
+          f.wait = Wait::none;
+          prepare_fiber(f, stacks.get(i));
+        }
+        run_block(b);
+      }
+}
+
+unsigned char* dynamic_shared_memory() { return block().shared; }
+
+int lane_id() { return block().current->linear % 32; }
+
+void sync_block() {
+  Block& b = block();
+  Fiber& f = *b.current;
+  if (!arrive(b.barrier, b.live)) wait_here(b, f, Wait::block, b.barrier.generation);
+}
+
+void sync_warp(unsigned mask) {
+  Block& b = block();
+  Fiber& f = *b.current;
+  Warp& w = warp_of(b, f);
+  const int lane = f.linear % 32;
+  if (!(mask >> lane & 1u)) fail("a warp barrier whose mask leaves out the calling lane");
+  if (mask & ~w.live) fail("a warp barrier over lanes that ended or do not exist (mask " + std::to_string(mask) + ")");
+  Barrier& bar = w.barrier;
+  if (bar.arrived == 0) bar.mask = mask;
+  else if (bar.mask != mask)
+    fail("lanes of one warp wait with different masks (" + std::to_string(bar.mask) + ", " + std::to_string(mask) + ")");
+  if (!arrive(bar, std::popcount(mask))) wait_here(b, f, Wait::warp, bar.generation);
+}
+
+const unsigned char* share(unsigned mask, const void* mine, std::size_t bytes) {
+  Block& b = block();
+  Warp& w = warp_of(b, *b.current);
+  std::memcpy(w.slots + lane_id() * kSlotBytes, mine, bytes);
+  sync_warp(mask);
+  return w.slots;
+}
+
+void release(unsigned mask) { sync_warp(mask); }
+
+void fail(const std::string& what) {
+  Block& b = block();
+  Fiber& f = *b.current;
+  if (b.error.empty()) b.error = where(f) + ": " + what;
+  f.wait = Wait::done;
+  swapcontext(&f.context, &b.scheduler);  // never resumed
+  std::abort();
+}
+
+}  // namespace simt

@@ -1,0 +1,106 @@
+// Host emulation of the CUDA execution model that core::kernels' kernels use, so that their tests
+// (tests/gpu/kernels_gpu_test.cpp) also run where no device answers, e.g. in CI. A kernel's .cu file
+// is compiled by the host compiler after this header (tests/gpu/emulated/*.cpp, with
+// TOOLKIT_SIMT_EMULATION defined): every thread of a block is a fiber on one OS thread that runs
+// alone until it reaches a barrier (__syncthreads, __syncwarp or a warp collective), then the next
+// one runs; blocks run one after another.
+//
+// What this catches that a plain host port would not: a thread that reads shared memory another
+// thread wrote without a barrier between them reads stale data (each fiber runs as far as it can
+// alone); a barrier some threads never reach (deadlock, reported with the waiting threads); warp
+// collectives over lanes that exited, or with masks that disagree; uninitialised shared or device
+// memory (filled with 0xFF bytes: NaN in fp32 and bf16). Warp collectives follow the CUDA
+// programming guide (__shfl_*_sync), WMMA fragments are held one element in 32 per lane for
+// accumulators (any map is valid for code that uses only the wmma API), and mma.sync / ldmatrix
+// (simt_mma.hpp) follow the PTX ISA's fragment layouts. Not modelled: timing, memory ordering
+// beyond barriers, coalescing, bank conflicts, register and shared-memory limits.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+// CUDA's built-in variables, set by the scheduler for the fiber that runs.
+inline uint3 threadIdx, blockIdx;
+inline dim3 blockDim, gridDim;
+
+namespace simt {
+
+// A kernel broke a rule of the execution model (deadlock, bad collective) or the launch is invalid.
+struct EmulationError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Runs thread_body once per thread of every block of the grid, with smem_bytes of dynamic shared
+// memory per block; throws EmulationError when a kernel breaks a rule.
+void run_grid(dim3 grid, dim3 block, std::size_t smem_bytes, const std::function<void()>& thread_body);
+
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem_bytes, Args... args) {
+  run_grid(grid, block, smem_bytes, [&] { kernel(args...); });
+}
+
+// For the running thread.
+unsigned char* dynamic_shared_memory();
+int lane_id();
+void sync_block();
+void sync_warp(unsigned mask);
+// A warp collective in two halves: share() stores `bytes` of this lane's data, waits for the lanes
+// of mask and returns the warp's slots (lane i's data at i * kSlotBytes); release() waits until
+// every lane of mask has read them.
+constexpr std::size_t kSlotBytes = 64;
+const unsigned char* share(unsigned mask, const void* mine, std::size_t bytes);
+void release(unsigned mask);
+// Ends the kernel with an EmulationError naming the running thread.
+[[noreturn]] void fail(const std::string& what);
+
+template <class T>
+T shuffle_from(unsigned mask, T value, int src) {
+  static_assert(sizeof(T) <= kSlotBytes && std::is_trivially_copyable_v<T>);
+  const unsigned char* slots = share(mask, &value, sizeof value);
+  if (!(mask >> src & 1u)) fail("shuffle reads lane " + std::to_string(src) + ", outside the mask");
+  T out;
+  std::memcpy(&out, slots + src * kSlotBytes, sizeof out);
+  release(mask);
+  return out;
+}
+
+}  // namespace simt
+
+// Device intrinsics the kernels call, on the host.
+inline void __syncthreads() { simt::sync_block(); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) { simt::sync_warp(mask); }
+template <class T>
+T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32) {
+  const int lane = simt::lane_id();
+  int src = lane ^ lane_mask;
+  if (src / width > lane / width) src = lane;  // a later group: the caller's own value
+  return simt::shuffle_from(mask, value, src);
+}
+template <class T>
+T __shfl_sync(unsigned mask, T value, int src_lane, int width = 32) {
+  const int lane = simt::lane_id();
+  return simt::shuffle_from(mask, value, lane / width * width + src_lane % width);
+}
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+using std::max;
+using std::min;
+
+// Block-scope __shared__ arrays become function statics: one copy, shared by the fibers of the
+// block that runs (blocks run one at a time). Dynamic shared memory: dev::dynamic_smem().
+#undef __shared__
+#define __shared__ static
+#undef __launch_bounds__
+#define __launch_bounds__(...)
+
+#include "simt_wmma.hpp"
