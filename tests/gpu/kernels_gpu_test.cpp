@@ -7,6 +7,10 @@
 //   fp32 outputs from bf16 inputs (statistics, losses, dw/db, fp32-output GEMM): rtol 1e-3, atol 1e-3;
 //   fp32-only AdamW: rtol 1e-5, atol 1e-7; conversions: exact.
 // Exits 77 (skipped) before any test when no CUDA device answers.
+// Built twice: test_kernels_gpu runs the kernels on the device; test_kernels_emulated
+// (TOOLKIT_SIMT_EMULATION) runs the same kernel sources on the host SIMT emulator
+// (tests/support/simt), which also checks their barrier discipline, in CI. cuBLAS (GEMM, l2_norm) and
+// the CUDA runtime's own errors have no emulation: those cases are device-only.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -140,6 +144,59 @@ TEST_CASE("GELU forward and backward, bias backward") {
   check_close(download(gdb), db, 1e-3 * std::sqrt(N), 1e-3, "bias_backward");
 }
 
+TEST_CASE("fused softmax cross-entropy: losses, gradient, ignored rows, padding columns") {
+  const int N = 12, V = 2500, ld = 2512;  // V > the block's 1024 threads; 12 padding columns
+  Floats logits = random_bf16_exact(static_cast<std::size_t>(N) * ld, 33, 3.0f);
+  logits[5 * ld + 17] = 60.0f;  // a dominant logit: the running max must rescale the sum
+  std::vector<std::int32_t> targets(N);
+  for (int n = 0; n < N; ++n) targets[n] = n % 5 == 4 ? -1 : (n * 997) % V;  // rows 4 and 9 ignored
+  targets[5] = 17;
+  const float scale = 0.25f;
+  Floats work = logits, losses(N);
+  cpu::softmax_xent_forward<float>(work.data(), losses.data(), targets.data(), N, V, ld);
+  cpu::softmax_xent_backward<float>(work.data(), targets.data(), scale, N, V, ld);
+
+  auto glogits = upload_bf16(logits);
+  DeviceBuffer<std::int32_t> gtargets{std::span<const std::int32_t>(targets)};
+  DeviceBuffer<float> glosses(N);
+  DeviceBuffer<bf16> gd(logits.size());
+  softmax_xent(glosses.data(), nullptr, glogits.data(), gtargets.data(), scale, N, V, ld);  // losses only
+  check_close(download(glosses), losses, 1e-3, 1e-3, "losses, no gradient");
+  softmax_xent(glosses.data(), gd.data(), glogits.data(), gtargets.data(), scale, N, V, ld);
+  check_close(download(glosses), losses, 1e-3, 1e-3, "losses");
+  const Floats d = download(gd);
+  Floats got, want;
+  for (int n = 0; n < N; ++n)
+    for (int j = 0; j < ld; ++j) {
+      got.push_back(d[n * ld + j]);
+      want.push_back(j < V ? work[n * ld + j] : 0.0f);  // padding columns get 0
+    }
+  check_close(got, want, 1e-4, 1e-2, "dlogits");
+  softmax_xent(glosses.data(), glogits.data(), glogits.data(), gtargets.data(), scale, N, V, ld);  // in place
+  check_close(download(glogits), got, 0, 0, "dlogits in place");
+}
+
+TEST_CASE("AdamW step on fp32 master weights with the bf16 copy") {
+  const std::int64_t n = 5000;
+  Floats w = random_bf16_exact(n, 34), m = random_bf16_exact(n, 35, 0.1f), v = random_bf16_exact(n, 36, 0.1f);
+  const Floats g = random_bf16_exact(n, 37);
+  for (auto& x : v) x = x * x;
+  AdamW p;
+  p.lr = 3e-3f, p.beta1 = 0.9f, p.beta2 = 0.95f, p.eps = 1e-8f, p.weight_decay = 0.1f, p.grad_scale = 0.7f, p.step = 3;
+  auto gw = upload_f32(w), gm = upload_f32(m), gv = upload_f32(v), gg = upload_f32(g);
+  DeviceBuffer<bf16> copy(n);
+  adamw_update(gw.data(), gm.data(), gv.data(), gg.data(), copy.data(), n, p);
+  cpu::adamw_update<float>(w.data(), m.data(), v.data(), g.data(), n,
+                           cpu::AdamWUpdate{p.lr, p.beta1, p.beta2, p.eps, p.weight_decay, p.grad_scale, p.step});
+  const Floats w_gpu = download(gw);
+  check_close(w_gpu, w, 1e-7, 1e-5, "w");
+  check_close(download(gm), m, 1e-7, 1e-5, "m");
+  check_close(download(gv), v, 1e-7, 1e-5, "v");
+  const auto bits = copy.download();
+  for (std::int64_t i = 0; i < n; ++i) CHECK(bits[i].bits == to_bf16(w_gpu[i]).bits);
+}
+
+#ifndef TOOLKIT_SIMT_EMULATION
 TEST_CASE("bf16 GEMM through cuBLASLt: transposes, fp32 output with accumulation, bias, GELU and residual epilogues") {
   Blas blas;
   const int M = 64, N = 96, K = 128;
@@ -183,6 +240,8 @@ TEST_CASE("bf16 GEMM through cuBLASLt: transposes, fp32 output with accumulation
                        GemmEpilogue{.residual = gr.data()}),
                   CudaError);
 }
+#endif
+
 
 namespace {
 
@@ -302,6 +361,7 @@ TEST_CASE("embeddings forward and backward, with and without segments (gradients
   }
 }
 
+#ifndef TOOLKIT_SIMT_EMULATION
 TEST_CASE("l2_norm of fp32 values") {
   Blas blas;
   const Floats x = random_bf16_exact(100000, 30);
@@ -323,3 +383,4 @@ TEST_CASE("a failing CUDA call throws CudaError with file:line and a hint") {
   }
   synchronize();
 }
+#endif
