@@ -6,42 +6,40 @@
 //   dV = P^T dO,  dS = P * (dO V^T - D),  dK = scale dS^T Q,  dQ = scale dS K,
 // in two kernels (one per key tile for dK/dV, one per query tile for dQ) so that every gradient is
 // summed by one block in a fixed order: no atomics, deterministic. Products are bf16 tensor-core
-// WMMA 16x16x16 fragments with fp32 accumulation; softmax arithmetic is fp32. q, k, v are read in
-// place from the packed qkv rows and gradients written in place into dqkv: no head transposes.
-#include <mma.h>
-
+// mma.sync m16n8k16 with fp32 accumulation; scores, probabilities and accumulators stay in registers
+// (an accumulator fragment of S is, packed to bf16, the A fragment of P V: FA2's register reuse);
+// softmax arithmetic is fp32. q, k, v are read in place from the packed qkv rows and gradients
+// written in place into dqkv: no head transposes.
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
 #include "kernels/device_utils.cuh"
+#include "kernels/mma.cuh"
 #include "kernels/ops.hpp"
 
 namespace core::kernels {
 namespace {
 
 using dev::bf;
-namespace wmma = nvcuda::wmma;
 
 constexpr int kTile = 64;  // rows of a block's own tile, and of each tile it walks over
-constexpr int kWarps = 4;  // each warp owns kRows rows of the block's tile
-constexpr int kRows = kTile / kWarps;
+constexpr int kWarps = 4;  // each warp owns 16 rows of the block's tile
 constexpr int kThreads = kWarps * 32;
-static_assert(kRows == 16, "one WMMA fragment of rows per warp");
+constexpr int kKeyTiles = kTile / 8;  // n8 fragments across a 64-wide tile
+static_assert(kTile == 16 * kWarps);
 
-// Shared-memory strides (elements), padded against bank conflicts; WMMA needs multiples of 8
-// (bf16) and 4 (fp32) and 32-byte aligned fragment pointers, which these keep.
+// Shared tiles hold 64 rows of HD bf16, rows padded by 8 elements (16 bytes) so that the fragment
+// loads of the 8 row groups of a warp fall in different banks; rows stay 16-byte aligned.
 template <int HD>
-struct Layout {
-  static constexpr int ld = HD + 8;                          // a bf16 tile row (q, k, v, dO)
-  static constexpr int sld = kTile + 4;                      // an fp32 score row
-  static constexpr int pld = kTile + 8;                      // a bf16 probability row
-  static constexpr int prod_ld = HD + 4;                        // an fp32 output-product row
-  static constexpr int buf_ld = sld > prod_ld ? sld : prod_ld;     // per-warp fp32 buffer holds either
-  static constexpr std::size_t tile_bytes = sizeof(bf) * kTile * ld;
-  static constexpr std::size_t fbuf_bytes = sizeof(float) * kRows * buf_ld;  // per warp
-  static constexpr std::size_t pbuf_bytes = sizeof(bf) * kRows * pld;        // per warp
-};
+__host__ __device__ constexpr int tile_ld() {
+  return HD + 8;
+}
+template <int HD>
+constexpr std::size_t tile_bytes() {
+  return sizeof(bf) * kTile * tile_ld<HD>();
+}
 
 struct Problem {
   const bf* qkv;
@@ -56,6 +54,11 @@ struct Problem {
   __device__ bool visible(int b, int t, int j) const {
     return t < T && j < T && (!causal || j <= t) && (!key_mask || key_mask[static_cast<std::int64_t>(b) * T + j]);
   }
+  // Every pair of queries [t, t + nt) x keys [j, j + nj) is visible: tiles away from the causal
+  // diagonal and the sequence end skip the per-element test (a warp-uniform branch).
+  __device__ bool all_visible(int t, int nt, int j, int nj) const {
+    return !key_mask && t + nt <= T && j + nj <= T && (!causal || j + nj - 1 <= t);
+  }
 };
 
 // Copies rows [0, kTile) of a head's slice (HD columns from src, row stride src_ld) into a shared
@@ -67,86 +70,115 @@ __device__ void load_tile(bf* dst, const bf* src, std::int64_t src_ld, int valid
     const int r = i / chunks, c = (i % chunks) * 8;
     uint4 v = make_uint4(0, 0, 0, 0);
     if (r < valid) v = *reinterpret_cast<const uint4*>(src + r * src_ld + c);
-    *reinterpret_cast<uint4*>(dst + r * Layout<HD>::ld + c) = v;
+    *reinterpret_cast<uint4*>(dst + r * tile_ld<HD>() + c) = v;
   }
 }
 
-using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major>;
-using FragBRow = wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::row_major>;
-using FragBCol = wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::col_major>;
-using Acc = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-
-// c[16 x 64] = a[16 x K] b[64 x K]^T (a, b row-major bf16; c row-major fp32), one warp.
-template <int K>
-__device__ void warp_abt(float* c, int ldc, const bf* a, int lda, const bf* b, int ldb) {
-#pragma unroll
-  for (int n = 0; n < kTile / 16; ++n) {
-    Acc acc;
-    wmma::fill_fragment(acc, 0.0f);
-#pragma unroll
-    for (int k = 0; k < K / 16; ++k) {
-      FragA fa;
-      FragBCol fb;
-      wmma::load_matrix_sync(fa, a + k * 16, lda);
-      wmma::load_matrix_sync(fb, b + n * 16 * ldb + k * 16, ldb);
-      wmma::mma_sync(acc, fa, fb, acc);
-    }
-    wmma::store_matrix_sync(c + n * 16, acc, ldc, wmma::mem_row_major);
-  }
-}
-
-// acc[16 x N] += a[16 x 64] b[64 x N] (row-major bf16), one warp; acc holds N / 16 fragments.
-template <int N>
-__device__ void warp_ab_acc(Acc (&acc)[N / 16], const bf* a, int lda, const bf* b, int ldb) {
-#pragma unroll
-  for (int k = 0; k < kTile / 16; ++k) {
-    FragA fa;
-    wmma::load_matrix_sync(fa, a + k * 16, lda);
-#pragma unroll
-    for (int n = 0; n < N / 16; ++n) {
-      FragBRow fb;
-      wmma::load_matrix_sync(fb, b + k * 16 * ldb + n * 16, ldb);
-      wmma::mma_sync(acc[n], fa, fb, acc[n]);
-    }
-  }
-}
-
-template <int N>
-__device__ void zero(Acc (&acc)[N / 16]) {
-#pragma unroll
-  for (int n = 0; n < N / 16; ++n) wmma::fill_fragment(acc[n], 0.0f);
-}
-
-// Element-wise work on a warp's 16 x 64 tile: lane handles row lane / 2 and 32 of the columns of
-// its half; columns are visited in a lane-dependent rotation so that the 32 lanes hit 32 different
-// shared-memory banks (row stride 68 floats: bank = 5 r + 16 half + c mod 32, all distinct).
-struct LaneCols {
-  int r, half, rot;
-  __device__ LaneCols() : r((threadIdx.x % 32) / 2), half(threadIdx.x % 2), rot((r + 16 * half) & 31) {}
-  __device__ int col(int c) const { return half * 32 + ((c + rot) & 31); }  // c = 0..31
+// This lane's coordinates in the mma fragments (kernels/mma.cuh): lane = 4 g + q.
+struct Lane {
+  int g, q;
+  __device__ Lane() : g((threadIdx.x % 32) / 4), q(threadIdx.x % 4) {}
 };
+
+using Frag = float[4];  // a C fragment (16 x 8 fp32)
+
+// A fragment, k-step kk, of the 16 rows of a row-major shared tile starting at x.
+__device__ inline void load_a(std::uint32_t (&a)[4], const bf* x, int ld, int kk, const Lane& l) {
+  const bf* p = x + l.g * ld + kk * 16 + 2 * l.q;
+  a[0] = dev::load_pair(p), a[1] = dev::load_pair(p + 8 * ld), a[2] = dev::load_pair(p + 8),
+  a[3] = dev::load_pair(p + 8 * ld + 8);
+}
+
+// B fragment (n-tile nt, k-step kk) of Y^T for a row-major shared tile Y [n][k] (k contiguous).
+__device__ inline void load_b_t(std::uint32_t& b0, std::uint32_t& b1, const bf* y, int ld, int nt, int kk,
+                                const Lane& l) {
+  const bf* p = y + (nt * 8 + l.g) * ld + kk * 16 + 2 * l.q;
+  b0 = dev::load_pair(p), b1 = dev::load_pair(p + 8);
+}
+
+// B fragments of n-tiles nt and nt + 1 (k-step kk) of a row-major shared tile Y [k][n] (n
+// contiguous), through ldmatrix.trans: r0, r1 = (b0, b1) of nt, r2, r3 of nt + 1. Lanes 8i..8i+7
+// give the row addresses of 8 x 8 matrix i: (k 0-7, nt), (k 8-15, nt), (k 0-7, nt+1), (k 8-15, nt+1).
+__device__ inline void load_b_pair(std::uint32_t (&r)[4], const bf* y, int ld, int nt, int kk) {
+  const int lane = threadIdx.x % 32;
+  dev::ldmatrix_x4_trans(r, y + (kk * 16 + lane % 8 + (lane / 8 % 2) * 8) * ld + (nt + lane / 16) * 8);
+}
+
+// acc[16 x 64] = x[16 x HD] y[64 x HD]^T for the warp's 16 rows x of a shared tile and a shared tile y.
+template <int HD>
+__device__ void product_abt(Frag (&acc)[kKeyTiles], const bf* x, const bf* y, const Lane& l) {
+  constexpr int ld = tile_ld<HD>();
+#pragma unroll
+  for (int nt = 0; nt < kKeyTiles; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < HD / 16; ++kk) {
+    std::uint32_t a[4];
+    load_a(a, x, ld, kk, l);
+#pragma unroll
+    for (int nt = 0; nt < kKeyTiles; ++nt) {
+      std::uint32_t b0, b1;
+      load_b_t(b0, b1, y, ld, nt, kk, l);
+      dev::mma_bf16_16816(acc[nt], a, b0, b1);
+    }
+  }
+}
+
+// acc[16 x HD] += p[16 x 64] y[64 x HD]: p is a register tile in C layout (as product_abt leaves
+// it), rounded to bf16 and reused as A fragments; y a row-major shared tile.
+template <int HD>
+__device__ void product_ab_acc(Frag (&acc)[HD / 8], const Frag (&p)[kKeyTiles], const bf* y) {
+#pragma unroll
+  for (int kk = 0; kk < kTile / 16; ++kk) {
+    const std::uint32_t a[4] = {dev::pack_pair(p[2 * kk][0], p[2 * kk][1]), dev::pack_pair(p[2 * kk][2], p[2 * kk][3]),
+                                dev::pack_pair(p[2 * kk + 1][0], p[2 * kk + 1][1]),
+                                dev::pack_pair(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+#pragma unroll
+    for (int nt = 0; nt < HD / 8; nt += 2) {
+      std::uint32_t b[4];
+      load_b_pair(b, y, tile_ld<HD>(), nt, kk);
+      dev::mma_bf16_16816(acc[nt], a, b[0], b[1]);
+      dev::mma_bf16_16816(acc[nt + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// Element (nt, e) of a C-layout register tile: row offset (0 or 8) and column within the 64.
+__device__ inline int frag_row(int e, const Lane& l) { return l.g + (e / 2) * 8; }
+__device__ inline int frag_col(int nt, int e, const Lane& l) { return nt * 8 + 2 * l.q + (e & 1); }
+
+// Writes a warp's 16 x HD accumulators, times scale, as bf16 into rows row0 + (0..15) of dst (row
+// stride ld, columns 0..HD); rows at or past T are skipped.
+template <int HD>
+__device__ void store_rows(bf* dst, std::int64_t ld, const Frag (&acc)[HD / 8], float scale, int row0, int T,
+                           const Lane& l) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = row0 + l.g + 8 * half;
+    if (row >= T) continue;
+#pragma unroll
+    for (int nt = 0; nt < HD / 8; ++nt)
+      *reinterpret_cast<std::uint32_t*>(dst + (row - row0) * ld + nt * 8 + 2 * l.q) =
+          dev::pack_pair(acc[nt][2 * half] * scale, acc[nt][2 * half + 1] * scale);
+  }
+}
 
 template <int HD>
 __global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf* out, float* lse, Problem p) {
-  using L = Layout<HD>;
   unsigned char* smem = dev::dynamic_smem();
-  const int warp = threadIdx.x / 32;
+  constexpr int ld = tile_ld<HD>();
   bf* q_s = reinterpret_cast<bf*>(smem);
-  bf* k_s = q_s + kTile * L::ld;
-  bf* v_s = k_s + kTile * L::ld;
-  float* buf = reinterpret_cast<float*>(v_s + kTile * L::ld) + warp * kRows * L::buf_ld;
-  bf* p_s = reinterpret_cast<bf*>(reinterpret_cast<float*>(v_s + kTile * L::ld) + kWarps * kRows * L::buf_ld) +
-            warp * kRows * L::pld;
-
+  bf* k_s = q_s + kTile * ld;
+  bf* v_s = k_s + kTile * ld;
+  const Lane ln;
+  const int warp = threadIdx.x / 32;
   // Under a causal mask the last query tiles see the most keys: they are scheduled first (tiles_grid).
   const int q0 = (gridDim.z - 1 - blockIdx.z) * kTile, h = blockIdx.y, b = blockIdx.x, col0 = h * HD;
+  const int row0 = q0 + 16 * warp;
   load_tile<HD>(q_s, p.qkv + p.qkv_row(b, q0) + col0, 3 * p.C, p.T - q0);
-  const LaneCols lc;
-  const int t = q0 + warp * kRows + lc.r;
-  constexpr int kHalf = HD / 2;  // output columns per lane
-  float m = -INFINITY, l = 0.0f, o[kHalf];
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};  // rows g and g + 8
+  Frag o[HD / 8];
 #pragma unroll
-  for (int c = 0; c < kHalf; ++c) o[c] = 0.0f;
+  for (int nt = 0; nt < HD / 8; ++nt) o[nt][0] = o[nt][1] = o[nt][2] = o[nt][3] = 0.0f;
 
   const int kv_end = p.causal ? min(p.T, q0 + kTile) : p.T;
   for (int k0 = 0; k0 < kv_end; k0 += kTile) {
@@ -154,44 +186,59 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf* out, float*
     load_tile<HD>(k_s, p.qkv + p.qkv_row(b, k0) + p.C + col0, 3 * p.C, p.T - k0);
     load_tile<HD>(v_s, p.qkv + p.qkv_row(b, k0) + 2 * p.C + col0, 3 * p.C, p.T - k0);
     __syncthreads();
-    warp_abt<HD>(buf, L::sld, q_s + warp * kRows * L::ld, L::ld, k_s, L::ld);  // S = Q K^T
-    __syncwarp();
-    float s[32], tile_max = -INFINITY;
+    Frag s[kKeyTiles];
+    product_abt<HD>(s, q_s + 16 * warp * ld, k_s, ln);  // S = Q K^T
+    const bool all = p.all_visible(row0, 16, k0, kTile);
+    float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int c = 0; c < 32; ++c) {
-      const int j = lc.col(c);
-      s[c] = p.visible(b, t, k0 + j) ? buf[lc.r * L::sld + j] * p.scale : -INFINITY;
-      tile_max = fmaxf(tile_max, s[c]);
+    for (int nt = 0; nt < kKeyTiles; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float v = s[nt][e] * p.scale;
+        if (!all && !p.visible(b, row0 + frag_row(e, ln), k0 + frag_col(nt, e, ln))) v = -INFINITY;
+        s[nt][e] = v;
+        tile_max[e / 2] = fmaxf(tile_max[e / 2], v);
+      }
+    float alpha[2], sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {  // a row's values sit in the 4 lanes of its group
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+      const float m_new = fmaxf(m[r], tile_max[r]);                 // -inf while the row has seen no key
+      alpha[r] = m[r] == -INFINITY ? 0.0f : __expf(m[r] - m_new);  // o and l are 0 while m is -inf
+      m[r] = m_new;
     }
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-    const float m_new = fmaxf(m, tile_max);
-    const float alpha = m == -INFINITY ? 0.0f : __expf(m - m_new);  // o and l are 0 while m is -inf
-    float sum = 0.0f;
 #pragma unroll
-    for (int c = 0; c < 32; ++c) {
-      const float pc = s[c] == -INFINITY ? 0.0f : __expf(s[c] - m_new);
-      sum += pc;
-      p_s[lc.r * L::pld + lc.col(c)] = __float2bfloat16(pc);
+    for (int nt = 0; nt < kKeyTiles; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float v = s[nt][e] == -INFINITY ? 0.0f : __expf(s[nt][e] - m[e / 2]);
+        s[nt][e] = v;
+        sum[e / 2] += v;
+      }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
+      sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
+      l[r] = l[r] * alpha[r] + sum[r];
     }
-    l = l * alpha + sum + __shfl_xor_sync(0xffffffffu, sum, 1);
-    m = m_new;
-    __syncwarp();
-    Acc pv[HD / 16];
-    zero<HD>(pv);
-    warp_ab_acc<HD>(pv, p_s, L::pld, v_s, L::ld);  // P V
 #pragma unroll
-    for (int n = 0; n < HD / 16; ++n) wmma::store_matrix_sync(buf + n * 16, pv[n], L::prod_ld, wmma::mem_row_major);
-    __syncwarp();
+    for (int nt = 0; nt < HD / 8; ++nt)
 #pragma unroll
-    for (int c = 0; c < kHalf; ++c) o[c] = o[c] * alpha + buf[lc.r * L::prod_ld + lc.half * kHalf + (c + lc.rot) % kHalf];
-    __syncwarp();  // the buffer is overwritten by the next tile's scores
+      for (int e = 0; e < 4; ++e) o[nt][e] *= alpha[e / 2];
+    product_ab_acc<HD>(o, s, v_s);  // O += P V
   }
-  if (t >= p.T) return;
-  const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // a row with no visible key gives 0
-  bf* orow = out + p.out_row(b, t) + col0 + lc.half * kHalf;
+  const float inv[2] = {l[0] > 0.0f ? 1.0f / l[0] : 0.0f, l[1] > 0.0f ? 1.0f / l[1] : 0.0f};  // no key seen: 0
 #pragma unroll
-  for (int c = 0; c < kHalf; ++c) orow[(c + lc.rot) % kHalf] = __float2bfloat16(o[c] * inv);
-  if (lc.half == 0) lse[p.stat(b, h, t)] = l > 0.0f ? m + logf(l) : INFINITY;
+  for (int nt = 0; nt < HD / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[nt][e] *= inv[e / 2];
+  store_rows<HD>(out + p.out_row(b, row0) + col0, p.C, o, 1.0f, row0, p.T, ln);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int t = row0 + ln.g + 8 * r;
+    if (ln.q == 0 && t < p.T) lse[p.stat(b, h, t)] = l[r] > 0.0f ? m[r] + logf(l[r]) : INFINITY;
+  }
 }
 
 // D[b, h, t] = sum over the head's columns of dO * O. One thread per 8 columns (16-byte loads);
@@ -217,67 +264,30 @@ __global__ void row_dot_kernel(float* d, const bf* dout, const bf* out, Problem 
   }
 }
 
-// Shared memory of both backward kernels: four tiles, then per warp an fp32 score buffer (which
-// also stages the final 16 x HD gradient rows), an fp32 dP buffer and two bf16 probability buffers.
-template <int HD>
-struct BackwardSmem {
-  using L = Layout<HD>;
-  bf *tile0, *tile1, *tile2, *tile3;
-  float *s, *dp;
-  bf *pb, *dsb;
-  __device__ explicit BackwardSmem(unsigned char* base) {
-    const int warp = threadIdx.x / 32;
-    tile0 = reinterpret_cast<bf*>(base);
-    tile1 = tile0 + kTile * L::ld;
-    tile2 = tile1 + kTile * L::ld;
-    tile3 = tile2 + kTile * L::ld;
-    float* f = reinterpret_cast<float*>(tile3 + kTile * L::ld);
-    s = f + warp * kRows * L::buf_ld;
-    float* g = f + kWarps * kRows * L::buf_ld;
-    dp = g + warp * kRows * L::sld;
-    bf* pbase = reinterpret_cast<bf*>(g + kWarps * kRows * L::sld);
-    pb = pbase + warp * kRows * L::pld;
-    dsb = pbase + (kWarps + warp) * kRows * L::pld;
-  }
-  static constexpr std::size_t bytes() {
-    return 4 * L::tile_bytes + kWarps * (L::fbuf_bytes + sizeof(float) * kRows * L::sld + 2 * L::pbuf_bytes);
-  }
-};
 
-// Writes a warp's 16 x HD fp32 accumulators, times `scale`, as bf16 into rows [row0, row0 + 16) of
-// dst (row stride ld), through the warp's fp32 buffer (16 x Layout::buf_ld); rows at or past `valid` are skipped.
-template <int HD>
-__device__ void store_rows(bf* dst, std::int64_t ld, Acc (&acc)[HD / 16], float scale, float* buf, int valid) {
-  constexpr int bld = Layout<HD>::prod_ld;
-#pragma unroll
-  for (int n = 0; n < HD / 16; ++n) wmma::store_matrix_sync(buf + n * 16, acc[n], bld, wmma::mem_row_major);
-  __syncwarp();
-  const int lane = threadIdx.x % 32;
-  for (int i = lane; i < kRows * HD; i += 32) {
-    const int r = i / HD, c = i % HD;
-    if (r < valid) dst[r * ld + c] = __float2bfloat16(buf[r * bld + c] * scale);
-  }
-  __syncwarp();
-}
-
-// dK, dV for one key tile: walks the query tiles that can see it.
+// dK, dV for one key tile (each warp 16 keys): walks the query tiles that can see it.
 template <int HD>
 __global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf* dqkv, const bf* dout, const float* lse,
                                                                          const float* dsum, Problem p) {
-  using L = Layout<HD>;
   unsigned char* smem = dev::dynamic_smem();
-  const BackwardSmem<HD> sm(smem);
-  bf *k_s = sm.tile0, *v_s = sm.tile1, *q_s = sm.tile2, *do_s = sm.tile3;
-  __shared__ float lse_s[kTile], d_s[kTile];
+  constexpr int ld = tile_ld<HD>();
+  bf* k_s = reinterpret_cast<bf*>(smem);
+  bf* v_s = k_s + kTile * ld;
+  bf* q_s = v_s + kTile * ld;
+  bf* do_s = q_s + kTile * ld;
+  float* lse_s = reinterpret_cast<float*>(do_s + kTile * ld);
+  float* d_s = lse_s + kTile;
+  const Lane ln;
   const int warp = threadIdx.x / 32;
   const int j0 = blockIdx.z * kTile, h = blockIdx.y, b = blockIdx.x, col0 = h * HD;  // longest first
+  const int row0 = j0 + 16 * warp;  // this warp's first key
   load_tile<HD>(k_s, p.qkv + p.qkv_row(b, j0) + p.C + col0, 3 * p.C, p.T - j0);
   load_tile<HD>(v_s, p.qkv + p.qkv_row(b, j0) + 2 * p.C + col0, 3 * p.C, p.T - j0);
-  const LaneCols lc;
-  const int j = j0 + warp * kRows + lc.r;  // this lane's key
-  Acc dk[HD / 16], dv[HD / 16];
-  zero<HD>(dk);
-  zero<HD>(dv);
+  Frag dk[HD / 8], dv[HD / 8];
+#pragma unroll
+  for (int nt = 0; nt < HD / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk[nt][e] = dv[nt][e] = 0.0f;
   for (int t0 = p.causal ? j0 : 0; t0 < p.T; t0 += kTile) {
     __syncthreads();
     load_tile<HD>(q_s, p.qkv + p.qkv_row(b, t0) + col0, 3 * p.C, p.T - t0);
@@ -288,64 +298,75 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf* dqkv,
       d_s[i] = in ? dsum[p.stat(b, h, t0 + i)] : 0.0f;
     }
     __syncthreads();
-    warp_abt<HD>(sm.s, L::sld, k_s + warp * kRows * L::ld, L::ld, q_s, L::ld);    // S^T = K Q^T
-    warp_abt<HD>(sm.dp, L::sld, v_s + warp * kRows * L::ld, L::ld, do_s, L::ld);  // dP^T = V dO^T
-    __syncwarp();
-#pragma unroll 8
-    for (int c = 0; c < 32; ++c) {
-      const int ti = lc.col(c), idx = lc.r * L::sld + ti;
-      const float pr = p.visible(b, t0 + ti, j) ? __expf(sm.s[idx] * p.scale - lse_s[ti]) : 0.0f;
-      sm.pb[lc.r * L::pld + ti] = __float2bfloat16(pr);
-      sm.dsb[lc.r * L::pld + ti] = __float2bfloat16(pr * (sm.dp[idx] - d_s[ti]));
-    }
-    __syncwarp();
-    warp_ab_acc<HD>(dv, sm.pb, L::pld, do_s, L::ld);  // dV += P^T dO
-    warp_ab_acc<HD>(dk, sm.dsb, L::pld, q_s, L::ld);  // dK += dS^T Q
+    Frag pt[kKeyTiles], dst[kKeyTiles];  // P^T and dP^T, then dS^T: rows = keys, columns = queries
+    product_abt<HD>(pt, k_s + 16 * warp * ld, q_s, ln);    // S^T = K Q^T
+    product_abt<HD>(dst, v_s + 16 * warp * ld, do_s, ln);  // dP^T = V dO^T
+    const bool all = p.all_visible(t0, kTile, row0, 16);
+#pragma unroll
+    for (int nt = 0; nt < kKeyTiles; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int ti = frag_col(nt, e, ln);
+        const bool vis = all || p.visible(b, t0 + ti, row0 + frag_row(e, ln));
+        const float pr = vis ? __expf(pt[nt][e] * p.scale - lse_s[ti]) : 0.0f;
+        pt[nt][e] = pr;
+        dst[nt][e] = pr * (dst[nt][e] - d_s[ti]);
+      }
+    product_ab_acc<HD>(dv, pt, do_s);  // dV += P^T dO
+    product_ab_acc<HD>(dk, dst, q_s);  // dK += dS^T Q
   }
-  const int row0 = j0 + warp * kRows;
   bf* base = dqkv + p.qkv_row(b, row0) + col0;
-  store_rows<HD>(base + p.C, 3 * p.C, dk, p.scale, sm.s, p.T - row0);
-  store_rows<HD>(base + 2 * p.C, 3 * p.C, dv, 1.0f, sm.s, p.T - row0);
+  store_rows<HD>(base + p.C, 3 * p.C, dk, p.scale, row0, p.T, ln);
+  store_rows<HD>(base + 2 * p.C, 3 * p.C, dv, 1.0f, row0, p.T, ln);
 }
 
-// dQ for one query tile: walks the key tiles it can see.
+// dQ for one query tile (each warp 16 queries): walks the key tiles it can see.
 template <int HD>
 __global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf* dqkv, const bf* dout, const float* lse,
                                                                        const float* dsum, Problem p) {
-  using L = Layout<HD>;
   unsigned char* smem = dev::dynamic_smem();
-  const BackwardSmem<HD> sm(smem);
-  bf *q_s = sm.tile0, *do_s = sm.tile1, *k_s = sm.tile2, *v_s = sm.tile3;
+  constexpr int ld = tile_ld<HD>();
+  bf* q_s = reinterpret_cast<bf*>(smem);
+  bf* do_s = q_s + kTile * ld;
+  bf* k_s = do_s + kTile * ld;
+  bf* v_s = k_s + kTile * ld;
+  const Lane ln;
   const int warp = threadIdx.x / 32;
   const int t0 = (gridDim.z - 1 - blockIdx.z) * kTile, h = blockIdx.y, b = blockIdx.x, col0 = h * HD;  // longest first
+  const int row0 = t0 + 16 * warp;  // this warp's first query
   load_tile<HD>(q_s, p.qkv + p.qkv_row(b, t0) + col0, 3 * p.C, p.T - t0);
   load_tile<HD>(do_s, dout + p.out_row(b, t0) + col0, p.C, p.T - t0);
-  const LaneCols lc;
-  const int t = t0 + warp * kRows + lc.r;  // this lane's query
-  const float row_lse = t < p.T ? lse[p.stat(b, h, t)] : INFINITY;
-  const float row_d = t < p.T ? dsum[p.stat(b, h, t)] : 0.0f;
-  Acc dq[HD / 16];
-  zero<HD>(dq);
+  float row_lse[2], row_d[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int t = row0 + ln.g + 8 * r;
+    row_lse[r] = t < p.T ? lse[p.stat(b, h, t)] : INFINITY;
+    row_d[r] = t < p.T ? dsum[p.stat(b, h, t)] : 0.0f;
+  }
+  Frag dq[HD / 8];
+#pragma unroll
+  for (int nt = 0; nt < HD / 8; ++nt) dq[nt][0] = dq[nt][1] = dq[nt][2] = dq[nt][3] = 0.0f;
   const int kv_end = p.causal ? min(p.T, t0 + kTile) : p.T;
   for (int k0 = 0; k0 < kv_end; k0 += kTile) {
     __syncthreads();
     load_tile<HD>(k_s, p.qkv + p.qkv_row(b, k0) + p.C + col0, 3 * p.C, p.T - k0);
     load_tile<HD>(v_s, p.qkv + p.qkv_row(b, k0) + 2 * p.C + col0, 3 * p.C, p.T - k0);
     __syncthreads();
-    warp_abt<HD>(sm.s, L::sld, q_s + warp * kRows * L::ld, L::ld, k_s, L::ld);    // S = Q K^T
-    warp_abt<HD>(sm.dp, L::sld, do_s + warp * kRows * L::ld, L::ld, v_s, L::ld);  // dP = dO V^T
-    __syncwarp();
-#pragma unroll 8
-    for (int c = 0; c < 32; ++c) {
-      const int ji = lc.col(c), idx = lc.r * L::sld + ji;
-      const float pr = p.visible(b, t, k0 + ji) ? __expf(sm.s[idx] * p.scale - row_lse) : 0.0f;
-      sm.dsb[lc.r * L::pld + ji] = __float2bfloat16(pr * (sm.dp[idx] - row_d));
-    }
-    __syncwarp();
-    warp_ab_acc<HD>(dq, sm.dsb, L::pld, k_s, L::ld);  // dQ += dS K
+    Frag s[kKeyTiles], dp[kKeyTiles];
+    product_abt<HD>(s, q_s + 16 * warp * ld, k_s, ln);    // S = Q K^T
+    product_abt<HD>(dp, do_s + 16 * warp * ld, v_s, ln);  // dP = dO V^T
+    const bool all = p.all_visible(row0, 16, k0, kTile);
+#pragma unroll
+    for (int nt = 0; nt < kKeyTiles; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool vis = all || p.visible(b, row0 + frag_row(e, ln), k0 + frag_col(nt, e, ln));
+        const float pr = vis ? __expf(s[nt][e] * p.scale - row_lse[e / 2]) : 0.0f;
+        s[nt][e] = pr * (dp[nt][e] - row_d[e / 2]);  // dS
+      }
+    product_ab_acc<HD>(dq, s, k_s);  // dQ += dS K
   }
-  const int row0 = t0 + warp * kRows;
-  store_rows<HD>(dqkv + p.qkv_row(b, row0) + col0, 3 * p.C, dq, p.scale, sm.s, p.T - row0);
+  store_rows<HD>(dqkv + p.qkv_row(b, row0) + col0, 3 * p.C, dq, p.scale, row0, p.T, ln);
 }
 
 Problem make_problem(const bf16* qkv, const std::uint8_t* key_mask, bool causal, int B, int Tn, int C, int NH) {
@@ -364,9 +385,7 @@ dim3 tiles_grid(const Problem& p) {
 
 template <int HD>
 void forward(bf* out, float* lse, const Problem& p, Stream stream) {
-  using L = Layout<HD>;
-  const std::size_t smem = 3 * L::tile_bytes + kWarps * (L::fbuf_bytes + L::pbuf_bytes);
-  dev::launch(flash_forward_kernel<HD>, tiles_grid(p), kThreads, smem, stream, out, lse, p);
+  dev::launch(flash_forward_kernel<HD>, tiles_grid(p), kThreads, 3 * tile_bytes<HD>(), stream, out, lse, p);
 }
 
 template <int HD>
@@ -374,7 +393,7 @@ void backward(bf* dqkv, const bf* dout, const bf* out, const float* lse, float* 
               Stream stream) {
   const std::int64_t threads = static_cast<std::int64_t>(p.B) * p.T * (p.C / 8);
   dev::launch(row_dot_kernel<HD>, static_cast<unsigned>((threads + 255) / 256), 256, 0, stream, dsum, dout, out, p);
-  const std::size_t smem = BackwardSmem<HD>::bytes();
+  const std::size_t smem = 4 * tile_bytes<HD>() + 2 * sizeof(float) * kTile;
   dev::launch(flash_backward_dkdv_kernel<HD>, tiles_grid(p), kThreads, smem, stream, dqkv, dout, lse, dsum, p);
   dev::launch(flash_backward_dq_kernel<HD>, tiles_grid(p), kThreads, smem, stream, dqkv, dout, lse, dsum, p);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/device_utils.cuh"
+#include "kernels/mma.cuh"
 
 namespace {
 
@@ -20,12 +21,13 @@ __global__ void shuffle_kernel(int* out, int lane_mask, int width) {
   out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 100 * static_cast<int>(threadIdx.x / 32) + lane, lane_mask, width);
 }
 
-TEST_CASE("__shfl_xor_sync exchanges within a warp; a partner in a later group of `width` lanes gives the caller's value") {
+TEST_CASE(
+    "__shfl_xor_sync exchanges within a warp; a partner in a later group of `width` lanes gives the caller's value") {
   std::vector<int> out(64);
   launch(shuffle_kernel, 1, 64, 0, nullptr, out.data(), 5, 32);
   for (int t = 0; t < 64; ++t) CHECK(out[t] == 100 * (t / 32) + ((t % 32) ^ 5));
   launch(shuffle_kernel, 1, 64, 0, nullptr, out.data(), 16, 16);  // xor 16 crosses the groups of 16:
-  for (int t = 0; t < 64; ++t)                                      // only towards earlier ones
+  for (int t = 0; t < 64; ++t)                                    // only towards earlier ones
     CHECK(out[t] == 100 * (t / 32) + (t % 32 < 16 ? t % 32 : t % 32 - 16));
 }
 
@@ -50,8 +52,10 @@ TEST_CASE("shared memory written by another thread is seen after __syncthreads, 
 
 // Warp 0's lower half waits at __syncthreads while its upper half waits for the whole warp.
 __global__ void deadlock_kernel() {
-  if (threadIdx.x < 16) __syncthreads();
-  else __syncwarp();
+  if (threadIdx.x < 16)
+    __syncthreads();
+  else
+    __syncwarp();
 }
 
 // The upper half of each warp ends; the lower half then shuffles over the full warp.
@@ -67,8 +71,8 @@ TEST_CASE("a deadlock, a collective over ended lanes and mismatched masks are Em
   std::vector<int> out(64);
   CHECK_THROWS_WITH_AS(launch(deadlock_kernel, 1, 64, 0, nullptr), doctest::Contains("deadlock in block (0,0,0)"),
                        simt::EmulationError);
-  CHECK_THROWS_WITH_AS(launch(ended_lanes_kernel, 1, 64, 0, nullptr, out.data()),
-                       doctest::Contains("ended"), simt::EmulationError);
+  CHECK_THROWS_WITH_AS(launch(ended_lanes_kernel, 1, 64, 0, nullptr, out.data()), doctest::Contains("ended"),
+                       simt::EmulationError);
   CHECK_THROWS_WITH_AS(launch(mask_mismatch_kernel, 1, 32, 0, nullptr), doctest::Contains("different masks"),
                        simt::EmulationError);
   CHECK_THROWS_AS(launch(shuffle_kernel, 1, 2048, 0, nullptr, out.data(), 1, 32), simt::EmulationError);
@@ -105,6 +109,42 @@ TEST_CASE("WMMA fragments multiply like the matrices they hold") {
       float want = 1.0f;
       for (int k = 0; k < 32; ++k) want += af[r * 32 + k] * bf_[col * 32 + k];
       CHECK(c[r * 16 + col] == doctest::Approx(want).epsilon(1e-6));
+    }
+}
+
+// d[16 x 8] = a[16 x 16] b[16 x 8] + 1 (row-major) with one mma.sync, the operands taken from shared
+// memory by ldmatrix: a as four 8 x 8 matrices (rows 0-15 at column 0, then at column 8), b (k-major)
+// through the transposing form, as GEMM kernels on the device do. Checks the emulator's ldmatrix and
+// mma layouts against each other, both taken from the PTX ISA.
+__global__ void mma_kernel(float* d, const bf* a, const bf* b) {
+  bf* a_s = reinterpret_cast<bf*>(core::kernels::dev::dynamic_smem());
+  bf* b_s = a_s + 16 * 16;
+  const int lane = threadIdx.x;
+  for (int i = lane; i < 16 * 16; i += 32) a_s[i] = a[i];
+  for (int i = lane; i < 16 * 8; i += 32) b_s[i] = b[i];
+  __syncwarp();
+  std::uint32_t fa[4], fb[4];
+  simt::ldmatrix_x4(fa, a_s + (lane % 16) * 16 + (lane / 16) * 8, false);
+  core::kernels::dev::ldmatrix_x4_trans(fb, b_s + (lane % 16) * 8);  // lanes 16-31 repeat 0-15
+  float acc[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+  core::kernels::dev::mma_bf16_16816(acc, fa, fb[0], fb[1]);
+  const int g = lane / 4, q = lane % 4;
+  for (int i = 0; i < 4; ++i) d[(g + 8 * (i / 2)) * 8 + 2 * q + i % 2] = acc[i];
+}
+
+TEST_CASE("mma.sync m16n8k16 on operands loaded by ldmatrix multiplies like the matrices") {
+  std::vector<bf> a(16 * 16), b(16 * 8);
+  std::vector<float> af(a.size()), bf_(b.size()), d(16 * 8);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    af[i] = static_cast<float>((i * 7) % 11) - 5, a[i] = __float2bfloat16(af[i]);
+  for (std::size_t i = 0; i < b.size(); ++i)
+    bf_[i] = static_cast<float>((i * 5) % 13) / 4 - 1.5f, b[i] = __float2bfloat16(bf_[i]);
+  launch(mma_kernel, 1, 32, (16 * 16 + 16 * 8) * sizeof(bf), nullptr, d.data(), a.data(), b.data());
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 8; ++c) {
+      float want = 1.0f;
+      for (int k = 0; k < 16; ++k) want += af[r * 16 + k] * bf_[k * 8 + c];
+      CHECK(d[r * 8 + c] == want);  // small integers and quarters: exact in fp32
     }
 }
 

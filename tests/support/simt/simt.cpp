@@ -69,6 +69,7 @@ struct Block {
   Barrier barrier;
   int live = 0;
   unsigned char* shared = nullptr;
+  std::size_t shared_bytes = 0;
   const std::function<void()>* body = nullptr;
   ucontext_t scheduler{};
   Fiber* current = nullptr;
@@ -197,6 +198,7 @@ void run_grid(dim3 grid, dim3 block_dim, std::size_t smem_bytes, const std::func
   Block b;
   b.body = &thread_body;
   b.shared = shared.get();
+  b.shared_bytes = smem_bytes;
   b.fibers.resize(threads);
   b.warps.resize((threads + 31) / 32);
   g_block = &b;
@@ -268,6 +270,84 @@ void fail(const std::string& what) {
   f.wait = Wait::done;
   swapcontext(&f.context, &b.scheduler);  // never resumed
   std::abort();
+}
+
+}  // namespace simt
+
+namespace simt {
+namespace {
+
+float bf16_bits_to_float(std::uint32_t bits) {
+  const std::uint32_t u = (bits & 0xFFFFu) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Half h (0 = low) of a 32-bit register holding two b16 values.
+std::uint32_t half_of(std::uint32_t reg, int h) { return h ? reg >> 16 : reg & 0xFFFFu; }
+
+struct MmaOperands {
+  std::uint32_t a[4], b[2];
+};
+
+}  // namespace
+
+void mma_m16n8k16_bf16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1,
+                       const float (&c)[4]) {
+  const MmaOperands mine{{a[0], a[1], a[2], a[3]}, {b0, b1}};
+  const unsigned char* slots = share(0xffffffffu, &mine, sizeof mine);
+  const auto lane_operands = [&](int lane) {
+    MmaOperands o;
+    std::memcpy(&o, slots + lane * kSlotBytes, sizeof o);
+    return o;
+  };
+  const int g = lane_id() / 4, q = lane_id() % 4;
+  float out[4];
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i / 2), col = 2 * q + i % 2;
+    float s = c[i];
+    for (int k = 0; k < 16; ++k) {
+      // A element (row, k): lane 4 (row % 8) + (k % 8) / 2, element index k % 2 + 2 (row >= 8) + 4 (k >= 8).
+      const int ai = k % 2 + 2 * (row / 8) + 4 * (k / 8);
+      const MmaOperands ha = lane_operands(4 * (row % 8) + (k % 8) / 2);
+      // B element (k, col): lane 4 col + (k % 8) / 2, element index k % 2 + 2 (k >= 8).
+      const int bi = k % 2 + 2 * (k / 8);
+      const MmaOperands hb = lane_operands(4 * col + (k % 8) / 2);
+      s += bf16_bits_to_float(half_of(ha.a[ai / 2], ai % 2)) * bf16_bits_to_float(half_of(hb.b[bi / 2], bi % 2));
+    }
+    out[i] = s;
+  }
+  release(0xffffffffu);
+  std::copy(out, out + 4, d);
+}
+
+void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_address, bool transpose) {
+  Block& b = block();
+  const auto* p = static_cast<const unsigned char*>(row_address);
+  if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) fail("ldmatrix row address not 16-byte aligned");
+  if (p < b.shared || p + 16 > b.shared + b.shared_bytes) fail("ldmatrix row address outside dynamic shared memory");
+  const unsigned char* slots = share(0xffffffffu, &p, sizeof p);
+  const auto row_of = [&](int lane) {
+    const unsigned char* a;
+    std::memcpy(&a, slots + lane * kSlotBytes, sizeof a);
+    return a;
+  };
+  const int g = lane_id() / 4, q = lane_id() % 4;
+  std::uint32_t out[4];
+  for (int j = 0; j < 4; ++j) {
+    std::uint16_t lo, hi;
+    if (!transpose) {
+      std::memcpy(&lo, row_of(8 * j + g) + 2 * (2 * q), 2);
+      std::memcpy(&hi, row_of(8 * j + g) + 2 * (2 * q + 1), 2);
+    } else {
+      std::memcpy(&lo, row_of(8 * j + 2 * q) + 2 * g, 2);
+      std::memcpy(&hi, row_of(8 * j + 2 * q + 1) + 2 * g, 2);
+    }
+    out[j] = lo | static_cast<std::uint32_t>(hi) << 16;
+  }
+  release(0xffffffffu);
+  std::copy(out, out + 4, r);
 }
 
 }  // namespace simt

@@ -103,4 +103,5 @@ using std::min;
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 
+#include "simt_mma.hpp"
 #include "simt_wmma.hpp"
