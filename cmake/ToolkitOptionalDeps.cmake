@@ -50,3 +50,15 @@ if(NOT TOOLKIT_MPI STREQUAL "OFF")
     message(FATAL_ERROR "TOOLKIT_MPI=ON but MPI was not found")
   endif()
 endif()
+
+# The host SIMT emulator the kernel tests also run on (tests/support/simt) needs the CUDA headers and
+# Boost.Context (its fibers); without either, only the device runs the kernel tests.
+set(TOOLKIT_HAVE_SIMT OFF)
+set(TOOLKIT_SIMT_SUMMARY "(needs CUDA and Boost.Context)")
+if(TOOLKIT_HAVE_CUDA)
+  find_package(Boost 1.71 CONFIG QUIET COMPONENTS context)
+  if(Boost_FOUND)
+    set(TOOLKIT_HAVE_SIMT ON)
+    set(TOOLKIT_SIMT_SUMMARY "(Boost.Context ${Boost_VERSION})")
+  endif()
+endif()

@@ -10,6 +10,7 @@ packages=(
   build-essential cmake ninja-build git pkg-config
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libeigen3-dev doctest-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
+  libboost-context-dev
   coinor-csdp
   python3 python3-numpy python3-matplotlib
 )

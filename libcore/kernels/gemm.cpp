@@ -26,20 +26,10 @@ struct LtCall {
   }
 };
 
-void check_shape(int M, int N, int K, int lda, int ldb, int ldc, bool trans_a, bool trans_b) {
-  const bool ok = M > 0 && N > 0 && K > 0 && lda >= (trans_a ? M : K) && ldb >= (trans_b ? K : N) && ldc >= N;
-  if (!ok)
-    throw CudaError("gemm: bad shape M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" +
-                    std::to_string(K) + " lda=" + std::to_string(lda) + " ldb=" + std::to_string(ldb) +
-                    " ldc=" + std::to_string(ldc));
-}
-
 void lt_gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
              const bf16* B, int ldb, float beta, void* C, cudaDataType_t c_type, int ldc, const GemmEpilogue& ep,
              Stream stream) {
-  check_shape(M, N, K, lda, ldb, ldc, trans_a, trans_b);
-  if (ep.residual && (beta != 0.0f || ep.gelu))
-    throw CudaError("gemm: a residual epilogue needs beta = 0 and no GELU");
+  check_gemm_arguments(trans_a, trans_b, M, N, K, lda, ldb, ldc, beta, ep);
   // cuBLASLt computes D = alpha op(A) op(B) + beta C (+ epilogue); a residual is C with beta = 1.
   const void* c_in = ep.residual ? static_cast<const void*>(ep.residual) : C;
   if (ep.residual) beta = 1.0f;

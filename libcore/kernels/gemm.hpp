@@ -24,6 +24,12 @@ struct GemmEpilogue {
   const bf16* residual = nullptr;
 };
 
+// Throws CudaError for arguments gemm never accepts: a shape or leading dimension out of range, a
+// residual with beta != 0 or with GELU. (Host code, shared by the cuBLASLt path and the tests' host
+// emulation of it.)
+void check_gemm_arguments(bool trans_a, bool trans_b, int M, int N, int K, int lda, int ldb, int ldc, float beta,
+                          const GemmEpilogue& epilogue);
+
 // bf16 output (activations).
 void gemm(Blas& blas, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
           const bf16* B, int ldb, float beta, bf16* C, int ldc, const GemmEpilogue& epilogue = {},

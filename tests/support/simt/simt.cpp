@@ -1,11 +1,12 @@
-// The emulator's scheduler (simt.hpp): threads as ucontext fibers on the calling OS thread, run in
-// index order, each until it waits at a barrier or ends; a pass that runs nobody while threads are
-// still waiting is a deadlock.
+// The emulator's scheduler (simt.hpp): threads as fibers (Boost.Context) on the calling OS thread,
+// run in index order, each until it waits at a barrier or ends; a pass that runs nobody while threads
+// are still waiting is a deadlock.
 #include "simt.hpp"
 
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
+
+#include <boost/context/fiber.hpp>
 
 #include <bit>
 #include <memory>
@@ -16,13 +17,16 @@
 namespace simt {
 namespace {
 
+namespace bctx = boost::context;
+
 constexpr std::size_t kStackBytes = 128 * 1024;
 constexpr unsigned char kPoison = 0xFF;  // NaN in fp32 and bf16
 
 enum class Wait { none, block, warp, done };
 
 struct Fiber {
-  ucontext_t context{};
+  bctx::fiber context;  // the fiber while it is suspended
+  bctx::fiber sink;     // while it runs: the scheduler, to switch back to
   uint3 index{};
   int linear = 0;
   Wait wait = Wait::none;
@@ -71,7 +75,6 @@ struct Block {
   unsigned char* shared = nullptr;
   std::size_t shared_bytes = 0;
   const std::function<void()>* body = nullptr;
-  ucontext_t scheduler{};
   Fiber* current = nullptr;
   std::string error;
 };
@@ -92,10 +95,13 @@ Block& block() {
 
 Warp& warp_of(Block& b, const Fiber& f) { return b.warps[static_cast<std::size_t>(f.linear / 32)]; }
 
-void wait_here(Block& b, Fiber& f, Wait kind, std::uint64_t generation) {
+// Back to the scheduler until it resumes this fiber.
+void suspend(Fiber& f) { f.sink = std::move(f.sink).resume(); }
+
+void wait_here(Fiber& f, Wait kind, std::uint64_t generation) {
   f.wait = kind;
   f.generation = generation;
-  swapcontext(&f.context, &b.scheduler);
+  suspend(f);
 }
 
 // Arrival at a barrier of `expected` threads; the last one releases the others and goes on.
@@ -120,16 +126,17 @@ void thread_ended(Block& b, Fiber& f) {
     fail("ended while lanes of its warp wait for it at a warp barrier (mask " + std::to_string(w.barrier.mask) + ")");
 }
 
-void fiber_main() {
-  Block& b = *g_block;
-  Fiber& f = *b.current;
+// A thread of the block: the kernel body, then the bookkeeping of its end. Exceptions other than
+// Boost.Context's stack unwinding (not a std::exception) become an EmulationError.
+bctx::fiber thread_main(Block& b, Fiber& f, bctx::fiber&& scheduler) {
+  f.sink = std::move(scheduler);
   try {
     (*b.body)();
   } catch (const std::exception& e) {
     fail(std::string("exception: ") + e.what());
   }
-  thread_ended(b, *b.current);
-  swapcontext(&f.context, &b.scheduler);  // never resumed
+  thread_ended(b, f);
+  return std::move(f.sink);
 }
 
 bool runnable(Block& b, const Fiber& f) {
@@ -156,14 +163,17 @@ std::string deadlock_report(const Block& b) {
   return s.str();
 }
 
-// Kept out of line: getcontext returns twice, which would put run_grid's loop variables at risk.
-[[gnu::noinline]] void prepare_fiber(Fiber& f, unsigned char* stack) {
-  getcontext(&f.context);
-  f.context.uc_stack.ss_sp = stack;
-  f.context.uc_stack.ss_size = kStackBytes;
-  f.context.uc_link = nullptr;
-  makecontext(&f.context, fiber_main, 0);
-}
+// Hands out stack i of the pool; the pool keeps it for the next block.
+struct PoolStack {
+  unsigned char* base;
+  bctx::stack_context allocate() {
+    bctx::stack_context sc;
+    sc.size = kStackBytes;
+    sc.sp = base + kStackBytes;
+    return sc;
+  }
+  void deallocate(bctx::stack_context&) noexcept {}
+};
 
 void run_block(Block& b) {
   for (;;) {
@@ -173,7 +183,7 @@ void run_block(Block& b) {
       f.wait = Wait::none;
       b.current = &f;
       threadIdx = f.index;
-      swapcontext(&b.scheduler, &f.context);
+      f.context = std::move(f.context).resume();
       if (!b.error.empty()) throw EmulationError(b.error);
       ran = true;
     }
@@ -223,7 +233,8 @@ void run_grid(dim3 grid, dim3 block_dim, std::size_t smem_bytes, const std::func
           f.index = uint3{li % block_dim.x, li / block_dim.x % block_dim.y, li / (block_dim.x * block_dim.y)};
           f.linear = static_cast<int>(i);
           f.wait = Wait::none;
-          prepare_fiber(f, stacks.get(i));
+          f.context = bctx::fiber(std::allocator_arg, PoolStack{stacks.get(i)},
+                                  [&b, &f](bctx::fiber&& scheduler) { return thread_main(b, f, std::move(scheduler)); });
         }
         run_block(b);
       }
@@ -236,7 +247,7 @@ int lane_id() { return block().current->linear % 32; }
 void sync_block() {
   Block& b = block();
   Fiber& f = *b.current;
-  if (!arrive(b.barrier, b.live)) wait_here(b, f, Wait::block, b.barrier.generation);
+  if (!arrive(b.barrier, b.live)) wait_here(f, Wait::block, b.barrier.generation);
 }
 
 void sync_warp(unsigned mask) {
@@ -250,7 +261,7 @@ void sync_warp(unsigned mask) {
   if (bar.arrived == 0) bar.mask = mask;
   else if (bar.mask != mask)
     fail("lanes of one warp wait with different masks (" + std::to_string(bar.mask) + ", " + std::to_string(mask) + ")");
-  if (!arrive(bar, std::popcount(mask))) wait_here(b, f, Wait::warp, bar.generation);
+  if (!arrive(bar, std::popcount(mask))) wait_here(f, Wait::warp, bar.generation);
 }
 
 const unsigned char* share(unsigned mask, const void* mine, std::size_t bytes) {
@@ -268,7 +279,7 @@ void fail(const std::string& what) {
   Fiber& f = *b.current;
   if (b.error.empty()) b.error = where(f) + ": " + what;
   f.wait = Wait::done;
-  swapcontext(&f.context, &b.scheduler);  // never resumed
+  suspend(f);  // never resumed: the scheduler throws, and the fiber's stack is unwound
   std::abort();
 }
 

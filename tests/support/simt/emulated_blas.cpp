@@ -1,0 +1,77 @@
+// core::kernels' cuBLAS pieces (gemm.hpp, Blas) on the host, for tests that run the device training
+// step on the SIMT emulator: the documented gemm contract (row-major, bf16 operands, fp32 sums in k
+// order, then bias, GELU with its pre-activation, or a residual, rounded once to the output type) and
+// the argument rules it shares with the cuBLASLt path (check_gemm_arguments). The cuBLASLt calls
+// themselves are tested on the device (test_kernels_gpu).
+#include <cmath>
+#include <vector>
+
+#include "simt.hpp"
+// (the emulator first)
+#include "kernels/cuda_check.cuh"
+#include "kernels/device_utils.cuh"
+#include "kernels/gemm.hpp"
+
+namespace core::kernels {
+namespace {
+
+float value(const bf16& x) { return to_float(x); }
+float value(float x) { return x; }
+
+// out[m, n] = alpha op(A) op(B) [m, n] + beta out[m, n] in fp32, before any epilogue.
+template <class Out>
+std::vector<float> product(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
+                           const bf16* B, int ldb, float beta, const Out* C, int ldc) {
+  std::vector<float> out(static_cast<std::size_t>(M) * N);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      float s = 0.0f;
+      for (int k = 0; k < K; ++k) {
+        const bf16 a = trans_a ? A[static_cast<std::size_t>(k) * lda + m] : A[static_cast<std::size_t>(m) * lda + k];
+        const bf16 b = trans_b ? B[static_cast<std::size_t>(n) * ldb + k] : B[static_cast<std::size_t>(k) * ldb + n];
+        s += to_float(a) * to_float(b);
+      }
+      const float old = beta == 0.0f ? 0.0f : beta * value(C[static_cast<std::size_t>(m) * ldc + n]);
+      out[static_cast<std::size_t>(m) * N + n] = alpha * s + old;
+    }
+  return out;
+}
+
+}  // namespace
+
+Blas::Impl::~Impl() = default;
+Blas::Blas() : impl_(std::make_unique<Impl>()) {}
+Blas::~Blas() = default;
+
+void gemm(Blas&, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B,
+          int ldb, float beta, bf16* C, int ldc, const GemmEpilogue& ep, Stream) {
+  check_gemm_arguments(trans_a, trans_b, M, N, K, lda, ldb, ldc, beta, ep);
+  const std::vector<float> p = product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      const std::size_t at = static_cast<std::size_t>(m) * ldc + n;
+      float v = p[static_cast<std::size_t>(m) * N + n] + (ep.bias ? to_float(ep.bias[n]) : 0.0f);
+      if (ep.gelu) {
+        if (ep.pre_gelu) ep.pre_gelu[at] = to_bf16(v);
+        v = dev::gelu(v);
+      }
+      if (ep.residual) v += to_float(ep.residual[at]);
+      C[at] = to_bf16(v);
+    }
+}
+
+void gemm(Blas&, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B,
+          int ldb, float beta, float* C, int ldc, Stream) {
+  check_gemm_arguments(trans_a, trans_b, M, N, K, lda, ldb, ldc, beta, {});
+  const std::vector<float> p = product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) C[static_cast<std::size_t>(m) * ldc + n] = p[static_cast<std::size_t>(m) * N + n];
+}
+
+float l2_norm(Blas&, const float* x, std::int64_t n, Stream) {
+  double s = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
+  return static_cast<float>(std::sqrt(s));
+}
+
+}  // namespace core::kernels
