@@ -31,23 +31,28 @@ TEST_CASE(
     CHECK(out[t] == 100 * (t / 32) + (t % 32 < 16 ? t % 32 : t % 32 - 16));
 }
 
-// Thread t writes shared[t], then reads shared[(t + 37) % n], with or without a barrier between.
+// Thread t writes shared[t], then reads shared[(t + 37) % n], with or without a barrier between;
+// block b writes out[b * n + t].
 __global__ void neighbour_kernel(float* out, bool barrier) {
   float* shared = reinterpret_cast<float*>(core::kernels::dev::dynamic_smem());
   shared[threadIdx.x] = static_cast<float>(threadIdx.x);
   if (barrier) __syncthreads();
-  out[threadIdx.x] = shared[(threadIdx.x + 37) % blockDim.x];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = shared[(threadIdx.x + 37) % blockDim.x];
 }
 
-TEST_CASE("shared memory written by another thread is seen after __syncthreads, and is garbage (NaN) without it") {
+TEST_CASE("shared memory written by another thread is seen after __syncthreads, and unwritten (NaN) without it") {
   const int n = 128;
-  std::vector<float> out(n);
+  std::vector<float> out(2 * n);
   launch(neighbour_kernel, 2, n, n * sizeof(float), nullptr, out.data(), true);
-  for (int t = 0; t < n; ++t) CHECK(out[t] == static_cast<float>((t + 37) % n));
+  for (int t = 0; t < 2 * n; ++t) CHECK(out[t] == static_cast<float>((t % n + 37) % n));
   launch(neighbour_kernel, 2, n, n * sizeof(float), nullptr, out.data(), false);
-  int stale = 0;
-  for (int t = 0; t < n; ++t) stale += std::isnan(out[t]) ? 1 : 0;
-  CHECK(stale >= n - 37);  // every thread but the last ones to run read a slot not yet written
+  // Block 0 runs its threads in index order: thread t < n - 37 reads slot t + 37 before its writer
+  // ran. Block 1 runs them in reverse: the last 37 threads read slots 0..36 before theirs ran.
+  for (int t = 0; t < n; ++t) {
+    CAPTURE(t);
+    CHECK(std::isnan(out[t]) == (t < n - 37));
+    CHECK(std::isnan(out[n + t]) == (t >= n - 37));
+  }
 }
 
 // Warp 0's lower half waits at __syncthreads while its upper half waits for the whole warp.

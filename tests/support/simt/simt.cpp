@@ -1,6 +1,6 @@
 // The emulator's scheduler (simt.hpp): threads as fibers (Boost.Context) on the calling OS thread,
-// run in index order, each until it waits at a barrier or ends; a pass that runs nobody while threads
-// are still waiting is a deadlock.
+// run in index order (reverse order in odd-numbered blocks), each until it waits at a barrier or
+// ends; a pass that runs nobody while threads are still waiting is a deadlock.
 #include "simt.hpp"
 
 #include <sys/mman.h>
@@ -175,10 +175,15 @@ struct PoolStack {
   void deallocate(bctx::stack_context&) noexcept {}
 };
 
-void run_block(Block& b) {
+// Runs the block's threads to their ends, in index order, or in reverse order when `reverse`: a read
+// of data another thread writes before the next barrier then sees it unwritten in one of the two
+// orders, whichever thread comes first in index order.
+void run_block(Block& b, bool reverse) {
+  const std::size_t n = b.fibers.size();
   for (;;) {
     bool ran = false;
-    for (Fiber& f : b.fibers) {
+    for (std::size_t i = 0; i < n; ++i) {
+      Fiber& f = b.fibers[reverse ? n - 1 - i : i];
       if (!runnable(b, f)) continue;
       f.wait = Wait::none;
       b.current = &f;
@@ -236,7 +241,7 @@ void run_grid(dim3 grid, dim3 block_dim, std::size_t smem_bytes, const std::func
           f.context = bctx::fiber(std::allocator_arg, PoolStack{stacks.get(i)},
                                   [&b, &f](bctx::fiber&& scheduler) { return thread_main(b, f, std::move(scheduler)); });
         }
-        run_block(b);
+        run_block(b, (bx + grid.x * (by + grid.y * std::size_t{bz})) % 2 == 1);  // odd blocks: reverse
       }
 }
 

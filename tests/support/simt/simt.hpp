@@ -3,11 +3,11 @@
 // is compiled by the host compiler after this header (tests/gpu/emulated/*.cpp, with
 // TOOLKIT_SIMT_EMULATION defined): every thread of a block is a fiber on one OS thread that runs
 // alone until it reaches a barrier (__syncthreads, __syncwarp or a warp collective), then the next
-// one runs; blocks run one after another.
+// one runs (in index order, reversed in odd-numbered blocks); blocks run one after another.
 //
 // What this catches that a plain host port would not: a thread that reads shared memory another
-// thread wrote without a barrier between them reads stale data (each fiber runs as far as it can
-// alone); a barrier some threads never reach (deadlock, reported with the waiting threads); warp
+// thread writes without a barrier between them reads it unwritten, in one of the two orders (each
+// fiber runs as far as it can alone); a barrier some threads never reach (deadlock, reported with the waiting threads); warp
 // collectives over lanes that exited, or with masks that disagree; uninitialised shared or device
 // memory (filled with 0xFF bytes: NaN in fp32 and bf16). Warp collectives follow the CUDA
 // programming guide (__shfl_*_sync), WMMA fragments are held one element in 32 per lane for
