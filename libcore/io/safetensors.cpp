@@ -4,14 +4,8 @@
 // Requires a little-endian host (checked at compile time).
 #include "io/safetensors.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -21,6 +15,7 @@
 #include "common/errors.hpp"
 #include "common/rundir.hpp"
 #include "io/input.hpp"
+#include "io/mapped_file.hpp"
 
 static_assert(std::endian::native == std::endian::little, "core::io safetensors assumes a little-endian host");
 
@@ -145,33 +140,10 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path, Mode mode) :
     owned_ = read_file_bytes(path);
     file_ = owned_;
   } else {
-    (void)open_input(path);  // the conventions' errors for a missing or unreadable file
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw InputMissingError(source_ + ": cannot open: " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      throw IoError(source_ + ": cannot stat: " + std::strerror(err));
-    }
-    map_size_ = static_cast<std::size_t>(st.st_size);
-    if (map_size_ > 0) {
-      void* p = ::mmap(nullptr, map_size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      const int err = errno;
-      ::close(fd);
-      if (p == MAP_FAILED) throw IoError(source_ + ": mmap failed: " + std::strerror(err));
-      map_ = p;
-      file_ = std::span<const std::byte>(static_cast<const std::byte*>(p), map_size_);
-    } else {
-      ::close(fd);
-    }
+    mapped_ = MappedFile(path);
+    file_ = mapped_.bytes();
   }
-  try {
-    parse();
-  } catch (...) {
-    unmap();
-    throw;
-  }
+  parse();
 }
 
 SafetensorsFile::SafetensorsFile(std::vector<std::byte> bytes, std::string source)
@@ -179,39 +151,10 @@ SafetensorsFile::SafetensorsFile(std::vector<std::byte> bytes, std::string sourc
   parse();
 }
 
-SafetensorsFile::~SafetensorsFile() { unmap(); }
-
-void SafetensorsFile::unmap() noexcept {
-  if (map_) ::munmap(map_, map_size_);
-  map_ = nullptr;
-}
-
-SafetensorsFile::SafetensorsFile(SafetensorsFile&& o) noexcept
-    : source_(std::move(o.source_)),
-      owned_(std::move(o.owned_)),  // the buffer moves with its address: file_/data_ stay valid
-      map_(std::exchange(o.map_, nullptr)),
-      map_size_(o.map_size_),
-      file_(o.file_),
-      data_(o.data_),
-      tensors_(std::move(o.tensors_)),
-      names_(std::move(o.names_)),
-      metadata_(std::move(o.metadata_)) {}
-
-SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& o) noexcept {
-  if (this != &o) {
-    unmap();
-    source_ = std::move(o.source_);
-    owned_ = std::move(o.owned_);
-    map_ = std::exchange(o.map_, nullptr);
-    map_size_ = o.map_size_;
-    file_ = o.file_;
-    data_ = o.data_;
-    tensors_ = std::move(o.tensors_);
-    names_ = std::move(o.names_);
-    metadata_ = std::move(o.metadata_);
-  }
-  return *this;
-}
+// Moving keeps file_ and data_ valid: the owned buffer and the mapping keep their addresses.
+SafetensorsFile::~SafetensorsFile() = default;
+SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
+SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;
 
 void SafetensorsFile::parse() {
   const auto fail = [&](const std::string& what) -> void { throw DataError(source_ + ": " + what); };

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "io/half.hpp"
+#include "io/mapped_file.hpp"
 
 namespace core::io {
 
@@ -101,7 +102,6 @@ class SafetensorsFile {
 
  private:
   void parse();
-  void unmap() noexcept;
   struct Entry {
     std::string dtype;
     std::vector<std::int64_t> shape;
@@ -109,8 +109,7 @@ class SafetensorsFile {
   };
   std::string source_;
   std::vector<std::byte> owned_;
-  void* map_ = nullptr;
-  std::size_t map_size_ = 0;
+  MappedFile mapped_;
   std::span<const std::byte> file_;  // the whole file (owned_ or the mapping)
   std::span<const std::byte> data_;  // the tensor bytes after the header
   std::map<std::string, Entry> tensors_;

@@ -1,0 +1,30 @@
+// A whole file mapped read-only into memory (mmap), for inputs larger than memory that are read in
+// place: token shards, safetensors weights. Pages come from the page cache on first touch and can be
+// dropped by the kernel at any time (they are clean), so the mapping costs no anonymous memory.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <span>
+#include <string>
+
+namespace core::io {
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  // Throws InputMissingError (absent, a directory, unreadable) or IoError (stat or mmap failed), naming the file.
+  explicit MappedFile(const std::filesystem::path& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const std::byte> bytes() const { return {static_cast<const std::byte*>(data_), size_}; }
+
+ private:
+  void* data_ = nullptr;  // null for an empty file
+  std::size_t size_ = 0;
+};
+
+}  // namespace core::io
