@@ -1,9 +1,9 @@
-// llm.c token shard reader and writer (layout in shard.hpp).
+// llm.c token shard reader (a read-only mapping) and writer (layout in shard.hpp).
 #include "text/shard.hpp"
 
 #include <array>
 #include <bit>
-#include <fstream>
+#include <cstring>
 #include <limits>
 
 #include "common/errors.hpp"
@@ -16,27 +16,15 @@ static_assert(std::endian::native == std::endian::little, "shards are little-end
 
 namespace {
 
-std::ifstream open_shard(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (!fs::exists(path)) throw InputMissingError("token shard not found: " + path.string());
-    throw IoError("cannot read token shard " + path.string());
-  }
-  return in;
-}
-
-// Reads and validates the header of an open shard; returns the token count.
-std::int64_t check_header(std::ifstream& in, const fs::path& path) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) throw IoError("cannot stat token shard " + path.string() + ": " + ec.message());
+// Validates the header of a shard of `file` bytes; returns the token count.
+std::int64_t check_header(std::span<const std::byte> file, const fs::path& path) {
   const std::string where = "token shard " + path.string() + ": ";
+  const std::uint64_t size = file.size();
   if (size < kShardHeaderBytes)
     throw DataError(where + "truncated: " + std::to_string(size) + " bytes, shorter than the " +
                     std::to_string(kShardHeaderBytes) + "-byte header");
   std::array<std::int32_t, kShardHeaderInts> header{};
-  if (!in.read(reinterpret_cast<char*>(header.data()), kShardHeaderBytes))
-    throw IoError("cannot read the header of token shard " + path.string());
+  std::memcpy(header.data(), file.data(), kShardHeaderBytes);
   if (header[0] != kShardMagic)
     throw DataError(where + "bad magic " + std::to_string(header[0]) + " (expected " +
                     std::to_string(kShardMagic) + "): not an llm.c token shard");
@@ -91,18 +79,19 @@ void write_shard(const fs::path& path, std::span<const std::int32_t> tokens) {
   w.commit();
 }
 
+MappedShard::MappedShard(const fs::path& path) : path_(path), file_(path) {
+  const std::int64_t count = check_header(file_.bytes(), path);
+  tokens_ = {reinterpret_cast<const std::uint16_t*>(file_.bytes().data() + kShardHeaderBytes),
+             static_cast<std::size_t>(count)};
+}
+
 std::int64_t read_shard_header(const fs::path& path) {
-  auto in = open_shard(path);
-  return check_header(in, path);
+  return static_cast<std::int64_t>(MappedShard(path).tokens().size());
 }
 
 std::vector<std::uint16_t> read_shard(const fs::path& path) {
-  auto in = open_shard(path);
-  const std::int64_t count = check_header(in, path);
-  std::vector<std::uint16_t> tokens(static_cast<std::size_t>(count));
-  if (!in.read(reinterpret_cast<char*>(tokens.data()), static_cast<std::streamsize>(count * 2)))
-    throw IoError("cannot read the tokens of token shard " + path.string());
-  return tokens;
+  const MappedShard shard(path);
+  return {shard.tokens().begin(), shard.tokens().end()};
 }
 
 }  // namespace core::text

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/rundir.hpp"
+#include "io/mapped_file.hpp"
 
 namespace core::text {
 
@@ -34,12 +35,24 @@ class ShardWriter {
 // Writes a whole shard with ShardWriter (same errors, and DataError for a token outside [0, 65535]).
 void write_shard(const std::filesystem::path& path, std::span<const std::int32_t> tokens);
 
-// Checks the header against the file size and returns the token count. InputMissingError when the
-// file is absent; DataError naming the file for a bad magic or version, a negative count, or a size
-// that is not header + 2 * count bytes (truncated or trailing data).
-std::int64_t read_shard_header(const std::filesystem::path& path);
+// A shard mapped read-only (io::MappedFile), its header checked against the file size: the tokens
+// are read in place, so a set of shards larger than memory loads. InputMissingError when the file is
+// absent or unreadable; DataError naming the file for a bad magic or version, a negative count, or a
+// size that is not header + 2 * count bytes (truncated or trailing data).
+class MappedShard {
+ public:
+  explicit MappedShard(const std::filesystem::path& path);
+  const std::filesystem::path& path() const { return path_; }
+  std::span<const std::uint16_t> tokens() const { return tokens_; }
 
-// Reads and checks a whole shard (same errors as read_shard_header).
+ private:
+  std::filesystem::path path_;
+  io::MappedFile file_;
+  std::span<const std::uint16_t> tokens_;
+};
+
+// The token count of a shard, and a copy of its tokens (the checks and errors of MappedShard).
+std::int64_t read_shard_header(const std::filesystem::path& path);
 std::vector<std::uint16_t> read_shard(const std::filesystem::path& path);
 
 }  // namespace core::text

@@ -16,6 +16,60 @@ namespace core::train {
 
 namespace fs = std::filesystem;
 
+void TokenSplit::push(Part part) {
+  part.begin = size_;
+  size_ += static_cast<std::int64_t>(part.tokens.size());
+  parts_.push_back(std::move(part));
+}
+
+void TokenSplit::add(text::MappedShard shard) {
+  auto owner = std::make_shared<const text::MappedShard>(std::move(shard));
+  push(Part{owner->path().string(), true, owner, owner->tokens()});
+}
+
+void TokenSplit::add(std::vector<std::uint16_t> tokens, std::string source) {
+  auto owner = std::make_shared<const std::vector<std::uint16_t>>(std::move(tokens));
+  push(Part{std::move(source), false, owner, *owner});
+}
+
+void TokenSplit::copy(std::int64_t start, std::size_t n, std::int32_t* out) const {
+  // The last part that begins at or before start, then on through the following parts.
+  auto part = std::upper_bound(parts_.begin(), parts_.end(), start,
+                               [](std::int64_t at, const Part& p) { return at < p.begin; });
+  --part;
+  for (std::size_t done = 0; done < n; ++part) {
+    const auto from = static_cast<std::size_t>(start + static_cast<std::int64_t>(done) - part->begin);
+    const std::size_t take = std::min(n - done, part->tokens.size() - from);
+    std::copy_n(part->tokens.begin() + static_cast<std::ptrdiff_t>(from), take, out + done);
+    done += take;
+  }
+}
+
+std::vector<std::int32_t> TokenSplit::tokens(std::int64_t start, std::size_t n) const {
+  std::vector<std::int32_t> out(n);
+  copy(start, n, out.data());
+  return out;
+}
+
+std::int32_t TokenSplit::max_token() const {
+  std::int32_t m = -1;
+  for (const Part& p : parts_)
+    for (const std::uint16_t t : p.tokens) m = std::max<std::int32_t>(m, t);
+  return m;
+}
+
+void TokenSplit::check_vocabulary(std::int32_t vocab, const std::string& tokenizer) const {
+  for (const Part& p : parts_) {
+    const auto bad = std::find_if(p.tokens.begin(), p.tokens.end(), [vocab](std::uint16_t t) { return t >= vocab; });
+    if (bad == p.tokens.end()) continue;
+    const auto i = static_cast<std::size_t>(bad - p.tokens.begin());
+    throw DataError((p.shard ? "token shard " : "") + p.source + ": token " + std::to_string(*bad) + " at index " +
+                    std::to_string(i) +
+                    (p.shard ? " (byte offset " + std::to_string(core::text::kShardHeaderBytes + 2 * i) + ")" : "") +
+                    " is outside the vocabulary [0, " + std::to_string(vocab) + ") of " + tokenizer);
+  }
+}
+
 namespace {
 
 // The *.bin files of a split, in name order: those whose stem has `split` as one of its
@@ -30,22 +84,6 @@ std::vector<fs::path> split_shards(const fs::path& dir, const std::string& split
   }
   std::sort(out.begin(), out.end());
   return out;
-}
-
-// Appends the tokens of every shard; with vocab > 0 a token >= vocab (a shard made by another
-// tokenizer than `tokenizer` says) is a DataError naming the file, the token's index and byte offset.
-void append_shards(const std::vector<fs::path>& files, int vocab, const std::string& tokenizer,
-                   std::vector<std::int32_t>& out) {
-  for (const auto& f : files) {
-    const auto toks = core::text::read_shard(f);
-    for (std::size_t i = 0; vocab > 0 && i < toks.size(); ++i)
-      if (toks[i] >= vocab)
-        throw DataError("token shard " + f.string() + ": token " + std::to_string(toks[i]) + " at index " +
-                        std::to_string(i) + " (byte offset " +
-                        std::to_string(core::text::kShardHeaderBytes + 2 * i) + ") is outside the vocabulary [0, " +
-                        std::to_string(vocab) + ") of " + tokenizer);
-    out.insert(out.end(), toks.begin(), toks.end());
-  }
 }
 
 }  // namespace
@@ -86,11 +124,13 @@ TokenData load_token_data(const DataOptions& o) {
       d.vocab_size = tok->vocab_size();
       named_by = "(data.tokenizer: no prepare.json beside the shards; GPT-2 shards need data.tokenizer=gpt2:DIR)";
     }
-    append_shards(train_files, d.vocab_size, d.tokenizer + " " + named_by, d.train);
-    append_shards(val_files, d.vocab_size, d.tokenizer + " " + named_by, d.val);
-    if (d.vocab_size == 0) {
-      for (auto t : d.train) d.vocab_size = std::max(d.vocab_size, t + 1);
-      for (auto t : d.val) d.vocab_size = std::max(d.vocab_size, t + 1);
+    for (const auto& f : train_files) d.train.add(core::text::MappedShard(f));
+    for (const auto& f : val_files) d.val.add(core::text::MappedShard(f));
+    if (d.vocab_size > 0) {
+      d.train.check_vocabulary(d.vocab_size, d.tokenizer + " " + named_by);
+      d.val.check_vocabulary(d.vocab_size, d.tokenizer + " " + named_by);
+    } else {
+      d.vocab_size = std::max(d.train.max_token(), d.val.max_token()) + 1;
     }
   } else {
     if (!(o.val_fraction > 0))
@@ -101,13 +141,14 @@ TokenData load_token_data(const DataOptions& o) {
     ss << f.rdbuf();
     const auto tok = core::text::make_tokenizer(o.tokenizer);
     const auto ids = tok->encode(ss.str());
-    const std::size_t n_val = static_cast<std::size_t>(double(ids.size()) * o.val_fraction);
-    d.train.assign(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(n_val));
-    d.val.assign(ids.end() - static_cast<std::ptrdiff_t>(n_val), ids.end());
+    const auto n_val = static_cast<std::ptrdiff_t>(double(ids.size()) * o.val_fraction);
+    const auto split = ids.end() - n_val;
+    d.train.add(std::vector<std::uint16_t>(ids.begin(), split), o.input + " (train split)");
+    d.val.add(std::vector<std::uint16_t>(split, ids.end()), o.input + " (validation split)");
     d.vocab_size = tok->vocab_size();
     d.tokenizer = tok->spec();
   }
-  const std::size_t need = static_cast<std::size_t>(o.seq_len) + 1;
+  const std::int64_t need = static_cast<std::int64_t>(o.seq_len) + 1;
   if (d.train.size() < need)
     throw DataError("data.input '" + o.input + "': the train split has " + std::to_string(d.train.size()) +
                     " tokens, fewer than data.seq_len + 1 = " + std::to_string(need));
@@ -119,11 +160,11 @@ TokenData load_token_data(const DataOptions& o) {
 }
 
 namespace {
-void window(const std::vector<std::int32_t>& src, std::size_t start, int T, std::int32_t* tok, std::int32_t* tgt) {
-  for (int t = 0; t < T; ++t) {
-    tok[t] = src[start + t];
-    tgt[t] = src[start + t + 1];
-  }
+// tok = split[start, start + T), tgt = split[start + 1, start + T + 1).
+void window(const TokenSplit& split, std::int64_t start, int T, std::int32_t* tok, std::int32_t* tgt) {
+  split.copy(start, static_cast<std::size_t>(T), tok);
+  std::copy(tok + 1, tok + T, tgt);
+  split.copy(start + T, 1, tgt + T - 1);
 }
 }  // namespace
 
@@ -137,19 +178,19 @@ void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed,
   tokens.resize(std::size_t(B) * T);
   targets.resize(std::size_t(B) * T);
   Rng rng = Rng(seed).split(stream);
-  const std::uint64_t n_starts = data.train.size() - T;  // start + T is the last target
+  const auto n_starts = static_cast<std::uint64_t>(data.train.size() - T);  // start + T is the last target
   for (int b = 0; b < B; ++b)
-    window(data.train, rng.below(n_starts), T, tokens.data() + std::size_t(b) * T, targets.data() + std::size_t(b) * T);
+    window(data.train, static_cast<std::int64_t>(rng.below(n_starts)), T, tokens.data() + std::size_t(b) * T, targets.data() + std::size_t(b) * T);
 }
 
 void val_batch(const TokenData& data, int B, int T, int i, std::vector<std::int32_t>& tokens,
                std::vector<std::int32_t>& targets) {
   tokens.resize(std::size_t(B) * T);
   targets.resize(std::size_t(B) * T);
-  const std::size_t windows = (data.val.size() - 1) / T;
+  const auto windows = static_cast<std::size_t>((data.val.size() - 1) / T);
   for (int b = 0; b < B; ++b) {
     const std::size_t w = (std::size_t(i) * B + b) % windows;
-    window(data.val, w * T, T, tokens.data() + std::size_t(b) * T, targets.data() + std::size_t(b) * T);
+    window(data.val, static_cast<std::int64_t>(w) * T, T, tokens.data() + std::size_t(b) * T, targets.data() + std::size_t(b) * T);
   }
 }
 

@@ -1,15 +1,19 @@
 // Token data for training: a text file tokenized on the fly (the last val_fraction of the tokens
-// is the validation split) or a folder of llm.c token shards, written by `zpp-train prepare`
+// is the validation split, held in memory) or a folder of llm.c token shards (mapped, read in
+// place), written by `zpp-train prepare`
 // (train_000000.bin, val_000000.bin) or by llm.c (tiny_shakespeare_val.bin, fineweb_train_000001.bin:
 // a split's files have "train" or "val" as a '_'-separated word of their name). Batches are windows of seq_len + 1 tokens: inputs and next-token
 // targets. Training windows start at offsets drawn from a stream that depends only on (seed,
 // step, micro step; see batch_stream), so a resumed run sees exactly the batches an uninterrupted run would.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "common/config.hpp"
+#include "text/shard.hpp"
 
 namespace core::train {
 
@@ -29,8 +33,37 @@ struct DataOptions {
   }
 };
 
+// The tokens of one split: the concatenation of its parts, each a token shard read in place
+// (text::MappedShard: shards larger than memory train) or tokens held in memory (a tokenized text).
+// Windows may cross from one part into the next.
+class TokenSplit {
+ public:
+  void add(text::MappedShard shard);
+  void add(std::vector<std::uint16_t> tokens, std::string source);
+  std::int64_t size() const { return size_; }
+  // Tokens [start, start + n) of the concatenation (start + n <= size()).
+  void copy(std::int64_t start, std::size_t n, std::int32_t* out) const;
+  std::vector<std::int32_t> tokens(std::int64_t start, std::size_t n) const;
+  // The largest token (-1 when empty).
+  std::int32_t max_token() const;
+  // DataError naming the part, the index and (for a shard) the byte offset of the first token >= vocab.
+  void check_vocabulary(std::int32_t vocab, const std::string& tokenizer) const;
+
+ private:
+  struct Part {
+    std::string source;
+    bool shard = false;
+    std::shared_ptr<const void> owner;  // the mapping or the vector that `tokens` views
+    std::span<const std::uint16_t> tokens;
+    std::int64_t begin = 0;  // index of tokens[0] in the split
+  };
+  void push(Part part);
+  std::vector<Part> parts_;
+  std::int64_t size_ = 0;
+};
+
 struct TokenData {
-  std::vector<std::int32_t> train, val;
+  TokenSplit train, val;
   int vocab_size = 0;    // of the tokenizer that made the tokens
   std::string tokenizer; // its spec, recorded in checkpoints for `sample`
   std::string source;    // what was read, for messages

@@ -87,9 +87,35 @@ TEST_CASE("llm.c's shard names are found: NAME_train.bin, NAME_val_000000.bin, i
   core::text::write_shard(dir / "trainer_notes.bin", std::vector<std::int32_t>(5, 9));  // not a split word
   const TokenData d = load_token_data(shards_at(dir));
   REQUIRE(d.train.size() == 70);
-  CHECK(d.train.front() == 1);
-  CHECK(d.train.back() == 2);
-  CHECK(d.val == std::vector<std::int32_t>(20, 3));
+  CHECK(d.train.tokens(0, 1)[0] == 1);
+  CHECK(d.train.tokens(69, 1)[0] == 2);
+  CHECK(d.val.tokens(0, 20) == std::vector<std::int32_t>(20, 3));
+}
+
+TEST_CASE("a split of several shards reads like their concatenation: windows cross shard boundaries") {
+  TempDir dir("train_data_concat");
+  std::vector<std::int32_t> all;
+  const int lengths[] = {5, 1, 13, 9};  // shards shorter than a window too
+  for (int s = 0; s < 4; ++s) {
+    std::vector<std::int32_t> part;
+    for (int i = 0; i < lengths[s]; ++i) part.push_back(static_cast<std::int32_t>(all.size() + part.size()));
+    all.insert(all.end(), part.begin(), part.end());
+    core::text::write_shard(dir / ("train_00000" + std::to_string(s) + ".bin"), part);
+  }
+  core::text::write_shard(dir / "val_000000.bin", ramp(20, 7));
+  DataOptions o = shards_at(dir);
+  const TokenData d = load_token_data(o);
+  REQUIRE(d.train.size() == 28);
+  CHECK(d.train.max_token() == 27);
+  for (std::int64_t start = 0; start < 28; ++start)
+    for (std::size_t n = 0; start + static_cast<std::int64_t>(n) <= 28; ++n)
+      CHECK(d.train.tokens(start, n) == std::vector<std::int32_t>(all.begin() + start, all.begin() + start + n));
+  // Training windows: targets are the inputs shifted by one, both read across the boundaries.
+  std::vector<std::int32_t> tok, tgt;
+  for (std::uint64_t stream = 0; stream < 20; ++stream) {
+    sample_train_batch(d, 3, o.seq_len, 5, stream, tok, tgt);
+    for (std::size_t i = 0; i < tok.size(); ++i) CHECK(tgt[i] == tok[i] + 1);  // all[k] == k
+  }
 }
 
 TEST_CASE("batch streams are distinct for every (step, micro step), also beyond 1024 micro steps") {
