@@ -54,37 +54,6 @@ std::size_t last_safe_cut(std::string_view buf) {
   return std::string_view::npos;
 }
 
-// Pass 1: tokenizes the text of `in` (the opened file `input`) chunk by chunk (about chunk_bytes each,
-// cut at last_safe_cut; a text without such a point is one chunk) into `tokens_file` as uint16, the
-// end-of-text token first when the tokenizer has one. Returns {input bytes, tokens}.
-std::pair<std::int64_t, std::int64_t> tokenize_to_file(std::ifstream& in, const fs::path& input,
-                                                       const Tokenizer& tokenizer, std::int64_t chunk_bytes,
-                                                       const fs::path& tokens_file) {
-  std::ofstream out(tokens_file, std::ios::binary);
-  if (!out) throw IoError("prepare: cannot create " + tokens_file.string());
-  std::int64_t bytes = 0, count = 0;
-  const auto emit = [&](const std::vector<std::int32_t>& ids) {
-    std::vector<std::uint16_t> packed(ids.begin(), ids.end());  // prepare() checked vocab_size <= 65536
-    out.write(reinterpret_cast<const char*>(packed.data()), static_cast<std::streamsize>(packed.size() * 2));
-    count += static_cast<std::int64_t>(ids.size());
-  };
-  if (const auto eot = tokenizer.eot_token()) emit({*eot});
-  std::string pending;
-  std::vector<char> block(static_cast<std::size_t>(chunk_bytes));
-  while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    pending.append(block.data(), static_cast<std::size_t>(in.gcount()));
-    bytes += in.gcount();
-    const std::size_t cut = in ? last_safe_cut(pending) : pending.size();  // at the end: everything
-    if (cut == std::string::npos || cut == 0) continue;
-    emit(tokenizer.encode(std::string_view(pending).substr(0, cut)));
-    pending.erase(0, cut);
-  }
-  if (in.bad()) throw IoError("error reading input text " + input.string());
-  if (!out.flush()) throw IoError("prepare: cannot write " + tokens_file.string());
-  return {bytes, count};
-}
-
 // Pass 2: tokens [begin, begin + n) of the token file as split_000000.bin, ... in dir (shards of at
 // most shard_tokens, copied a block at a time); returns the file names.
 std::vector<std::string> write_split(const fs::path& tokens_file, std::int64_t begin, std::int64_t n,
@@ -145,6 +114,36 @@ struct ScratchDir {
 
 }  // namespace
 
+TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
+                                 std::int64_t chunk_bytes, const fs::path& tokens_file) {
+  if (tokenizer.vocab_size() > 65536)
+    throw UsageError("tokenizer '" + tokenizer.spec() + "' has " + std::to_string(tokenizer.vocab_size()) +
+                     " tokens; uint16 token files hold at most 65536");
+  std::ofstream out(tokens_file, std::ios::binary);
+  if (!out) throw IoError("cannot create token file " + tokens_file.string());
+  TokenFileResult r;
+  const auto emit = [&](const std::vector<std::int32_t>& ids) {
+    std::vector<std::uint16_t> packed(ids.begin(), ids.end());  // vocab_size <= 65536 checked above
+    out.write(reinterpret_cast<const char*>(packed.data()), static_cast<std::streamsize>(packed.size() * 2));
+    r.tokens += static_cast<std::int64_t>(ids.size());
+  };
+  if (const auto eot = tokenizer.eot_token()) emit({*eot});
+  std::string pending;
+  std::vector<char> block(static_cast<std::size_t>(chunk_bytes));
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    pending.append(block.data(), static_cast<std::size_t>(in.gcount()));
+    r.input_bytes += in.gcount();
+    const std::size_t cut = in ? last_safe_cut(pending) : pending.size();  // at the end: everything
+    if (cut == std::string::npos || cut == 0) continue;
+    emit(tokenizer.encode(std::string_view(pending).substr(0, cut)));
+    pending.erase(0, cut);
+  }
+  if (in.bad()) throw IoError("error reading input text " + source);
+  if (!out.flush()) throw IoError("cannot write token file " + tokens_file.string() + " (disk full?)");
+  return r;
+}
+
 nlohmann::json PrepareResult::to_json() const {
   return {{"tokenizer", tokenizer},       {"vocab_size", vocab_size},   {"input_bytes", input_bytes},
           {"train_tokens", train_tokens}, {"val_tokens", val_tokens},   {"train_files", train_files},
@@ -160,9 +159,6 @@ PrepareResult prepare(const PrepareOptions& options) {
   if (options.chunk_bytes <= 0) throw UsageError("prepare: chunk_bytes must be > 0");
   const Timer timer;
   const auto tokenizer = make_tokenizer(options.tokenizer);
-  if (tokenizer->vocab_size() > 65536)
-    throw UsageError("prepare: tokenizer '" + options.tokenizer + "' has " +
-                     std::to_string(tokenizer->vocab_size()) + " tokens; shards hold at most 65536");
   std::ifstream input = open_input(options.input);  // a missing input fails before anything is created
   const fs::path out(options.out);
   std::error_code ec;

@@ -15,10 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <filesystem>
+#include <istream>
 #include <string>
 #include <vector>
 
 #include "common/config.hpp"
+#include "text/tokenizer.hpp"
 
 namespace core::text {
 
@@ -55,6 +58,18 @@ struct PrepareResult {
 
   nlohmann::json to_json() const;
 };
+
+// Pass 1 of prepare, also used by training on a text file: tokenizes the text read from `in`
+// (`source` names it in messages) chunk by chunk, about chunk_bytes at a time, cut where the tokens
+// of the parts are those of the whole, into `tokens_file` as uint16 (no header), the end-of-text
+// token first when the tokenizer has one. Memory is bounded by chunk_bytes (a text without a cut
+// point is one chunk). Throws UsageError (a vocabulary above 65536) or IoError.
+struct TokenFileResult {
+  std::int64_t input_bytes = 0;
+  std::int64_t tokens = 0;
+};
+TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
+                                 std::int64_t chunk_bytes, const std::filesystem::path& tokens_file);
 
 // Throws UsageError (empty input/out path, bad options, bad tokenizer spec), InputMissingError (input or
 // tokenizer files absent, input a directory), DataError (input too short to give both splits a token), IoError.

@@ -1,14 +1,18 @@
 // Loading token splits (text + tokenizer, or llm.c shards) and cutting training/validation windows.
 #include "train/data.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/errors.hpp"
 #include "common/rng.hpp"
+#include "text/prepare.hpp"
 #include "text/shard.hpp"
 #include "text/tokenizer.hpp"
 
@@ -27,9 +31,11 @@ void TokenSplit::add(text::MappedShard shard) {
   push(Part{owner->path().string(), true, owner, owner->tokens()});
 }
 
-void TokenSplit::add(std::vector<std::uint16_t> tokens, std::string source) {
-  auto owner = std::make_shared<const std::vector<std::uint16_t>>(std::move(tokens));
-  push(Part{std::move(source), false, owner, *owner});
+void TokenSplit::add(std::shared_ptr<const io::MappedFile> tokens_file, std::int64_t begin, std::int64_t count,
+                     std::string source) {
+  const auto* all = reinterpret_cast<const std::uint16_t*>(tokens_file->bytes().data());
+  push(Part{std::move(source), false, std::move(tokens_file),
+            std::span<const std::uint16_t>(all + begin, static_cast<std::size_t>(count))});
 }
 
 void TokenSplit::copy(std::int64_t start, std::size_t n, std::int32_t* out) const {
@@ -86,6 +92,30 @@ std::vector<fs::path> split_shards(const fs::path& dir, const std::string& split
   return out;
 }
 
+// Tokenizes a text input as `prepare` does (chunk by chunk, end-of-text token first) into a uint16
+// file in the temporary folder, maps it and unlinks it: the mapping keeps the tokens until the last
+// split using them goes, and no file is left behind, however the process ends.
+std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std::string& source,
+                                                    const core::text::Tokenizer& tokenizer) {
+  static std::atomic<int> counter{0};
+  const fs::path path = fs::temp_directory_path() / ("zpp-train-tokens-" + std::to_string(::getpid()) + "-" +
+                                                     std::to_string(counter++) + ".u16");
+  struct Unlink {
+    fs::path path;
+    ~Unlink() {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  } unlink{path};
+  try {
+    core::text::tokenize_to_file(in, source, tokenizer, core::text::PrepareOptions{}.chunk_bytes, path);
+  } catch (const IoError& e) {
+    throw IoError(std::string(e.what()) + ". hint: tokenizing data.input needs 2 bytes per token in " +
+                  fs::temp_directory_path().string() + " (TMPDIR); or run `zpp-train prepare` once and train on its folder");
+  }
+  return std::make_shared<const io::MappedFile>(path);
+}
+
 }  // namespace
 
 TokenData load_token_data(const DataOptions& o) {
@@ -137,14 +167,12 @@ TokenData load_token_data(const DataOptions& o) {
       throw UsageError("data.val_fraction = 0 leaves a text input no validation split (training evaluates on it)");
     std::ifstream f(in, std::ios::binary);
     if (!f) throw InputMissingError("data.input: cannot open '" + o.input + "'");
-    std::ostringstream ss;
-    ss << f.rdbuf();
     const auto tok = core::text::make_tokenizer(o.tokenizer);
-    const auto ids = tok->encode(ss.str());
-    const auto n_val = static_cast<std::ptrdiff_t>(double(ids.size()) * o.val_fraction);
-    const auto split = ids.end() - n_val;
-    d.train.add(std::vector<std::uint16_t>(ids.begin(), split), o.input + " (train split)");
-    d.val.add(std::vector<std::uint16_t>(split, ids.end()), o.input + " (validation split)");
+    const auto file = tokenize_text(f, o.input, *tok);
+    const std::int64_t n = static_cast<std::int64_t>(file->bytes().size() / 2);
+    const auto n_val = static_cast<std::int64_t>(std::floor(o.val_fraction * static_cast<double>(n)));
+    d.train.add(file, 0, n - n_val, o.input + " (train split)");
+    d.val.add(file, n - n_val, n_val, o.input + " (validation split)");
     d.vocab_size = tok->vocab_size();
     d.tokenizer = tok->spec();
   }

@@ -1,6 +1,6 @@
-// Token data for training: a text file tokenized on the fly (the last val_fraction of the tokens
-// is the validation split, held in memory) or a folder of llm.c token shards (mapped, read in
-// place), written by `zpp-train prepare`
+// Token data for training: a text file tokenized on the fly as `prepare` would (into a temporary
+// uint16 file, chunk by chunk; the last val_fraction of the tokens is the validation split) or a
+// folder of llm.c token shards, both mapped and read in place; shards written by `zpp-train prepare`
 // (train_000000.bin, val_000000.bin) or by llm.c (tiny_shakespeare_val.bin, fineweb_train_000001.bin:
 // a split's files have "train" or "val" as a '_'-separated word of their name). Batches are windows of seq_len + 1 tokens: inputs and next-token
 // targets. Training windows start at offsets drawn from a stream that depends only on (seed,
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "io/mapped_file.hpp"
 #include "text/shard.hpp"
 
 namespace core::train {
@@ -33,13 +34,15 @@ struct DataOptions {
   }
 };
 
-// The tokens of one split: the concatenation of its parts, each a token shard read in place
-// (text::MappedShard: shards larger than memory train) or tokens held in memory (a tokenized text).
-// Windows may cross from one part into the next.
+// The tokens of one split: the concatenation of its parts, each read in place from a mapped file
+// (a token shard, or a range of the uint16 token file a text input was tokenized into), so data
+// larger than memory trains. Windows may cross from one part into the next.
 class TokenSplit {
  public:
   void add(text::MappedShard shard);
-  void add(std::vector<std::uint16_t> tokens, std::string source);
+  // Tokens [begin, begin + count) of a mapped uint16 token file.
+  void add(std::shared_ptr<const io::MappedFile> tokens_file, std::int64_t begin, std::int64_t count,
+           std::string source);
   std::int64_t size() const { return size_; }
   // Tokens [start, start + n) of the concatenation (start + n <= size()).
   void copy(std::int64_t start, std::size_t n, std::int32_t* out) const;
@@ -53,7 +56,7 @@ class TokenSplit {
   struct Part {
     std::string source;
     bool shard = false;
-    std::shared_ptr<const void> owner;  // the mapping or the vector that `tokens` views
+    std::shared_ptr<const void> owner;  // the mapping `tokens` views
     std::span<const std::uint16_t> tokens;
     std::int64_t begin = 0;  // index of tokens[0] in the split
   };

@@ -1,14 +1,19 @@
 // load_token_data on shard folders: every token is checked against the vocabulary of the tokenizer
 // that prepare.json (or, without it, data.tokenizer) names, with the file, index and byte offset of
-// the first bad one; a folder with only one split says which is missing; llm.c's file names work.
+// the first bad one; a folder with only one split says which is missing; llm.c's file names work;
+// several shards read as one; a text input gives the tokens prepare writes for it.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "common/errors.hpp"
 #include "test_support.hpp"
+#include "text/prepare.hpp"
 #include "text/shard.hpp"
 #include "train/data.hpp"
 
@@ -138,4 +143,42 @@ TEST_CASE("a text input with val_fraction 0 is a configuration error") {
   CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains("data.val_fraction = 0"), core::UsageError);
   o.val_fraction = 0.1;
   CHECK(load_token_data(o).val.size() == 50);
+}
+
+TEST_CASE("a text input trains on the tokens `prepare` writes for it, and leaves no file behind") {
+  if (!core::test::have_dataset("tokenizers/gpt2/encoder.json")) return;
+  TempDir dir("train_data_text_as_prepare");
+  std::string text = core::test::read_text(core::test::datasets_dir() / "text/tinyshakespeare.txt").substr(0, 30000);
+  core::test::write_text(dir / "t.txt", text);
+  const auto temp_files = [] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+      n += e.path().filename().string().rfind("zpp-train-tokens-" + std::to_string(::getpid()), 0) == 0;
+    return n;
+  };
+  for (const std::string& tokenizer :
+       {std::string("bytes"), "gpt2:" + (core::test::datasets_dir() / "tokenizers/gpt2").string()}) {
+    CAPTURE(tokenizer);
+    core::text::PrepareOptions p;
+    p.input = (dir / "t.txt").string();
+    p.tokenizer = tokenizer;
+    p.out = (dir / "shards").string();
+    p.chunk_bytes = 1000;  // many chunks: the same tokens as one
+    core::text::prepare(p);
+    DataOptions o;
+    o.input = p.input;
+    o.tokenizer = tokenizer;
+    o.seq_len = 8;
+    const TokenData from_text = load_token_data(o);
+    o.input = p.out;
+    const TokenData from_shards = load_token_data(o);
+    REQUIRE(from_text.train.size() == from_shards.train.size());
+    REQUIRE(from_text.val.size() == from_shards.val.size());
+    CHECK(from_text.train.tokens(0, static_cast<std::size_t>(from_text.train.size())) ==
+          from_shards.train.tokens(0, static_cast<std::size_t>(from_shards.train.size())));
+    CHECK(from_text.val.tokens(0, static_cast<std::size_t>(from_text.val.size())) ==
+          from_shards.val.tokens(0, static_cast<std::size_t>(from_shards.val.size())));
+    CHECK(from_text.vocab_size == from_shards.vocab_size);
+    CHECK(temp_files() == 0);  // the token file was unlinked once mapped
+  }
 }
