@@ -1,8 +1,9 @@
 // zpp-train end to end: bad configs exit 2 with the key named, a short run writes metrics and one
 // JSON summary, prepare -> train on shards, sample from the checkpoint, SIGTERM-free resume, SIGTERM
-// during sample (ends it) and train (checkpoint, exit 75); BERT on
-// device=cuda against the same run on the host where a device answers (the refusal elsewhere); a
-// non-finite sampling temperature; scripts/plot/loss.py's output and exit codes.
+// during sample (ends it) and train (checkpoint, exit 75); GPT and BERT on device=cuda against the
+// same runs on the host where a device answers (the refusal elsewhere; test_train_cli_emulated runs
+// that case against zpp-train built on the SIMT emulator); a non-finite sampling temperature;
+// scripts/plot/loss.py's output and exit codes.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -126,32 +127,40 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
   CHECK(r.exit_code == 0);
 }
 
-TEST_CASE("device=cuda trains BERT (masked LM) like the host where a device answers, else exits 2") {
-  TempDir tmp("zpp_cli_bert_cuda");
+TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a device answers, else exits 2") {
+  TempDir tmp("zpp_cli_cuda");
   const auto bert = with(kTiny, {"model.arch=bert", "model.vocab_size=264"});  // bytes + [MASK], a multiple of 8
-  auto gpu = run_tool("zpp-train", with({"train", "--device", "cuda", "--out", (tmp / "gpu").string()}, bert));
-  if (gpu.exit_code != 0) {
-    CHECK(gpu.exit_code == 2);
-    CHECK((gpu.err.find("device=cuda: no CUDA device") != std::string::npos ||
-           gpu.err.find("device=cuda: this build has no CUDA") != std::string::npos));
-    return;
+  for (const auto& [arch, config] : {std::pair{std::string("gpt"), kTiny}, std::pair{std::string("bert"), bert}}) {
+    CAPTURE(arch);
+    auto gpu = run_tool("zpp-train", with({"train", "--device", "cuda", "--out", (tmp / (arch + "_gpu")).string()}, config));
+    if (gpu.exit_code != 0) {
+      INFO(gpu.err);
+      REQUIRE(std::getenv("TOOLKIT_EXPECT_DEVICE") == nullptr);  // set where a device (or the emulator) must answer
+      CHECK(gpu.exit_code == 2);
+      CHECK((gpu.err.find("device=cuda: no CUDA device") != std::string::npos ||
+             gpu.err.find("device=cuda: this build has no CUDA") != std::string::npos));
+      return;
+    }
+    const auto cpu = run_tool("zpp-train", with({"train", "--out", (tmp / (arch + "_cpu")).string()}, config));
+    REQUIRE(cpu.exit_code == 0);
+    const auto g = last_json_line(gpu.out), c = last_json_line(cpu.out);
+    CHECK(g["device"] == "cuda");
+    REQUIRE(g["final_loss"].is_number());
+    REQUIRE(g["val_loss"].is_number());
+    CHECK(std::filesystem::exists(tmp / (arch + "_gpu") / "checkpoints/step_00000006/DONE"));
+    // Same weights and batches: the first step's loss as the GPU step test (1%), after 6 steps and
+    // on validation 5%.
+    const auto first_loss = [](const std::filesystem::path& run) {
+      const std::string m = core::test::read_text(run / "metrics.jsonl");
+      return nlohmann::json::parse(m.substr(0, m.find('\n')))["loss"].get<double>();
+    };
+    const double g1 = first_loss(tmp / (arch + "_gpu")), c1 = first_loss(tmp / (arch + "_cpu"));
+    CHECK(std::abs(g1 - c1) <= 1e-2 * c1);
+    const double g6 = g["final_loss"].get<double>(), c6 = c["final_loss"].get<double>();
+    CHECK(std::abs(g6 - c6) <= 5e-2 * c6);
+    const double gv = g["val_loss"].get<double>(), cv = c["val_loss"].get<double>();
+    CHECK(std::abs(gv - cv) <= 5e-2 * cv);
   }
-  const auto cpu = run_tool("zpp-train", with({"train", "--out", (tmp / "cpu").string()}, bert));
-  REQUIRE(cpu.exit_code == 0);
-  const auto g = last_json_line(gpu.out), c = last_json_line(cpu.out);
-  CHECK(g["device"] == "cuda");
-  REQUIRE(g["final_loss"].is_number());
-  REQUIRE(g["val_loss"].is_number());
-  CHECK(std::filesystem::exists(tmp / "gpu/checkpoints/step_00000006/DONE"));
-  // Same weights and batches: the first step's loss as the GPU step test (1%), after 6 steps 5%.
-  const auto first_loss = [](const std::filesystem::path& run) {
-    const std::string m = core::test::read_text(run / "metrics.jsonl");
-    return nlohmann::json::parse(m.substr(0, m.find('\n')))["loss"].get<double>();
-  };
-  const double g1 = first_loss(tmp / "gpu"), c1 = first_loss(tmp / "cpu");
-  CHECK(std::abs(g1 - c1) <= 1e-2 * c1);
-  const double g6 = g["final_loss"].get<double>(), c6 = c["final_loss"].get<double>();
-  CHECK(std::abs(g6 - c6) <= 5e-2 * c6);
 }
 
 TEST_CASE("a one-step run still reports its throughput") {

@@ -3,6 +3,7 @@
 // order, then bias, GELU with its pre-activation, or a residual, rounded once to the output type) and
 // the argument rules it shares with the cuBLASLt path (check_gemm_arguments). The cuBLASLt calls
 // themselves are tested on the device (test_kernels_gpu).
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -66,6 +67,20 @@ void gemm(Blas&, bool trans_a, bool trans_b, int M, int N, int K, float alpha, c
   const std::vector<float> p = product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) C[static_cast<std::size_t>(m) * ldc + n] = p[static_cast<std::size_t>(m) * N + n];
+}
+
+// The rate of the host gemm above, timed like the device's (one warm-up, best of reps).
+double measure_gemm_tflops(Blas& blas, int n, int reps) {
+  const std::size_t nn = static_cast<std::size_t>(n) * n;
+  std::vector<bf16> a(nn, to_bf16(0.5f)), c(nn);
+  double best = 0;
+  for (int r = 0; r <= reps; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    gemm(blas, false, true, n, n, n, 1.0f, a.data(), n, a.data(), n, 0.0f, c.data(), n);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (r > 0 && (best == 0 || s < best)) best = s;
+  }
+  return 2.0 * n * double(n) * n / best / 1e12;
 }
 
 float l2_norm(Blas&, const float* x, std::int64_t n, Stream) {
