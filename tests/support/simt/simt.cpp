@@ -81,6 +81,12 @@ struct Block {
 
 Block* g_block = nullptr;
 
+std::string hex(unsigned mask) {
+  std::ostringstream s;
+  s << "0x" << std::hex << mask;
+  return s.str();
+}
+
 std::string where(const Fiber& f) {
   std::ostringstream s;
   s << "block (" << blockIdx.x << "," << blockIdx.y << "," << blockIdx.z << ") thread (" << f.index.x << ","
@@ -123,7 +129,7 @@ void thread_ended(Block& b, Fiber& f) {
   const int lane = f.linear % 32;
   w.live &= ~(1u << lane);
   if (w.barrier.arrived > 0 && (w.barrier.mask >> lane & 1u))
-    fail("ended while lanes of its warp wait for it at a warp barrier (mask " + std::to_string(w.barrier.mask) + ")");
+    fail("ended while lanes of its warp wait for it at a warp barrier (mask " + hex(w.barrier.mask) + ")");
 }
 
 // A thread of the block: the kernel body, then the bookkeeping of its end. Exceptions other than
@@ -261,11 +267,11 @@ void sync_warp(unsigned mask) {
   Warp& w = warp_of(b, f);
   const int lane = f.linear % 32;
   if (!(mask >> lane & 1u)) fail("a warp barrier whose mask leaves out the calling lane");
-  if (mask & ~w.live) fail("a warp barrier over lanes that ended or do not exist (mask " + std::to_string(mask) + ")");
+  if (mask & ~w.live) fail("a warp barrier over lanes that ended or do not exist (mask " + hex(mask) + ", live " + hex(w.live) + ")");
   Barrier& bar = w.barrier;
   if (bar.arrived == 0) bar.mask = mask;
   else if (bar.mask != mask)
-    fail("lanes of one warp wait with different masks (" + std::to_string(bar.mask) + ", " + std::to_string(mask) + ")");
+    fail("lanes of one warp wait with different masks (" + hex(bar.mask) + ", " + hex(mask) + ")");
   if (!arrive(bar, std::popcount(mask))) wait_here(f, Wait::warp, bar.generation);
 }
 
