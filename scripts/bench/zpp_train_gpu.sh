@@ -2,10 +2,13 @@
 # GPU training throughput of zpp-train (device=cuda) for GPT-2 124M (12 layers, 768 wide, context
 # 1024, vocab 50257 padded to 50304), on one CUDA device; meant for the H200 and ~8 minutes in all:
 #   scripts/bench/zpp_train_gpu.sh [BUILD_DIR]     (env: BATCHES="32 64" STEPS=8 JOBS=16 CMAKE_ARGS=...
-#                                                        PROFILE=B: also ncu per-kernel times, batch B)
+#                                                        PROFILE=B: also ncu per-kernel times, batch B;
+#                                                        SANITIZE=1: also compute-sanitizer on the kernel tests)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
 # 2. runs the gpu-labelled tests (kernels against the host layers; one GPT and one BERT step CPU vs
 #    CUDA) and the zpp-train CLI tests (which train GPT and BERT with --device cuda against the CPU);
+#    with SANITIZE=1, the kernel tests under compute-sanitizer memcheck (without the case that fails
+#    a 1 PiB cudaMalloc on purpose) and racecheck (shared-memory races of the attention kernels);
 # 3. measures the device's bf16 GEMM rate through the same cuBLASLt path (zpp-train peak device=cuda,
 #    8192^3, best of 10): the baseline MFU is quoted against, next to the nominal 790 TFLOP/s;
 # 4. trains GPT-2 124M for STEPS steps per batch size in BATCHES (the first step is excluded from the
@@ -34,6 +37,15 @@ echo "build: $((SECONDS - T0)) s"
 echo "== gpu tests"
 (cd "$BUILD" && ctest -L gpu --output-on-failure --timeout 300) || echo "(gpu tests failed: see above)"
 (cd "$BUILD" && TOOLKIT_EXPECT_DEVICE=1 ctest -R "^test_train_cli$" --output-on-failure --timeout 300) || echo "(zpp-train CLI tests failed: see above)"
+if [[ -n "${SANITIZE:-}" ]]; then
+  SAN="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+  echo "== compute-sanitizer memcheck, kernel tests"
+  "$SAN" --tool memcheck --error-exitcode 1 "$BUILD/tests/test_kernels_gpu" -tce="*failing CUDA call*" 2>&1 | tail -5 ||
+    echo "(memcheck reported errors: see above)"
+  echo "== compute-sanitizer racecheck, attention"
+  "$SAN" --tool racecheck --error-exitcode 1 "$BUILD/tests/test_kernels_gpu" -tc="*attention*" 2>&1 | tail -5 ||
+    echo "(racecheck reported hazards: see above)"
+fi
 echo "tests done at $((SECONDS - T0)) s"
 
 ZPP="$BUILD/bin/zpp-train"
