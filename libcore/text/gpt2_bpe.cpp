@@ -202,7 +202,10 @@ void Gpt2Tokenizer::encode_piece(std::string_view piece, std::vector<std::int32_
 std::vector<std::int32_t> Gpt2Tokenizer::encode(std::string_view text) const {
   std::vector<std::int32_t> ids;
   ids.reserve(text.size() / 3);
-  for (std::string_view piece : gpt2_pretokenize(text)) encode_piece(piece, ids);
+  for (std::size_t pos = 0, end; pos < text.size(); pos = end) {  // piece by piece: no list of all pieces
+    end = gpt2_piece_end(text, pos);
+    encode_piece(text.substr(pos, end - pos), ids);
+  }
   return ids;
 }
 

@@ -31,7 +31,7 @@ struct PrepareOptions {
   std::string out;                // output folder, created when absent
   double val_fraction = 0.1;
   std::int64_t shard_tokens = 100'000'000;
-  std::int64_t chunk_bytes = 64 << 20;  // text tokenized at a time (peak memory ~4x this with bytes, ~10x with GPT-2)
+  std::int64_t chunk_bytes = 64 << 20;  // text tokenized at a time (peak memory ~8x this with bytes, ~4x with GPT-2)
 
   template <class V>
   void visit(V& v) {

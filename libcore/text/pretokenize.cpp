@@ -65,14 +65,13 @@ class Scanner {
 
 }  // namespace
 
+std::size_t gpt2_piece_end(std::string_view text, std::size_t pos) { return Scanner(text).match(pos); }
+
 std::vector<std::string_view> gpt2_pretokenize(std::string_view text) {
   std::vector<std::string_view> pieces;
-  const Scanner scanner(text);
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t end = scanner.match(pos);
+  for (std::size_t pos = 0, end; pos < text.size(); pos = end) {
+    end = gpt2_piece_end(text, pos);
     pieces.push_back(text.substr(pos, end - pos));
-    pos = end;
   }
   return pieces;
 }

@@ -14,6 +14,10 @@
 
 namespace core::text {
 
+// The end of the piece of `text` that starts at `pos` (< text.size()); always > pos. Pieces can be
+// taken one at a time with it, without a list of all of them.
+std::size_t gpt2_piece_end(std::string_view text, std::size_t pos);
+
 // The pieces of `text`, in order; their concatenation is `text`.
 std::vector<std::string_view> gpt2_pretokenize(std::string_view text);
 
