@@ -129,8 +129,11 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
 
 TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a device answers, else exits 2") {
   TempDir tmp("zpp_cli_cuda");
+  // GPT with two micro steps per step and a clipping norm that binds: the device's accumulation
+  // scale, gradient norm and clipping factor against the host's.
+  const auto gpt = with(kTiny, {"gradient_accumulation_steps=2", "gradient_clipping=0.05"});
   const auto bert = with(kTiny, {"model.arch=bert", "model.vocab_size=264"});  // bytes + [MASK], a multiple of 8
-  for (const auto& [arch, config] : {std::pair{std::string("gpt"), kTiny}, std::pair{std::string("bert"), bert}}) {
+  for (const auto& [arch, config] : {std::pair{std::string("gpt"), gpt}, std::pair{std::string("bert"), bert}}) {
     CAPTURE(arch);
     auto gpu = run_tool("zpp-train", with({"train", "--device", "cuda", "--out", (tmp / (arch + "_gpu")).string()}, config));
     if (gpu.exit_code != 0) {
@@ -150,12 +153,16 @@ TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a dev
     CHECK(std::filesystem::exists(tmp / (arch + "_gpu") / "checkpoints/step_00000006/DONE"));
     // Same weights and batches: the first step's loss as the GPU step test (1%), after 6 steps and
     // on validation 5%.
-    const auto first_loss = [](const std::filesystem::path& run) {
+    const auto first_step = [](const std::filesystem::path& run) {
       const std::string m = core::test::read_text(run / "metrics.jsonl");
-      return nlohmann::json::parse(m.substr(0, m.find('\n')))["loss"].get<double>();
+      return nlohmann::json::parse(m.substr(0, m.find('\n')));
     };
-    const double g1 = first_loss(tmp / (arch + "_gpu")), c1 = first_loss(tmp / (arch + "_cpu"));
+    const auto gs = first_step(tmp / (arch + "_gpu")), cs = first_step(tmp / (arch + "_cpu"));
+    const double g1 = gs["loss"].get<double>(), c1 = cs["loss"].get<double>();
     CHECK(std::abs(g1 - c1) <= 1e-2 * c1);
+    // The gradient norm before clipping: the accumulated micro-step gradients, scaled by 1 / accum.
+    const double gn = gs["grad_norm"].get<double>(), cn = cs["grad_norm"].get<double>();
+    CHECK(std::abs(gn - cn) <= 5e-2 * cn);
     const double g6 = g["final_loss"].get<double>(), c6 = c["final_loss"].get<double>();
     CHECK(std::abs(g6 - c6) <= 5e-2 * c6);
     const double gv = g["val_loss"].get<double>(), cv = c["val_loss"].get<double>();
