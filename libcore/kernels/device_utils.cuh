@@ -27,22 +27,12 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, 
   simt::launch(kernel, grid, block, smem, args...);
 }
 inline unsigned char* dynamic_smem() { return simt::dynamic_shared_memory(); }
-class Scratch {
- public:
-  Scratch(std::size_t bytes, Stream) : p_(::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(256))) {
-    std::memset(p_, 0xFF, bytes);
-  }
-  ~Scratch() { ::operator delete(p_, std::align_val_t(256)); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(p_);
-  }
-
- private:
-  void* p_;
-};
+inline void* scratch_alloc(std::size_t bytes, Stream) {
+  void* p = ::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(256));
+  std::memset(p, 0xFF, bytes);  // unwritten scratch reads as NaN
+  return p;
+}
+inline void scratch_free(void* p, Stream) noexcept { ::operator delete(p, std::align_val_t(256)); }
 #else
 // kernel<<<grid, block, smem, stream>>>(args...), opting in to more than 48 KiB of dynamic shared
 // memory when asked, and reporting a bad configuration at the launch site.
@@ -58,11 +48,19 @@ __device__ inline unsigned char* dynamic_smem() {
   extern __shared__ __align__(128) unsigned char smem[];
   return smem;
 }
+inline void* scratch_alloc(std::size_t bytes, Stream stream) {
+  void* p = nullptr;
+  CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
+  return p;
+}
+inline void scratch_free(void* p, Stream stream) noexcept { cudaFreeAsync(p, stream); }
+#endif
+
 // Stream-ordered scratch memory (cudaMallocAsync), freed in stream order at the end of its scope.
 class Scratch {
  public:
-  Scratch(std::size_t bytes, Stream stream) : stream_(stream) { CUDA_CHECK(cudaMallocAsync(&p_, bytes, stream)); }
-  ~Scratch() { cudaFreeAsync(p_, stream_); }
+  Scratch(std::size_t bytes, Stream stream) : p_(scratch_alloc(bytes, stream)), stream_(stream) {}
+  ~Scratch() { scratch_free(p_, stream_); }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   template <class T>
@@ -71,10 +69,9 @@ class Scratch {
   }
 
  private:
-  void* p_ = nullptr;
+  void* p_;
   Stream stream_;
 };
-#endif
 
 inline unsigned blocks_for(std::int64_t n, int threads, std::int64_t cap = 65535LL * 32) {
   const std::int64_t b = (n + threads - 1) / threads;
