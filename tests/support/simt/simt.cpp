@@ -8,6 +8,13 @@
 
 #include <boost/context/fiber.hpp>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define SIMT_ASAN 1
+#else
+#define SIMT_ASAN 0
+#endif
+
 #include <bit>
 #include <memory>
 #include <new>
@@ -27,6 +34,8 @@ enum class Wait { none, block, warp, done };
 struct Fiber {
   bctx::fiber context;  // the fiber while it is suspended
   bctx::fiber sink;     // while it runs: the scheduler, to switch back to
+  unsigned char* stack = nullptr;  // its lowest address (kStackBytes)
+  void* fake_stack = nullptr;      // AddressSanitizer's bookkeeping across switches
   uint3 index{};
   int linear = 0;
   Wait wait = Wait::none;
@@ -77,7 +86,11 @@ struct Block {
   const std::function<void()>* body = nullptr;
   Fiber* current = nullptr;
   std::string error;
+  bool aborting = false;  // after an error: suspended fibers unwind when resumed
 };
+
+// Thrown inside a fiber resumed after its block failed, to unwind its stack (see abort_fibers).
+struct Abort {};
 
 Block* g_block = nullptr;
 
@@ -101,8 +114,29 @@ Block& block() {
 
 Warp& warp_of(Block& b, const Fiber& f) { return b.warps[static_cast<std::size_t>(f.linear / 32)]; }
 
-// Back to the scheduler until it resumes this fiber.
-void suspend(Fiber& f) { f.sink = std::move(f.sink).resume(); }
+// Under AddressSanitizer every switch is announced (start) and completed (finish), so that it checks
+// each fiber's stack against the right bounds.
+const void* g_scheduler_stack = nullptr;  // learned when a fiber first starts
+std::size_t g_scheduler_stack_bytes = 0;
+#if SIMT_ASAN
+void switch_starts(void** fake_stack, const void* bottom, std::size_t bytes) {
+  __sanitizer_start_switch_fiber(fake_stack, bottom, bytes);
+}
+void switch_ends(void* fake_stack, const void** from_bottom = nullptr, std::size_t* from_bytes = nullptr) {
+  __sanitizer_finish_switch_fiber(fake_stack, from_bottom, from_bytes);
+}
+#else
+void switch_starts(void**, const void*, std::size_t) {}
+void switch_ends(void*, const void** = nullptr, std::size_t* = nullptr) {}
+#endif
+
+// Back to the scheduler until it resumes this fiber; throws Abort when that is to unwind it.
+void suspend(Fiber& f) {
+  switch_starts(&f.fake_stack, g_scheduler_stack, g_scheduler_stack_bytes);
+  f.sink = std::move(f.sink).resume();
+  switch_ends(f.fake_stack, &g_scheduler_stack, &g_scheduler_stack_bytes);
+  if (g_block->aborting) throw Abort{};
+}
 
 void wait_here(Fiber& f, Wait kind, std::uint64_t generation) {
   f.wait = kind;
@@ -132,17 +166,43 @@ void thread_ended(Block& b, Fiber& f) {
     fail("ended while lanes of its warp wait for it at a warp barrier (mask " + hex(w.barrier.mask) + ")");
 }
 
-// A thread of the block: the kernel body, then the bookkeeping of its end. Exceptions other than
-// Boost.Context's stack unwinding (not a std::exception) become an EmulationError.
+// A thread of the block: the kernel body, then the bookkeeping of its end. A std::exception from the
+// body becomes an EmulationError; Abort (the block failed) ends the thread where it is.
 bctx::fiber thread_main(Block& b, Fiber& f, bctx::fiber&& scheduler) {
+  switch_ends(nullptr, &g_scheduler_stack, &g_scheduler_stack_bytes);
   f.sink = std::move(scheduler);
   try {
-    (*b.body)();
-  } catch (const std::exception& e) {
-    fail(std::string("exception: ") + e.what());
+    if (b.aborting) throw Abort{};
+    try {
+      (*b.body)();
+    } catch (const std::exception& e) {
+      fail(std::string("exception: ") + e.what());
+    }
+    thread_ended(b, f);
+  } catch (const Abort&) {
   }
-  thread_ended(b, f);
+  switch_starts(nullptr, g_scheduler_stack, g_scheduler_stack_bytes);  // this stack is done
   return std::move(f.sink);
+}
+
+// Switches to fiber f until it suspends or ends.
+void resume(Fiber& f) {
+  void* fake_stack = nullptr;
+  switch_starts(&fake_stack, f.stack, kStackBytes);
+  f.context = std::move(f.context).resume();
+  switch_ends(fake_stack);
+}
+
+// After an error: runs every unfinished fiber to its end by unwinding its stack (Abort), so that no
+// fiber is left suspended (Boost.Context would unwind it from its destructor, unannounced to ASan).
+[[noreturn]] void abort_fibers(Block& b, const std::string& error) {
+  b.aborting = true;
+  for (Fiber& f : b.fibers) {
+    b.current = &f;
+    threadIdx = f.index;
+    if (f.context) resume(f);
+  }
+  throw EmulationError(error);
 }
 
 bool runnable(Block& b, const Fiber& f) {
@@ -194,12 +254,12 @@ void run_block(Block& b, bool reverse) {
       f.wait = Wait::none;
       b.current = &f;
       threadIdx = f.index;
-      f.context = std::move(f.context).resume();
-      if (!b.error.empty()) throw EmulationError(b.error);
+      resume(f);
+      if (!b.error.empty()) abort_fibers(b, b.error);
       ran = true;
     }
     if (b.live == 0) return;
-    if (!ran) throw EmulationError(deadlock_report(b));
+    if (!ran) abort_fibers(b, deadlock_report(b));
   }
 }
 
@@ -213,7 +273,11 @@ void run_grid(dim3 grid, dim3 block_dim, std::size_t smem_bytes, const std::func
                          std::to_string(grid.y) + "," + std::to_string(grid.z) + ") block " + std::to_string(threads));
   if (g_block) throw EmulationError("a kernel launched from inside a kernel");
   static StackPool stacks;
-  const std::unique_ptr<unsigned char[]> shared(new (std::align_val_t(128)) unsigned char[smem_bytes + 1]);
+  struct AlignedFree {
+    void operator()(unsigned char* p) const { ::operator delete(p, std::align_val_t(128)); }
+  };
+  const std::unique_ptr<unsigned char, AlignedFree> shared(
+      static_cast<unsigned char*>(::operator new(smem_bytes + 1, std::align_val_t(128))));
   gridDim = grid;
   blockDim = block_dim;
   Block b;
@@ -244,7 +308,8 @@ void run_grid(dim3 grid, dim3 block_dim, std::size_t smem_bytes, const std::func
           f.index = uint3{li % block_dim.x, li / block_dim.x % block_dim.y, li / (block_dim.x * block_dim.y)};
           f.linear = static_cast<int>(i);
           f.wait = Wait::none;
-          f.context = bctx::fiber(std::allocator_arg, PoolStack{stacks.get(i)},
+          f.stack = stacks.get(i);
+          f.context = bctx::fiber(std::allocator_arg, PoolStack{f.stack},
                                   [&b, &f](bctx::fiber&& scheduler) { return thread_main(b, f, std::move(scheduler)); });
         }
         run_block(b, (bx + grid.x * (by + grid.y * std::size_t{bz})) % 2 == 1);  // odd blocks: reverse
@@ -290,7 +355,7 @@ void fail(const std::string& what) {
   Fiber& f = *b.current;
   if (b.error.empty()) b.error = where(f) + ": " + what;
   f.wait = Wait::done;
-  suspend(f);  // never resumed: the scheduler throws, and the fiber's stack is unwound
+  suspend(f);  // resumed only to unwind (throws Abort)
   std::abort();
 }
 

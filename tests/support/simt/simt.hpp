@@ -9,7 +9,9 @@
 // thread writes without a barrier between them reads it unwritten, in one of the two orders (each
 // fiber runs as far as it can alone); a barrier some threads never reach (deadlock, reported with the waiting threads); warp
 // collectives over lanes that exited, or with masks that disagree; uninitialised shared or device
-// memory (filled with 0xFF bytes: NaN in fp32 and bf16). Warp collectives follow the CUDA
+// memory (filled with 0xFF bytes: NaN in fp32 and bf16); and, since the tests built on it are
+// compiled with AddressSanitizer (fiber switches announced to it), reads and writes past the end of
+// a device buffer or of shared memory, reported with the kernel's name, as compute-sanitizer would. Warp collectives follow the CUDA
 // programming guide (__shfl_*_sync), WMMA fragments are held one element in 32 per lane for
 // accumulators (any map is valid for code that uses only the wmma API), and mma.sync / ldmatrix
 // (simt_mma.hpp) follow the PTX ISA's fragment layouts. Not modelled: timing, memory ordering
