@@ -8,11 +8,10 @@
 
 #include <boost/context/fiber.hpp>
 
-#if defined(__SANITIZE_ADDRESS__)
+// SIMT_WITH_ASAN (tests/support/CMakeLists.txt): the programs linking the emulator run under
+// AddressSanitizer; this file itself is not instrumented, but announces the fiber switches to it.
+#if SIMT_WITH_ASAN
 #include <sanitizer/common_interface_defs.h>
-#define SIMT_ASAN 1
-#else
-#define SIMT_ASAN 0
 #endif
 
 #include <bit>
@@ -118,7 +117,7 @@ Warp& warp_of(Block& b, const Fiber& f) { return b.warps[static_cast<std::size_t
 // each fiber's stack against the right bounds.
 const void* g_scheduler_stack = nullptr;  // learned when a fiber first starts
 std::size_t g_scheduler_stack_bytes = 0;
-#if SIMT_ASAN
+#if SIMT_WITH_ASAN
 void switch_starts(void** fake_stack, const void* bottom, std::size_t bytes) {
   __sanitizer_start_switch_fiber(fake_stack, bottom, bytes);
 }
