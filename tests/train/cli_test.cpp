@@ -14,7 +14,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -167,6 +169,25 @@ TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a dev
     CHECK(std::abs(g6 - c6) <= 5e-2 * c6);
     const double gv = g["val_loss"].get<double>(), cv = c["val_loss"].get<double>();
     CHECK(std::abs(gv - cv) <= 5e-2 * cv);
+    // --resume on the device: 3 steps, then on to 6, give the 6-step run's losses exactly (the
+    // kernels have no atomics and the checkpoint holds the fp32 master weights and AdamW moments).
+    const auto part = (tmp / (arch + "_gpu_resumed")).string();
+    REQUIRE(run_tool("zpp-train", with(with({"train", "--device", "cuda", "--out", part}, config),
+                                       {"train_iters=3", "scheduler.params.total_num_steps=6"}))
+                .exit_code == 0);
+    REQUIRE(run_tool("zpp-train", with({"train", "--device", "cuda", "--resume", "--out", part}, config)).exit_code == 0);
+    const auto losses = [](const std::filesystem::path& run) {
+      std::vector<double> out;
+      std::istringstream lines(core::test::read_text(run / "metrics.jsonl"));
+      for (std::string line; std::getline(lines, line);) out.push_back(nlohmann::json::parse(line)["loss"].get<double>());
+      return out;
+    };
+    const auto resumed = losses(part), straight = losses(tmp / (arch + "_gpu"));
+    REQUIRE(resumed.size() == straight.size());
+    for (std::size_t i = 0; i < resumed.size(); ++i) {
+      CAPTURE(i + 1);
+      CHECK(resumed[i] == straight[i]);
+    }
   }
 }
 
