@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -98,8 +99,15 @@ std::vector<fs::path> split_shards(const fs::path& dir, const std::string& split
 std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std::string& source,
                                                     const core::text::Tokenizer& tokenizer) {
   static std::atomic<int> counter{0};
-  const fs::path path = fs::temp_directory_path() / ("zpp-train-tokens-" + std::to_string(::getpid()) + "-" +
-                                                     std::to_string(counter++) + ".u16");
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);  // TMPDIR (or /tmp); an error when it is no folder
+  if (ec) {
+    const char* env = std::getenv("TMPDIR");
+    throw IoError("data.input '" + source + "': no temporary folder to tokenize it into: TMPDIR=" +
+                  (env ? "'" + std::string(env) + "'" : std::string("(unset)")) + ": " + ec.message() +
+                  ". hint: point TMPDIR at a writable folder, or run `zpp-train prepare` once and train on its folder");
+  }
+  const fs::path path = tmp / ("zpp-train-tokens-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".u16");
   struct Unlink {
     fs::path path;
     ~Unlink() {
@@ -111,7 +119,7 @@ std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std:
     core::text::tokenize_to_file(in, source, tokenizer, core::text::PrepareOptions{}.chunk_bytes, path);
   } catch (const IoError& e) {
     throw IoError(std::string(e.what()) + ". hint: tokenizing data.input needs 2 bytes per token in " +
-                  fs::temp_directory_path().string() + " (TMPDIR); or run `zpp-train prepare` once and train on its folder");
+                  tmp.string() + " (TMPDIR); or run `zpp-train prepare` once and train on its folder");
   }
   return std::make_shared<const io::MappedFile>(path);
 }

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -181,4 +182,22 @@ TEST_CASE("a text input trains on the tokens `prepare` writes for it, and leaves
     CHECK(from_text.vocab_size == from_shards.vocab_size);
     CHECK(temp_files() == 0);  // the token file was unlinked once mapped
   }
+}
+
+TEST_CASE("a text input with TMPDIR missing or not a folder is an IoError naming TMPDIR, not an internal error") {
+  TempDir dir("train_data_tmpdir");
+  core::test::write_text(dir / "t.txt", std::string(500, 'a'));
+  DataOptions o;
+  o.input = (dir / "t.txt").string();
+  o.seq_len = 8;
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  for (const std::string& tmpdir : {(dir / "missing").string(), (dir / "t.txt").string()}) {
+    CAPTURE(tmpdir);
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains(("TMPDIR='" + tmpdir + "'").c_str()), core::IoError);
+  }
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+  CHECK(load_token_data(o).train.size() == 450);
 }
