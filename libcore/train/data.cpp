@@ -81,14 +81,35 @@ namespace {
 
 // The *.bin files of a split, in name order: those whose stem has `split` as one of its
 // '_'-separated words, so both prepare's train_000000.bin and llm.c's tiny_shakespeare_val.bin or
-// fineweb_train_000001.bin are found.
+// fineweb_train_000001.bin are found. A file so named that is no regular file (a dangling or looping
+// link, a folder, a fifo) is an InputMissingError naming it: never silently left out of the split.
 std::vector<fs::path> split_shards(const fs::path& dir, const std::string& split) {
   std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (!e.is_regular_file() || e.path().extension() != ".bin") continue;
-    const std::string stem = "_" + e.path().stem().string() + "_";
-    if (stem.find("_" + split + "_") != std::string::npos) out.push_back(e.path());
+  std::error_code ec;
+  const auto cannot_list = [&] {
+    return InputMissingError("data.input: cannot list folder '" + dir.string() + "': " + ec.message());
+  };
+  fs::directory_iterator it(dir, ec);
+  if (ec) throw cannot_list();
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) throw cannot_list();
+    const fs::path& path = it->path();
+    if (path.extension() != ".bin") continue;
+    const std::string stem = "_" + path.stem().string() + "_";
+    if (stem.find("_" + split + "_") == std::string::npos) continue;
+    std::error_code st_ec;
+    const fs::file_status st = fs::status(path, st_ec);
+    if (!fs::is_regular_file(st))
+      throw InputMissingError(
+          "data.input: '" + path.string() + "' is named like a " + split + " shard but is " +
+          (st.type() == fs::file_type::not_found ? "a dangling symbolic link"
+           : st_ec                               ? "unreadable (" + st_ec.message() + ")"
+           : fs::is_directory(st)                ? "a folder"
+                                                 : "not a regular file (a fifo, socket or device)") +
+          "; remove or rename it");
+    out.push_back(path);
   }
+  if (ec) throw cannot_list();
   std::sort(out.begin(), out.end());
   return out;
 }

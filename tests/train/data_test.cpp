@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -200,4 +201,29 @@ TEST_CASE("a text input with TMPDIR missing or not a folder is an IoError naming
   if (old) ::setenv("TMPDIR", saved.c_str(), 1);
   else ::unsetenv("TMPDIR");
   CHECK(load_token_data(o).train.size() == 450);
+}
+
+TEST_CASE("a shard-named entry that is no regular file is an InputMissingError naming it, never skipped") {
+  TempDir dir("train_data_odd_entries");
+  core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
+  core::text::write_shard(dir / "val_000000.bin", ramp(50, 256));
+  namespace fs = std::filesystem;
+  const auto refused = [&](const fs::path& odd, const char* what) {
+    CAPTURE(odd);
+    CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains(what), core::InputMissingError);
+    CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains(odd.string().c_str()),
+                         core::InputMissingError);
+    fs::remove(odd);
+    CHECK(load_token_data(shards_at(dir)).train.size() == 100);
+  };
+  fs::create_symlink(dir / "absent.bin", dir / "train_000001.bin");
+  refused(dir / "train_000001.bin", "a dangling symbolic link");
+  fs::create_symlink("val_loop.bin", dir / "val_loop.bin");  // a link to itself: ELOOP
+  refused(dir / "val_loop.bin", "unreadable");
+  fs::create_directory(dir / "train_000002.bin");
+  refused(dir / "train_000002.bin", "a folder");
+  REQUIRE(::mkfifo((dir / "val_000001.bin").c_str(), 0600) == 0);
+  refused(dir / "val_000001.bin", "not a regular file");
+  fs::create_symlink(dir / "train_000000.bin", dir / "train_000003.bin");  // a link to a shard is a shard
+  CHECK(load_token_data(shards_at(dir)).train.size() == 200);
 }
