@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/log.hpp"
 #include "common/rng.hpp"
 #include "text/prepare.hpp"
 #include "text/shard.hpp"
@@ -154,14 +155,10 @@ TokenData load_token_data(const DataOptions& o) {
   if (o.input.empty()) throw UsageError("data.input: empty path");
   if (!fs::exists(in)) throw InputMissingError("data.input: '" + o.input + "' does not exist");
   if (fs::is_directory(in)) {
-    const auto train_files = split_shards(in, "train"), val_files = split_shards(in, "val");
-    if (train_files.empty() && val_files.empty())
-      throw DataError("data.input: folder '" + o.input + "' has no train and val shards (*train*.bin, *val*.bin; run `zpp-train prepare`)");
-    if (train_files.empty() || val_files.empty())
-      throw DataError("data.input: folder '" + o.input + "' has " + (train_files.empty() ? "val" : "train") +
-                      " shards but no " + (train_files.empty() ? "train" : "val") +
-                      " shard (`zpp-train prepare val_fraction=0.1` makes both)");
+    auto train_files = split_shards(in, "train"), val_files = split_shards(in, "val");
     // The tokenizer is the one prepare.json names; shards without it (llm.c's) use data.tokenizer.
+    // prepare.json also lists the shards prepare wrote: the splits are those, not whatever other
+    // shard-named files (an llm.c download, say) share the folder.
     const fs::path meta = in / "prepare.json";
     std::string named_by;
     if (fs::exists(meta)) {
@@ -170,6 +167,22 @@ TokenData load_token_data(const DataOptions& o) {
         const auto j = nlohmann::json::parse(f);
         d.tokenizer = j.value("tokenizer", std::string("bytes"));
         d.vocab_size = j.value("vocab_size", 0);
+        const auto listed = [&](const char* key, std::vector<fs::path>& files) {
+          if (!j.contains(key)) return;
+          std::vector<fs::path> names;
+          for (const auto& name : j.at(key)) {
+            names.push_back(in / fs::path(name.get<std::string>()).filename());
+            if (!fs::exists(names.back()))
+              throw InputMissingError("data.input: shard " + names.back().string() + ", listed in " + meta.string() +
+                                      ", does not exist (prepare the folder again)");
+          }
+          for (const auto& file : files)
+            if (std::find(names.begin(), names.end(), file) == names.end())
+              log::warn("data.input: {} is not among the shards {} lists; left out", file.string(), meta.string());
+          files = std::move(names);
+        };
+        listed("train_files", train_files);
+        listed("val_files", val_files);
       } catch (const nlohmann::json::exception& e) {
         throw DataError(meta.string() + ": " + e.what());
       }
@@ -183,6 +196,12 @@ TokenData load_token_data(const DataOptions& o) {
       d.vocab_size = tok->vocab_size();
       named_by = "(data.tokenizer: no prepare.json beside the shards; GPT-2 shards need data.tokenizer=gpt2:DIR)";
     }
+    if (train_files.empty() && val_files.empty())
+      throw DataError("data.input: folder '" + o.input + "' has no train and val shards (*train*.bin, *val*.bin; run `zpp-train prepare`)");
+    if (train_files.empty() || val_files.empty())
+      throw DataError("data.input: folder '" + o.input + "' has " + (train_files.empty() ? "val" : "train") +
+                      " shards but no " + (train_files.empty() ? "train" : "val") +
+                      " shard (`zpp-train prepare val_fraction=0.1` makes both)");
     for (const auto& f : train_files) d.train.add(core::text::MappedShard(f));
     for (const auto& f : val_files) d.val.add(core::text::MappedShard(f));
     if (d.vocab_size > 0) {

@@ -2,7 +2,8 @@
 // uint16 file, chunk by chunk; the last val_fraction of the tokens is the validation split) or a
 // folder of llm.c token shards, both mapped and read in place; shards written by `zpp-train prepare`
 // (train_000000.bin, val_000000.bin) or by llm.c (tiny_shakespeare_val.bin, fineweb_train_000001.bin:
-// a split's files have "train" or "val" as a '_'-separated word of their name). Batches are windows of seq_len + 1 tokens: inputs and next-token
+// a split's files have "train" or "val" as a '_'-separated word of their name; in a folder with
+// prepare.json, the shards it lists). Batches are windows of seq_len + 1 tokens: inputs and next-token
 // targets. Training windows start at offsets drawn from a stream that depends only on (seed,
 // step, micro step; see batch_stream), so a resumed run sees exactly the batches an uninterrupted run would.
 #pragma once

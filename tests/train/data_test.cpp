@@ -30,9 +30,9 @@ std::vector<std::int32_t> ramp(int n, int modulo) {
   return v;
 }
 
-DataOptions shards_at(const TempDir& dir) {
+DataOptions shards_at(const std::filesystem::path& dir) {
   DataOptions o;
-  o.input = dir.path().string();
+  o.input = dir.string();
   o.seq_len = 8;
   return o;
 }
@@ -47,7 +47,7 @@ TEST_CASE("a shard token outside the vocabulary prepare.json names is a DataErro
   val[7] = 300;
   core::text::write_shard(dir / "val_000000.bin", val);
   try {
-    load_token_data(shards_at(dir));
+    load_token_data(shards_at(dir.path()));
     FAIL("expected DataError");
   } catch (const core::DataError& e) {
     const std::string msg = e.what();
@@ -56,11 +56,11 @@ TEST_CASE("a shard token outside the vocabulary prepare.json names is a DataErro
     CHECK(msg.find("prepare.json") != std::string::npos);
   }
   core::test::write_text(dir / "prepare.json", nlohmann::json{{"tokenizer", "bytes"}, {"vocab_size", -3}}.dump());
-  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains("prepare.json: vocab_size -3"), core::DataError);
+  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains("prepare.json: vocab_size -3"), core::DataError);
   core::test::write_text(dir / "prepare.json", nlohmann::json{{"tokenizer", "bytes"}, {"vocab_size", 256}}.dump());
   val[7] = 255;
   core::text::write_shard(dir / "val_000000.bin", val);
-  const TokenData d = load_token_data(shards_at(dir));
+  const TokenData d = load_token_data(shards_at(dir.path()));
   CHECK(d.vocab_size == 256);
   CHECK(d.val.size() == 50);
 }
@@ -69,7 +69,7 @@ TEST_CASE("shards without prepare.json (llm.c's) take their tokenizer from data.
   TempDir dir("train_data_llmc");
   core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
   core::text::write_shard(dir / "val_000000.bin", ramp(50, 256));
-  TokenData d = load_token_data(shards_at(dir));
+  TokenData d = load_token_data(shards_at(dir.path()));
   CHECK(d.tokenizer == "bytes");
   CHECK(d.vocab_size == 256);
   // GPT-2 ids under the default byte tokenizer: refused with the key to set, not trained as "bytes"
@@ -77,13 +77,13 @@ TEST_CASE("shards without prepare.json (llm.c's) take their tokenizer from data.
   auto gpt2_ids = ramp(100, 256);
   gpt2_ids[0] = 50256;  // <|endoftext|>, which prepare puts first
   core::text::write_shard(dir / "train_000000.bin", gpt2_ids);
-  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains("data.tokenizer=gpt2:DIR"), core::DataError);
+  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains("data.tokenizer=gpt2:DIR"), core::DataError);
 }
 
 TEST_CASE("a shard folder with one split names the missing one") {
   TempDir dir("train_data_nosplit");
   core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
-  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains("no val shard"), core::DataError);
+  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains("no val shard"), core::DataError);
 }
 
 TEST_CASE("llm.c's shard names are found: NAME_train.bin, NAME_val_000000.bin, in name order") {
@@ -92,7 +92,7 @@ TEST_CASE("llm.c's shard names are found: NAME_train.bin, NAME_val_000000.bin, i
   core::text::write_shard(dir / "tiny_shakespeare_train_000000.bin", std::vector<std::int32_t>(30, 1));
   core::text::write_shard(dir / "tiny_shakespeare_val.bin", std::vector<std::int32_t>(20, 3));
   core::text::write_shard(dir / "trainer_notes.bin", std::vector<std::int32_t>(5, 9));  // not a split word
-  const TokenData d = load_token_data(shards_at(dir));
+  const TokenData d = load_token_data(shards_at(dir.path()));
   REQUIRE(d.train.size() == 70);
   CHECK(d.train.tokens(0, 1)[0] == 1);
   CHECK(d.train.tokens(69, 1)[0] == 2);
@@ -110,7 +110,7 @@ TEST_CASE("a split of several shards reads like their concatenation: windows cro
     core::text::write_shard(dir / ("train_00000" + std::to_string(s) + ".bin"), part);
   }
   core::text::write_shard(dir / "val_000000.bin", ramp(20, 7));
-  DataOptions o = shards_at(dir);
+  DataOptions o = shards_at(dir.path());
   const TokenData d = load_token_data(o);
   REQUIRE(d.train.size() == 28);
   CHECK(d.train.max_token() == 27);
@@ -210,11 +210,11 @@ TEST_CASE("a shard-named entry that is no regular file is an InputMissingError n
   namespace fs = std::filesystem;
   const auto refused = [&](const fs::path& odd, const char* what) {
     CAPTURE(odd);
-    CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains(what), core::InputMissingError);
-    CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir)), doctest::Contains(odd.string().c_str()),
+    CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains(what), core::InputMissingError);
+    CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains(odd.string().c_str()),
                          core::InputMissingError);
     fs::remove(odd);
-    CHECK(load_token_data(shards_at(dir)).train.size() == 100);
+    CHECK(load_token_data(shards_at(dir.path())).train.size() == 100);
   };
   fs::create_symlink(dir / "absent.bin", dir / "train_000001.bin");
   refused(dir / "train_000001.bin", "a dangling symbolic link");
@@ -225,5 +225,31 @@ TEST_CASE("a shard-named entry that is no regular file is an InputMissingError n
   REQUIRE(::mkfifo((dir / "val_000001.bin").c_str(), 0600) == 0);
   refused(dir / "val_000001.bin", "not a regular file");
   fs::create_symlink(dir / "train_000000.bin", dir / "train_000003.bin");  // a link to a shard is a shard
-  CHECK(load_token_data(shards_at(dir)).train.size() == 200);
+  CHECK(load_token_data(shards_at(dir.path())).train.size() == 200);
+}
+
+TEST_CASE("a prepared folder's splits are the shards prepare.json lists, not other shard-named files beside them") {
+  TempDir dir("train_data_listed");
+  core::test::write_text(dir / "t.txt", std::string(1000, 'a'));
+  core::text::PrepareOptions p;
+  p.input = (dir / "t.txt").string();
+  p.out = (dir / "shards").string();
+  p.shard_tokens = 300;
+  const auto prepared = core::text::prepare(p);
+  // An llm.c download left in the same folder: its names match the split patterns.
+  core::text::write_shard(dir / "shards" / "tiny_shakespeare_val.bin", ramp(500, 256));
+  core::text::write_shard(dir / "shards" / "fineweb_train_000001.bin", ramp(700, 256));
+  const TokenData d = load_token_data(shards_at(dir / "shards"));
+  CHECK(d.train.size() == prepared.train_tokens);
+  CHECK(d.val.size() == prepared.val_tokens);
+  CHECK(d.val.tokens(0, 5) == std::vector<std::int32_t>(5, 'a'));
+  // A listed shard that went missing is named, with the prepare.json that lists it.
+  std::filesystem::remove(dir / "shards" / "train_000002.bin");
+  try {
+    load_token_data(shards_at(dir / "shards"));
+    FAIL("expected InputMissingError");
+  } catch (const core::InputMissingError& e) {
+    CHECK(std::string(e.what()).find("train_000002.bin") != std::string::npos);
+    CHECK(std::string(e.what()).find("prepare.json") != std::string::npos);
+  }
 }
