@@ -31,6 +31,34 @@ TEST_CASE(
     CHECK(out[t] == 100 * (t / 32) + (t % 32 < 16 ? t % 32 : t % 32 - 16));
 }
 
+// out[t] = __shfl_sync of lane * 10 + warp * 1000 from src_lane, over groups of `width` lanes.
+__global__ void broadcast_kernel(int* out, int src_lane, int width) {
+  const int lane = threadIdx.x % 32;
+  out[threadIdx.x] = __shfl_sync(0xffffffffu, lane * 10 + 1000 * static_cast<int>(threadIdx.x / 32), src_lane, width);
+}
+
+// The CUDA programming guide: __shfl_sync returns var of lane srcLane of the caller's group of
+// `width` lanes, srcLane taken modulo width; PTX shfl.sync (CUDA's c = ((32 - width) << 8) | 0x1f):
+// only bits 4..0 of srcLane / laneMask count, so -1 is lane width - 1 and a laneMask of 33 is 1.
+TEST_CASE("__shfl_sync reads lane srcLane mod width of the caller's group; only 5 bits of a lane argument count") {
+  std::vector<int> out(64);
+  launch(broadcast_kernel, 1, 64, 0, nullptr, out.data(), 11, 8);  // lane 3 of each group of 8
+  CHECK(out[0] == 30);
+  CHECK(out[13] == 110);   // group 1: lane 8 + 3
+  CHECK(out[31] == 270);   // group 3: lane 24 + 3
+  CHECK(out[36] == 1030);  // warp 1, group 0: lane 3
+  launch(broadcast_kernel, 1, 64, 0, nullptr, out.data(), -1, 16);  // the last lane of each group of 16
+  CHECK(out[0] == 150);
+  CHECK(out[20] == 310);
+  launch(broadcast_kernel, 1, 32, 0, nullptr, out.data(), 5, 1);  // width 1: every lane its own value
+  for (int t = 0; t < 32; ++t) CHECK(out[t] == 10 * t);
+  launch(shuffle_kernel, 1, 32, 0, nullptr, out.data(), 33, 32);
+  CHECK(out[6] == 7);
+  CHECK(out[7] == 6);
+  CHECK_THROWS_WITH_AS(launch(broadcast_kernel, 1, 32, 0, nullptr, out.data(), 0, 12), doctest::Contains("width 12"),
+                       simt::EmulationError);
+}
+
 // Thread t writes shared[t], then reads shared[(t + 37) % n], with or without a barrier between;
 // block b writes out[b * n + t].
 __global__ void neighbour_kernel(float* out, bool barrier) {

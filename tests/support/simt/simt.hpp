@@ -28,6 +28,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 // CUDA's built-in variables, set by the scheduler for the fiber that runs.
 inline uint3 threadIdx, blockIdx;
@@ -63,6 +64,13 @@ void release(unsigned mask);
 // Ends the kernel with an EmulationError naming the running thread.
 [[noreturn]] void fail(const std::string& what);
 
+// The width argument of the shuffles: a power of two in [1, 32] (CUDA programming guide, warp
+// shuffle functions: otherwise the results are undefined).
+inline void check_width(int width) {
+  if (width < 1 || width > 32 || (width & (width - 1)) != 0)
+    fail("shuffle width " + std::to_string(width) + " is not a power of two in [1, 32]");
+}
+
 template <class T>
 T shuffle_from(unsigned mask, T value, int src) {
   static_assert(sizeof(T) <= kSlotBytes && std::is_trivially_copyable_v<T>);
@@ -79,17 +87,22 @@ T shuffle_from(unsigned mask, T value, int src) {
 // Device intrinsics the kernels call, on the host.
 inline void __syncthreads() { simt::sync_block(); }
 inline void __syncwarp(unsigned mask = 0xffffffffu) { simt::sync_warp(mask); }
+// Source lanes as PTX's shfl.sync computes them for CUDA's width (c = ((32 - width) << 8) | 0x1f):
+// only bits 4..0 of laneMask / srcLane count; a butterfly partner past the end of the caller's group
+// of `width` lanes gives the caller's own value (later groups), one in an earlier group is read;
+// __shfl_sync reads lane srcLane mod width of the caller's group.
 template <class T>
 T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32) {
+  simt::check_width(width);
   const int lane = simt::lane_id();
-  int src = lane ^ lane_mask;
-  if (src / width > lane / width) src = lane;  // a later group: the caller's own value
-  return simt::shuffle_from(mask, value, src);
+  const int src = lane ^ (lane_mask & 31);
+  return simt::shuffle_from(mask, value, src / width > lane / width ? lane : src);
 }
 template <class T>
 T __shfl_sync(unsigned mask, T value, int src_lane, int width = 32) {
+  simt::check_width(width);
   const int lane = simt::lane_id();
-  return simt::shuffle_from(mask, value, lane / width * width + src_lane % width);
+  return simt::shuffle_from(mask, value, lane / width * width + (src_lane & (width - 1)));
 }
 inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }
