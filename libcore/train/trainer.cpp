@@ -175,8 +175,17 @@ nlohmann::json model_state(const ModelConfig& m) {
 // --resume continues a checkpoint only with the model and the kind of tokenizer it was written
 // with: a difference is a UsageError naming the keys (not a tensor-shape DataError, nor a silent
 // change of tokenizer under the same vocabulary size).
+// The token counts of the data, recorded in checkpoints: a resumed run on data of other sizes (a
+// new prepare, an edited text) is told that its batches are not those of the run it continues.
+nlohmann::json data_state(const TokenData& data) { return {{"train", data.train.size()}, {"val", data.val.size()}}; }
+
 void check_resume_matches(const nlohmann::json& state, const fs::path& ckpt, const TrainOptions& o,
-                          const std::string& tokenizer) {
+                          const TokenData& data) {
+  const std::string& tokenizer = data.tokenizer;
+  if (const auto it = state.find("data_tokens"); it != state.end() && *it != data_state(data))
+    log::warn("--resume: data.input {} has {} train / {} val tokens, the run checkpoint {} continues had {} / {}: "
+              "it does not see the batches that run would have", o.data.input, data.train.size(), data.val.size(),
+              ckpt.string(), it->value("train", std::int64_t(-1)), it->value("val", std::int64_t(-1)));
   std::string diff;
   const nlohmann::json want = model_state(o.model);
   const nlohmann::json have = state.value("model", nlohmann::json::object());
@@ -252,7 +261,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
                      "): pass --resume to continue it, or train into another --out");
   if (o.resume) {
     if (auto ckpt = existing) {
-      check_resume_matches(read_checkpoint_state(*ckpt), *ckpt, o, data.tokenizer);
+      check_resume_matches(read_checkpoint_state(*ckpt), *ckpt, o, data);
       const auto state = load_checkpoint(*ckpt, model.params(), opt);
       start = state.at("step").get<std::int64_t>();
       if (start > o.train_iters)
@@ -296,6 +305,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   auto checkpoint_state = [&] {
     nlohmann::json s;
     s["tokenizer"] = data.tokenizer;
+    s["data_tokens"] = data_state(data);
     s["model"] = model_state(o.model);
     s["seed"] = o.seed;
     s["threads"] = num_threads();

@@ -277,3 +277,24 @@ TEST_CASE("sample from a GPT-2-tokenizer checkpoint whose tokenizer folder moved
   r = run_tool("zpp-train", {"sample", "--checkpoint", (tmp / "run").string(), "tokenizer=bytes"});
   CHECK(r.exit_code == 2);
 }
+
+TEST_CASE("--resume on data of other token counts than the checkpoint's run warns that its batches differ") {
+  TempDir tmp("zpp_cli_resume_data");
+  const std::string text = core::test::read_text("/usr/share/common-licenses/GPL-3");
+  core::test::write_text(tmp / "a.txt", text.substr(0, 6000));
+  core::test::write_text(tmp / "b.txt", text.substr(0, 9000));
+  const std::string out = (tmp / "run").string();
+  auto r = run_tool("zpp-train", with(with({"train", "data.input=" + (tmp / "a.txt").string(), "--out", out}, kTiny),
+                                      {"train_iters=2", "scheduler.params.total_num_steps=6"}));
+  REQUIRE(r.exit_code == 0);
+  r = run_tool("zpp-train", with(with({"train", "data.input=" + (tmp / "a.txt").string(), "--out", out, "--resume"}, kTiny),
+                                 {"train_iters=4", "scheduler.params.total_num_steps=6"}));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("does not see the batches") == std::string::npos);
+  r = run_tool("zpp-train", with(with({"train", "data.input=" + (tmp / "b.txt").string(), "--out", out, "--resume"}, kTiny),
+                                 {"train_iters=6"}));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("has 8100 train / 900 val tokens") != std::string::npos);
+  CHECK(r.err.find("had 5400 / 600") != std::string::npos);
+  CHECK(r.err.find("does not see the batches") != std::string::npos);
+}
