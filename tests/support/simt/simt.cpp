@@ -14,7 +14,6 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-#include <bit>
 #include <memory>
 #include <new>
 #include <sstream>
@@ -42,14 +41,24 @@ struct Fiber {
 };
 
 struct Barrier {
-  unsigned mask = 0;  // warp barriers: the lanes taking part
   int arrived = 0;
   std::uint64_t generation = 0;
 };
 
+// A warp barrier (__syncwarp, and each half of a collective) waits for the lanes of its mask that
+// have not exited (CUDA programming guide, __syncwarp and the warp shuffle functions: "all
+// non-exited threads named in mask must execute" it): a lane that exits meanwhile no longer holds
+// it up.
+struct WarpBarrier {
+  unsigned mask = 0;     // the lanes named, while some have arrived
+  unsigned arrived = 0;  // the lanes that have arrived
+  std::uint64_t generation = 0;
+};
+
 struct Warp {
-  Barrier barrier;
-  unsigned live = 0;  // lanes that exist and have not ended
+  WarpBarrier barrier;
+  unsigned took_part = 0;  // the lanes that arrived at the last warp barrier completed
+  unsigned live = 0;       // lanes that exist and have not ended
   alignas(16) unsigned char slots[32 * kSlotBytes];
 };
 
@@ -151,6 +160,16 @@ bool arrive(Barrier& bar, int expected) {
   return true;
 }
 
+// Completes the warp's barrier once every lane of its mask that has not ended has arrived.
+bool complete_if_all_arrived(Warp& w) {
+  WarpBarrier& bar = w.barrier;
+  if (bar.arrived == 0 || (bar.mask & w.live & ~bar.arrived) != 0) return false;
+  w.took_part = bar.arrived;
+  ++bar.generation;
+  bar.arrived = 0;
+  return true;
+}
+
 void thread_ended(Block& b, Fiber& f) {
   f.wait = Wait::done;
   --b.live;
@@ -159,10 +178,8 @@ void thread_ended(Block& b, Fiber& f) {
     b.barrier.arrived = 0;
   }
   Warp& w = warp_of(b, f);
-  const int lane = f.linear % 32;
-  w.live &= ~(1u << lane);
-  if (w.barrier.arrived > 0 && (w.barrier.mask >> lane & 1u))
-    fail("ended while lanes of its warp wait for it at a warp barrier (mask " + hex(w.barrier.mask) + ")");
+  w.live &= ~(1u << f.linear % 32);
+  complete_if_all_arrived(w);  // lanes waiting for this one at a warp barrier wait no more
 }
 
 // A thread of the block: the kernel body, then the bookkeeping of its end. A std::exception from the
@@ -297,7 +314,8 @@ void run_grid(dim3 grid, dim3 block_dim, std::size_t smem_bytes, const std::func
         b.barrier = Barrier{};
         b.live = static_cast<int>(threads);
         for (std::size_t w = 0; w < b.warps.size(); ++w) {
-          b.warps[w].barrier = Barrier{};
+          b.warps[w].barrier = WarpBarrier{};
+          b.warps[w].took_part = 0;
           const std::size_t lanes = std::min<std::size_t>(32, threads - 32 * w);
           b.warps[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
         }
@@ -331,12 +349,12 @@ void sync_warp(unsigned mask) {
   Warp& w = warp_of(b, f);
   const int lane = f.linear % 32;
   if (!(mask >> lane & 1u)) fail("a warp barrier whose mask leaves out the calling lane");
-  if (mask & ~w.live) fail("a warp barrier over lanes that ended or do not exist (mask " + hex(mask) + ", live " + hex(w.live) + ")");
-  Barrier& bar = w.barrier;
+  WarpBarrier& bar = w.barrier;
   if (bar.arrived == 0) bar.mask = mask;
   else if (bar.mask != mask)
     fail("lanes of one warp wait with different masks (" + hex(bar.mask) + ", " + hex(mask) + ")");
-  if (!arrive(bar, std::popcount(mask))) wait_here(f, Wait::warp, bar.generation);
+  bar.arrived |= 1u << lane;
+  if (!complete_if_all_arrived(w)) wait_here(f, Wait::warp, bar.generation);
 }
 
 const unsigned char* share(unsigned mask, const void* mine, std::size_t bytes) {
@@ -345,6 +363,11 @@ const unsigned char* share(unsigned mask, const void* mine, std::size_t bytes) {
   std::memcpy(w.slots + lane_id() * kSlotBytes, mine, bytes);
   sync_warp(mask);
   return w.slots;
+}
+
+bool took_part(int lane) {
+  Block& b = block();
+  return warp_of(b, *b.current).took_part >> lane & 1u;
 }
 
 void release(unsigned mask) { sync_warp(mask); }
@@ -377,12 +400,22 @@ struct MmaOperands {
   std::uint32_t a[4], b[2];
 };
 
+// mma.sync and ldmatrix are .aligned warp instructions: "undefined if ... any thread in the warp has
+// exited" (PTX ISA, mma and ldmatrix). Called between share() and release().
+void require_whole_warp(const char* instruction) {
+  Block& b = block();
+  const unsigned lanes = warp_of(b, *b.current).took_part;
+  if (lanes != 0xffffffffu)
+    fail(std::string(instruction) + " with lanes of the warp exited or missing (lanes taking part " + hex(lanes) + ")");
+}
+
 }  // namespace
 
 void mma_m16n8k16_bf16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1,
                        const float (&c)[4]) {
   const MmaOperands mine{{a[0], a[1], a[2], a[3]}, {b0, b1}};
   const unsigned char* slots = share(0xffffffffu, &mine, sizeof mine);
+  require_whole_warp("mma.sync");
   const auto lane_operands = [&](int lane) {
     MmaOperands o;
     std::memcpy(&o, slots + lane * kSlotBytes, sizeof o);
@@ -414,6 +447,7 @@ void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_address, bool transpose)
   if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) fail("ldmatrix row address not 16-byte aligned");
   if (p < b.shared || p + 16 > b.shared + b.shared_bytes) fail("ldmatrix row address outside dynamic shared memory");
   const unsigned char* slots = share(0xffffffffu, &p, sizeof p);
+  require_whole_warp("ldmatrix");
   const auto row_of = [&](int lane) {
     const unsigned char* a;
     std::memcpy(&a, slots + lane * kSlotBytes, sizeof a);

@@ -7,8 +7,9 @@
 //
 // What this catches that a plain host port would not: a thread that reads shared memory another
 // thread writes without a barrier between them reads it unwritten, in one of the two orders (each
-// fiber runs as far as it can alone); a barrier some threads never reach (deadlock, reported with the waiting threads); warp
-// collectives over lanes that exited, or with masks that disagree; uninitialised shared or device
+// fiber runs as far as it can alone); a barrier some threads never reach (deadlock, reported with the waiting threads); a shuffle
+// reading a lane that exited or is outside its mask, warp collectives with masks that disagree,
+// mma.sync / ldmatrix with lanes of the warp exited; uninitialised shared or device
 // memory (filled with 0xFF bytes: NaN in fp32 and bf16); and, since the tests built on it are
 // compiled with AddressSanitizer (fiber switches announced to it), reads and writes past the end of
 // a device buffer or of shared memory, reported with the kernel's name, as compute-sanitizer would. Warp collectives follow the CUDA
@@ -56,10 +57,12 @@ int lane_id();
 void sync_block();
 void sync_warp(unsigned mask);
 // A warp collective in two halves: share() stores `bytes` of this lane's data, waits for the lanes
-// of mask and returns the warp's slots (lane i's data at i * kSlotBytes); release() waits until
-// every lane of mask has read them.
+// of mask that have not exited and returns the warp's slots (lane i's data at i * kSlotBytes);
+// release() waits until every one of them has read them. In between, took_part(lane) says whether
+// that lane's slot holds its data of this collective (a lane outside the mask or exited does not).
 constexpr std::size_t kSlotBytes = 64;
 const unsigned char* share(unsigned mask, const void* mine, std::size_t bytes);
+bool took_part(int lane);
 void release(unsigned mask);
 // Ends the kernel with an EmulationError naming the running thread.
 [[noreturn]] void fail(const std::string& what);
@@ -71,11 +74,15 @@ inline void check_width(int width) {
     fail("shuffle width " + std::to_string(width) + " is not a power of two in [1, 32]");
 }
 
+// The shuffles' value of `value` from lane src. Reading a lane outside the mask or one that has
+// exited is undefined on the device (CUDA programming guide, warp shuffle functions; PTX ISA,
+// shfl.sync): an error here.
 template <class T>
 T shuffle_from(unsigned mask, T value, int src) {
   static_assert(sizeof(T) <= kSlotBytes && std::is_trivially_copyable_v<T>);
   const unsigned char* slots = share(mask, &value, sizeof value);
   if (!(mask >> src & 1u)) fail("shuffle reads lane " + std::to_string(src) + ", outside the mask");
+  if (!took_part(src)) fail("shuffle reads lane " + std::to_string(src) + ", which has exited");
   T out;
   std::memcpy(&out, slots + src * kSlotBytes, sizeof out);
   release(mask);
