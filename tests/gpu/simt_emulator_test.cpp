@@ -6,6 +6,8 @@
 // (the emulator first)
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/device_utils.cuh"
@@ -199,6 +201,122 @@ TEST_CASE("mma.sync m16n8k16 on operands loaded by ldmatrix multiplies like the 
       for (int k = 0; k < 16; ++k) want += af[r * 16 + k] * bf_[k * 8 + c];
       CHECK(d[r * 8 + c] == want);  // small integers and quarters: exact in fp32
     }
+}
+
+
+// The fragment tables of the PTX ISA ("Matrix Fragments for mma.m16n8k16 with floating point type",
+// .bf16), transcribed as printed there: g = groupID = %laneid >> 2, t = threadID_in_group =
+// %laneid % 4; a register holds two elements, the lower-numbered one in its low half ("Elements
+// (low to high)").
+int ptx_a_row(int i, int g) { return (i < 2 || (4 <= i && i < 6)) ? g : g + 8; }
+int ptx_a_col(int i, int t) { return i < 4 ? t * 2 + (i & 0x1) : t * 2 + (i & 0x1) + 8; }
+int ptx_b_row(int i, int t) { return i < 2 ? t * 2 + (i & 0x1) : t * 2 + (i & 0x1) + 8; }
+int ptx_c_row(int i, int g) { return i < 2 ? g : g + 8; }
+int ptx_c_col(int i, int t) { return t * 2 + (i & 0x1); }
+
+std::uint16_t bits(bf x) {
+  std::uint16_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+std::uint32_t pack(bf lo, bf hi) { return bits(lo) | static_cast<std::uint32_t>(bits(hi)) << 16; }
+
+// d = a b + c for a [16 x 16], b [16 x 8] (k-major), c, d [16 x 8], all row-major in global memory;
+// each lane builds its fragments straight from the PTX tables (no ldmatrix).
+__global__ void mma_from_tables_kernel(float* d, const bf* a, const bf* b, const float* c) {
+  const int lane = threadIdx.x, g = lane >> 2, t = lane % 4;
+  std::uint32_t fa[4], fb[2];
+  for (int r = 0; r < 4; ++r)
+    fa[r] = pack(a[ptx_a_row(2 * r, g) * 16 + ptx_a_col(2 * r, t)], a[ptx_a_row(2 * r + 1, g) * 16 + ptx_a_col(2 * r + 1, t)]);
+  for (int r = 0; r < 2; ++r) fb[r] = pack(b[ptx_b_row(2 * r, t) * 8 + g], b[ptx_b_row(2 * r + 1, t) * 8 + g]);
+  float acc[4];
+  for (int i = 0; i < 4; ++i) acc[i] = c[ptx_c_row(i, g) * 8 + ptx_c_col(i, t)];
+  core::kernels::dev::mma_bf16_16816(acc, fa, fb[0], fb[1]);
+  for (int i = 0; i < 4; ++i) d[ptx_c_row(i, g) * 8 + ptx_c_col(i, t)] = acc[i];
+}
+
+TEST_CASE("mma.sync m16n8k16 bf16 takes A, B and C and gives D in the PTX ISA's fragment layouts") {
+  // Lane 13 (g 3, t 1) by hand from the tables: a0 a1 = A(3, 2) A(3, 3), a2 a3 = A(11, 2) A(11, 3),
+  // a4 a5 = A(3, 10) A(3, 11), a6 a7 = A(11, 10) A(11, 11); b0 b1 = B(2, 3) B(3, 3), b2 b3 = B(10, 3)
+  // B(11, 3); c0..c3 = C(3, 2), C(3, 3), C(11, 2), C(11, 3).
+  CHECK((ptx_a_row(0, 3) == 3 && ptx_a_col(1, 1) == 3 && ptx_a_row(2, 3) == 11 && ptx_a_col(2, 1) == 2));
+  CHECK((ptx_a_row(5, 3) == 3 && ptx_a_col(5, 1) == 11 && ptx_a_row(6, 3) == 11 && ptx_a_col(6, 1) == 10));
+  CHECK((ptx_b_row(1, 1) == 3 && ptx_b_row(2, 1) == 10 && ptx_c_row(2, 3) == 11 && ptx_c_col(3, 1) == 3));
+  // Integer entries varying along rows and columns: an element taken from the wrong place, or the
+  // halves of a register swapped, changes some entry of d; the sums are exact in fp32.
+  std::vector<bf> a(16 * 16), b(16 * 8);
+  std::vector<float> af(a.size()), bf_(b.size()), c(16 * 8), d(16 * 8);
+  for (std::size_t i = 0; i < a.size(); ++i) af[i] = static_cast<float>((i * 37) % 61) - 30, a[i] = __float2bfloat16(af[i]);
+  for (std::size_t i = 0; i < b.size(); ++i) bf_[i] = static_cast<float>((i * 23) % 53) - 26, b[i] = __float2bfloat16(bf_[i]);
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(1000 * i);
+  launch(mma_from_tables_kernel, 1, 32, 0, nullptr, d.data(), a.data(), b.data(), c.data());
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 8; ++n) {
+      float want = c[r * 8 + n];
+      for (int k = 0; k < 16; ++k) want += af[r * 16 + k] * bf_[k * 8 + n];
+      CAPTURE(r);
+      CAPTURE(n);
+      CHECK(d[r * 8 + n] == want);
+    }
+}
+
+// ldmatrix .m8n8 .x4 .b16 on four 8 x 8 matrices of 16-bit codes (matrix j, row r, col c) -> 0xjrc,
+// stored 48 bytes apart row to row and not in order: lane 8j + r gives the address of row r of
+// matrix j. out[lane * 4 + j] = register j.
+__global__ void ldmatrix_kernel(std::uint32_t* out, bool transpose) {
+  auto* s = reinterpret_cast<std::uint16_t*>(core::kernels::dev::dynamic_smem());
+  constexpr int ld = 24;  // elements per stored row: 48 bytes, rows stay 16-byte aligned
+  const int lane = threadIdx.x;
+  const auto row_of = [&](int j, int r) { return s + (r * 4 + (3 - j)) * ld; };  // matrix 3 first
+  for (int j = 0; j < 4; ++j)
+    for (int c = 0; c < 8; ++c) row_of(j, lane % 8)[c] = static_cast<std::uint16_t>(j << 8 | (lane % 8) << 4 | c);
+  __syncwarp();
+  std::uint32_t r[4];
+  simt::ldmatrix_x4(r, row_of(lane / 8, lane % 8), transpose);
+  for (int j = 0; j < 4; ++j) out[lane * 4 + j] = r[j];
+}
+
+// PTX ISA, ldmatrix: threads 8j..8j+7 give the row addresses of matrix j (16-byte aligned); each
+// lane receives, per matrix, row laneid >> 2, columns 2 (laneid % 4) and +1 (the lower one in the
+// low half); .trans delivers the matrix transposed, i.e. rows 2 (laneid % 4), +1 of column laneid >> 2.
+TEST_CASE("ldmatrix x4 gives each lane the PTX ISA's elements, with and without .trans") {
+  const std::size_t smem = 32 * 24 * sizeof(std::uint16_t);
+  std::vector<std::uint32_t> out(32 * 4);
+  launch(ldmatrix_kernel, 1, 32, smem, nullptr, out.data(), false);
+  // Lane 13 (row 3, columns 2, 3), by hand.
+  CHECK(out[13 * 4 + 0] == 0x00330032u);
+  CHECK(out[13 * 4 + 1] == 0x01330132u);
+  CHECK(out[13 * 4 + 3] == 0x03330332u);
+  for (int lane = 0; lane < 32; ++lane)
+    for (unsigned j = 0; j < 4; ++j) {
+      const unsigned row = lane / 4u, col = 2u * (lane % 4u);
+      CHECK(out[lane * 4 + j] == ((j << 8 | row << 4 | col) | (j << 8 | row << 4 | (col + 1)) << 16));
+    }
+  launch(ldmatrix_kernel, 1, 32, smem, nullptr, out.data(), true);
+  // Lane 13 with .trans: rows 2, 3 of column 3.
+  CHECK(out[13 * 4 + 0] == 0x00330023u);
+  CHECK(out[13 * 4 + 2] == 0x02330223u);
+  for (int lane = 0; lane < 32; ++lane)
+    for (unsigned j = 0; j < 4; ++j) {
+      const unsigned col = lane / 4u, row = 2u * (lane % 4u);
+      CHECK(out[lane * 4 + j] == ((j << 8 | row << 4 | col) | (j << 8 | (row + 1) << 4 | col) << 16));
+    }
+}
+
+// ldmatrix with one row address 8 bytes off, or with lane 31 exited.
+__global__ void ldmatrix_misuse_kernel(bool misaligned) {
+  auto* s = reinterpret_cast<bf*>(core::kernels::dev::dynamic_smem());
+  const int lane = threadIdx.x;
+  if (!misaligned && lane == 31) return;
+  std::uint32_t r[4];
+  simt::ldmatrix_x4(r, s + lane * 8 + (misaligned && lane == 5 ? 4 : 0), false);
+}
+
+TEST_CASE("ldmatrix needs 16-byte aligned row addresses and every lane of the warp (PTX ISA)") {
+  CHECK_THROWS_WITH_AS(launch(ldmatrix_misuse_kernel, 1, 32, 33 * 16, nullptr, true),
+                       doctest::Contains("16-byte aligned"), simt::EmulationError);
+  CHECK_THROWS_WITH_AS(launch(ldmatrix_misuse_kernel, 1, 32, 33 * 16, nullptr, false),
+                       doctest::Contains("ldmatrix with lanes of the warp exited"), simt::EmulationError);
 }
 
 }  // namespace
