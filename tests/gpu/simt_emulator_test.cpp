@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/device_utils.cuh"
@@ -136,35 +137,71 @@ TEST_CASE("a deadlock and mismatched masks are EmulationErrors naming the block"
   CHECK(out[0] == 1);
 }
 
-// c[16 x 16] = a[16 x 32] b[32 x 16] + 1 with WMMA (b given column-major), one warp.
-__global__ void wmma_kernel(float* c, const bf* a, const bf* b_col) {
+// c[16 x 16] = a[16 x 32] b[32 x 16] + c0 with WMMA, one warp: a row-major; b column-major (b_col
+// holds b^T row-major) or row-major; c0 read and c written with the given memory layouts.
+template <class LayoutB>
+__global__ void wmma_kernel(float* c, const float* c0, const bf* a, const bf* b, nvcuda::wmma::layout_t c0_layout,
+                            nvcuda::wmma::layout_t c_layout) {
   namespace wmma = nvcuda::wmma;
+  constexpr bool b_col = std::is_same_v<LayoutB, wmma::col_major>;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-  wmma::fill_fragment(acc, 1.0f);
+  wmma::load_matrix_sync(acc, c0, 16, c0_layout);
   for (int k = 0; k < 32; k += 16) {
     wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> fa;
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::col_major> fb;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, LayoutB> fb;
     wmma::load_matrix_sync(fa, a + k, 32);
-    wmma::load_matrix_sync(fb, b_col + k, 32);
+    wmma::load_matrix_sync(fb, b_col ? b + k : b + k * 16, b_col ? 32 : 16);
     wmma::mma_sync(acc, fa, fb, acc);
   }
-  wmma::store_matrix_sync(c, acc, 16, wmma::mem_row_major);
+  wmma::store_matrix_sync(c, acc, 16, c_layout);
 }
 
-TEST_CASE("WMMA fragments multiply like the matrices they hold") {
-  std::vector<bf> a(16 * 32), b_col(16 * 32);
-  std::vector<float> af(a.size()), bf_(b_col.size()), c(16 * 16);
+// The programming guide ("Warp Matrix Functions"): for matrix_a / matrix_b the layout is the
+// fragment's (row_major: element (r, c) at r * ldm + c; col_major: at c * ldm + r), for
+// accumulators the layout argument (mem_row_major / mem_col_major alike).
+TEST_CASE("WMMA fragments multiply like the matrices they hold, in every memory layout") {
+  namespace wmma = nvcuda::wmma;
+  alignas(32) bf a[16 * 32], b_col[16 * 32], b_row[32 * 16];
+  alignas(32) float c0[16 * 16], c[16 * 16];
+  std::vector<float> af(16 * 32), bf_(32 * 16);  // bf_[k * 16 + n] = b(k, n)
   for (int i = 0; i < 16 * 32; ++i) {
     af[i] = static_cast<float>((i * 7) % 11 - 5) / 4, bf_[i] = static_cast<float>((i * 5) % 13 - 6) / 8;
-    a[i] = __float2bfloat16(af[i]), b_col[i] = __float2bfloat16(bf_[i]);
+    a[i] = __float2bfloat16(af[i]), b_row[i] = __float2bfloat16(bf_[i]);
   }
-  launch(wmma_kernel, 1, 32, 0, nullptr, c.data(), a.data(), b_col.data());
+  for (int k = 0; k < 32; ++k)
+    for (int n = 0; n < 16; ++n) b_col[n * 32 + k] = b_row[k * 16 + n];
+  for (int i = 0; i < 16 * 16; ++i) c0[i] = static_cast<float>(i);  // c0(r, n) = 16 r + n as row-major
+  const auto want = [&](int r, int n, bool c0_transposed) {
+    float s = c0_transposed ? static_cast<float>(16 * n + r) : static_cast<float>(16 * r + n);
+    for (int k = 0; k < 32; ++k) s += af[r * 32 + k] * bf_[k * 16 + n];
+    return s;
+  };
+  launch(wmma_kernel<wmma::col_major>, 1, 32, 0, nullptr, c, c0, a, b_col,
+         wmma::mem_row_major, wmma::mem_row_major);
   for (int r = 0; r < 16; ++r)
-    for (int col = 0; col < 16; ++col) {
-      float want = 1.0f;
-      for (int k = 0; k < 32; ++k) want += af[r * 32 + k] * bf_[col * 32 + k];
-      CHECK(c[r * 16 + col] == doctest::Approx(want).epsilon(1e-6));
-    }
+    for (int n = 0; n < 16; ++n) CHECK(c[r * 16 + n] == doctest::Approx(want(r, n, false)).epsilon(1e-6));
+  // b row-major; c0 read column-major (so c0(r, n) = 16 n + r); c written column-major.
+  launch(wmma_kernel<wmma::row_major>, 1, 32, 0, nullptr, c, c0, a, b_row, wmma::mem_col_major, wmma::mem_col_major);
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 16; ++n) CHECK(c[n * 16 + r] == doctest::Approx(want(r, n, true)).epsilon(1e-6));
+}
+
+// A WMMA load from a pointer 16 bytes off a 256-bit boundary, with ldm 12 (24 bytes), or with lane 0 exited.
+__global__ void wmma_misuse_kernel(const bf* a, int what) {
+  namespace wmma = nvcuda::wmma;
+  if (what == 2 && threadIdx.x == 0) return;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> fa;
+  wmma::load_matrix_sync(fa, what == 0 ? a + 8 : a, what == 1 ? 12 : 16);
+}
+
+TEST_CASE("WMMA loads need the whole warp, a 256-bit aligned pointer and ldm a multiple of 16 bytes") {
+  alignas(32) bf a[32 * 16] = {};
+  CHECK_THROWS_WITH_AS(launch(wmma_misuse_kernel, 1, 32, 0, nullptr, a, 0), doctest::Contains("256-bit aligned"),
+                       simt::EmulationError);
+  CHECK_THROWS_WITH_AS(launch(wmma_misuse_kernel, 1, 32, 0, nullptr, a, 1), doctest::Contains("ldm 12"),
+                       simt::EmulationError);
+  CHECK_THROWS_WITH_AS(launch(wmma_misuse_kernel, 1, 32, 0, nullptr, a, 2), doctest::Contains("without lane 0"),
+                       simt::EmulationError);
 }
 
 // d[16 x 8] = a[16 x 16] b[16 x 8] + 1 (row-major) with one mma.sync, the operands taken from shared
