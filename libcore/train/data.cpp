@@ -215,6 +215,15 @@ TokenData load_token_data(const DataOptions& o) {
       throw UsageError("data.val_fraction = 0 leaves a text input no validation split (training evaluates on it)");
     std::ifstream f(in, std::ios::binary);
     if (!f) throw InputMissingError("data.input: cannot open '" + o.input + "'");
+    if (fs::is_regular_file(in)) {  // a token shard is no text: its bytes would train as if they were
+      std::int32_t magic = 0;
+      f.read(reinterpret_cast<char*>(&magic), sizeof magic);
+      if (f.gcount() == sizeof magic && magic == core::text::kShardMagic)
+        throw UsageError("data.input: '" + o.input + "' is a token shard, not a text: give the folder that holds " +
+                         "its train and val shards (data.input=" + in.parent_path().string() + ")");
+      f.clear();
+      f.seekg(0);
+    }
     const auto tok = core::text::make_tokenizer(o.tokenizer);
     const auto file = tokenize_text(f, o.input, *tok);
     const std::int64_t n = static_cast<std::int64_t>(file->bytes().size() / 2);

@@ -253,3 +253,19 @@ TEST_CASE("a prepared folder's splits are the shards prepare.json lists, not oth
     CHECK(std::string(e.what()).find("prepare.json") != std::string::npos);
   }
 }
+
+TEST_CASE("a token shard given as data.input is refused as a text (its bytes would train), naming its folder") {
+  TempDir dir("train_data_shard_as_text");
+  core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
+  DataOptions o;
+  o.input = (dir / "train_000000.bin").string();
+  o.seq_len = 8;
+  CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains("is a token shard, not a text"), core::UsageError);
+  CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains(("data.input=" + dir.path().string()).c_str()),
+                       core::UsageError);
+  // A text is read from its first byte on (the look at its start is undone).
+  core::test::write_text(dir / "t.txt", "0123456789abcdefghij");
+  o.input = (dir / "t.txt").string();
+  o.val_fraction = 0.5;
+  CHECK(load_token_data(o).train.tokens(0, 3) == std::vector<std::int32_t>{'0', '1', '2'});
+}
