@@ -356,4 +356,18 @@ TEST_CASE("ldmatrix needs 16-byte aligned row addresses and every lane of the wa
                        doctest::Contains("ldmatrix with lanes of the warp exited"), simt::EmulationError);
 }
 
+// __expf and __logf round as the PTX nvcc emits does (x * log2(e) to fp32 first), and __fdividef
+// has the special cases of crt/device_functions.h.
+TEST_CASE("the fast intrinsics follow nvcc's lowering and __fdividef's documented special cases") {
+  const float x = 20.3f;
+  CHECK(__expf(x) == std::exp2(x * 1.44269502f));
+  CHECK(__expf(x) != std::exp(x));  // the fp32 product loses what exp keeps
+  CHECK(__expf(-INFINITY) == 0.0f);
+  CHECK(__logf(8.0f) == 3.0f * 0.693147182f);
+  CHECK(__fdividef(6.0f, 3.0f) == 2.0f);
+  CHECK(__fdividef(1.0f, 0x1p127f) == 0.0f);  // 2^-127 by IEEE division
+  CHECK(std::isnan(__fdividef(INFINITY, -0x1p127f)));
+  CHECK(__fdividef(INFINITY, 0x1p100f) == INFINITY);
+}
+
 }  // namespace

@@ -111,9 +111,17 @@ T __shfl_sync(unsigned mask, T value, int src_lane, int width = 32) {
   const int lane = simt::lane_id();
   return simt::shuffle_from(mask, value, lane / width * width + (src_lane & (width - 1)));
 }
-inline float __expf(float x) { return std::exp(x); }
-inline float __logf(float x) { return std::log(x); }
-inline float __fdividef(float a, float b) { return a / b; }
+// The fast intrinsics as nvcc (13.0, sm_80, without -use_fast_math) lowers them: __expf(x) =
+// ex2.approx.f32(x * 0f3FB8AA3B) and __logf(x) = lg2.approx.f32(x) * 0f3F317218, each step rounded
+// to fp32 (the rounding of the product x * log2(e) is what makes __expf's error grow with |x|);
+// ex2, lg2 and rsqrt themselves are exact here, approximate (a few ulp) on the device. __fdividef is
+// x / y except for 2^126 < |y| < 2^128: 0 for finite x, NaN for infinite x (crt/device_functions.h).
+inline float __expf(float x) { return std::exp2(x * 0x1.715476p+0f); }
+inline float __logf(float x) { return std::log2(x) * 0x1.62e430p-1f; }
+inline float __fdividef(float x, float y) {
+  if (std::fabs(y) > 0x1p126f && std::isfinite(y)) return std::isinf(x) ? NAN : 0.0f;
+  return x / y;
+}
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 using std::max;
 using std::min;
