@@ -240,7 +240,8 @@ TokenData load_token_data(const DataOptions& o) {
   if (d.val.size() < need)
     throw DataError("data.input '" + o.input + "': the validation split has " + std::to_string(d.val.size()) +
                     " tokens, fewer than data.seq_len + 1 = " + std::to_string(need) +
-                    " (raise data.val_fraction or shorten data.seq_len)");
+                    (fs::is_directory(in) ? " (prepare the folder with a larger val_fraction, or shorten data.seq_len)"
+                                          : " (raise data.val_fraction or shorten data.seq_len)"));
   return d;
 }
 

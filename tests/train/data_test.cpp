@@ -269,3 +269,18 @@ TEST_CASE("a token shard given as data.input is refused as a text (its bytes wou
   o.val_fraction = 0.5;
   CHECK(load_token_data(o).train.tokens(0, 3) == std::vector<std::int32_t>{'0', '1', '2'});
 }
+
+TEST_CASE("a shard folder's too short validation split is not blamed on data.val_fraction (a text-only key)") {
+  TempDir dir("train_data_short_val");
+  core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
+  core::text::write_shard(dir / "val_000000.bin", ramp(5, 256));
+  try {
+    load_token_data(shards_at(dir.path()));
+    FAIL("expected DataError");
+  } catch (const core::DataError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("validation split has 5 tokens") != std::string::npos);
+    CHECK(msg.find("prepare the folder with a larger val_fraction") != std::string::npos);
+    CHECK(msg.find("raise data.val_fraction") == std::string::npos);
+  }
+}
