@@ -140,6 +140,7 @@ std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std:
   try {
     core::text::tokenize_to_file(in, source, tokenizer, core::text::PrepareOptions{}.chunk_bytes, path);
   } catch (const IoError& e) {
+    if (in.bad()) throw;  // the text could not be read: no matter of room in TMPDIR
     throw IoError(std::string(e.what()) + ". hint: tokenizing data.input needs 2 bytes per token in " +
                   tmp.string() + " (TMPDIR); or run `zpp-train prepare` once and train on its folder");
   }

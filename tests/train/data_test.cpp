@@ -284,3 +284,17 @@ TEST_CASE("a shard folder's too short validation split is not blamed on data.val
     CHECK(msg.find("raise data.val_fraction") == std::string::npos);
   }
 }
+
+TEST_CASE("a text input that cannot be read is an IoError without the hint about room in TMPDIR") {
+  DataOptions o;
+  o.input = "/proc/self/mem";  // opens, and reading offset 0 fails (EIO)
+  o.seq_len = 8;
+  try {
+    load_token_data(o);
+    FAIL("expected IoError");
+  } catch (const core::IoError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("error reading input text /proc/self/mem") != std::string::npos);
+    CHECK(msg.find("TMPDIR") == std::string::npos);
+  }
+}
