@@ -1,4 +1,4 @@
-// MappedFile (mapped_file.hpp): open, fstat, mmap(PROT_READ, MAP_PRIVATE), close; munmap on destruction.
+// MappedFile (mapped_file.hpp): open (not waiting on a fifo), fstat (a regular file only), mmap(PROT_READ, MAP_PRIVATE), close; munmap on destruction.
 #include "io/mapped_file.hpp"
 
 #include <fcntl.h>
@@ -16,14 +16,23 @@
 namespace core::io {
 
 MappedFile::MappedFile(const std::filesystem::path& path) {
-  (void)open_input(path);  // the conventions' errors for a missing, directory or unreadable input
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputMissingError(path.string() + ": cannot open: " + std::strerror(errno));
+  // O_NONBLOCK: opening a fifo must not wait for a writer (it is refused below); nothing is read from fd.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    const int err = errno;
+    (void)open_input(path);  // the conventions' errors for a missing or unreadable input
+    throw InputMissingError(path.string() + ": cannot open: " + std::strerror(err));
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
     throw IoError(path.string() + ": cannot stat: " + std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputMissingError(path.string() + (S_ISDIR(st.st_mode) ? ": is a directory, not a file"
+                                                                  : ": not a regular file (a fifo, socket or device)"));
   }
   const auto size = static_cast<std::size_t>(st.st_size);
   if (size > 0) {

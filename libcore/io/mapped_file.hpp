@@ -12,7 +12,8 @@ namespace core::io {
 class MappedFile {
  public:
   MappedFile() = default;
-  // Throws InputMissingError (absent, a directory, unreadable) or IoError (stat or mmap failed), naming the file.
+  // Throws InputMissingError (absent, a directory, a fifo or device, unreadable) or IoError (stat or
+  // mmap failed), naming the file. Never blocks (a fifo is refused at once, not waited on).
   explicit MappedFile(const std::filesystem::path& path);
   ~MappedFile();
   MappedFile(MappedFile&& other) noexcept;
