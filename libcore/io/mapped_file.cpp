@@ -23,28 +23,29 @@ MappedFile::MappedFile(const std::filesystem::path& path) {
     (void)open_input(path);  // the conventions' errors for a missing or unreadable input
     throw InputMissingError(path.string() + ": cannot open: " + std::strerror(err));
   }
+  try {
+    map(fd, path.string());
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);  // the mapping stays
+}
+
+MappedFile::MappedFile(int fd, const std::string& name) { map(fd, name); }
+
+void MappedFile::map(int fd, const std::string& name) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw IoError(path.string() + ": cannot stat: " + std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw InputMissingError(path.string() + (S_ISDIR(st.st_mode) ? ": is a directory, not a file"
-                                                                  : ": not a regular file (a fifo, socket or device)"));
-  }
+  if (::fstat(fd, &st) != 0) throw IoError(name + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw InputMissingError(name + (S_ISDIR(st.st_mode) ? ": is a directory, not a file"
+                                                        : ": not a regular file (a fifo, socket or device)"));
   const auto size = static_cast<std::size_t>(st.st_size);
-  if (size > 0) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int err = errno;
-    ::close(fd);
-    if (p == MAP_FAILED) throw IoError(path.string() + ": mmap failed: " + std::strerror(err));
-    data_ = p;
-    size_ = size;
-  } else {
-    ::close(fd);
-  }
+  if (size == 0) return;
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) throw IoError(name + ": mmap failed: " + std::strerror(errno));
+  data_ = p;
+  size_ = size;
 }
 
 MappedFile::~MappedFile() {

@@ -15,6 +15,8 @@ class MappedFile {
   // Throws InputMissingError (absent, a directory, a fifo or device, unreadable) or IoError (stat or
   // mmap failed), naming the file. Never blocks (a fifo is refused at once, not waited on).
   explicit MappedFile(const std::filesystem::path& path);
+  // The file open as `fd` (left open, the caller's), `name` in messages: maps a file already unlinked.
+  MappedFile(int fd, const std::string& name);
   ~MappedFile();
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;
@@ -24,6 +26,7 @@ class MappedFile {
   std::span<const std::byte> bytes() const { return {static_cast<const std::byte*>(data_), size_}; }
 
  private:
+  void map(int fd, const std::string& name);  // fstat (a regular file only), mmap
   void* data_ = nullptr;  // null for an empty file
   std::size_t size_ = 0;
 };

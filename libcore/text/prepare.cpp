@@ -115,12 +115,10 @@ struct ScratchDir {
 }  // namespace
 
 TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
-                                 std::int64_t chunk_bytes, const fs::path& tokens_file) {
+                                 std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name) {
   if (tokenizer.vocab_size() > 65536)
     throw UsageError("tokenizer '" + tokenizer.spec() + "' has " + std::to_string(tokenizer.vocab_size()) +
                      " tokens; uint16 token files hold at most 65536");
-  std::ofstream out(tokens_file, std::ios::binary);
-  if (!out) throw IoError("cannot create token file " + tokens_file.string());
   TokenFileResult r;
   const auto emit = [&](const std::vector<std::int32_t>& ids) {
     std::vector<std::uint16_t> packed(ids.begin(), ids.end());  // vocab_size <= 65536 checked above
@@ -140,7 +138,7 @@ TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, co
     pending.erase(0, cut);
   }
   if (in.bad()) throw IoError("error reading input text " + source);
-  if (!out.flush()) throw IoError("cannot write token file " + tokens_file.string() + " (disk full?)");
+  if (!out.flush()) throw IoError("cannot write token file " + out_name + " (disk full?)");
   return r;
 }
 
@@ -174,7 +172,11 @@ PrepareResult prepare(const PrepareOptions& options) {
   if (ec) throw IoError("prepare: cannot create " + staging.path.string() + ": " + ec.message());
 
   const fs::path tokens_file = staging.path / "tokens.u16";
-  const auto [input_bytes, n] = tokenize_to_file(input, options.input, *tokenizer, options.chunk_bytes, tokens_file);
+  std::ofstream tokens_out(tokens_file, std::ios::binary);
+  if (!tokens_out) throw IoError("prepare: cannot create token file " + tokens_file.string());
+  const auto [input_bytes, n] =
+      tokenize_to_file(input, options.input, *tokenizer, options.chunk_bytes, tokens_out, tokens_file.string());
+  tokens_out.close();
   const std::int64_t body = n - (tokenizer->eot_token() ? 1 : 0);
   const auto n_val = static_cast<std::int64_t>(std::floor(options.val_fraction * static_cast<double>(n)));
   if (body == 0 || n - n_val < 1 || (options.val_fraction > 0 && n_val < 1))

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <istream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -63,13 +64,14 @@ struct PrepareResult {
 // (`source` names it in messages) chunk by chunk, about chunk_bytes at a time, cut where the tokens
 // of the parts are those of the whole, into `tokens_file` as uint16 (no header), the end-of-text
 // token first when the tokenizer has one. Memory is bounded by chunk_bytes (a text without a cut
-// point is one chunk). Throws UsageError (a vocabulary above 65536) or IoError.
+// point is one chunk). `out` is opened by the caller (so it may unlink the file first); `out_name`
+// names it in messages. Throws UsageError (a vocabulary above 65536) or IoError.
 struct TokenFileResult {
   std::int64_t input_bytes = 0;
   std::int64_t tokens = 0;
 };
 TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
-                                 std::int64_t chunk_bytes, const std::filesystem::path& tokens_file);
+                                 std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name);
 
 // Throws UsageError (empty input/out path, bad options, bad tokenizer spec), InputMissingError (input or
 // tokenizer files absent, input a directory), DataError (input too short to give both splits a token), IoError.

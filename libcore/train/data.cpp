@@ -1,12 +1,14 @@
 // Loading token splits (text + tokenizer, or llm.c shards) and cutting training/validation windows.
 #include "train/data.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -116,8 +118,9 @@ std::vector<fs::path> split_shards(const fs::path& dir, const std::string& split
 }
 
 // Tokenizes a text input as `prepare` does (chunk by chunk, end-of-text token first) into a uint16
-// file in the temporary folder, maps it and unlinks it: the mapping keeps the tokens until the last
-// split using them goes, and no file is left behind, however the process ends.
+// file in the temporary folder and maps it. The file is unlinked as soon as it is open, before any
+// token is written: the open descriptors, then the mapping, keep it until the last split using the
+// tokens goes, and no file is left behind, however the process ends (Ctrl-C while tokenizing too).
 std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std::string& source,
                                                     const core::text::Tokenizer& tokenizer) {
   static std::atomic<int> counter{0};
@@ -129,22 +132,29 @@ std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std:
                   (env ? "'" + std::string(env) + "'" : std::string("(unset)")) + ": " + ec.message() +
                   ". hint: point TMPDIR at a writable folder, or run `zpp-train prepare` once and train on its folder");
   }
+  const auto hint = [&] {
+    return ". hint: tokenizing data.input needs 2 bytes per token in " + tmp.string() +
+           " (TMPDIR); or run `zpp-train prepare` once and train on its folder";
+  };
   const fs::path path = tmp / ("zpp-train-tokens-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".u16");
-  struct Unlink {
-    fs::path path;
-    ~Unlink() {
-      std::error_code ec;
-      fs::remove(path, ec);
-    }
-  } unlink{path};
+  std::ofstream out(path, std::ios::binary);
+  const int fd = out ? ::open(path.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+  const int open_errno = errno;
+  fs::remove(path, ec);
+  if (fd < 0) throw IoError("cannot create token file " + path.string() + ": " + std::strerror(open_errno) + hint());
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
   try {
-    core::text::tokenize_to_file(in, source, tokenizer, core::text::PrepareOptions{}.chunk_bytes, path);
+    core::text::tokenize_to_file(in, source, tokenizer, core::text::PrepareOptions{}.chunk_bytes, out, path.string());
   } catch (const IoError& e) {
     if (in.bad()) throw;  // the text could not be read: no matter of room in TMPDIR
-    throw IoError(std::string(e.what()) + ". hint: tokenizing data.input needs 2 bytes per token in " +
-                  tmp.string() + " (TMPDIR); or run `zpp-train prepare` once and train on its folder");
+    throw IoError(std::string(e.what()) + hint());
   }
-  return std::make_shared<const io::MappedFile>(path);
+  out.close();
+  if (!out) throw IoError("cannot write token file " + path.string() + " (disk full?)" + hint());
+  return std::make_shared<const io::MappedFile>(fd, path.string());
 }
 
 }  // namespace

@@ -10,6 +10,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <chrono>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -297,4 +300,33 @@ TEST_CASE("a text input that cannot be read is an IoError without the hint about
     CHECK(msg.find("error reading input text /proc/self/mem") != std::string::npos);
     CHECK(msg.find("TMPDIR") == std::string::npos);
   }
+}
+
+TEST_CASE("a text input's token file is never visible in TMPDIR, even while the text is being tokenized") {
+  // A process killed while tokenizing (Ctrl-C on a large text) must leave no token file behind: it
+  // is unlinked before the first token is written. The text comes through a fifo, so tokenizing
+  // waits half-way while the folder is looked at.
+  TempDir dir("train_data_tmp_unlinked");
+  std::filesystem::create_directory(dir / "tmp");
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", (dir / "tmp").c_str(), 1);
+  REQUIRE(::mkfifo((dir / "text").c_str(), 0600) == 0);
+  DataOptions o;
+  o.input = (dir / "text").string();
+  o.seq_len = 8;
+  std::int64_t train_tokens = -1;
+  std::thread loader([&] { train_tokens = load_token_data(o).train.size(); });
+  {
+    std::ofstream fifo(dir / "text", std::ios::binary);  // opens once the loader has opened its end
+    fifo << std::string(500, 'a') << std::flush;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the loader waits for the rest
+    CHECK(std::filesystem::is_empty(dir / "tmp"));
+    fifo << std::string(500, 'b');
+  }
+  loader.join();
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+  CHECK(train_tokens == 900);
+  CHECK(std::filesystem::is_empty(dir / "tmp"));
 }
