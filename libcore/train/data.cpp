@@ -201,6 +201,10 @@ TokenData load_token_data(const DataOptions& o) {
         throw DataError(meta.string() + ": vocab_size " + std::to_string(d.vocab_size) +
                         " is outside [1, 65536] (uint16 shards)");
       named_by = "(named by " + meta.string() + ")";
+      const auto kind = [](const std::string& spec) { return spec.substr(0, spec.find(':')); };
+      if (kind(o.tokenizer) != kind(d.tokenizer))
+        log::warn("data.tokenizer={} is not used: the shards of {} were made with {} {}", o.tokenizer, o.input,
+                  d.tokenizer, named_by);
     } else {
       const auto tok = core::text::make_tokenizer(o.tokenizer);
       d.tokenizer = tok->spec();

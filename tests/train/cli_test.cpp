@@ -298,3 +298,18 @@ TEST_CASE("--resume on data of other token counts than the checkpoint's run warn
   CHECK(r.err.find("had 5400 / 600") != std::string::npos);
   CHECK(r.err.find("does not see the batches") != std::string::npos);
 }
+
+TEST_CASE("data.tokenizer of another kind than a prepared folder's is not silently ignored: a warning names both") {
+  TempDir tmp("zpp_cli_tokenizer_ignored");
+  core::test::write_text(tmp / "t.txt", core::test::read_text("/usr/share/common-licenses/GPL-3").substr(0, 6000));
+  REQUIRE(run_tool("zpp-train", {"prepare", "--input", (tmp / "t.txt").string(), "--out", (tmp / "shards").string()})
+              .exit_code == 0);
+  const std::string data = "data.input=" + (tmp / "shards").string();
+  auto r = run_tool("zpp-train", with({"train", data, "--out", (tmp / "a").string()}, kTiny));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("is not used") == std::string::npos);
+  r = run_tool("zpp-train", with({"train", data, "data.tokenizer=gpt2:/somewhere/gpt2", "--out", (tmp / "b").string()}, kTiny));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("data.tokenizer=gpt2:/somewhere/gpt2 is not used") != std::string::npos);
+  CHECK(r.err.find("made with bytes") != std::string::npos);
+}
