@@ -54,11 +54,11 @@ std::size_t last_safe_cut(std::string_view buf) {
   return std::string_view::npos;
 }
 
-// Pass 2: tokens [begin, begin + n) of the token file as split_000000.bin, ... in dir (shards of at
+// Pass 2: tokens [begin, begin + n) of the token file (read from `in`) as split_000000.bin, ... in dir (shards of at
 // most shard_tokens, copied a block at a time); returns the file names.
-std::vector<std::string> write_split(const fs::path& tokens_file, std::int64_t begin, std::int64_t n,
+std::vector<std::string> write_split(std::istream& in, const std::string& tokens_file, std::int64_t begin, std::int64_t n,
                                      const fs::path& dir, const std::string& split, std::int64_t shard_tokens) {
-  std::ifstream in(tokens_file, std::ios::binary);
+  in.clear();
   in.seekg(begin * 2);
   std::vector<std::string> names;
   std::vector<std::uint16_t> packed;
@@ -69,7 +69,7 @@ std::vector<std::string> write_split(const fs::path& tokens_file, std::int64_t b
     for (std::int64_t done = 0; done < count;) {
       packed.resize(static_cast<std::size_t>(std::min<std::int64_t>(count - done, 1 << 20)));
       if (!in.read(reinterpret_cast<char*>(packed.data()), static_cast<std::streamsize>(packed.size() * 2)))
-        throw IoError("prepare: cannot read back " + tokens_file.string());
+        throw IoError("prepare: cannot read back " + tokens_file);
       shard.append(packed);
       done += static_cast<std::int64_t>(packed.size());
     }
@@ -163,20 +163,17 @@ PrepareResult prepare(const PrepareOptions& options) {
   ScratchDir created_out{out, fs::exists(out, ec)};  // a folder this run creates goes again if it fails
   fs::create_directories(out, ec);
   if (ec) throw IoError("prepare: cannot create output folder " + out.string() + ": " + ec.message());
-  // The shards are written beside the folder's earlier ones (a staging folder inside it) and replace
-  // them only once all are written; prepare.json goes first and comes back last, so a failed or
-  // killed prepare never leaves a prepare.json describing shards that are not all there.
-  const ScratchDir staging{out / (".prepare-staging-" + std::to_string(::getpid()))};
-  fs::remove_all(staging.path, ec);
-  fs::create_directories(staging.path, ec);
-  if (ec) throw IoError("prepare: cannot create " + staging.path.string() + ": " + ec.message());
-
-  const fs::path tokens_file = staging.path / "tokens.u16";
+  // Pass 1 writes the tokens into a file beside the output, unlinked as soon as it is open (and read
+  // back through a second descriptor): a prepare killed while tokenizing leaves nothing behind.
+  const fs::path tokens_file = out / (".prepare-tokens-" + std::to_string(::getpid()) + ".u16");
   std::ofstream tokens_out(tokens_file, std::ios::binary);
-  if (!tokens_out) throw IoError("prepare: cannot create token file " + tokens_file.string());
+  std::ifstream tokens_in(tokens_file, std::ios::binary);
+  fs::remove(tokens_file, ec);
+  if (!tokens_out || !tokens_in) throw IoError("prepare: cannot create token file " + tokens_file.string());
   const auto [input_bytes, n] =
       tokenize_to_file(input, options.input, *tokenizer, options.chunk_bytes, tokens_out, tokens_file.string());
   tokens_out.close();
+  if (!tokens_out) throw IoError("prepare: cannot write token file " + tokens_file.string() + " (disk full?)");
   const std::int64_t body = n - (tokenizer->eot_token() ? 1 : 0);
   const auto n_val = static_cast<std::int64_t>(std::floor(options.val_fraction * static_cast<double>(n)));
   if (body == 0 || n - n_val < 1 || (options.val_fraction > 0 && n_val < 1))
@@ -190,9 +187,17 @@ PrepareResult prepare(const PrepareOptions& options) {
   result.input_bytes = input_bytes;
   result.train_tokens = n - n_val;
   result.val_tokens = n_val;
-  const auto train_names = write_split(tokens_file, 0, n - n_val, staging.path, "train", options.shard_tokens);
-  const auto val_names = write_split(tokens_file, n - n_val, n_val, staging.path, "val", options.shard_tokens);
-  fs::remove(tokens_file, ec);
+  // The shards are written beside the folder's earlier ones (a staging folder inside it) and replace
+  // them only once all are written; prepare.json goes first and comes back last, so a failed or
+  // killed prepare never leaves a prepare.json describing shards that are not all there.
+  const ScratchDir staging{out / (".prepare-staging-" + std::to_string(::getpid()))};
+  fs::remove_all(staging.path, ec);
+  fs::create_directories(staging.path, ec);
+  if (ec) throw IoError("prepare: cannot create " + staging.path.string() + ": " + ec.message());
+  const auto train_names =
+      write_split(tokens_in, tokens_file.string(), 0, n - n_val, staging.path, "train", options.shard_tokens);
+  const auto val_names =
+      write_split(tokens_in, tokens_file.string(), n - n_val, n_val, staging.path, "val", options.shard_tokens);
   fs::remove(out / "prepare.json", ec);
   remove_shards(out, "train");
   remove_shards(out, "val");

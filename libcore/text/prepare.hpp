@@ -3,7 +3,8 @@
 // The whole file is one document: when the tokenizer has an end-of-text token it is put first (llm.c's
 // convention of a separator before every document). The text is read and tokenized in chunks of about
 // chunk_bytes, cut only where the tokens of the parts are those of the whole (a newline between
-// printable ASCII and a letter or digit), into a uint16 token file in the staging folder; the shards
+// printable ASCII and a letter or digit), into a uint16 token file in the output folder, unlinked as
+// soon as it is open (a killed prepare leaves no such file); the shards
 // are then copied out of it: memory does not grow with the file (a text without such cut points is
 // one chunk). The last `val_fraction` of the tokens is the
 // validation split, the rest the training split; each split is cut into shards of at most

@@ -2,6 +2,13 @@
 // removal and the errors for bad inputs.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
 #include "common/errors.hpp"
 #include "test_support.hpp"
 #include "text/prepare.hpp"
@@ -147,4 +154,33 @@ TEST_CASE("prepare tokenizes in chunks exactly as in one piece") {
     CHECK(tokens == whole);
     CHECK(r.train_files.size() > 1);
   }
+}
+
+TEST_CASE("prepare's token file is never visible in the output folder, even while the text is being tokenized") {
+  // A prepare killed while tokenizing (Ctrl-C on a large corpus) must leave no token file (2 bytes
+  // per token) behind. The text comes through a fifo, so tokenizing waits half-way while the folder
+  // is looked at.
+  core::test::TempDir dir("prepare_tokens_unlinked");
+  REQUIRE(::mkfifo((dir / "text").c_str(), 0600) == 0);
+  PrepareOptions o;
+  o.input = (dir / "text").string();
+  o.out = (dir / "out").string();
+  PrepareResult result;
+  std::thread preparing([&] { result = prepare(o); });
+  {
+    std::ofstream fifo(dir / "text", std::ios::binary);  // opens once prepare has opened its end
+    fifo << std::string(500, 'a') << std::flush;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // prepare waits for the rest
+    std::vector<std::string> names;
+    for (const auto& e : fs::recursive_directory_iterator(dir / "out")) names.push_back(e.path().string());
+    CHECK(names.empty());
+    fifo << std::string(500, 'b');
+  }
+  preparing.join();
+  CHECK(result.train_tokens == 900);
+  CHECK(load_all(result.val_files) == std::vector<std::int32_t>(100, 'b'));
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir / "out")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"prepare.json", "train_000000.bin", "val_000000.bin"});
 }
