@@ -3,7 +3,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -32,10 +34,12 @@ std::string shard_name(const std::string& split, std::size_t index) {
 std::ifstream open_input(const fs::path& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw InputMissingError("input text " + path.string() + " is a directory, not a file");
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    if (!fs::exists(path)) throw InputMissingError("input text not found: " + path.string());
-    throw IoError("cannot read input text " + path.string());
+    const int err = errno;
+    if (!fs::exists(path, ec) && !ec) throw InputMissingError("input text not found: " + path.string());
+    throw IoError("cannot read input text " + path.string() + (err ? std::string(": ") + std::strerror(err) : ""));
   }
   return in;
 }

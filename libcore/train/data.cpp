@@ -164,8 +164,13 @@ TokenData load_token_data(const DataOptions& o) {
   d.source = o.input;
   const fs::path in(o.input);
   if (o.input.empty()) throw UsageError("data.input: empty path");
-  if (!fs::exists(in)) throw InputMissingError("data.input: '" + o.input + "' does not exist");
-  if (fs::is_directory(in)) {
+  std::error_code status_ec;
+  const fs::file_status status = fs::status(in, status_ec);
+  if (status.type() == fs::file_type::not_found)
+    throw InputMissingError("data.input: '" + o.input + "' does not exist");
+  if (status_ec)  // a looping link, a folder on the way that may not be searched
+    throw InputMissingError("data.input: '" + o.input + "' cannot be reached: " + status_ec.message());
+  if (fs::is_directory(status)) {
     auto train_files = split_shards(in, "train"), val_files = split_shards(in, "val");
     // The tokenizer is the one prepare.json names; shards without it (llm.c's) use data.tokenizer.
     // prepare.json also lists the shards prepare wrote: the splits are those, not whatever other

@@ -23,7 +23,9 @@ namespace {
 fs::path resolve_checkpoint(const std::string& spec) {
   if (spec.empty()) throw UsageError("checkpoint: give a run directory or a checkpoint folder (--checkpoint DIR)");
   const fs::path p(spec);
-  if (!fs::exists(p)) throw InputMissingError("checkpoint: '" + spec + "' does not exist");
+  std::error_code ec;
+  if (!fs::exists(p, ec))
+    throw InputMissingError("checkpoint: '" + spec + "' " + (ec ? "cannot be reached: " + ec.message() : "does not exist"));
   if (fs::exists(p / "DONE")) return p;
   if (auto c = latest_checkpoint(p / "checkpoints")) return *c;
   if (auto c = latest_checkpoint(p)) return *c;

@@ -313,3 +313,19 @@ TEST_CASE("data.tokenizer of another kind than a prepared folder's is not silent
   CHECK(r.err.find("data.tokenizer=gpt2:/somewhere/gpt2 is not used") != std::string::npos);
   CHECK(r.err.find("made with bytes") != std::string::npos);
 }
+
+TEST_CASE("an input path that cannot be reached (a looping link) is named with exit 66/74, not an internal error") {
+  TempDir tmp("zpp_cli_loop");
+  std::filesystem::create_symlink("loop", tmp / "loop");  // a link to itself: ELOOP
+  const std::string loop = (tmp / "loop").string();
+  auto r = run_tool("zpp-train", with({"train", "data.input=" + loop, "--out", (tmp / "a").string()}, kTiny));
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find("data.input: '" + loop + "' cannot be reached") != std::string::npos);
+  r = run_tool("zpp-train", {"prepare", "--input", loop, "--out", (tmp / "b").string()});
+  CHECK(r.exit_code == 74);
+  CHECK(r.err.find("cannot read input text " + loop) != std::string::npos);
+  r = run_tool("zpp-train", {"sample", "--checkpoint", loop});
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find("checkpoint: '" + loop + "' cannot be reached") != std::string::npos);
+  CHECK(r.err.find("internal error") == std::string::npos);
+}
