@@ -166,7 +166,14 @@ TEST_CASE("prepare's token file is never visible in the output folder, even whil
   o.input = (dir / "text").string();
   o.out = (dir / "out").string();
   PrepareResult result;
-  std::thread preparing([&] { result = prepare(o); });
+  std::string failure;
+  std::thread preparing([&] {
+    try {
+      result = prepare(o);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
   {
     std::ofstream fifo(dir / "text", std::ios::binary);  // opens once prepare has opened its end
     fifo << std::string(500, 'a') << std::flush;
@@ -177,6 +184,7 @@ TEST_CASE("prepare's token file is never visible in the output folder, even whil
     fifo << std::string(500, 'b');
   }
   preparing.join();
+  REQUIRE(failure == "");
   CHECK(result.train_tokens == 900);
   CHECK(load_all(result.val_files) == std::vector<std::int32_t>(100, 'b'));
   std::vector<std::string> names;
