@@ -1,7 +1,6 @@
 // Tokenize a text file and write train/val shards (see prepare.hpp).
 #include "text/prepare.hpp"
 
-#include <cctype>
 #include <cmath>
 #include <cerrno>
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include "common/timer.hpp"
 #include "text/shard.hpp"
 #include "text/tokenizer.hpp"
+#include "text/unicode.hpp"
 
 namespace core::text {
 namespace fs = std::filesystem;
@@ -42,20 +42,6 @@ std::ifstream open_input(const fs::path& path) {
     throw IoError("cannot read input text " + path.string() + (err ? std::string(": ") + std::strerror(err) : ""));
   }
   return in;
-}
-
-// The last position in buf where tokenizing the two sides apart gives the tokens of the whole: after
-// a newline that follows a printable ASCII byte and precedes an ASCII letter or digit. GPT-2's
-// pre-tokenizer (pretokenize.hpp) always makes that newline a piece of its own, whether or not the
-// text goes on (a blank before it, even a Unicode one, could join it into a longer whitespace piece at
-// the end of a chunk); byte tokens split anywhere. npos when there is none.
-std::size_t last_safe_cut(std::string_view buf) {
-  for (std::size_t i = buf.size(); i-- > 2;) {
-    const auto before = static_cast<unsigned char>(buf[i - 2]);
-    if (buf[i - 1] == '\n' && before > 0x20 && before < 0x7F && std::isalnum(static_cast<unsigned char>(buf[i])))
-      return i;
-  }
-  return std::string_view::npos;
 }
 
 // Pass 2: tokens [begin, begin + n) of the token file (read from `in`) as split_000000.bin, ... in dir (shards of at
@@ -117,6 +103,33 @@ struct ScratchDir {
 };
 
 }  // namespace
+
+namespace {
+// Whether the character that ends at buf[end - 1] is whole, well-formed and no whitespace. A unit
+// that starts before a lead byte cannot cover it, so the pre-tokenizer decodes this character as one.
+bool ends_in_non_space(std::string_view buf, std::size_t end) {
+  for (std::size_t len = 1; len <= 4 && len <= end; ++len) {
+    const CodeUnit u = decode_utf8(buf, end - len);
+    if (u.valid && u.len == len) return classify(u.cp) != CharClass::space;
+    if ((static_cast<unsigned char>(buf[end - len]) & 0xC0) != 0x80) return false;  // a lead byte or ASCII
+  }
+  return false;
+}
+}  // namespace
+
+// GPT-2's pre-tokenizer (pretokenize.hpp) makes a newline between two characters that are no
+// whitespace a piece of its own, whether or not the text goes on (a blank before it, even a Unicode
+// one, would join it into a longer whitespace piece), and the piece after it starts there either way:
+// any script may surround it (lines of CJK text cut too). Both characters must be whole and
+// well-formed in buf. Byte tokens split anywhere.
+std::size_t last_safe_cut(std::string_view buf) {
+  for (std::size_t i = buf.size(); i-- > 2;) {
+    if (buf[i - 1] != '\n' || !ends_in_non_space(buf, i - 1)) continue;
+    const CodeUnit next = decode_utf8(buf, i);
+    if (next.valid && classify(next.cp) != CharClass::space) return i;
+  }
+  return std::string_view::npos;
+}
 
 TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
                                  std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name) {

@@ -3,7 +3,7 @@
 // The whole file is one document: when the tokenizer has an end-of-text token it is put first (llm.c's
 // convention of a separator before every document). The text is read and tokenized in chunks of about
 // chunk_bytes, cut only where the tokens of the parts are those of the whole (a newline between
-// printable ASCII and a letter or digit), into a uint16 token file in the output folder, unlinked as
+// two characters that are no whitespace), into a uint16 token file in the output folder, unlinked as
 // soon as it is open (a killed prepare leaves no such file); the shards
 // are then copied out of it: memory does not grow with the file (a text without such cut points is
 // one chunk). The last `val_fraction` of the tokens is the
@@ -20,6 +20,7 @@
 #include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/config.hpp"
@@ -67,6 +68,11 @@ struct PrepareResult {
 // token first when the tokenizer has one. Memory is bounded by chunk_bytes (a text without a cut
 // point is one chunk). `out` is opened by the caller (so it may unlink the file first); `out_name`
 // names it in messages. Throws UsageError (a vocabulary above 65536) or IoError.
+// The last position in buf where tokenizing the two sides apart gives the tokens of the whole (with
+// every tokenizer): just after a newline between two well-formed characters that are no whitespace;
+// npos when there is none.
+std::size_t last_safe_cut(std::string_view buf);
+
 struct TokenFileResult {
   std::int64_t input_bytes = 0;
   std::int64_t tokens = 0;

@@ -129,6 +129,10 @@ TEST_CASE("prepare tokenizes in chunks exactly as in one piece") {
     for (int i = 0; i < 2000; ++i) text += "Line " + std::to_string(i) + ": to be, or not to be.\n";
   }
   text += "a \nb\xc2\xa0\nc\r\nd\n\n\ne  \n 1\nx\ny'll\n";
+  // Lines of CJK text (cut between non-ASCII characters), an ideographic space and a NEL (Unicode
+  // whitespace) on either side of a newline, a lone continuation byte before one.
+  for (int i = 0; i < 300; ++i) text += "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e " + std::to_string(i) + "\xe3\x80\x82\n";
+  text += "x\n\xe3\x80\x80y\n\xe3\x80\x80\nz\n\xc2\x85w\xc2\x85\nq\x85\nr\n";
   core::test::write_text(dir / "in.txt", text);
   std::vector<std::string> specs = {"bytes"};
   if (core::test::have_dataset("tokenizers/gpt2/encoder.json"))
@@ -191,4 +195,16 @@ TEST_CASE("prepare's token file is never visible in the output folder, even whil
   for (const auto& e : fs::directory_iterator(dir / "out")) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"prepare.json", "train_000000.bin", "val_000000.bin"});
+}
+
+TEST_CASE("last_safe_cut: after a newline between two whole characters that are no whitespace, any script") {
+  CHECK(last_safe_cut("ab\ncd") == 3);
+  CHECK(last_safe_cut("\xe3\x80\x82\n\xe6\x97\xa5") == 4);  // 。\n日: CJK lines have cut points too
+  CHECK(last_safe_cut("a \nb") == std::string_view::npos);        // the newline joins the blank before it
+  CHECK(last_safe_cut("a\n b") == std::string_view::npos);
+  CHECK(last_safe_cut("a\xc2\xa0\nb") == std::string_view::npos);  // no-break space
+  CHECK(last_safe_cut("a\n\xe3\x80\x80") == std::string_view::npos);  // ideographic space
+  CHECK(last_safe_cut("a\n\xe3\x80") == std::string_view::npos);  // a character cut short by the buffer
+  CHECK(last_safe_cut("a\x85\nb") == std::string_view::npos);      // a lone continuation byte (read as NEL)
+  CHECK(last_safe_cut("ab\ncd\n\xe3\x80") == 3);                  // the last cut that is safe
 }
