@@ -120,13 +120,19 @@ bool ends_in_non_space(std::string_view buf, std::size_t end) {
 // GPT-2's pre-tokenizer (pretokenize.hpp) makes a newline between two characters that are no
 // whitespace a piece of its own, whether or not the text goes on (a blank before it, even a Unicode
 // one, would join it into a longer whitespace piece), and the piece after it starts there either way:
-// any script may surround it (lines of CJK text cut too). Both characters must be whole and
-// well-formed in buf. Byte tokens split anywhere.
+// any script may surround it (lines of CJK text cut too). A CR LF between two such characters is
+// two pieces, CR and LF (the regex leaves a run's last blank to the next piece), so a cut between
+// them is safe too, as CR alone at the end of a chunk (Windows line ends get cut points). The
+// characters around must be whole and well-formed in buf. Byte tokens split anywhere.
 std::size_t last_safe_cut(std::string_view buf) {
+  const auto non_space_at = [&](std::size_t i) {
+    if (i >= buf.size()) return false;
+    const CodeUnit u = decode_utf8(buf, i);
+    return u.valid && classify(u.cp) != CharClass::space;
+  };
   for (std::size_t i = buf.size(); i-- > 2;) {
-    if (buf[i - 1] != '\n' || !ends_in_non_space(buf, i - 1)) continue;
-    const CodeUnit next = decode_utf8(buf, i);
-    if (next.valid && classify(next.cp) != CharClass::space) return i;
+    if (buf[i - 1] == '\n' && ends_in_non_space(buf, i - 1) && non_space_at(i)) return i;
+    if (buf[i - 1] == '\r' && buf[i] == '\n' && ends_in_non_space(buf, i - 1) && non_space_at(i + 1)) return i;
   }
   return std::string_view::npos;
 }

@@ -69,8 +69,8 @@ struct PrepareResult {
 // point is one chunk). `out` is opened by the caller (so it may unlink the file first); `out_name`
 // names it in messages. Throws UsageError (a vocabulary above 65536) or IoError.
 // The last position in buf where tokenizing the two sides apart gives the tokens of the whole (with
-// every tokenizer): just after a newline between two well-formed characters that are no whitespace;
-// npos when there is none.
+// every tokenizer): just after a newline between two well-formed characters that are no whitespace,
+// or between the CR and LF of a CR LF so placed; npos when there is none.
 std::size_t last_safe_cut(std::string_view buf);
 
 struct TokenFileResult {

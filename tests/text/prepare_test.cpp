@@ -133,6 +133,9 @@ TEST_CASE("prepare tokenizes in chunks exactly as in one piece") {
   // whitespace) on either side of a newline, a lone continuation byte before one.
   for (int i = 0; i < 300; ++i) text += "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e " + std::to_string(i) + "\xe3\x80\x82\n";
   text += "x\n\xe3\x80\x80y\n\xe3\x80\x80\nz\n\xc2\x85w\xc2\x85\nq\x85\nr\n";
+  // Windows line ends, with blanks and blank lines around some.
+  for (int i = 0; i < 300; ++i) text += "Line " + std::to_string(i) + (i % 7 == 0 ? " \r\n" : i % 5 == 0 ? "\r\n\r\n" : "\r\n");
+  text += "a\r\n b\r\r\nc\r\n\xe3\x80\x80d\r\n";
   core::test::write_text(dir / "in.txt", text);
   std::vector<std::string> specs = {"bytes"};
   if (core::test::have_dataset("tokenizers/gpt2/encoder.json"))
@@ -207,4 +210,9 @@ TEST_CASE("last_safe_cut: after a newline between two whole characters that are 
   CHECK(last_safe_cut("a\n\xe3\x80") == std::string_view::npos);  // a character cut short by the buffer
   CHECK(last_safe_cut("a\x85\nb") == std::string_view::npos);      // a lone continuation byte (read as NEL)
   CHECK(last_safe_cut("ab\ncd\n\xe3\x80") == 3);                  // the last cut that is safe
+  CHECK(last_safe_cut("ab\r\ncd") == 3);                         // CR | LF: Windows line ends cut too
+  CHECK(last_safe_cut("a \r\nb") == std::string_view::npos);
+  CHECK(last_safe_cut("a\r\n b") == std::string_view::npos);
+  CHECK(last_safe_cut("a\r\r\nb") == std::string_view::npos);
+  CHECK(last_safe_cut("a\r\n") == std::string_view::npos);          // what follows is not known yet
 }
