@@ -135,7 +135,7 @@ TEST_CASE("prepare tokenizes in chunks exactly as in one piece") {
   text += "x\n\xe3\x80\x80y\n\xe3\x80\x80\nz\n\xc2\x85w\xc2\x85\nq\x85\nr\n";
   // Windows line ends, with blanks and blank lines around some.
   for (int i = 0; i < 300; ++i) text += "Line " + std::to_string(i) + (i % 7 == 0 ? " \r\n" : i % 5 == 0 ? "\r\n\r\n" : "\r\n");
-  text += "a\r\n b\r\r\nc\r\n\xe3\x80\x80d\r\n";
+  text += "a\r\n b\r\r\nc\r\n\xe3\x80\x80" "d\r\n";
   core::test::write_text(dir / "in.txt", text);
   std::vector<std::string> specs = {"bytes"};
   if (core::test::have_dataset("tokenizers/gpt2/encoder.json"))
