@@ -3,7 +3,8 @@
 # 1024, vocab 50257 padded to 50304), on one CUDA device; meant for the H200 and ~8 minutes in all:
 #   scripts/bench/zpp_train_gpu.sh [BUILD_DIR]     (env: BATCHES="32 64" STEPS=8 JOBS=16 CMAKE_ARGS=...
 #                                                        PROFILE=B: also ncu per-kernel times, batch B;
-#                                                        SANITIZE=1: also compute-sanitizer on the kernel tests)
+#                                                        SANITIZE=1: also compute-sanitizer on the kernel tests;
+#                                                        BASE_ATTENTION=FILE: baseline attention.cu, see 5.)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
 # 2. runs the gpu-labelled tests (kernels against the host layers; one GPT and one BERT step CPU vs
 #    CUDA) and the zpp-train CLI tests (which train GPT and BERT with --device cuda against the CPU);
@@ -14,6 +15,9 @@
 # 4. trains GPT-2 124M for STEPS steps per batch size in BATCHES (the first step is excluded from the
 #    mean) and prints tokens/s, MFU and peak device memory. A batch that does not fit is reported
 #    and skipped.
+# 5. with BASE_ATTENTION=FILE (another attention.cu, e.g. `git show REV:libcore/kernels/attention.cu`),
+#    also builds zpp-train with it and runs each batch with both binaries, one after the other, and
+#    prints the new/base ratios (the source file is put back; the build folder is left stale for it).
 # MFU = model FLOPs per step / mean step time / peak, with model FLOPs = 3 x forward matmul FLOPs
 # (per layer 24 N C^2 + 4 B T^2 C, plus the LM head 2 N C V; N = B T), core::train::kCudaPeakTflops.
 # Peak memory: the largest cudaMemGetInfo "used" sampled after each step (all buffers are allocated
@@ -56,36 +60,59 @@ DATA="$ROOT/../shared/datasets/text/tinyshakespeare.txt"
 [[ -f "$DATA" ]] || DATA=/usr/share/common-licenses/GPL-3
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-for B in $BATCHES; do
-  echo "== GPT-2 124M, batch $B x 1024"
-  timeout 240 "$ZPP" train --progress never --device cuda --out "$TMP/b$B" "data.input=$DATA" \
-    model.n_layer=12 model.n_head=12 model.n_embd=768 model.n_positions=1024 model.vocab_size=50257 \
-    model.vocab_pad_to=128 data.seq_len=1024 "train_micro_batch_size_per_gpu=$B" "train_iters=$STEPS" \
-    eval_interval=100000 eval_iters=1 optimizer.params.lr=6e-4 scheduler.params.warmup_num_steps=2 \
-    > "$TMP/b$B.json" 2> "$TMP/b$B.log" || { echo "batch $B failed:"; tail -5 "$TMP/b$B.log"; rm -f "$TMP/b$B.json"; }
+BINS=(new)
+cp "$ZPP" "$TMP/zpp-new"
+if [[ -n "${BASE_ATTENTION:-}" ]]; then
+  echo "== baseline build: attention.cu from $BASE_ATTENTION"
+  KERNEL="$ROOT/libcore/kernels/attention.cu"
+  cp "$KERNEL" "$TMP/attention.cu.new"
+  cp "$BASE_ATTENTION" "$KERNEL"
+  cmake --build "$BUILD" --target zpp-train -j"$JOBS" > "$BUILD.base.log" 2>&1 && cp "$ZPP" "$TMP/zpp-base" && BINS+=(base) ||
+    { grep -E "error|FAILED" "$BUILD.base.log" | head -10; echo "(baseline build failed)"; }
+  cp "$TMP/attention.cu.new" "$KERNEL" && touch "$KERNEL"
   echo "   done at $((SECONDS - T0)) s"
+fi
+for B in $BATCHES; do
+  for BIN in "${BINS[@]}"; do  # new and base alternate, batch by batch
+    echo "== GPT-2 124M, batch $B x 1024 ($BIN)"
+    timeout 240 "$TMP/zpp-$BIN" train --progress never --device cuda --out "$TMP/$BIN-b$B" "data.input=$DATA" \
+      model.n_layer=12 model.n_head=12 model.n_embd=768 model.n_positions=1024 model.vocab_size=50257 \
+      model.vocab_pad_to=128 data.seq_len=1024 "train_micro_batch_size_per_gpu=$B" "train_iters=$STEPS" \
+      eval_interval=100000 eval_iters=1 optimizer.params.lr=6e-4 scheduler.params.warmup_num_steps=2 \
+      > "$TMP/$BIN-b$B.json" 2> "$TMP/$BIN-b$B.log" ||
+      { echo "batch $B ($BIN) failed:"; tail -5 "$TMP/$BIN-b$B.log"; rm -f "$TMP/$BIN-b$B.json"; }
+    echo "   done at $((SECONDS - T0)) s"
+  done
 done
 
-python3 - "$TMP" "$BUILD.peak.json" $BATCHES <<'PY'
+python3 - "$TMP" "$BUILD.peak.json" "${BINS[*]}" $BATCHES <<'PY'
 import json, os, sys
-tmp, peak_file, batches = sys.argv[1], sys.argv[2], sys.argv[3:]
+tmp, peak_file, bins, batches = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
 peak = json.load(open(peak_file)).get("bf16_gemm_tflops_per_s", 0.0)
 print(f"measured bf16 GEMM peak: {peak:.0f} TFLOP/s (nominal 790)")
-print(f"{'batch':>5} {'step_s':>8} {'tokens/s':>10} {'TFLOP/s':>8} {'MFU790':>7} {'MFUmeas':>8} {'peak GiB':>9} {'loss':>7}")
+print(f"{'batch':>5} {'build':>5} {'step_s':>8} {'tokens/s':>10} {'TFLOP/s':>8} {'MFU790':>7} {'MFUmeas':>8} "
+      f"{'peak GiB':>9} {'loss':>7}")
+def load(binary, b):
+    path = f"{tmp}/{binary}-b{b}.json"
+    return json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) > 0 else None
 for b in batches:
-    path = f"{tmp}/b{b}.json"
-    if not os.path.exists(path) or os.path.getsize(path) == 0:
-        print(f"{b:>5} {'failed':>8}")
-        continue
-    s = json.load(open(path))
-    tflops = s['gflops_per_s'] / 1e3
-    mfu_meas = f"{100 * tflops / peak:>7.1f}%" if peak > 0 else f"{'n/a':>8}"
-    print(f"{b:>5} {s['mean_step_s']:>8.3f} {s['tokens_per_s']:>10.0f} {tflops:>8.1f} "
-          f"{100 * s['mfu']:>6.1f}% {mfu_meas} {s['peak_device_mib'] / 1024:>9.1f} {s['final_loss']:>7.3f}")
-    print(json.dumps({"bench": "zpp_train_gpu", "config": "gpt2_124m", "batch": int(b), "seq_len": 1024,
-                      "measured_peak_tflops": peak,
-                      **{k: s[k] for k in ("mean_step_s", "tokens_per_s", "gflops_per_s", "mfu", "peak_device_mib",
-                                           "flops_per_step", "final_loss")}}))
+    for binary in bins:
+        s = load(binary, b)
+        if s is None:
+            print(f"{b:>5} {binary:>5} {'failed':>8}")
+            continue
+        tflops = s['gflops_per_s'] / 1e3
+        mfu_meas = f"{100 * tflops / peak:>7.1f}%" if peak > 0 else f"{'n/a':>8}"
+        print(f"{b:>5} {binary:>5} {s['mean_step_s']:>8.3f} {s['tokens_per_s']:>10.0f} {tflops:>8.1f} "
+              f"{100 * s['mfu']:>6.1f}% {mfu_meas} {s['peak_device_mib'] / 1024:>9.1f} {s['final_loss']:>7.3f}")
+        print(json.dumps({"bench": "zpp_train_gpu", "build": binary, "config": "gpt2_124m", "batch": int(b),
+                          "seq_len": 1024, "measured_peak_tflops": peak,
+                          **{k: s[k] for k in ("mean_step_s", "tokens_per_s", "gflops_per_s", "mfu",
+                                               "peak_device_mib", "flops_per_step", "final_loss")}}))
+    new, base = load("new", b), load("base", b)
+    if new and base:
+        print(f"{b:>5} {'ratio':>5} new/base tokens/s {new['tokens_per_s'] / base['tokens_per_s']:.3f}, "
+              f"memory {new['peak_device_mib'] / base['peak_device_mib']:.3f}")
 PY
 if [[ -n "${PROFILE:-}" ]]; then
   # One training step of batch PROFILE under Nsight Compute (kernel durations only; clocks left alone).
