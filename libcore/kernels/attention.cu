@@ -40,6 +40,11 @@ template <int HD>
 constexpr std::size_t tile_bytes() {
   return sizeof(bf) * kTile * tile_ld<HD>();
 }
+// Tile i of a kernel's dynamic shared memory (tiles of tile_bytes<HD>() each, from the start).
+template <int HD>
+__device__ bf* smem_tile(int i) {
+  return reinterpret_cast<bf*>(dev::dynamic_smem()) + i * kTile * tile_ld<HD>();
+}
 
 struct Problem {
   const bf* qkv;
@@ -82,6 +87,12 @@ struct Lane {
 
 using Frag = float[4];  // a C fragment (16 x 8 fp32)
 
+template <int N>
+__device__ void zero(Frag (&f)[N]) {
+#pragma unroll
+  for (int nt = 0; nt < N; ++nt) f[nt][0] = f[nt][1] = f[nt][2] = f[nt][3] = 0.0f;
+}
+
 // A fragment, k-step kk, of the 16 rows of a row-major shared tile starting at x.
 __device__ inline void load_a(std::uint32_t (&a)[4], const bf* x, int ld, int kk, const Lane& l) {
   const bf* p = x + l.g * ld + kk * 16 + 2 * l.q;
@@ -108,8 +119,7 @@ __device__ inline void load_b_pair(std::uint32_t (&r)[4], const bf* y, int ld, i
 template <int HD>
 __device__ void product_abt(Frag (&acc)[kKeyTiles], const bf* x, const bf* y, const Lane& l) {
   constexpr int ld = tile_ld<HD>();
-#pragma unroll
-  for (int nt = 0; nt < kKeyTiles; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+  zero(acc);
 #pragma unroll
   for (int kk = 0; kk < HD / 16; ++kk) {
     std::uint32_t a[4];
@@ -164,11 +174,8 @@ __device__ void store_rows(bf* dst, std::int64_t ld, const Frag (&acc)[HD / 8], 
 
 template <int HD>
 __global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf* out, float* lse, Problem p) {
-  unsigned char* smem = dev::dynamic_smem();
   constexpr int ld = tile_ld<HD>();
-  bf* q_s = reinterpret_cast<bf*>(smem);
-  bf* k_s = q_s + kTile * ld;
-  bf* v_s = k_s + kTile * ld;
+  bf *q_s = smem_tile<HD>(0), *k_s = smem_tile<HD>(1), *v_s = smem_tile<HD>(2);
   const Lane ln;
   const int warp = threadIdx.x / 32;
   // Under a causal mask the last query tiles see the most keys: they are scheduled first (tiles_grid).
@@ -177,8 +184,7 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf* out, float*
   load_tile<HD>(q_s, p.qkv + p.qkv_row(b, q0) + col0, 3 * p.C, p.T - q0);
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};  // rows g and g + 8
   Frag o[HD / 8];
-#pragma unroll
-  for (int nt = 0; nt < HD / 8; ++nt) o[nt][0] = o[nt][1] = o[nt][2] = o[nt][3] = 0.0f;
+  zero(o);
 
   const int kv_end = p.causal ? min(p.T, q0 + kTile) : p.T;
   for (int k0 = 0; k0 < kv_end; k0 += kTile) {
@@ -264,18 +270,13 @@ __global__ void row_dot_kernel(float* d, const bf* dout, const bf* out, Problem 
   }
 }
 
-
 // dK, dV for one key tile (each warp 16 keys): walks the query tiles that can see it.
 template <int HD>
 __global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf* dqkv, const bf* dout, const float* lse,
                                                                          const float* dsum, Problem p) {
-  unsigned char* smem = dev::dynamic_smem();
   constexpr int ld = tile_ld<HD>();
-  bf* k_s = reinterpret_cast<bf*>(smem);
-  bf* v_s = k_s + kTile * ld;
-  bf* q_s = v_s + kTile * ld;
-  bf* do_s = q_s + kTile * ld;
-  float* lse_s = reinterpret_cast<float*>(do_s + kTile * ld);
+  bf *k_s = smem_tile<HD>(0), *v_s = smem_tile<HD>(1), *q_s = smem_tile<HD>(2), *do_s = smem_tile<HD>(3);
+  float* lse_s = reinterpret_cast<float*>(smem_tile<HD>(4));
   float* d_s = lse_s + kTile;
   const Lane ln;
   const int warp = threadIdx.x / 32;
@@ -284,10 +285,8 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf* dqkv,
   load_tile<HD>(k_s, p.qkv + p.qkv_row(b, j0) + p.C + col0, 3 * p.C, p.T - j0);
   load_tile<HD>(v_s, p.qkv + p.qkv_row(b, j0) + 2 * p.C + col0, 3 * p.C, p.T - j0);
   Frag dk[HD / 8], dv[HD / 8];
-#pragma unroll
-  for (int nt = 0; nt < HD / 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dk[nt][e] = dv[nt][e] = 0.0f;
+  zero(dk);
+  zero(dv);
   for (int t0 = p.causal ? j0 : 0; t0 < p.T; t0 += kTile) {
     __syncthreads();
     load_tile<HD>(q_s, p.qkv + p.qkv_row(b, t0) + col0, 3 * p.C, p.T - t0);
@@ -324,12 +323,8 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf* dqkv,
 template <int HD>
 __global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf* dqkv, const bf* dout, const float* lse,
                                                                        const float* dsum, Problem p) {
-  unsigned char* smem = dev::dynamic_smem();
   constexpr int ld = tile_ld<HD>();
-  bf* q_s = reinterpret_cast<bf*>(smem);
-  bf* do_s = q_s + kTile * ld;
-  bf* k_s = do_s + kTile * ld;
-  bf* v_s = k_s + kTile * ld;
+  bf *q_s = smem_tile<HD>(0), *do_s = smem_tile<HD>(1), *k_s = smem_tile<HD>(2), *v_s = smem_tile<HD>(3);
   const Lane ln;
   const int warp = threadIdx.x / 32;
   const int t0 = (gridDim.z - 1 - blockIdx.z) * kTile, h = blockIdx.y, b = blockIdx.x, col0 = h * HD;  // longest first
@@ -344,8 +339,7 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf* dqkv, c
     row_d[r] = t < p.T ? dsum[p.stat(b, h, t)] : 0.0f;
   }
   Frag dq[HD / 8];
-#pragma unroll
-  for (int nt = 0; nt < HD / 8; ++nt) dq[nt][0] = dq[nt][1] = dq[nt][2] = dq[nt][3] = 0.0f;
+  zero(dq);
   const int kv_end = p.causal ? min(p.T, t0 + kTile) : p.T;
   for (int k0 = 0; k0 < kv_end; k0 += kTile) {
     __syncthreads();
