@@ -33,9 +33,10 @@ std::vector<std::int32_t> ramp(int n, int modulo) {
   return v;
 }
 
-DataOptions shards_at(const std::filesystem::path& dir) {
+// Options reading `input` (a shard folder or a text file) with windows of 8 tokens.
+DataOptions input_at(const std::filesystem::path& input) {
   DataOptions o;
-  o.input = dir.string();
+  o.input = input.string();
   o.seq_len = 8;
   return o;
 }
@@ -50,7 +51,7 @@ TEST_CASE("a shard token outside the vocabulary prepare.json names is a DataErro
   val[7] = 300;
   core::text::write_shard(dir / "val_000000.bin", val);
   try {
-    load_token_data(shards_at(dir.path()));
+    load_token_data(input_at(dir.path()));
     FAIL("expected DataError");
   } catch (const core::DataError& e) {
     const std::string msg = e.what();
@@ -59,11 +60,12 @@ TEST_CASE("a shard token outside the vocabulary prepare.json names is a DataErro
     CHECK(msg.find("prepare.json") != std::string::npos);
   }
   core::test::write_text(dir / "prepare.json", nlohmann::json{{"tokenizer", "bytes"}, {"vocab_size", -3}}.dump());
-  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains("prepare.json: vocab_size -3"), core::DataError);
+  CHECK_THROWS_WITH_AS(load_token_data(input_at(dir.path())), doctest::Contains("prepare.json: vocab_size -3"),
+                       core::DataError);
   core::test::write_text(dir / "prepare.json", nlohmann::json{{"tokenizer", "bytes"}, {"vocab_size", 256}}.dump());
   val[7] = 255;
   core::text::write_shard(dir / "val_000000.bin", val);
-  const TokenData d = load_token_data(shards_at(dir.path()));
+  const TokenData d = load_token_data(input_at(dir.path()));
   CHECK(d.vocab_size == 256);
   CHECK(d.val.size() == 50);
 }
@@ -72,7 +74,7 @@ TEST_CASE("shards without prepare.json (llm.c's) take their tokenizer from data.
   TempDir dir("train_data_llmc");
   core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
   core::text::write_shard(dir / "val_000000.bin", ramp(50, 256));
-  TokenData d = load_token_data(shards_at(dir.path()));
+  TokenData d = load_token_data(input_at(dir.path()));
   CHECK(d.tokenizer == "bytes");
   CHECK(d.vocab_size == 256);
   // GPT-2 ids under the default byte tokenizer: refused with the key to set, not trained as "bytes"
@@ -80,13 +82,13 @@ TEST_CASE("shards without prepare.json (llm.c's) take their tokenizer from data.
   auto gpt2_ids = ramp(100, 256);
   gpt2_ids[0] = 50256;  // <|endoftext|>, which prepare puts first
   core::text::write_shard(dir / "train_000000.bin", gpt2_ids);
-  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains("data.tokenizer=gpt2:DIR"), core::DataError);
+  CHECK_THROWS_WITH_AS(load_token_data(input_at(dir.path())), doctest::Contains("data.tokenizer=gpt2:DIR"), core::DataError);
 }
 
 TEST_CASE("a shard folder with one split names the missing one") {
   TempDir dir("train_data_nosplit");
   core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
-  CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains("no val shard"), core::DataError);
+  CHECK_THROWS_WITH_AS(load_token_data(input_at(dir.path())), doctest::Contains("no val shard"), core::DataError);
 }
 
 TEST_CASE("llm.c's shard names are found: NAME_train.bin, NAME_val_000000.bin, in name order") {
@@ -95,7 +97,7 @@ TEST_CASE("llm.c's shard names are found: NAME_train.bin, NAME_val_000000.bin, i
   core::text::write_shard(dir / "tiny_shakespeare_train_000000.bin", std::vector<std::int32_t>(30, 1));
   core::text::write_shard(dir / "tiny_shakespeare_val.bin", std::vector<std::int32_t>(20, 3));
   core::text::write_shard(dir / "trainer_notes.bin", std::vector<std::int32_t>(5, 9));  // not a split word
-  const TokenData d = load_token_data(shards_at(dir.path()));
+  const TokenData d = load_token_data(input_at(dir.path()));
   REQUIRE(d.train.size() == 70);
   CHECK(d.train.tokens(0, 1)[0] == 1);
   CHECK(d.train.tokens(69, 1)[0] == 2);
@@ -113,7 +115,7 @@ TEST_CASE("a split of several shards reads like their concatenation: windows cro
     core::text::write_shard(dir / ("train_00000" + std::to_string(s) + ".bin"), part);
   }
   core::text::write_shard(dir / "val_000000.bin", ramp(20, 7));
-  DataOptions o = shards_at(dir.path());
+  DataOptions o = input_at(dir.path());
   const TokenData d = load_token_data(o);
   REQUIRE(d.train.size() == 28);
   CHECK(d.train.max_token() == 27);
@@ -141,9 +143,7 @@ TEST_CASE("batch streams are distinct for every (step, micro step), also beyond 
 TEST_CASE("a text input with val_fraction 0 is a configuration error") {
   TempDir dir("train_data_noval");
   core::test::write_text(dir / "t.txt", std::string(500, 'x'));
-  DataOptions o;
-  o.input = (dir / "t.txt").string();
-  o.seq_len = 8;
+  DataOptions o = input_at(dir / "t.txt");
   o.val_fraction = 0;
   CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains("data.val_fraction = 0"), core::UsageError);
   o.val_fraction = 0.1;
@@ -170,10 +170,8 @@ TEST_CASE("a text input trains on the tokens `prepare` writes for it, and leaves
     p.out = (dir / "shards").string();
     p.chunk_bytes = 1000;  // many chunks: the same tokens as one
     core::text::prepare(p);
-    DataOptions o;
-    o.input = p.input;
+    DataOptions o = input_at(p.input);
     o.tokenizer = tokenizer;
-    o.seq_len = 8;
     const TokenData from_text = load_token_data(o);
     o.input = p.out;
     const TokenData from_shards = load_token_data(o);
@@ -191,9 +189,7 @@ TEST_CASE("a text input trains on the tokens `prepare` writes for it, and leaves
 TEST_CASE("a text input with TMPDIR missing or not a folder is an IoError naming TMPDIR, not an internal error") {
   TempDir dir("train_data_tmpdir");
   core::test::write_text(dir / "t.txt", std::string(500, 'a'));
-  DataOptions o;
-  o.input = (dir / "t.txt").string();
-  o.seq_len = 8;
+  DataOptions o = input_at(dir / "t.txt");
   const char* old = std::getenv("TMPDIR");
   const std::string saved = old ? old : "";
   for (const std::string& tmpdir : {(dir / "missing").string(), (dir / "t.txt").string()}) {
@@ -213,11 +209,11 @@ TEST_CASE("a shard-named entry that is no regular file is an InputMissingError n
   namespace fs = std::filesystem;
   const auto refused = [&](const fs::path& odd, const char* what) {
     CAPTURE(odd);
-    CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains(what), core::InputMissingError);
-    CHECK_THROWS_WITH_AS(load_token_data(shards_at(dir.path())), doctest::Contains(odd.string().c_str()),
+    CHECK_THROWS_WITH_AS(load_token_data(input_at(dir.path())), doctest::Contains(what), core::InputMissingError);
+    CHECK_THROWS_WITH_AS(load_token_data(input_at(dir.path())), doctest::Contains(odd.string().c_str()),
                          core::InputMissingError);
     fs::remove(odd);
-    CHECK(load_token_data(shards_at(dir.path())).train.size() == 100);
+    CHECK(load_token_data(input_at(dir.path())).train.size() == 100);
   };
   fs::create_symlink(dir / "absent.bin", dir / "train_000001.bin");
   refused(dir / "train_000001.bin", "a dangling symbolic link");
@@ -228,7 +224,7 @@ TEST_CASE("a shard-named entry that is no regular file is an InputMissingError n
   REQUIRE(::mkfifo((dir / "val_000001.bin").c_str(), 0600) == 0);
   refused(dir / "val_000001.bin", "not a regular file");
   fs::create_symlink(dir / "train_000000.bin", dir / "train_000003.bin");  // a link to a shard is a shard
-  CHECK(load_token_data(shards_at(dir.path())).train.size() == 200);
+  CHECK(load_token_data(input_at(dir.path())).train.size() == 200);
 }
 
 TEST_CASE("a prepared folder's splits are the shards prepare.json lists, not other shard-named files beside them") {
@@ -242,14 +238,14 @@ TEST_CASE("a prepared folder's splits are the shards prepare.json lists, not oth
   // An llm.c download left in the same folder: its names match the split patterns.
   core::text::write_shard(dir / "shards" / "tiny_shakespeare_val.bin", ramp(500, 256));
   core::text::write_shard(dir / "shards" / "fineweb_train_000001.bin", ramp(700, 256));
-  const TokenData d = load_token_data(shards_at(dir / "shards"));
+  const TokenData d = load_token_data(input_at(dir / "shards"));
   CHECK(d.train.size() == prepared.train_tokens);
   CHECK(d.val.size() == prepared.val_tokens);
   CHECK(d.val.tokens(0, 5) == std::vector<std::int32_t>(5, 'a'));
   // A listed shard that went missing is named, with the prepare.json that lists it.
   std::filesystem::remove(dir / "shards" / "train_000002.bin");
   try {
-    load_token_data(shards_at(dir / "shards"));
+    load_token_data(input_at(dir / "shards"));
     FAIL("expected InputMissingError");
   } catch (const core::InputMissingError& e) {
     CHECK(std::string(e.what()).find("train_000002.bin") != std::string::npos);
@@ -260,9 +256,7 @@ TEST_CASE("a prepared folder's splits are the shards prepare.json lists, not oth
 TEST_CASE("a token shard given as data.input is refused as a text (its bytes would train), naming its folder") {
   TempDir dir("train_data_shard_as_text");
   core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
-  DataOptions o;
-  o.input = (dir / "train_000000.bin").string();
-  o.seq_len = 8;
+  DataOptions o = input_at(dir / "train_000000.bin");
   CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains("is a token shard, not a text"), core::UsageError);
   CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains(("data.input=" + dir.path().string()).c_str()),
                        core::UsageError);
@@ -278,7 +272,7 @@ TEST_CASE("a shard folder's too short validation split is not blamed on data.val
   core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
   core::text::write_shard(dir / "val_000000.bin", ramp(5, 256));
   try {
-    load_token_data(shards_at(dir.path()));
+    load_token_data(input_at(dir.path()));
     FAIL("expected DataError");
   } catch (const core::DataError& e) {
     const std::string msg = e.what();
@@ -289,9 +283,7 @@ TEST_CASE("a shard folder's too short validation split is not blamed on data.val
 }
 
 TEST_CASE("a text input that cannot be read is an IoError without the hint about room in TMPDIR") {
-  DataOptions o;
-  o.input = "/proc/self/mem";  // opens, and reading offset 0 fails (EIO)
-  o.seq_len = 8;
+  DataOptions o = input_at("/proc/self/mem");  // opens, and reading offset 0 fails (EIO)
   try {
     load_token_data(o);
     FAIL("expected IoError");
@@ -312,9 +304,7 @@ TEST_CASE("a text input's token file is never visible in TMPDIR, even while the 
   const std::string saved = old ? old : "";
   ::setenv("TMPDIR", (dir / "tmp").c_str(), 1);
   REQUIRE(::mkfifo((dir / "text").c_str(), 0600) == 0);
-  DataOptions o;
-  o.input = (dir / "text").string();
-  o.seq_len = 8;
+  DataOptions o = input_at(dir / "text");
   std::int64_t train_tokens = -1;
   std::string failure;
   std::thread loader([&] {
