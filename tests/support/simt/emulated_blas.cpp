@@ -1,6 +1,6 @@
 // core::kernels' cuBLAS pieces (gemm.hpp, Blas) on the host, for tests that run the device training
-// step on the SIMT emulator: the documented gemm contract (row-major, bf16 operands, fp32 sums in k
-// order, then bias, GELU with its pre-activation, or a residual, rounded once to the output type) and
+// step on the SIMT emulator: the documented gemm contract (row-major, bf16 operands, fp32 sums by the
+// host gemm, then bias, GELU with its pre-activation, or a residual, rounded once to the output type) and
 // the argument rules it shares with the cuBLASLt path (check_gemm_arguments). The cuBLASLt calls
 // themselves are tested on the device (test_kernels_gpu).
 #include <chrono>
@@ -12,6 +12,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_utils.cuh"
 #include "kernels/gemm.hpp"
+#include "train/gemm.hpp"
 
 namespace core::kernels {
 namespace {
@@ -19,22 +20,26 @@ namespace {
 float value(const bf16& x) { return to_float(x); }
 float value(float x) { return x; }
 
-// out[m, n] = alpha op(A) op(B) [m, n] + beta out[m, n] in fp32, before any epilogue.
+// The first `rows` rows (row stride ld, `cols` used) of a bf16 matrix, widened to fp32 with the same stride.
+std::vector<float> widen(const bf16* x, int rows, int cols, int ld) {
+  std::vector<float> out(rows == 0 ? 0 : static_cast<std::size_t>(rows - 1) * ld + cols);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = to_float(x[i]);
+  return out;
+}
+
+// out[m, n] = alpha op(A) op(B) [m, n] + beta C[m, n] in fp32, before any epilogue: the bf16 operands
+// widened exactly, the product by the host's fp32 gemm (core::train::gemm, the CPU reference).
 template <class Out>
 std::vector<float> product(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const bf16* A, int lda,
                            const bf16* B, int ldb, float beta, const Out* C, int ldc) {
-  std::vector<float> out(static_cast<std::size_t>(M) * N);
-  for (int m = 0; m < M; ++m)
-    for (int n = 0; n < N; ++n) {
-      float s = 0.0f;
-      for (int k = 0; k < K; ++k) {
-        const bf16 a = trans_a ? A[static_cast<std::size_t>(k) * lda + m] : A[static_cast<std::size_t>(m) * lda + k];
-        const bf16 b = trans_b ? B[static_cast<std::size_t>(n) * ldb + k] : B[static_cast<std::size_t>(k) * ldb + n];
-        s += to_float(a) * to_float(b);
-      }
-      const float old = beta == 0.0f ? 0.0f : beta * value(C[static_cast<std::size_t>(m) * ldc + n]);
-      out[static_cast<std::size_t>(m) * N + n] = alpha * s + old;
-    }
+  const std::vector<float> a = trans_a ? widen(A, K, M, lda) : widen(A, M, K, lda);
+  const std::vector<float> b = trans_b ? widen(B, N, K, ldb) : widen(B, K, N, ldb);
+  std::vector<float> out(static_cast<std::size_t>(M) * N, 0.0f);
+  if (beta != 0.0f)
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n)
+        out[static_cast<std::size_t>(m) * N + n] = value(C[static_cast<std::size_t>(m) * ldc + n]);
+  core::train::gemm<float>(trans_a, trans_b, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, out.data(), N);
   return out;
 }
 
