@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -157,30 +158,68 @@ const std::string& Gpt2Tokenizer::token_bytes(std::int32_t id) const {
   return id_to_bytes_[id];
 }
 
+// encoder.py's loop (merge every occurrence of the lowest-ranked adjacent pair, left to right, until
+// no pair has a rank) costs a scan of the piece per distinct merge: minutes for a long run of letters
+// (a DNA sequence, a minified blob). This does the same merges in O(n log n): the symbols form a linked
+// list, a heap holds every adjacent pair that has a rank as (rank, left position), and all the pairs of
+// the lowest rank are taken off together and merged left to right (an overlapping one, "a a a", is
+// stale by its turn) before any pair the merges create is looked at; a merged pair can't recreate
+// itself, since its result is a longer token than either side.
 void Gpt2Tokenizer::merge_bytes(std::string_view piece, std::vector<std::int32_t>& symbols) const {
-  symbols.clear();
-  for (char c : piece) symbols.push_back(byte_id_[static_cast<unsigned char>(c)]);
-  std::vector<std::int32_t> merged;
-  while (symbols.size() >= 2) {
-    const Merge* best = nullptr;
-    std::uint64_t best_key = 0;
-    for (std::size_t k = 0; k + 1 < symbols.size(); ++k) {
-      const std::uint64_t key = pair_key(symbols[k], symbols[k + 1]);
-      const auto it = merges_.find(key);
-      if (it != merges_.end() && (!best || it->second.rank < best->rank)) best = &it->second, best_key = key;
+  if (piece.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+    throw DataError("GPT-2 tokenizer: a piece of " + std::to_string(piece.size()) +
+                    " bytes without a break (over 2 GiB of letters, digits or spaces)");
+  const auto n = static_cast<std::int32_t>(piece.size());
+  constexpr std::int32_t kNone = -1;  // an end of the list; a symbol merged into its left neighbour
+  symbols.resize(piece.size());
+  for (std::int32_t k = 0; k < n; ++k) symbols[k] = byte_id_[static_cast<unsigned char>(piece[k])];
+  using Candidate = std::pair<std::int32_t, std::int32_t>;  // (rank, left position): lowest first
+  struct Scratch {  // reused across pieces: most are a few bytes, and allocating dominated them
+    std::vector<std::int32_t> prev, next, lefts;
+    std::vector<Candidate> heap;
+  };
+  thread_local Scratch scratch;
+  auto& [prev, next, lefts, heap] = scratch;
+  prev.resize(piece.size());
+  next.resize(piece.size());
+  for (std::int32_t k = 0; k < n; ++k) prev[k] = k - 1, next[k] = k + 1 < n ? k + 1 : kNone;
+
+  const auto merge_at = [&](std::int32_t left) -> const Merge* {  // the merge of the pair starting at `left`
+    if (symbols[left] == kNone || next[left] == kNone) return nullptr;
+    const auto it = merges_.find(pair_key(symbols[left], symbols[next[left]]));
+    return it == merges_.end() ? nullptr : &it->second;
+  };
+  const auto push = [&](std::int32_t left) {
+    if (const Merge* m = left == kNone ? nullptr : merge_at(left)) {
+      heap.emplace_back(m->rank, left);
+      std::ranges::push_heap(heap, std::greater<>());
     }
-    if (!best) break;
-    merged.clear();
-    for (std::size_t k = 0; k < symbols.size();) {
-      if (k + 1 < symbols.size() && pair_key(symbols[k], symbols[k + 1]) == best_key) {
-        merged.push_back(best->result);
-        k += 2;
-      } else {
-        merged.push_back(symbols[k++]);
-      }
+  };
+  const auto pop = [&] {
+    std::ranges::pop_heap(heap, std::greater<>());
+    heap.pop_back();
+  };
+  heap.clear();
+  for (std::int32_t k = 0; k + 1 < n; ++k) push(k);
+
+  while (!heap.empty()) {  // lefts: the positions of the lowest-ranked pair, in order
+    const std::int32_t rank = heap.front().first;
+    lefts.clear();
+    for (; !heap.empty() && heap.front().first == rank; pop()) lefts.push_back(heap.front().second);
+    for (const std::int32_t left : lefts) {
+      const Merge* m = merge_at(left);
+      if (!m || m->rank != rank) continue;  // consumed or changed by an earlier merge
+      const std::int32_t right = next[left];
+      symbols[left] = m->result;
+      symbols[right] = kNone;
+      next[left] = next[right];
+      if (next[right] != kNone) prev[next[right]] = left;
+      push(prev[left]);
+      push(left);
     }
-    symbols.swap(merged);
   }
+  std::erase(symbols, kNone);
+  if (prev.capacity() > (1 << 16)) scratch = Scratch{};  // a long piece's ~20 bytes a byte is not kept
 }
 
 void Gpt2Tokenizer::encode_piece(std::string_view piece, std::vector<std::int32_t>& out) const {

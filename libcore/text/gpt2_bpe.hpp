@@ -42,6 +42,7 @@ class Gpt2Tokenizer final : public Tokenizer {
   void read_merges(const std::filesystem::path& file);
   // Appends the ids of one pre-token piece.
   void encode_piece(std::string_view piece, std::vector<std::int32_t>& out) const;
+  // The ids of one piece after all its merges (encoder.py's bpe()), in O(n log n).
   void merge_bytes(std::string_view piece, std::vector<std::int32_t>& symbols) const;
 
   std::filesystem::path dir_;
