@@ -1,6 +1,8 @@
 // A whole file mapped read-only into memory (mmap), for inputs larger than memory that are read in
 // place: token shards, safetensors weights. Pages come from the page cache on first touch and can be
 // dropped by the kernel at any time (they are clean), so the mapping costs no anonymous memory.
+// A file truncated by another program while mapped would end the process with SIGBUS at the next read
+// past its new end; that read instead prints an error naming the file and exits with 74 (I/O error).
 #pragma once
 #include <cstddef>
 #include <filesystem>
