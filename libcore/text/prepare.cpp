@@ -10,6 +10,7 @@
 #include <regex>
 #include <string>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include "common/errors.hpp"
@@ -90,6 +91,41 @@ std::vector<std::string> publish(const fs::path& staging, const fs::path& out, c
     paths.push_back((out / name).string());
   }
   return paths;
+}
+
+// The staging folder of this process: host and pid, so that a later prepare can tell an abandoned one
+// (its process gone) from one another prepare is writing, also on a filesystem shared between nodes.
+constexpr std::string_view kStagingPrefix = ".prepare-staging-";
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "host";
+  return name;
+}
+fs::path staging_dir(const fs::path& out) {
+  return out / (std::string(kStagingPrefix) + host_name() + "-" + std::to_string(::getpid()));
+}
+
+// Removes the staging folders that prepares killed while writing shards (SIGKILL, the OOM killer, a
+// node failure) left in `out`: those of this host whose process no longer exists. Others are kept.
+void remove_abandoned_staging(const fs::path& out) {
+  const std::string mine = std::string(kStagingPrefix) + host_name() + "-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(out, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(mine)) continue;
+    const std::string pid_text = name.substr(mine.size());
+    if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const auto pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code removed;
+    const auto count = fs::remove_all(entry.path(), removed);
+    if (removed)
+      log::warn("prepare: cannot remove {}, left by a prepare that was killed: {}", entry.path().string(),
+                removed.message());
+    else
+      log::info("prepare: removed {} ({} entries), left by a prepare that was killed", entry.path().string(), count);
+  }
 }
 
 // A folder removed (with what it holds) when the scope ends, unless kept.
@@ -213,7 +249,8 @@ PrepareResult prepare(const PrepareOptions& options) {
   // The shards are written beside the folder's earlier ones (a staging folder inside it) and replace
   // them only once all are written; prepare.json goes first and comes back last, so a failed or
   // killed prepare never leaves a prepare.json describing shards that are not all there.
-  const ScratchDir staging{out / (".prepare-staging-" + std::to_string(::getpid()))};
+  remove_abandoned_staging(out);
+  const ScratchDir staging{staging_dir(out)};
   fs::remove_all(staging.path, ec);
   fs::create_directories(staging.path, ec);
   if (ec) throw IoError("prepare: cannot create " + staging.path.string() + ": " + ec.message());

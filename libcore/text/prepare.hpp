@@ -9,8 +9,9 @@
 // one chunk). The last `val_fraction` of the tokens is the
 // validation split, the rest the training split; each split is cut into shards of at most
 // `shard_tokens` tokens named train_000000.bin, ..., val_000000.bin, ... They are written into a
-// staging folder inside the output folder and replace an earlier run's shards only once all are
-// written; prepare.json (removed first, written last) records the result, so it never describes a
+// staging folder inside the output folder (.prepare-staging-HOST-PID; one a killed prepare left is
+// removed by the next prepare into the folder on that host) and replace an earlier run's shards only
+// once all are written; prepare.json (removed first, written last) records the result, so it never describes a
 // mix of old and new shards.
 #pragma once
 #include <nlohmann/json.hpp>

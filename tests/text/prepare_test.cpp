@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -198,6 +200,29 @@ TEST_CASE("prepare's token file is never visible in the output folder, even whil
   for (const auto& e : fs::directory_iterator(dir / "out")) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"prepare.json", "train_000000.bin", "val_000000.bin"});
+}
+
+TEST_CASE("prepare removes the staging folders of killed prepares on this host, and no others") {
+  core::test::TempDir dir("prepare_abandoned_staging");
+  core::test::write_text(dir / "t.txt", std::string(1000, 'a'));
+  char host[256] = {};
+  REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+  const pid_t gone = ::fork();  // a pid whose process has ended
+  REQUIRE(gone >= 0);
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string prefix = std::string(".prepare-staging-") + host + "-";
+  const auto abandoned = dir / "out" / (prefix + std::to_string(gone));
+  const auto running = dir / "out" / (prefix + "1");  // pid 1 always exists
+  const auto other_host = dir / "out" / (".prepare-staging-elsewhere-" + std::to_string(gone));
+  for (const auto& staging : {abandoned, running, other_host}) core::test::write_text(staging / "train_000000.bin", "x");
+  PrepareOptions o;
+  o.input = (dir / "t.txt").string();
+  o.out = (dir / "out").string();
+  prepare(o);
+  CHECK(!fs::exists(abandoned));
+  CHECK(fs::exists(running / "train_000000.bin"));
+  CHECK(fs::exists(other_host / "train_000000.bin"));
 }
 
 TEST_CASE("last_safe_cut: after a newline between two whole characters that are no whitespace, any script") {
