@@ -1,4 +1,4 @@
-// CUDA kernels of ops.hpp except attention: LayerNorm, GELU, bias gradients, fused softmax
+// CUDA kernels of ops.hpp except attention: LayerNorm, GELU and tanh, bias gradients, fused softmax
 // cross-entropy, AdamW, conversions. Formulas as in core::train's layers.cpp and optimizer.cpp; fp32 arithmetic throughout.
 // Column sums (LayerNorm dw/db, bias gradients) run in two fixed-order passes (per-chunk partial
 // sums, then a sum over chunks) instead of atomics, so they are deterministic.
@@ -66,10 +66,11 @@ __global__ void layernorm_backward_dx_kernel(bf* dx, const bf* dout, const bf* x
 }
 
 // Column sums over row chunks: block (32 columns) x (8 row lanes), grid (column tiles, chunks).
-// partial[q][chunk][c] for q = 0: sum dout, and (with x) q = 1: sum dout * xhat.
+// partial[q][chunk][c] for q = 0: sum dout, and (with x) q = 1: sum dout * xhat. Rows of dout and x
+// are ld elements apart.
 constexpr int kRowLanes = 8;
 
-__global__ void column_partials_kernel(float* partial, const bf* dout, const bf* x, const float* mean,
+__global__ void column_partials_kernel(float* partial, const bf* dout, const bf* x, int ld, const float* mean,
                                        const float* rstd, int N, int C, int rows_per_chunk) {
   __shared__ float s_d[kRowLanes][32], s_dx[kRowLanes][32];
   const int c = blockIdx.x * 32 + threadIdx.x, chunk = blockIdx.y, chunks = gridDim.y;
@@ -77,7 +78,7 @@ __global__ void column_partials_kernel(float* partial, const bf* dout, const bf*
   float sd = 0.0f, sdx = 0.0f;
   if (c < C) {
     for (int n = begin + threadIdx.y; n < end; n += kRowLanes) {
-      const std::int64_t i = static_cast<std::int64_t>(n) * C + c;
+      const std::int64_t i = static_cast<std::int64_t>(n) * ld + c;
       const float d = __bfloat162float(dout[i]);
       sd += d;
       if (x) sdx += d * (__bfloat162float(x[i]) - mean[n]) * rstd[n];
@@ -103,15 +104,15 @@ __global__ void sum_partials_kernel(float* dst, const float* partial, int chunks
   dst[c] += s;
 }
 
-// db += colsum(dout) and, when x is given, dw += colsum(dout * xhat).
-void column_sums(float* db, float* dw, const bf* dout, const bf* x, const float* mean, const float* rstd, int N,
-                 int C, Stream stream) {
+// db += colsum(dout) and, when x is given, dw += colsum(dout * xhat); rows ld apart.
+void column_sums(float* db, float* dw, const bf* dout, int ld, const bf* x, const float* mean, const float* rstd,
+                 int N, int C, Stream stream) {
   const int rows_per_chunk = std::max(64, (N + 255) / 256);
   const int chunks = (N + rows_per_chunk - 1) / rows_per_chunk;
   const int quantities = x ? 2 : 1;
   const dev::Scratch scratch(sizeof(float) * quantities * chunks * static_cast<std::size_t>(C), stream);
   float* partial = scratch.as<float>();
-  dev::launch(column_partials_kernel, dim3((C + 31) / 32, chunks), dim3(32, kRowLanes), 0, stream, partial, dout, x,
+  dev::launch(column_partials_kernel, dim3((C + 31) / 32, chunks), dim3(32, kRowLanes), 0, stream, partial, dout, x, ld,
               mean, rstd, N, C, rows_per_chunk);
   dev::launch(sum_partials_kernel, dev::blocks_for(C, kThreads), kThreads, 0, stream, db, partial, chunks, C);
   if (x) {
@@ -120,16 +121,43 @@ void column_sums(float* db, float* dw, const bf* dout, const bf* x, const float*
   }
 }
 
-__global__ void gelu_forward_kernel(bf* out, const bf* in, std::int64_t n) {
+// Element-wise activations: out = f(in), and din = f'(saved) * dout, where `saved` is what the
+// activation's derivative is cheapest from (GELU: its input; tanh: its output, 1 - y^2).
+struct Gelu {
+  __device__ static float forward(float x) { return dev::gelu(x); }
+  __device__ static float derivative(float x) { return dev::gelu_grad(x); }
+};
+struct Tanh {
+  __device__ static float forward(float x) { return tanhf(x); }
+  __device__ static float derivative(float y) { return 1.0f - y * y; }
+};
+
+template <class Act>
+__global__ void activation_forward_kernel(bf* out, const bf* in, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    out[i] = __float2bfloat16(dev::gelu(__bfloat162float(in[i])));
+    out[i] = __float2bfloat16(Act::forward(__bfloat162float(in[i])));
 }
 
-__global__ void gelu_backward_kernel(bf* din, const bf* in, const bf* dout, std::int64_t n) {
+template <class Act>
+__global__ void activation_backward_kernel(bf* din, const bf* saved, const bf* dout, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    din[i] = __float2bfloat16(dev::gelu_grad(__bfloat162float(in[i])) * __bfloat162float(dout[i]));
+    din[i] = __float2bfloat16(Act::derivative(__bfloat162float(saved[i])) * __bfloat162float(dout[i]));
+}
+
+template <class Act>
+void activation_forward(bf16* out, const bf16* in, std::int64_t n, Stream stream) {
+  if (n <= 0) return;
+  dev::launch(activation_forward_kernel<Act>, dev::blocks_for(n, kThreads), kThreads, 0, stream, dev::cast(out),
+              dev::cast(in), n);
+}
+
+template <class Act>
+void activation_backward(bf16* din, const bf16* saved, const bf16* dout, std::int64_t n, Stream stream) {
+  if (n <= 0) return;
+  dev::launch(activation_backward_kernel<Act>, dev::blocks_for(n, kThreads), kThreads, 0, stream, dev::cast(din),
+              dev::cast(saved), dev::cast(dout), n);
 }
 
 // One block per row. Each thread keeps a running max and a sum of exponentials relative to it over
@@ -244,23 +272,26 @@ void layernorm_backward(bf16* dx, float* dw, float* db, const bf16* dout, const 
   if (N <= 0) return;
   dev::launch(layernorm_backward_dx_kernel, row_blocks(N), kThreads, 0, stream, dev::cast(dx), dev::cast(dout),
               dev::cast(x), dev::cast(w), mean, rstd, N, C);
-  column_sums(db, dw, dev::cast(dout), dev::cast(x), mean, rstd, N, C, stream);
+  column_sums(db, dw, dev::cast(dout), C, dev::cast(x), mean, rstd, N, C, stream);
 }
 
 void gelu_forward(bf16* out, const bf16* in, std::int64_t n, Stream stream) {
-  if (n <= 0) return;
-  dev::launch(gelu_forward_kernel, dev::blocks_for(n, kThreads), kThreads, 0, stream, dev::cast(out), dev::cast(in), n);
+  activation_forward<Gelu>(out, in, n, stream);
 }
-
 void gelu_backward(bf16* din, const bf16* in, const bf16* dout, std::int64_t n, Stream stream) {
-  if (n <= 0) return;
-  dev::launch(gelu_backward_kernel, dev::blocks_for(n, kThreads), kThreads, 0, stream, dev::cast(din), dev::cast(in),
-              dev::cast(dout), n);
+  activation_backward<Gelu>(din, in, dout, n, stream);
+}
+void tanh_forward(bf16* out, const bf16* in, std::int64_t n, Stream stream) {
+  activation_forward<Tanh>(out, in, n, stream);
+}
+void tanh_backward(bf16* din, const bf16* out, const bf16* dout, std::int64_t n, Stream stream) {
+  activation_backward<Tanh>(din, out, dout, n, stream);
 }
 
-void bias_backward(float* db, const bf16* dout, int N, int OC, Stream stream) {
+void bias_backward(float* db, const bf16* dout, int N, int OC, int ld, Stream stream) {
+  if (ld < OC) throw CudaError("bias_backward: row stride " + std::to_string(ld) + " < " + std::to_string(OC));
   if (N <= 0) return;
-  column_sums(db, nullptr, dev::cast(dout), nullptr, nullptr, nullptr, N, OC, stream);
+  column_sums(db, nullptr, dev::cast(dout), ld, nullptr, nullptr, nullptr, N, OC, stream);
 }
 
 void softmax_xent(float* losses, bf16* dlogits, const bf16* logits, const std::int32_t* targets, float scale, int N,

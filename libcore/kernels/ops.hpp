@@ -35,12 +35,16 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* x, const
 void layernorm_backward(bf16* dx, float* dw, float* db, const bf16* dout, const bf16* x, const bf16* w,
                         const float* mean, const float* rstd, int N, int C, Stream stream = nullptr);
 
-// GELU (tanh approximation) element-wise; the backward overwrites din.
+// GELU (tanh approximation) element-wise; the backward overwrites din (which may be dout).
 void gelu_forward(bf16* out, const bf16* in, std::int64_t n, Stream stream = nullptr);
 void gelu_backward(bf16* din, const bf16* in, const bf16* dout, std::int64_t n, Stream stream = nullptr);
+// tanh element-wise (BERT's pooler); the backward reads the forward's output: din = (1 - out^2) dout.
+void tanh_forward(bf16* out, const bf16* in, std::int64_t n, Stream stream = nullptr);
+void tanh_backward(bf16* din, const bf16* out, const bf16* dout, std::int64_t n, Stream stream = nullptr);
 
-// db[c] += sum_n dout[n, c] (fp32). (Bias adds and residual adds are GEMM epilogues: gemm.hpp.)
-void bias_backward(float* db, const bf16* dout, int N, int OC, Stream stream = nullptr);
+// db[c] += sum_n dout[n * ld + c] for c < OC (fp32); ld >= OC. (Bias adds and residual adds are GEMM
+// epilogues: gemm.hpp.)
+void bias_backward(float* db, const bf16* dout, int N, int OC, int ld, Stream stream = nullptr);
 
 // Fused softmax + cross-entropy over rows of logits [N, ld], vocabulary = first V columns (as
 // core::train::softmax_xent_forward then _backward): fp32 losses[N] = logsumexp - logit[target] (0 for

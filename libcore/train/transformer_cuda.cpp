@@ -63,7 +63,10 @@ struct TransformerCuda::Impl {
   Dev<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd, lnf_mean, lnf_rstd, att_lse, losses;
   Dev<bf16> mlm_pre, mlm_act, mlm_ln, dmlm;  // bert: the MLM head's dense (pre-GELU, GELU) and LN outputs
   Dev<float> mlm_mean, mlm_rstd;
-  Dev<std::int32_t> tokens, targets, segments;
+  // bert: the classification head's pooler (pre-tanh, tanh, and its gradient) and logits [B, labels_ld]
+  Dev<bf16> pool_pre, pooled, dpooled, cls_logits;
+  Dev<float> cls_losses;
+  Dev<std::int32_t> tokens, targets, segments, labels;
   Dev<std::uint8_t> key_mask;
   DeviceIndex token_index, segment_index;
   Dev<char> workspace;
@@ -81,11 +84,18 @@ struct TransformerCuda::Impl {
   std::size_t lse_size() const { return std::size_t(B) * layout.config().n_head * Tn; }
   bf16* resid_at(int l) { return resid.data() + std::size_t(l) * NC(); }
 
+  // Row stride of the classification logits: num_labels rounded up to 8 (16-byte rows for cuBLASLt).
+  int labels_ld() const { return (layout.config().num_labels + 7) / 8 * 8; }
+
   void ensure_acts(int b, int tn);
   void linear_backward(bf16* din, float* dw, float* db, const bf16* dout, const bf16* in, const bf16* w, int N, int C,
-                       int OC);
+                       int OC, int ld_in = 0);
   void block_forward(int l);
   void block_backward(int l);
+  void token_head_forward(bool mlm, bool backward, float scale);
+  void token_head_backward(bool mlm);
+  void class_head_forward(bool backward, float scale);
+  void class_head_backward();
 };
 
 void TransformerCuda::Impl::ensure_acts(int b, int tn) {
@@ -130,16 +140,24 @@ void TransformerCuda::Impl::ensure_acts(int b, int tn) {
     dmlm = Dev<bf16>(NCv);
     mlm_mean = Dev<float>(N);
     mlm_rstd = Dev<float>(N);
+    pool_pre = Dev<bf16>(B * C);
+    pooled = Dev<bf16>(B * C);
+    dpooled = Dev<bf16>(B * C);
+    cls_logits = Dev<bf16>(std::size_t(B) * labels_ld());
+    cls_losses = Dev<float>(B);
+    labels = Dev<std::int32_t>(B);
   }
   workspace = Dev<char>(k::attention_workspace_bytes(B, Tn, c.n_head));
 }
 
-// din = dout W; dW += dout^T in (fp32); db += colsum(dout) (fp32). W is [OC, C].
+// din = dout W; dW += dout^T in (fp32); db += colsum(dout) (fp32). W is [OC, C]; rows of in and din
+// are ld_in apart (0: C).
 void TransformerCuda::Impl::linear_backward(bf16* din, float* dw, float* db, const bf16* dout, const bf16* in,
-                                            const bf16* w, int N, int C, int OC) {
-  k::gemm(blas, false, false, N, C, OC, 1.0f, dout, OC, w, C, 0.0f, din, C);
-  k::gemm(blas, true, false, OC, C, N, 1.0f, dout, OC, in, C, 1.0f, dw, C);
-  k::bias_backward(db, dout, N, OC);
+                                            const bf16* w, int N, int C, int OC, int ld_in) {
+  if (ld_in == 0) ld_in = C;
+  k::gemm(blas, false, false, N, C, OC, 1.0f, dout, OC, w, C, 0.0f, din, ld_in);
+  k::gemm(blas, true, false, OC, C, N, 1.0f, dout, OC, in, ld_in, 1.0f, dw, C);
+  k::bias_backward(db, dout, N, OC, OC);
 }
 
 void TransformerCuda::Impl::block_forward(int l) {
@@ -250,29 +268,109 @@ void TransformerCuda::zero_grads() {
   for (auto& g : impl_->g32) g.zero();
 }
 
-double TransformerCuda::step(const Batch& batch, Task task, bool backward, float dloss) {
-  Impl& d = *impl_;
-  const ModelConfig& c = d.layout.config();
-  const bool bert = c.architecture() == Arch::bert, mlm = task == Task::mlm;
-  if (task == Task::classify)
-    throw UsageError("device=cuda: the sequence-classification head runs on the host only; use device=cpu");
-  if (task == Task::lm && bert) throw UsageError("task lm needs model.arch = gpt");
-  if (mlm && !bert) throw UsageError("tasks mlm and classify need model.arch = bert");
-  if (batch.B <= 0 || batch.T <= 0 || batch.T > c.n_positions)
-    throw UsageError("batch " + std::to_string(batch.B) + " x " + std::to_string(batch.T) +
-                     ": need B, T > 0 and T <= model.n_positions = " + std::to_string(c.n_positions));
+namespace {
+// The number of targets a batch counts for `task`, after checking every target (lm/mlm: next or masked
+// token ids, -1 ignored) or label (classify: one class per sequence) is in range.
+int count_targets(const Batch& batch, Task task, const ModelConfig& c) {
+  if (task == Task::classify) {
+    if (!batch.labels) throw UsageError("TransformerCuda::step with task classify needs labels");
+    for (int b = 0; b < batch.B; ++b)
+      if (batch.labels[b] < 0 || batch.labels[b] >= c.num_labels)
+        throw DataError("label " + std::to_string(batch.labels[b]) + " of sequence " + std::to_string(b) +
+                        " is outside [0, " + std::to_string(c.num_labels) + ")");
+    return batch.B;
+  }
   if (!batch.targets) throw UsageError("TransformerCuda::step needs targets");
-  d.ensure_acts(batch.B, batch.T);
-  const int N = batch.B * batch.T, C = c.n_embd, V = c.vocab_size, Vp = c.padded_vocab();
-  const std::size_t n = static_cast<std::size_t>(N);
   int count = 0;
-  for (int i = 0; i < N; ++i) {
-    if (batch.targets[i] < -1 || batch.targets[i] >= V)
+  for (int i = 0; i < batch.B * batch.T; ++i) {
+    if (batch.targets[i] < -1 || batch.targets[i] >= c.vocab_size)
       throw DataError("target id " + std::to_string(batch.targets[i]) + " at position " + std::to_string(i) +
-                      " is outside [-1, " + std::to_string(V) + ")");
+                      " is outside [-1, " + std::to_string(c.vocab_size) + ")");
     count += batch.targets[i] >= 0;
   }
   if (count == 0) throw DataError("batch has no target to predict (every target is -1)");
+  return count;
+}
+}  // namespace
+
+// lm (GPT): logits = lnf wte^T over the padded vocabulary; mlm (BERT): the MLM transform
+// LN(gelu(dense(lnf))) first, and the decoder's output bias. Then the fused softmax cross-entropy
+// (in place: the logits become their gradient, scaled, when backward follows).
+void TransformerCuda::Impl::token_head_forward(bool mlm, bool backward, float scale) {
+  const ModelConfig& c = layout.config();
+  const int N = B * Tn, C = c.n_embd, Vp = c.padded_vocab();
+  const float eps = static_cast<float>(c.layer_norm_eps);
+  const bf16* h = lnf.data();
+  if (mlm) {
+    k::gemm(blas, false, true, N, C, C, 1.0f, lnf.data(), C, WE(kMlmDenseW), C, 0.0f, mlm_act.data(), C,
+            {.bias = WE(kMlmDenseB), .gelu = true, .pre_gelu = mlm_pre.data()});
+    k::layernorm_forward(mlm_ln.data(), mlm_mean.data(), mlm_rstd.data(), mlm_act.data(), WE(kMlmLnW), WE(kMlmLnB),
+                         N, C, eps);
+    h = mlm_ln.data();
+  }
+  k::gemm(blas, false, true, N, Vp, C, 1.0f, h, C, WE(kWte), C, 0.0f, logits.data(), Vp,
+          {.bias = mlm ? WE(kMlmBias) : nullptr});
+  k::softmax_xent(losses.data(), backward ? logits.data() : nullptr, logits.data(), targets.data(), scale, N,
+                  c.vocab_size, Vp);
+}
+
+// From the logits' gradient to dlnf; the tied wte gets the decoder's share of its gradient.
+void TransformerCuda::Impl::token_head_backward(bool mlm) {
+  const ModelConfig& c = layout.config();
+  const int N = B * Tn, C = c.n_embd, Vp = c.padded_vocab();
+  const bf16* h = mlm ? mlm_ln.data() : lnf.data();
+  bf16* dh = mlm ? dmlm.data() : dlnf.data();
+  k::gemm(blas, false, false, N, C, Vp, 1.0f, logits.data(), Vp, WE(kWte), C, 0.0f, dh, C);
+  k::gemm(blas, true, false, Vp, C, N, 1.0f, logits.data(), Vp, h, C, 1.0f, GE(kWte), C);
+  if (!mlm) return;
+  k::bias_backward(GE(kMlmBias), logits.data(), N, Vp, Vp);
+  dln.zero();  // layernorm_backward accumulates into dx
+  k::layernorm_backward(dln.data(), GE(kMlmLnW), GE(kMlmLnB), dmlm.data(), mlm_act.data(), WE(kMlmLnW),
+                        mlm_mean.data(), mlm_rstd.data(), N, C);
+  k::gelu_backward(dmlm.data(), mlm_pre.data(), dln.data(), static_cast<std::int64_t>(N) * C);
+  linear_backward(dlnf.data(), GE(kMlmDenseW), GE(kMlmDenseB), dmlm.data(), lnf.data(), WE(kMlmDenseW), N, C, C);
+}
+
+// classify (BERT): pooled = tanh(dense(lnf at position 0 of each sequence)), logits = classifier(pooled)
+// [B, num_labels] (rows labels_ld apart), then the fused softmax cross-entropy over the labels. The
+// position-0 rows are read in place: rows Tn * C apart.
+void TransformerCuda::Impl::class_head_forward(bool backward, float scale) {
+  const ModelConfig& c = layout.config();
+  const int C = c.n_embd, ld = labels_ld();
+  k::gemm(blas, false, true, B, C, C, 1.0f, lnf.data(), Tn * C, WE(kPoolW), C, 0.0f, pool_pre.data(), C,
+          {.bias = WE(kPoolB)});
+  k::tanh_forward(pooled.data(), pool_pre.data(), static_cast<std::int64_t>(B) * C);
+  k::gemm(blas, false, true, B, c.num_labels, C, 1.0f, pooled.data(), C, WE(kClsW), C, 0.0f, cls_logits.data(), ld,
+          {.bias = WE(kClsB)});
+  k::softmax_xent(cls_losses.data(), backward ? cls_logits.data() : nullptr, cls_logits.data(), labels.data(), scale,
+                  B, c.num_labels, ld);
+}
+
+// From the class logits' gradient to dlnf, which is zero except at position 0 of each sequence.
+void TransformerCuda::Impl::class_head_backward() {
+  const ModelConfig& c = layout.config();
+  const int C = c.n_embd, NL = c.num_labels, ld = labels_ld();
+  k::gemm(blas, false, false, B, C, NL, 1.0f, cls_logits.data(), ld, WE(kClsW), C, 0.0f, dpooled.data(), C);
+  k::gemm(blas, true, false, NL, C, B, 1.0f, cls_logits.data(), ld, pooled.data(), C, 1.0f, GE(kClsW), C);
+  k::bias_backward(GE(kClsB), cls_logits.data(), B, NL, ld);
+  k::tanh_backward(dpooled.data(), pooled.data(), dpooled.data(), static_cast<std::int64_t>(B) * C);
+  dlnf.zero();
+  linear_backward(dlnf.data(), GE(kPoolW), GE(kPoolB), dpooled.data(), lnf.data(), WE(kPoolW), B, C, C, Tn * C);
+}
+
+double TransformerCuda::step(const Batch& batch, Task task, bool backward, float dloss) {
+  Impl& d = *impl_;
+  const ModelConfig& c = d.layout.config();
+  const bool bert = c.architecture() == Arch::bert, classify = task == Task::classify;
+  if (task == Task::lm && bert) throw UsageError("task lm needs model.arch = gpt");
+  if (task != Task::lm && !bert) throw UsageError("tasks mlm and classify need model.arch = bert");
+  if (batch.B <= 0 || batch.T <= 0 || batch.T > c.n_positions)
+    throw UsageError("batch " + std::to_string(batch.B) + " x " + std::to_string(batch.T) +
+                     ": need B, T > 0 and T <= model.n_positions = " + std::to_string(c.n_positions));
+  const int count = count_targets(batch, task, c);
+  d.ensure_acts(batch.B, batch.T);
+  const int N = batch.B * batch.T, C = c.n_embd, V = c.vocab_size;
+  const std::size_t n = static_cast<std::size_t>(N);
   // As on the host: segment embeddings are a bert feature; a batch without ids is all segment 0.
   std::vector<std::int32_t> default_segments;
   const std::int32_t* seg = batch.segments;
@@ -287,7 +385,10 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
                         " is outside [0, " + std::to_string(c.type_vocab_size) + ")");
   const k::HostEmbeddingIndex ix = k::make_embedding_index(batch.tokens, N, V);  // also checks the token ids
   d.tokens.upload({batch.tokens, n});
-  d.targets.upload({batch.targets, n});
+  if (classify)
+    d.labels.upload({batch.labels, static_cast<std::size_t>(batch.B)});
+  else
+    d.targets.upload({batch.targets, n});
   if (bert) d.segments.upload({seg, n});
   d.causal = !bert;
   d.mask = nullptr;
@@ -300,34 +401,18 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
                        bert ? d.WE(kWse) : nullptr, d.B, d.Tn, C);
   for (int l = 0; l < c.n_layer; ++l) d.block_forward(l);
   bf16* top = d.resid_at(c.n_layer);
-  const float eps = static_cast<float>(c.layer_norm_eps);
-  k::layernorm_forward(d.lnf.data(), d.lnf_mean.data(), d.lnf_rstd.data(), top, d.WE(kLnfW), d.WE(kLnfB), N, C, eps);
-  // The tied decoder reads h: ln_f's output (lm), or the MLM transform's LN(gelu(dense(ln_f))) (mlm).
-  const bf16* h = d.lnf.data();
-  if (mlm) {
-    k::gemm(d.blas, false, true, N, C, C, 1.0f, d.lnf.data(), C, d.WE(kMlmDenseW), C, 0.0f, d.mlm_act.data(), C,
-            {.bias = d.WE(kMlmDenseB), .gelu = true, .pre_gelu = d.mlm_pre.data()});
-    k::layernorm_forward(d.mlm_ln.data(), d.mlm_mean.data(), d.mlm_rstd.data(), d.mlm_act.data(), d.WE(kMlmLnW),
-                         d.WE(kMlmLnB), N, C, eps);
-    h = d.mlm_ln.data();
-  }
-  k::gemm(d.blas, false, true, N, Vp, C, 1.0f, h, C, d.WE(kWte), C, 0.0f, d.logits.data(), Vp,
-          {.bias = mlm ? d.WE(kMlmBias) : nullptr});
-  k::softmax_xent(d.losses.data(), backward ? d.logits.data() : nullptr, d.logits.data(), d.targets.data(),
-                  dloss / static_cast<float>(count), N, V, Vp);
+  k::layernorm_forward(d.lnf.data(), d.lnf_mean.data(), d.lnf_rstd.data(), top, d.WE(kLnfW), d.WE(kLnfB), N, C,
+                       static_cast<float>(c.layer_norm_eps));
+  const float scale = dloss / static_cast<float>(count);
+  if (classify)
+    d.class_head_forward(backward, scale);
+  else
+    d.token_head_forward(task == Task::mlm, backward, scale);
   if (backward) {
-    bf16* dh = mlm ? d.dmlm.data() : d.dlnf.data();
-    k::gemm(d.blas, false, false, N, C, Vp, 1.0f, d.logits.data(), Vp, d.WE(kWte), C, 0.0f, dh, C);
-    k::gemm(d.blas, true, false, Vp, C, N, 1.0f, d.logits.data(), Vp, h, C, 1.0f, d.GE(kWte), C);
-    if (mlm) {
-      k::bias_backward(d.GE(kMlmBias), d.logits.data(), N, Vp);
-      d.dln.zero();  // layernorm_backward accumulates into dx
-      k::layernorm_backward(d.dln.data(), d.GE(kMlmLnW), d.GE(kMlmLnB), d.dmlm.data(), d.mlm_act.data(),
-                            d.WE(kMlmLnW), d.mlm_mean.data(), d.mlm_rstd.data(), N, C);
-      k::gelu_backward(d.dmlm.data(), d.mlm_pre.data(), d.dln.data(), static_cast<std::int64_t>(n) * C);
-      d.linear_backward(d.dlnf.data(), d.GE(kMlmDenseW), d.GE(kMlmDenseB), d.dmlm.data(), d.lnf.data(),
-                        d.WE(kMlmDenseW), N, C, C);
-    }
+    if (classify)
+      d.class_head_backward();
+    else
+      d.token_head_backward(task == Task::mlm);
     d.dres.zero();
     k::layernorm_backward(d.dres.data(), d.GE(kLnfW), d.GE(kLnfB), d.dlnf.data(), top, d.WE(kLnfW), d.lnf_mean.data(),
                           d.lnf_rstd.data(), N, C);
@@ -339,7 +424,7 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
     k::embedding_backward(d.GE(kWte), d.GE(kWpe), bert ? d.GE(kWse) : nullptr, d.dres.data(), tokens, segments,
                           d.B, d.Tn, C);
   }
-  const std::vector<float> losses = d.losses.download();  // waits for the step
+  const std::vector<float> losses = (classify ? d.cls_losses : d.losses).download();  // waits for the step
   double sum = 0;
   for (float x : losses) sum += x;
   return sum / count;

@@ -10,9 +10,10 @@
 //   +residual)] -> LN -> head -> fused softmax cross-entropy over the first vocab_size columns;
 //   head, task lm (GPT): logits = h wte^T over the padded vocabulary;
 //   head, task mlm (BERT): dense GEMM (+bias, GELU epilogue) -> LN -> logits = . wte^T + mlm.bias;
+//   head, task classify (BERT): pooler GEMM (+bias) on each sequence's position 0 -> tanh ->
+//   classifier GEMM (+bias) -> fused softmax cross-entropy over the num_labels classes;
 //   backward in reverse, with the tied wte getting both the head's and the embedding's gradient.
-// Requirements (checked, UsageError): task lm with arch gpt or mlm with arch bert (the sequence-
-// classification head is host-only); head size n_embd / n_head of 16, 32, 64 or 128 (the fused
+// Requirements (checked, UsageError): task lm with arch gpt, mlm or classify with arch bert; head size n_embd / n_head of 16, 32, 64 or 128 (the fused
 // attention kernels); n_embd and the padded vocabulary multiples of 8 (cuBLASLt alignment of the bf16
 // operands and of the GELU epilogue's aux output).
 // Only available when the build has CUDA (TOOLKIT_HAVE_CUDA); host code, no CUDA headers.
@@ -41,11 +42,12 @@ class TransformerCuda {
   void download_grads(FlatBuffers<float>& grads) const;
 
   void zero_grads();
-  // Loss of a batch for `task` (as Model::forward: lm = next-token targets, mlm = masked-LM targets;
-  // targets -1 are ignored; BERT reads the batch's segments (null: all 0) and attention_mask (null: none)),
-  // the mean over counted positions. With backward, adds dloss * d(loss)/d(params) into the
-  // gradients. Throws UsageError for a task the architecture lacks or the device does not run
-  // (classify), DataError for ids out of range or a batch without any target.
+  // Loss of a batch for `task` (as Model::forward: lm = next-token targets, mlm = masked-LM targets,
+  // targets -1 ignored; classify = one label per sequence; BERT reads the batch's segments (null: all 0)
+  // and attention_mask (null: none)), the mean over counted positions or sequences. With backward, adds
+  // dloss * d(loss)/d(params) into the gradients. Throws UsageError for a task the architecture lacks
+  // or a batch without its targets or labels, DataError for ids or labels out of range or a batch
+  // without any target.
   double step(const Batch& batch, Task task, bool backward, float dloss = 1.0f);
   // sqrt(sum of squares) of all gradients.
   double grad_norm();

@@ -121,19 +121,27 @@ TEST_CASE("LayerNorm forward and backward") {
   check_close(download(gdb), db, 1e-3 * std::sqrt(N), 1e-3, "db");
 }
 
-TEST_CASE("GELU forward and backward, bias backward") {
-  const int N = 33, OC = 100;
+TEST_CASE("GELU and tanh forward and backward, bias backward over strided rows") {
+  const int N = 33, OC = 100, ld = 104;
   const std::int64_t n = static_cast<std::int64_t>(N) * OC;
   const Floats x = random_bf16_exact(n, 10, 2.0f), dout = random_bf16_exact(n, 11);
-  Floats y(n), dx(n);
+  Floats y(n), dx(n), t(n), dt(n);
   cpu::gelu_forward<float>(y.data(), x.data(), n);
   cpu::gelu_backward<float>(dx.data(), x.data(), dout.data(), n);
+  cpu::tanh_forward<float>(t.data(), x.data(), n);
   auto gx = upload_bf16(x), gdout = upload_bf16(dout);
-  DeviceBuffer<bf16> gy(n), gdx(n);
+  DeviceBuffer<bf16> gy(n), gdx(n), gt(n), gdt(n);
   gelu_forward(gy.data(), gx.data(), n);
   gelu_backward(gdx.data(), gx.data(), gdout.data(), n);
+  tanh_forward(gt.data(), gx.data(), n);
   check_close(download(gy), y, 1e-3, 1e-2, "gelu");
   check_close(download(gdx), dx, 1e-3, 1e-2, "gelu backward");
+  check_close(download(gt), t, 1e-3, 1e-2, "tanh");
+  // tanh's backward reads its output: the reference gets the same bf16 values the device has.
+  const Floats t_bf16 = download(gt);
+  cpu::tanh_backward<float>(dt.data(), t_bf16.data(), dout.data(), n);
+  tanh_backward(gdt.data(), gt.data(), gdout.data(), n);
+  check_close(download(gdt), dt, 1e-3, 1e-2, "tanh backward");
 
   Floats db(OC, 0.5f);  // 0.5 + column sums of dout, through the linear layer's bias gradient
   {
@@ -141,8 +149,16 @@ TEST_CASE("GELU forward and backward, bias backward") {
     cpu::linear_backward<float>(din.data(), dw.data(), db.data(), dout.data(), ones.data(), w.data(), N, 1, OC, false);
   }
   auto gdb = upload_f32(Floats(OC, 0.5f));
-  bias_backward(gdb.data(), gdout.data(), N, OC);
+  bias_backward(gdb.data(), gdout.data(), N, OC, OC);
   check_close(download(gdb), db, 1e-3 * std::sqrt(N), 1e-3, "bias_backward");
+  // The same rows ld apart, with garbage between them that must not be summed.
+  Floats strided(static_cast<std::size_t>(N) * ld, 1e3f);
+  for (int r = 0; r < N; ++r) std::copy_n(dout.begin() + r * OC, OC, strided.begin() + r * ld);
+  auto gstrided = upload_bf16(strided);
+  auto gdb2 = upload_f32(Floats(OC, 0.5f));
+  bias_backward(gdb2.data(), gstrided.data(), N, OC, ld);
+  check_close(download(gdb2), db, 1e-3 * std::sqrt(N), 1e-3, "bias_backward, rows ld apart");
+  CHECK_THROWS_AS(bias_backward(gdb2.data(), gstrided.data(), N, OC, OC - 1), CudaError);
 }
 
 TEST_CASE("fused softmax cross-entropy: losses, gradient, ignored rows, padding columns") {

@@ -8,7 +8,9 @@
 //     tol = 0.05 for weight matrices and embeddings (wte, wpe, wse, c_attn, c_proj, c_fc, mlm.dense),
 //     tol = 0.10 for biases and LayerNorm gains/biases (column sums of signed terms: more cancellation);
 //   and the cosine between the two gradient tensors >= 0.99. (BERT's pooler and classifier get no
-//   gradient from the MLM loss: both sides must be exactly 0 there.)
+//   gradient from the MLM loss, nor its MLM head from the classification loss: both sides must be
+//   exactly 0 there.) The classification head (pooler on position 0, tanh, classifier) is checked
+//   the same way with padded sequences and three classes.
 // Exits 77 (skipped) when no CUDA device answers.
 #include <doctest/doctest.h>
 
@@ -52,7 +54,7 @@ ModelConfig small_model(const char* arch) {
 // A GPT batch: next-token targets, some ignored (-1).
 struct Data {
   int B = 4, T = 32;
-  std::vector<std::int32_t> tok, tgt, seg;
+  std::vector<std::int32_t> tok, tgt, seg, labels;
   std::vector<std::uint8_t> mask;
   Task task = Task::lm;
   explicit Data(int vocab) : tok(B * T), tgt(B * T) {
@@ -68,6 +70,7 @@ struct Data {
     b.targets = tgt.data();
     b.segments = seg.empty() ? nullptr : seg.data();
     b.attention_mask = mask.empty() ? nullptr : mask.data();
+    b.labels = labels.empty() ? nullptr : labels.data();
     return b;
   }
 };
@@ -95,6 +98,16 @@ Data bert_data(int vocab) {
       }
     }
   }
+  return d;
+}
+
+// A BERT sequence-classification batch: bert_data's padded, two-segment sequences (unmasked), one
+// label per sequence.
+Data classify_data(const ModelConfig& cfg) {
+  Data d = bert_data(cfg.vocab_size);
+  d.task = Task::classify;
+  d.tgt.clear();
+  for (int b = 0; b < d.B; ++b) d.labels.push_back((b + 2) % cfg.num_labels);
   return d;
 }
 
@@ -186,19 +199,30 @@ TEST_CASE("one BERT MLM step with padding and segments: device loss and every gr
   check_step_matches_host(cfg, plain);
 }
 
+TEST_CASE("one BERT classification step (pooler, tanh, classifier): device loss and every gradient match the host") {
+  ModelConfig cfg = small_model("bert");
+  cfg.num_labels = 3;  // the logits' rows are padded to 8 on the device
+  check_step_matches_host(cfg, classify_data(cfg));
+}
+
 TEST_CASE("device AdamW steps on one batch make the loss fall; weights come back to the host") {
   const ModelConfig gpt = small_model("gpt");
   check_loss_falls(gpt, Data(gpt.vocab_size));
   const ModelConfig bert = small_model("bert");
   check_loss_falls(bert, bert_data(bert.vocab_size));
+  check_loss_falls(bert, classify_data(bert));
 }
 
-TEST_CASE("the device refuses a task its architecture lacks, and the classification head") {
+TEST_CASE("the device refuses a task its architecture lacks, a batch without its labels, labels out of range") {
   const ModelConfig bert = small_model("bert");
   TransformerCuda gpu(bert);
   const Data data = bert_data(bert.vocab_size);
   CHECK_THROWS_AS(gpu.step(data.batch(), Task::lm, true), core::UsageError);
-  CHECK_THROWS_AS(gpu.step(data.batch(), Task::classify, true), core::UsageError);
+  CHECK_THROWS_AS(gpu.step(data.batch(), Task::classify, true), core::UsageError);  // no labels
+  Data bad_label = classify_data(bert);
+  bad_label.labels[1] = bert.num_labels;
+  CHECK_THROWS_WITH_AS(gpu.step(bad_label.batch(), Task::classify, true),
+                       doctest::Contains("label 2 of sequence 1 is outside [0, 2)"), core::DataError);
   Data bad_segment = data;
   bad_segment.seg[5] = bert.type_vocab_size;
   CHECK_THROWS_AS(gpu.step(bad_segment.batch(), Task::mlm, true), core::DataError);
