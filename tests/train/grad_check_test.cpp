@@ -189,10 +189,11 @@ void check_model(Model<double>& m, const Batch& batch, Task task) {
   }
 }
 
-// The tiny BERT of the tests below and its two-sequence batch (lengths 5; tokens and MLM targets).
-ModelConfig tiny_bert() {
+// The tiny GPT or BERT of the whole-model tests below, and the BERT's two-sequence batch (lengths 5;
+// tokens and MLM targets).
+ModelConfig tiny_model(const char* arch) {
   ModelConfig cfg;
-  cfg.arch = "bert";
+  cfg.arch = arch;
   cfg.n_layer = 2;
   cfg.n_head = 2;
   cfg.n_embd = 8;
@@ -217,15 +218,7 @@ Batch bert_batch() {
 }  // namespace
 
 TEST_CASE("whole GPT gradient matches finite differences") {
-  ModelConfig cfg;
-  cfg.n_layer = 2;
-  cfg.n_head = 2;
-  cfg.n_embd = 8;
-  cfg.n_positions = 6;
-  cfg.vocab_size = 11;
-  cfg.vocab_pad_to = 4;
-  cfg.init_std = 0.5;
-  Model<double> m(cfg);
+  Model<double> m(tiny_model("gpt"));
   std::vector<std::int32_t> tok = {1, 2, 3, 4, 5, 10, 0, 9, 8, 7}, tgt = {2, 3, 4, 5, 10, 9, 9, 8, 7, 6};
   Batch b;
   b.B = 2;
@@ -236,7 +229,7 @@ TEST_CASE("whole GPT gradient matches finite differences") {
 }
 
 TEST_CASE("whole BERT gradient matches finite differences (MLM and classification)") {
-  Model<double> m(tiny_bert());
+  Model<double> m(tiny_model("bert"));
   const std::vector<std::int32_t> seg = {0, 0, 1, 1, 1, 0, 0, 0, 1, 1}, labels = {2, 0};
   std::vector<std::uint8_t> mask = {1, 1, 1, 1, 0, 1, 1, 1, 1, 1};
   Batch b = bert_batch();
@@ -252,7 +245,7 @@ TEST_CASE("whole BERT gradient matches finite differences (MLM and classificatio
 // A BERT batch without segment ids is all segment 0 (BERT's default): same loss and gradients as
 // explicit zeros, and the segment table's row 0 gets the gradient.
 TEST_CASE("BERT without segment ids equals segment 0 everywhere") {
-  Model<double> m(tiny_bert());
+  Model<double> m(tiny_model("bert"));
   init_parameters(m.params(), 7);
   const std::vector<std::int32_t> zeros(10, 0);
   Batch b = bert_batch();
