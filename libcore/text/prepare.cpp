@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <string>
 
@@ -216,7 +217,13 @@ PrepareResult prepare(const PrepareOptions& options) {
   if (options.chunk_bytes <= 0) throw UsageError("prepare: chunk_bytes must be > 0");
   const Timer timer;
   const auto tokenizer = make_tokenizer(options.tokenizer);
-  std::ifstream input = open_input(options.input);  // a missing input fails before anything is created
+  // "-" reads standard input (`zstd -dc corpus.zst | zpp-train prepare --input - ...`): the text is
+  // streamed anyway. A missing input fails before anything is created.
+  const bool from_stdin = options.input == "-";
+  const std::string source = from_stdin ? "standard input" : options.input;
+  std::ifstream file;
+  if (!from_stdin) file = open_input(options.input);
+  std::istream& input = from_stdin ? std::cin : file;
   const fs::path out(options.out);
   std::error_code ec;
   ScratchDir created_out{out, fs::exists(out, ec)};  // a folder this run creates goes again if it fails
@@ -230,13 +237,13 @@ PrepareResult prepare(const PrepareOptions& options) {
   fs::remove(tokens_file, ec);
   if (!tokens_out || !tokens_in) throw IoError("prepare: cannot create token file " + tokens_file.string());
   const auto [input_bytes, n] =
-      tokenize_to_file(input, options.input, *tokenizer, options.chunk_bytes, tokens_out, tokens_file.string());
+      tokenize_to_file(input, source, *tokenizer, options.chunk_bytes, tokens_out, tokens_file.string());
   tokens_out.close();
   if (!tokens_out) throw IoError("prepare: cannot write token file " + tokens_file.string() + " (disk full?)");
   const std::int64_t body = n - (tokenizer->eot_token() ? 1 : 0);
   const auto n_val = static_cast<std::int64_t>(std::floor(options.val_fraction * static_cast<double>(n)));
   if (body == 0 || n - n_val < 1 || (options.val_fraction > 0 && n_val < 1))
-    throw DataError("prepare: " + options.input + " gives " + std::to_string(n) +
+    throw DataError("prepare: " + source + " gives " + std::to_string(n) +
                     " tokens, too few for a train split" + (options.val_fraction > 0 ? " and a val split" : "") +
                     " at val_fraction " + std::to_string(options.val_fraction));
 

@@ -30,7 +30,7 @@
 namespace core::text {
 
 struct PrepareOptions {
-  std::string input;              // text file (any bytes)
+  std::string input;              // text file (any bytes); "-": standard input
   std::string tokenizer = "bytes";
   std::string out;                // output folder, created when absent
   double val_fraction = 0.1;
@@ -39,7 +39,7 @@ struct PrepareOptions {
 
   template <class V>
   void visit(V& v) {
-    v("input", input, "text file to tokenize");
+    v("input", input, "text file to tokenize (-: standard input)");
     v("tokenizer", tokenizer, "'bytes' or 'gpt2:DIR' (DIR holds encoder.json and vocab.bpe)");
     v("out", out, "output folder for the shards");
     v("val_fraction", val_fraction, "fraction of the tokens (the last ones) kept for validation",

@@ -47,7 +47,7 @@ namespace {
 // Starts bin_dir()/tool with args (no shell), stdout and stderr into files (no pipe deadlock
 // whatever the output size), in `cwd` when given.
 pid_t spawn_tool(const std::string& tool, const std::vector<std::string>& args, const fs::path& cwd,
-                 const fs::path& out_path, const fs::path& err_path) {
+                 const fs::path& out_path, const fs::path& err_path, const fs::path& in_path = {}) {
   const std::string exe = (bin_dir() / tool).string();
   std::vector<std::string> owned = {exe};
   owned.insert(owned.end(), args.begin(), args.end());
@@ -61,6 +61,11 @@ pid_t spawn_tool(const std::string& tool, const std::vector<std::string>& args, 
     const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(o, 1);
     ::dup2(e, 2);
+    if (!in_path.empty()) {
+      const int i = ::open(in_path.c_str(), O_RDONLY);
+      if (i < 0) ::_exit(127);
+      ::dup2(i, 0);
+    }
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(127);
     ::execv(exe.c_str(), argv.data());
     ::_exit(127);
@@ -72,9 +77,10 @@ int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 
 
 }  // namespace
 
-CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args, const fs::path& cwd) {
+CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args, const fs::path& cwd,
+                       const fs::path& stdin_file) {
   TempDir scratch("run-" + tool);
-  const pid_t pid = spawn_tool(tool, args, cwd, scratch / "stdout", scratch / "stderr");
+  const pid_t pid = spawn_tool(tool, args, cwd, scratch / "stdout", scratch / "stderr", stdin_file);
   int status = 0;
   ::waitpid(pid, &status, 0);
   CommandResult r;

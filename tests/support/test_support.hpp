@@ -33,9 +33,10 @@ struct CommandResult {
   std::string err;  // stderr
 };
 
-// Runs bin_dir()/tool with args (no shell involved), in `cwd` when given.
-CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args,
-                       const fs::path& cwd = {});
+// Runs bin_dir()/tool with args (no shell involved), in `cwd` and with standard input read from
+// `stdin_file` when given.
+CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args, const fs::path& cwd = {},
+                       const fs::path& stdin_file = {});
 
 // Runs bin_dir()/tool with args, sends it `sig` `after` its start and waits up to `grace` for it to
 // end (then SIGKILL). exit_code is 128 + the signal when a signal ended the process.

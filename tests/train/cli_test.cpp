@@ -1,9 +1,9 @@
 // zpp-train end to end: bad configs exit 2 with the key named, a short run writes metrics and one
-// JSON summary, prepare -> train on shards, sample from the checkpoint, SIGTERM-free resume, SIGTERM
-// during sample (ends it) and train (checkpoint, exit 75); GPT and BERT on device=cuda against the
-// same runs on the host where a device answers (the refusal elsewhere; test_train_cli_emulated runs
-// that case against zpp-train built on the SIMT emulator); a non-finite sampling temperature;
-// scripts/plot/loss.py's output and exit codes.
+// JSON summary, prepare (from a file and from standard input) -> train on shards, sample from the
+// checkpoint, SIGTERM-free resume, SIGTERM during sample (ends it) and train (checkpoint, exit 75);
+// GPT and BERT on device=cuda against the same runs on the host where a device answers (the refusal
+// elsewhere; test_train_cli_emulated runs that case against zpp-train built on the SIMT emulator); a
+// non-finite sampling temperature; scripts/plot/loss.py's output and exit codes.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -127,6 +127,18 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
   REQUIRE(r.exit_code == 0);
   r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "shards").string(), "--out", (tmp / "run2").string()}, kTiny));
   CHECK(r.exit_code == 0);
+
+  // --input - reads standard input (a pipeline's end): the same shards as from the file.
+  r = run_tool("zpp-train", {"prepare", "--input", "-", "--tokenizer", "bytes", "--out", (tmp / "piped").string()}, {},
+               tmp / "t.txt");
+  REQUIRE(r.exit_code == 0);
+  for (const char* shard : {"train_000000.bin", "val_000000.bin"})
+    CHECK(core::test::read_text(tmp / "piped" / shard) == core::test::read_text(tmp / "shards" / shard));
+  core::test::write_text(tmp / "two_bytes.txt", "ab");
+  r = run_tool("zpp-train", {"prepare", "--input", "-", "--tokenizer", "bytes", "--out", (tmp / "short").string()}, {},
+               tmp / "two_bytes.txt");
+  CHECK(r.exit_code == 65);
+  CHECK(r.err.find("standard input gives 2 tokens") != std::string::npos);
 }
 
 TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a device answers, else exits 2") {

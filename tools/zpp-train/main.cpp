@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
       .flag("--prompt", "prompt", "text to continue")
       .without_rundir();
   app.command<core::text::PrepareOptions>("prepare", "Tokenize a text file into train/val shards", run_prepare)
-      .flag("--input", "input", "text file")
+      .flag("--input", "input", "text file, or - for standard input")
       .flag("--tokenizer", "tokenizer", "bytes or gpt2:DIR");
   app.command<PeakOptions>("peak", "Measure the GEMM peak of the library the trainer uses (float32 CPU, bf16 GPU)", run_peak)
       .without_rundir();
