@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -69,6 +70,8 @@ class AlphabetDecoder {
 }  // namespace
 
 Gpt2Tokenizer::Gpt2Tokenizer(const fs::path& dir) : dir_(fs::absolute(dir).lexically_normal()) {
+  static std::atomic<std::uint64_t> next_id{1};
+  id_ = next_id++;
   if (!dir_.has_filename() && dir_.has_parent_path() && dir_ != dir_.root_path()) dir_ = dir_.parent_path();  // "tok/"
   read_encoder(dir / "encoder.json");
   read_merges(dir / "vocab.bpe");
@@ -223,19 +226,24 @@ void Gpt2Tokenizer::merge_bytes(std::string_view piece, std::vector<std::int32_t
 }
 
 void Gpt2Tokenizer::encode_piece(std::string_view piece, std::vector<std::int32_t>& out) const {
-  {
-    const std::lock_guard lock(cache_mutex_);
-    if (const auto it = cache_.find(std::string(piece)); it != cache_.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return;
-    }
+  struct PieceCache {
+    std::uint64_t owner = 0;
+    std::unordered_map<std::string, std::vector<std::int32_t>> pieces;
+  };
+  thread_local PieceCache cache;
+  if (cache.owner != id_ || cache.pieces.size() >= kCacheLimit) {
+    cache.pieces.clear();
+    cache.owner = id_;
+  }
+  std::string key(piece);
+  if (const auto it = cache.pieces.find(key); it != cache.pieces.end()) {
+    out.insert(out.end(), it->second.begin(), it->second.end());
+    return;
   }
   std::vector<std::int32_t> symbols;
   merge_bytes(piece, symbols);
   out.insert(out.end(), symbols.begin(), symbols.end());
-  const std::lock_guard lock(cache_mutex_);
-  if (cache_.size() >= kCacheLimit) cache_.clear();
-  cache_.emplace(std::string(piece), std::move(symbols));
+  cache.pieces.emplace(std::move(key), std::move(symbols));
 }
 
 std::vector<std::int32_t> Gpt2Tokenizer::encode(std::string_view text) const {

@@ -2,13 +2,13 @@
 // encoder.json (token string -> id, in GPT-2's printable byte alphabet) and vocab.bpe (merges, one
 // "a b" pair a line, rank = line order). Text is split by gpt2_pretokenize(); each piece's bytes are
 // merged by rank exactly as encoder.py does (lowest-ranked adjacent pair first, all its occurrences
-// left to right). Pieces are cached, so repeated words cost one hash lookup.
+// left to right). Pieces are cached, so repeated words cost one hash lookup. encode() may be called
+// from several threads at once.
 // "<|endoftext|>" in the input text is encoded as ordinary text (as encoder.py does); the token itself
 // is eot_token().
 #pragma once
 #include <array>
 #include <filesystem>
-#include <mutex>
 #include <unordered_map>
 
 #include "text/tokenizer.hpp"
@@ -52,9 +52,11 @@ class Gpt2Tokenizer final : public Tokenizer {
   std::unordered_map<std::uint64_t, Merge> merges_;  // (left id << 32 | right id) -> merge
   std::optional<std::int32_t> eot_;
 
-  static constexpr std::size_t kCacheLimit = 1 << 20;  // pieces; the cache is cleared past this
-  mutable std::mutex cache_mutex_;
-  mutable std::unordered_map<std::string, std::vector<std::int32_t>> cache_;
+  // Pieces are cached per thread (encode() runs on several threads at once when prepare tokenizes a
+  // chunk's parts in parallel; a shared cache would take a lock per piece): a thread's cache belongs
+  // to the tokenizer whose id_ it holds and starts again when another tokenizer uses the thread.
+  static constexpr std::size_t kCacheLimit = 1 << 18;  // pieces a thread's cache holds before it is cleared
+  std::uint64_t id_;                                    // unique per tokenizer object, never reused
 };
 
 // GPT-2's reversible map from bytes to printable code points (bytes_to_unicode in encoder.py):

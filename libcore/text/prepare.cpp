@@ -2,6 +2,7 @@
 #include "text/prepare.hpp"
 
 #include <cmath>
+#include <exception>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,10 @@
 
 #include <signal.h>
 #include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -174,8 +179,50 @@ std::size_t last_safe_cut(std::string_view buf) {
   return std::string_view::npos;
 }
 
+namespace {
+
+constexpr std::size_t kPartBytes = 1 << 20;  // text a thread tokenizes at a time
+
+// Bounds of parts of `text` of about kPartBytes, cut where last_safe_cut allows: 0, cuts..., size.
+// Each cut is looked for only after the previous one, so the scans cover the text once.
+std::vector<std::size_t> part_bounds(std::string_view text) {
+  std::vector<std::size_t> bounds = {0};
+  for (std::size_t target = kPartBytes; target < text.size(); target += kPartBytes) {
+    if (target <= bounds.back()) continue;
+    const std::size_t cut = last_safe_cut(text.substr(bounds.back(), target - bounds.back()));
+    if (cut != std::string_view::npos && cut > 0) bounds.push_back(bounds.back() + cut);
+  }
+  bounds.push_back(text.size());
+  return bounds;
+}
+
+// The tokens of `text`: its parts encoded on `threads` threads (0: OpenMP's default), in order.
+std::vector<std::vector<std::int32_t>> encode_parts(const Tokenizer& tokenizer, std::string_view text, int threads) {
+  const std::vector<std::size_t> bounds = part_bounds(text);
+  const int parts = static_cast<int>(bounds.size()) - 1;
+  std::vector<std::vector<std::int32_t>> ids(static_cast<std::size_t>(parts));
+  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(parts));
+#ifdef _OPENMP
+  if (threads <= 0) threads = omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (parts > 1 && threads > 1)
+#endif
+  for (int p = 0; p < parts; ++p) {
+    try {  // nothing may leave an OpenMP region
+      ids[p] = tokenizer.encode(text.substr(bounds[p], bounds[p + 1] - bounds[p]));
+    } catch (...) {
+      failures[p] = std::current_exception();
+    }
+  }
+  for (const auto& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+  return ids;
+}
+
+}  // namespace
+
 TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
-                                 std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name) {
+                                 std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name,
+                                 int threads) {
   if (tokenizer.vocab_size() > 65536)
     throw UsageError("tokenizer '" + tokenizer.spec() + "' has " + std::to_string(tokenizer.vocab_size()) +
                      " tokens; uint16 token files hold at most 65536");
@@ -194,7 +241,7 @@ TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, co
     r.input_bytes += in.gcount();
     const std::size_t cut = in ? last_safe_cut(pending) : pending.size();  // at the end: everything
     if (cut == std::string::npos || cut == 0) continue;
-    emit(tokenizer.encode(std::string_view(pending).substr(0, cut)));
+    for (const auto& ids : encode_parts(tokenizer, std::string_view(pending).substr(0, cut), threads)) emit(ids);
     pending.erase(0, cut);
   }
   if (in.bad()) throw IoError("error reading input text " + source);
@@ -237,7 +284,7 @@ PrepareResult prepare(const PrepareOptions& options) {
   fs::remove(tokens_file, ec);
   if (!tokens_out || !tokens_in) throw IoError("prepare: cannot create token file " + tokens_file.string());
   const auto [input_bytes, n] =
-      tokenize_to_file(input, source, *tokenizer, options.chunk_bytes, tokens_out, tokens_file.string());
+      tokenize_to_file(input, source, *tokenizer, options.chunk_bytes, tokens_out, tokens_file.string(), options.threads);
   tokens_out.close();
   if (!tokens_out) throw IoError("prepare: cannot write token file " + tokens_file.string() + " (disk full?)");
   const std::int64_t body = n - (tokenizer->eot_token() ? 1 : 0);

@@ -36,6 +36,7 @@ struct PrepareOptions {
   double val_fraction = 0.1;
   std::int64_t shard_tokens = 100'000'000;
   std::int64_t chunk_bytes = 64 << 20;  // text tokenized at a time (peak memory ~8x this with bytes, ~4x with GPT-2)
+  int threads = 0;                      // threads tokenizing a chunk's parts (0: all cores, or OMP_NUM_THREADS)
 
   template <class V>
   void visit(V& v) {
@@ -47,6 +48,8 @@ struct PrepareOptions {
     v("shard_tokens", shard_tokens, "most tokens per shard file", core::positive<std::int64_t>());
     v("chunk_bytes", chunk_bytes, "bytes of text tokenized at a time (the memory prepare needs)",
       core::positive<std::int64_t>());
+    v("threads", threads, "threads tokenizing (0: all cores, or OMP_NUM_THREADS); the tokens do not depend on it",
+      core::at_least(0));
   }
 };
 
@@ -63,12 +66,6 @@ struct PrepareResult {
   nlohmann::json to_json() const;
 };
 
-// Pass 1 of prepare, also used by training on a text file: tokenizes the text read from `in`
-// (`source` names it in messages) chunk by chunk, about chunk_bytes at a time, cut where the tokens
-// of the parts are those of the whole, into `tokens_file` as uint16 (no header), the end-of-text
-// token first when the tokenizer has one. Memory is bounded by chunk_bytes (a text without a cut
-// point is one chunk). `out` is opened by the caller (so it may unlink the file first); `out_name`
-// names it in messages. Throws UsageError (a vocabulary above 65536) or IoError.
 // The last position in buf where tokenizing the two sides apart gives the tokens of the whole (with
 // every tokenizer): just after a newline between two well-formed characters that are no whitespace,
 // or between the CR and LF of a CR LF so placed; npos when there is none.
@@ -78,8 +75,17 @@ struct TokenFileResult {
   std::int64_t input_bytes = 0;
   std::int64_t tokens = 0;
 };
+// Pass 1 of prepare, also used by training on a text file: tokenizes the text read from `in`
+// (`source` names it in messages) chunk by chunk, about chunk_bytes at a time, cut where the tokens
+// of the parts are those of the whole, into `out` as uint16 (no header), the end-of-text token first
+// when the tokenizer has one. A chunk is cut the same way into parts of about 1 MiB that `threads`
+// threads tokenize (0: OpenMP's default); the tokens are the same for any thread count. Memory is
+// bounded by chunk_bytes (a text without a cut point is one chunk). `out` is opened by the caller
+// (so it may unlink the file first); `out_name` names it in messages. Throws UsageError (a
+// vocabulary above 65536) or IoError.
 TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
-                                 std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name);
+                                 std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name,
+                                 int threads = 0);
 
 // Throws UsageError (empty input/out path, bad options, bad tokenizer spec), InputMissingError (input or
 // tokenizer files absent, input a directory), DataError (input too short to give both splits a token), IoError.

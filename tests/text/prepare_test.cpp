@@ -119,16 +119,18 @@ TEST_CASE("prepare errors: missing input, too little text, bad options") {
   CHECK_THROWS_AS(prepare(opt), core::UsageError);
 }
 
-// Chunked tokenization gives the tokens of the whole text: tinyshakespeare (or a generated text)
-// with chunks of 100 bytes, plus lines whose whitespace would join across a careless cut (blanks,
-// a no-break space, CR LF, blank lines), against the tokenizer on the whole file.
-TEST_CASE("prepare tokenizes in chunks exactly as in one piece") {
-  const core::test::TempDir dir("text-prepare-chunks");
+// Chunked and threaded tokenization give the tokens of the whole text, against the tokenizer on the
+// whole file.
+namespace {
+
+// `prose_bytes` of tinyshakespeare (or generated lines without the dataset), then lines whose
+// whitespace would join across a careless cut (blanks, a no-break space, CR LF, blank lines).
+std::string tricky_text(std::size_t prose_bytes) {
   std::string text;
   if (core::test::have_dataset("text/tinyshakespeare.txt")) {
-    text = core::test::read_text(core::test::datasets_dir() / "text/tinyshakespeare.txt").substr(0, 200000);
+    text = core::test::read_text(core::test::datasets_dir() / "text/tinyshakespeare.txt").substr(0, prose_bytes);
   } else {
-    for (int i = 0; i < 2000; ++i) text += "Line " + std::to_string(i) + ": to be, or not to be.\n";
+    for (int i = 0; text.size() < prose_bytes; ++i) text += "Line " + std::to_string(i) + ": to be, or not to be.\n";
   }
   text += "a \nb\xc2\xa0\nc\r\nd\n\n\ne  \n 1\nx\ny'll\n";
   // Lines of CJK text (cut between non-ASCII characters), an ideographic space and a NEL (Unicode
@@ -138,11 +140,43 @@ TEST_CASE("prepare tokenizes in chunks exactly as in one piece") {
   // Windows line ends, with blanks and blank lines around some.
   for (int i = 0; i < 300; ++i) text += "Line " + std::to_string(i) + (i % 7 == 0 ? " \r\n" : i % 5 == 0 ? "\r\n\r\n" : "\r\n");
   text += "a\r\n b\r\r\nc\r\n\xe3\x80\x80" "d\r\n";
-  core::test::write_text(dir / "in.txt", text);
+  return text;
+}
+
+// "bytes", and GPT-2 where its files are there.
+std::vector<std::string> tokenizer_specs() {
   std::vector<std::string> specs = {"bytes"};
   if (core::test::have_dataset("tokenizers/gpt2/encoder.json"))
     specs.push_back("gpt2:" + (core::test::datasets_dir() / "tokenizers/gpt2").string());
-  for (const auto& spec : specs) {
+  return specs;
+}
+
+// The tokens of prepare's shards, train then val.
+std::vector<std::int32_t> prepared_tokens(const PrepareResult& r) {
+  auto tokens = load_all(r.train_files);
+  const auto val = load_all(r.val_files);
+  tokens.insert(tokens.end(), val.begin(), val.end());
+  return tokens;
+}
+
+// What prepare must give: end-of-text (when the tokenizer has one), then the text tokenized whole.
+std::vector<std::int32_t> whole_tokens(const std::string& spec, const std::string& text) {
+  const auto tokenizer = make_tokenizer(spec);
+  std::vector<std::int32_t> whole;
+  if (const auto eot = tokenizer->eot_token()) whole.push_back(*eot);
+  const auto body = tokenizer->encode(text);
+  whole.insert(whole.end(), body.begin(), body.end());
+  return whole;
+}
+
+}  // namespace
+
+// Chunks of 100 bytes cut the text at every safe point it has.
+TEST_CASE("prepare tokenizes in chunks exactly as in one piece") {
+  const core::test::TempDir dir("text-prepare-chunks");
+  const std::string text = tricky_text(200000);
+  core::test::write_text(dir / "in.txt", text);
+  for (const auto& spec : tokenizer_specs()) {
     CAPTURE(spec);
     PrepareOptions opt;
     opt.input = (dir / "in.txt").string();
@@ -152,16 +186,30 @@ TEST_CASE("prepare tokenizes in chunks exactly as in one piece") {
     opt.shard_tokens = 7000;
     opt.chunk_bytes = 100;
     const PrepareResult r = prepare(opt);
-    auto tokens = load_all(r.train_files);
-    const auto val = load_all(r.val_files);
-    tokens.insert(tokens.end(), val.begin(), val.end());
-    const auto tokenizer = make_tokenizer(spec);
-    std::vector<std::int32_t> whole;
-    if (const auto eot = tokenizer->eot_token()) whole.push_back(*eot);
-    const auto body = tokenizer->encode(text);
-    whole.insert(whole.end(), body.begin(), body.end());
-    CHECK(tokens == whole);
+    CHECK(prepared_tokens(r) == whole_tokens(spec, text));
     CHECK(r.train_files.size() > 1);
+  }
+}
+
+// A chunk of a few MiB is cut into parts of about 1 MiB that threads tokenize: the tokens do not
+// depend on the thread count.
+TEST_CASE("prepare tokenizes a chunk's parts on several threads exactly as in one piece") {
+  const core::test::TempDir dir("text-prepare-threads");
+  std::string text = tricky_text(std::string::npos);
+  while (text.size() < (3u << 20) + 12345) text += tricky_text(300000);
+  core::test::write_text(dir / "in.txt", text);
+  for (const auto& spec : tokenizer_specs()) {
+    CAPTURE(spec);
+    const auto whole = whole_tokens(spec, text);
+    for (int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      PrepareOptions opt;
+      opt.input = (dir / "in.txt").string();
+      opt.out = (dir / ("out" + std::to_string(threads))).string();
+      opt.tokenizer = spec;
+      opt.threads = threads;
+      CHECK(prepared_tokens(prepare(opt)) == whole);
+    }
   }
 }
 

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "common/errors.hpp"
 #include "test_support.hpp"
@@ -271,6 +273,46 @@ TEST_CASE("GPT-2 tokenizer: a long run of letters (one piece) is merged in O(n l
   MESSAGE(run.size() << " letters -> " << ids.size() << " tokens in "
                      << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s");
   CHECK(tok->decode(ids) == run);
+}
+
+TEST_CASE("GPT-2 tokenizer: each tokenizer's cache is its own, also when two take turns on one thread") {
+  const core::test::TempDir dir("text-gpt2-two-caches");
+  const std::string encoder = byte_alphabet_encoder();
+  core::test::write_text(dir / "merge/encoder.json", encoder + ", \"ab\": 256}");
+  core::test::write_text(dir / "merge/vocab.bpe", "#version: 0.2\na b\n");
+  core::test::write_text(dir / "plain/encoder.json", encoder + "}");
+  core::test::write_text(dir / "plain/vocab.bpe", "#version: 0.2\n");
+  // The two swap places each round: a cache keyed by the object's address would answer for the other.
+  std::optional<Gpt2Tokenizer> first, second;
+  for (int round = 0; round < 4; ++round) {
+    const bool swap = round % 2 == 1;
+    first.emplace(dir / (swap ? "plain" : "merge"));
+    second.emplace(dir / (swap ? "merge" : "plain"));
+    const Gpt2Tokenizer& merging = swap ? *second : *first;
+    const Gpt2Tokenizer& plain = swap ? *first : *second;
+    for (int turn = 0; turn < 2; ++turn) {
+      CHECK(merging.encode("ab") == Ids{256});
+      CHECK(plain.encode("ab") == Ids{'a', 'b'});
+    }
+  }
+}
+
+TEST_CASE("GPT-2 tokenizer: encode from several threads at once gives the serial result") {
+  const auto* tok = gpt2();
+  if (!tok) return;
+  std::mt19937_64 rng(21);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 64; ++i) texts.push_back(random_utf8(rng, 400));
+  std::vector<Ids> serial;
+  for (const auto& t : texts) serial.push_back(tok->encode(t));
+  std::vector<Ids> parallel(texts.size());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t i = t; i < texts.size(); i += 4) parallel[i] = tok->encode(texts[i]);
+    });
+  for (auto& t : threads) t.join();
+  CHECK(parallel == serial);
 }
 
 TEST_CASE("GPT-2 tokenizer spec names its folder absolutely (checkpoints and prepare.json work from any cwd)") {
