@@ -186,6 +186,26 @@ void attention_forward(T* out, T* att, const T* qkv, const std::uint8_t* key_mas
 }
 
 template <class T>
+void attention_decode(T* out, T* scores, const T* q, int ldq, const T* keys, const T* values, int M, int p0, int C,
+                      int NH) {
+  const int hd = C / NH, L = p0 + M;
+  const T scale = T(1) / std::sqrt(T(hd));
+  parallel_for(NH, 4.0 * M * L * hd, [&](int h) {
+    T* S = scores + std::int64_t{h} * M * L;
+    gemm<T>(false, true, M, L, hd, scale, q + h * hd, ldq, keys + h * hd, C, T(0), S, L);
+    for (int i = 0; i < M; ++i) {
+      T* row = S + std::int64_t{i} * L;
+      const int kend = p0 + i + 1;  // position p0 + i sees keys <= itself
+      Arr<T> r(row, kend);
+      r = (r - r.maxCoeff()).exp();
+      r /= r.sum();
+      for (int k = kend; k < L; ++k) row[k] = T(0);
+    }
+    gemm<T>(false, false, M, hd, L, T(1), S, L, values + h * hd, C, T(0), out + h * hd, C);
+  });
+}
+
+template <class T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* att, int B, int Tn, int C,
                         int NH) {
   const int hd = C / NH, C3 = 3 * C;
@@ -282,6 +302,7 @@ void add_inplace(T* a, const T* b, std::int64_t n) {
   template void tanh_forward<T>(T*, const T*, std::int64_t);                                                  \
   template void tanh_backward<T>(T*, const T*, const T*, std::int64_t);                                       \
   template void attention_forward<T>(T*, T*, const T*, const std::uint8_t*, bool, int, int, int, int);        \
+  template void attention_decode<T>(T*, T*, const T*, int, const T*, const T*, int, int, int, int);           \
   template void attention_backward<T>(T*, T*, const T*, const T*, const T*, int, int, int, int);              \
   template void embedding_forward<T>(T*, const std::int32_t*, const std::int32_t*, const T*, const T*,        \
                                      const T*, int, int, int);                                                \

@@ -44,6 +44,12 @@ void tanh_backward(T* din, const T* out, const T* dout, std::int64_t n);
 template <class T>
 void attention_forward(T* out, T* att, const T* qkv, const std::uint8_t* key_mask, bool causal, int B, int Tn,
                        int C, int NH);
+// The same attention for M new positions p0..p0+M-1 of one causal sequence, over the keys and values
+// of positions 0..p0+M-1 held apart (rows of C, head h at columns h*hd): incremental decoding with a
+// key/value cache. q [M, ldq] (head h at columns h*hd), out [M, C]; scores: NH*M*(p0+M) scratch.
+template <class T>
+void attention_decode(T* out, T* scores, const T* q, int ldq, const T* keys, const T* values, int M, int p0, int C,
+                      int NH);
 // dqkv overwritten; scratch has B*NH*T*T elements.
 template <class T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* att, int B, int Tn, int C,

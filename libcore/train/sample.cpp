@@ -1,6 +1,6 @@
-// Autoregressive sampling from a checkpoint (see sample.hpp): the model re-reads the last
-// n_positions tokens at every step and draws the next token from softmax(logits / temperature)
-// restricted to the top-k logits.
+// Autoregressive sampling from a checkpoint (see sample.hpp): the prompt goes through the model once,
+// then each drawn token is appended to a key/value cache (KvDecoder), and the next token is drawn
+// from softmax(logits / temperature) restricted to the top-k logits.
 #include "train/sample.hpp"
 
 #include <algorithm>
@@ -14,7 +14,8 @@
 #include "text/tokenizer.hpp"
 #include "text/unicode.hpp"
 #include "train/checkpoint.hpp"
-#include "train/model.hpp"
+#include "train/kv_decoder.hpp"
+#include "train/params.hpp"
 
 namespace core::train {
 
@@ -74,8 +75,9 @@ nlohmann::json generate(const SampleOptions& o) {
   const ModelConfig cfg = config_from_state(state, dir);
   if (cfg.architecture() != Arch::gpt)
     throw UsageError("sample: checkpoint " + dir.string() + " holds a " + cfg.arch + " model; generation needs a GPT");
-  Model<float> model(cfg);
-  load_weights(dir / "model.safetensors", model.params());
+  const ParamLayout layout(cfg);
+  FlatBuffers<float> params(layout);
+  load_weights(dir / "model.safetensors", params);
   const std::string recorded = state.value("tokenizer", std::string("bytes"));
   const std::string spec = o.tokenizer.empty() ? recorded : o.tokenizer;
   if (spec.substr(0, spec.find(':')) != recorded.substr(0, recorded.find(':')))
@@ -99,14 +101,10 @@ nlohmann::json generate(const SampleOptions& o) {
   // vocabulary (rounded up for the GPU kernels, or a [MASK] id), and those logits are never targets.
   const int vocab = std::min<int>(cfg.vocab_size, tok->vocab_size());
   std::vector<std::pair<float, int>> cand(static_cast<std::size_t>(vocab));
+  KvDecoder decoder(params);
+  const std::size_t capacity = static_cast<std::size_t>(decoder.capacity());
+  std::span<const float> logits = decoder.append(std::span(ids).last(std::min(ids.size(), capacity)));
   for (int i = 0; i < o.max_new_tokens; ++i) {
-    const int T = static_cast<int>(std::min<std::size_t>(ids.size(), cfg.n_positions));
-    Batch b;
-    b.B = 1;
-    b.T = T;
-    b.tokens = ids.data() + (ids.size() - T);
-    model.forward(b, Task::lm);
-    const float* logits = model.logits() + std::size_t(T - 1) * cfg.vocab_size;
     for (int v = 0; v < vocab; ++v) cand[v] = {logits[v], v};
     const int k = (o.top_k > 0 && o.top_k < vocab) ? o.top_k : vocab;
     std::partial_sort(cand.begin(), cand.begin() + k, cand.end(),
@@ -122,6 +120,13 @@ nlohmann::json generate(const SampleOptions& o) {
       }
     }
     ids.push_back(next);
+    if (i + 1 == o.max_new_tokens) break;
+    if (decoder.length() < decoder.capacity()) {
+      logits = decoder.append(std::span(ids).last(1));
+    } else {  // the position table is used up: go on from the newer half of the context
+      decoder.clear();
+      logits = decoder.append(std::span(ids).last(std::max<std::size_t>(1, capacity / 2)));
+    }
   }
   const std::vector<std::int32_t> gen(ids.begin() + static_cast<std::ptrdiff_t>(n_prompt), ids.end());
   return {{"prompt", valid_utf8(o.prompt)}, {"text", valid_utf8(tok->decode(gen))}, {"tokens", gen.size()}, {"checkpoint", dir.string()}};

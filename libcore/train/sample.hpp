@@ -1,5 +1,8 @@
 // Text generation from a trained checkpoint: autoregressive sampling with temperature and top-k
-// (top_k = 0: the full distribution; temperature = 0: greedy), seeded so runs repeat exactly.
+// (top_k = 0: the full distribution; temperature = 0: greedy), seeded so runs repeat exactly. Each
+// token costs one pass of one row through the model (a key/value cache, kv_decoder.hpp). The context
+// is at most model.n_positions tokens (the prompt's last ones); when generation fills it, it goes on
+// from the newer half of it (one forward of n_positions / 2 tokens, then one row per token again).
 #pragma once
 #include <nlohmann/json.hpp>
 
