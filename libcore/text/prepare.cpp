@@ -1,11 +1,11 @@
 // Tokenize a text file and write train/val shards (see prepare.hpp).
 #include "text/prepare.hpp"
 
-#include <cmath>
-#include <exception>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -205,6 +205,8 @@ std::vector<std::vector<std::int32_t>> encode_parts(const Tokenizer& tokenizer, 
 #ifdef _OPENMP
   if (threads <= 0) threads = omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic) num_threads(threads) if (parts > 1 && threads > 1)
+#else
+  (void)threads;  // a build without OpenMP tokenizes on one thread
 #endif
   for (int p = 0; p < parts; ++p) {
     try {  // nothing may leave an OpenMP region
