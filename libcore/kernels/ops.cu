@@ -112,8 +112,8 @@ void column_sums(float* db, float* dw, const bf* dout, int ld, const bf* x, cons
   const int quantities = x ? 2 : 1;
   const dev::Scratch scratch(sizeof(float) * quantities * chunks * static_cast<std::size_t>(C), stream);
   float* partial = scratch.as<float>();
-  dev::launch(column_partials_kernel, dim3((C + 31) / 32, chunks), dim3(32, kRowLanes), 0, stream, partial, dout, x, ld,
-              mean, rstd, N, C, rows_per_chunk);
+  dev::launch(column_partials_kernel, dim3((C + 31) / 32, chunks), dim3(32, kRowLanes), 0, stream, partial, dout, x,
+              ld, mean, rstd, N, C, rows_per_chunk);
   dev::launch(sum_partials_kernel, dev::blocks_for(C, kThreads), kThreads, 0, stream, db, partial, chunks, C);
   if (x) {
     dev::launch(sum_partials_kernel, dev::blocks_for(C, kThreads), kThreads, 0, stream, dw,

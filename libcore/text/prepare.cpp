@@ -285,8 +285,8 @@ PrepareResult prepare(const PrepareOptions& options) {
   std::ifstream tokens_in(tokens_file, std::ios::binary);
   fs::remove(tokens_file, ec);
   if (!tokens_out || !tokens_in) throw IoError("prepare: cannot create token file " + tokens_file.string());
-  const auto [input_bytes, n] =
-      tokenize_to_file(input, source, *tokenizer, options.chunk_bytes, tokens_out, tokens_file.string(), options.threads);
+  const auto [input_bytes, n] = tokenize_to_file(input, source, *tokenizer, options.chunk_bytes, tokens_out,
+                                                 tokens_file.string(), options.threads);
   tokens_out.close();
   if (!tokens_out) throw IoError("prepare: cannot write token file " + tokens_file.string() + " (disk full?)");
   const std::int64_t body = n - (tokenizer->eot_token() ? 1 : 0);
