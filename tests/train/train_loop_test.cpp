@@ -14,8 +14,10 @@
 #include "common/rng.hpp"
 #include "common/signals.hpp"
 #include "test_support.hpp"
+#include "train/checkpoint.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
+#include "train/sample.hpp"
 #include "train/trainer.hpp"
 
 using namespace core::train;
@@ -313,4 +315,48 @@ TEST_CASE("a micro batch beyond the host's memory is refused before anything is 
   o = small_run(tmp / "text.txt");
   o.model.n_layer = 100'000'000;
   CHECK_THROWS_WITH_AS(run_training(o, rd), doctest::Contains("smaller model"), core::UsageError);
+}
+
+TEST_CASE("sample (greedy) past the context length: the key/value cache draws the full forward's tokens") {
+  TempDir tmp("train_sample_window");
+  core::test::write_text(tmp / "text.txt", sample_text());
+  TrainOptions o = small_run(tmp / "text.txt");
+  o.model.n_positions = 16;
+  o.train_iters = 30;
+  o.eval_interval = 30;
+  core::RunDir rd("zpp-train", tmp.path() / "run");
+  run_training(o, rd);
+  SampleOptions s;
+  s.checkpoint = (tmp.path() / "run").string();
+  s.prompt = "the quick brown fox jumps over";  // longer than the context
+  s.max_new_tokens = 40;
+  s.temperature = 0;
+  const nlohmann::json sampled = generate(s);
+
+  // The documented context rule with a full forward per token: the prompt's last n_positions tokens;
+  // once the context is full, the newer half of it goes on.
+  Model<float> model(o.model);
+  load_weights(core::fs::path(sampled["checkpoint"].get<std::string>()) / "model.safetensors", model.params());
+  const int n = o.model.n_positions, vocab = 256;
+  std::vector<std::int32_t> ids(s.prompt.begin(), s.prompt.end());
+  std::vector<std::int32_t> context(ids.end() - n, ids.end());
+  std::string expected;
+  for (int i = 0; i < s.max_new_tokens; ++i) {
+    Batch b;
+    b.B = 1;
+    b.T = static_cast<int>(context.size());
+    b.tokens = context.data();
+    model.forward(b, Task::lm);
+    const float* logits = model.logits() + std::size_t(b.T - 1) * o.model.vocab_size;
+    const auto next = static_cast<std::int32_t>(std::max_element(logits, logits + vocab) - logits);  // lowest id on ties
+    ids.push_back(next);
+    expected += static_cast<char>(next);
+    if (static_cast<int>(context.size()) == n)
+      context.assign(ids.end() - n / 2, ids.end());
+    else
+      context.push_back(next);
+  }
+  REQUIRE(std::all_of(expected.begin(), expected.end(), [](char c) { return c > 0; }));  // ASCII: no U+FFFD
+  CHECK(sampled["tokens"] == s.max_new_tokens);
+  CHECK(sampled["text"] == expected);
 }
