@@ -9,6 +9,7 @@
 
 #include "common/rng.hpp"
 #include "test_support.hpp"
+#include "tiny_config.hpp"
 #include "train/layers.hpp"
 #include "train/model.hpp"
 
@@ -192,13 +193,7 @@ void check_model(Model<double>& m, const Batch& batch, Task task) {
 // The tiny GPT or BERT of the whole-model tests below, and the BERT's two-sequence batch (lengths 5;
 // tokens and MLM targets).
 ModelConfig tiny_model(const char* arch) {
-  ModelConfig cfg;
-  cfg.arch = arch;
-  cfg.n_layer = 2;
-  cfg.n_head = 2;
-  cfg.n_embd = 8;
-  cfg.n_positions = 6;
-  cfg.vocab_size = 11;
+  ModelConfig cfg = core::test::tiny_config(arch, 8, 6, 11);
   cfg.vocab_pad_to = 4;
   cfg.num_labels = 3;
   cfg.init_std = 0.5;

@@ -10,6 +10,7 @@
 #include "common/errors.hpp"
 #include "io/safetensors.hpp"
 #include "test_support.hpp"
+#include "tiny_config.hpp"
 #include "train/checkpoint.hpp"
 #include "train/interop.hpp"
 
@@ -19,12 +20,7 @@ using core::test::TempDir;
 namespace {
 
 ModelConfig cfg() {
-  ModelConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 8;
-  c.n_positions = 16;
-  c.vocab_size = 50;
+  ModelConfig c = core::test::tiny_config("gpt", 8, 16, 50);
   c.vocab_pad_to = 16;
   return c;
 }

@@ -10,18 +10,14 @@
 #include "common/rng.hpp"
 #include "train/kv_decoder.hpp"
 #include "train/model.hpp"
+#include "tiny_config.hpp"
 
 using namespace core::train;
 
 namespace {
 
 ModelConfig tiny_gpt() {
-  ModelConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 16;
-  c.n_positions = 12;
-  c.vocab_size = 23;
+  ModelConfig c = core::test::tiny_config("gpt", 16, 12, 23);
   c.vocab_pad_to = 1;
   c.init_std = 0.3;
   return c;

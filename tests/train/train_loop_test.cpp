@@ -14,6 +14,7 @@
 #include "common/rng.hpp"
 #include "common/signals.hpp"
 #include "test_support.hpp"
+#include "tiny_config.hpp"
 #include "train/checkpoint.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
@@ -25,15 +26,7 @@ using core::test::TempDir;
 
 namespace {
 
-ModelConfig tiny_gpt(int vocab) {
-  ModelConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 32;
-  c.n_positions = 32;
-  c.vocab_size = vocab;
-  return c;
-}
+ModelConfig tiny_gpt(int vocab) { return core::test::tiny_config("gpt", 32, 32, vocab); }
 
 std::vector<double> losses_of(const core::fs::path& metrics) {
   std::vector<double> out;
