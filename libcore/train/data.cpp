@@ -286,7 +286,8 @@ void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed,
   Rng rng = Rng(seed).split(stream);
   const auto n_starts = static_cast<std::uint64_t>(data.train.size() - T);  // start + T is the last target
   for (int b = 0; b < B; ++b)
-    window(data.train, static_cast<std::int64_t>(rng.below(n_starts)), T, tokens.data() + std::size_t(b) * T, targets.data() + std::size_t(b) * T);
+    window(data.train, static_cast<std::int64_t>(rng.below(n_starts)), T, tokens.data() + std::size_t(b) * T,
+           targets.data() + std::size_t(b) * T);
 }
 
 void val_batch(const TokenData& data, int B, int T, int i, std::vector<std::int32_t>& tokens,
@@ -296,7 +297,8 @@ void val_batch(const TokenData& data, int B, int T, int i, std::vector<std::int3
   const auto windows = static_cast<std::size_t>((data.val.size() - 1) / T);
   for (int b = 0; b < B; ++b) {
     const std::size_t w = (std::size_t(i) * B + b) % windows;
-    window(data.val, static_cast<std::int64_t>(w) * T, T, tokens.data() + std::size_t(b) * T, targets.data() + std::size_t(b) * T);
+    window(data.val, static_cast<std::int64_t>(w) * T, T, tokens.data() + std::size_t(b) * T,
+           targets.data() + std::size_t(b) * T);
   }
 }
 

@@ -172,13 +172,13 @@ nlohmann::json model_state(const ModelConfig& m) {
           {"init_std", m.init_std}};
 }
 
-// --resume continues a checkpoint only with the model and the kind of tokenizer it was written
-// with: a difference is a UsageError naming the keys (not a tensor-shape DataError, nor a silent
-// change of tokenizer under the same vocabulary size).
 // The token counts of the data, recorded in checkpoints: a resumed run on data of other sizes (a
 // new prepare, an edited text) is told that its batches are not those of the run it continues.
 nlohmann::json data_state(const TokenData& data) { return {{"train", data.train.size()}, {"val", data.val.size()}}; }
 
+// --resume continues a checkpoint only with the model and the kind of tokenizer it was written
+// with: a difference is a UsageError naming the keys (not a tensor-shape DataError, nor a silent
+// change of tokenizer under the same vocabulary size).
 void check_resume_matches(const nlohmann::json& state, const fs::path& ckpt, const TrainOptions& o,
                           const TokenData& data) {
   const std::string& tokenizer = data.tokenizer;
