@@ -17,7 +17,8 @@ namespace core::text {
 
 class Gpt2Tokenizer final : public Tokenizer {
  public:
-  // Reads dir/encoder.json and dir/vocab.bpe. InputMissingError when absent, DataError (naming the
+  // Reads dir/encoder.json and dir/vocab.bpe (or, where only they exist, Hugging Face's copies of
+  // them: dir/vocab.json and dir/merges.txt). InputMissingError when absent, DataError (naming the
   // file and line or key) when malformed or inconsistent (a merge whose result is not in the vocab,
   // or a token that is neither a byte, a "<|...|>" special nor a merge's result: a truncated vocab.bpe).
   explicit Gpt2Tokenizer(const std::filesystem::path& dir);

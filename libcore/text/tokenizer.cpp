@@ -33,7 +33,7 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec) {
   if (spec.rfind(gpt2, 0) == 0 && spec.size() > gpt2.size())
     return std::make_unique<Gpt2Tokenizer>(spec.substr(gpt2.size()));
   throw UsageError("unknown tokenizer '" + spec + "': expected 'bytes' or 'gpt2:DIR' (DIR holding " +
-                   "encoder.json and vocab.bpe)");
+                   "encoder.json and vocab.bpe, or Hugging Face's vocab.json and merges.txt)");
 }
 
 }  // namespace core::text

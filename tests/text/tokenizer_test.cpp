@@ -187,6 +187,22 @@ TEST_CASE("GPT-2 tokenizer files: malformed merges and vocab give DataError nami
   CHECK_THROWS_AS(Gpt2Tokenizer(dir.path()), core::DataError);
 }
 
+TEST_CASE("GPT-2 tokenizer reads Hugging Face's names for the same files (vocab.json, merges.txt)") {
+  const core::test::TempDir dir("text-hf-gpt2");
+  core::test::write_text(dir / "vocab.json", byte_alphabet_encoder() + ", \"ab\": 256}");
+  core::test::write_text(dir / "merges.txt", "#version: 0.2\na b\n");
+  const auto tok = make_tokenizer("gpt2:" + dir.path().string());
+  CHECK(tok->encode("abab") == Ids{256, 256});
+  // OpenAI's names win where both are present; errors name the file that was read.
+  core::test::write_text(dir / "vocab.bpe", "a b c\n");
+  CHECK_THROWS_WITH_AS(make_tokenizer("gpt2:" + dir.path().string()), doctest::Contains("vocab.bpe:1"),
+                       core::DataError);
+  core::test::write_text(dir / "merges.txt", "a b c\n");
+  std::filesystem::remove(dir / "vocab.bpe");
+  CHECK_THROWS_WITH_AS(make_tokenizer("gpt2:" + dir.path().string()), doctest::Contains("merges.txt:1"),
+                       core::DataError);
+}
+
 namespace {
 
 using MergeRanks = std::map<std::pair<std::string, std::string>, int>;
