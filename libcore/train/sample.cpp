@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <memory>
 #include <numeric>
 
@@ -13,46 +12,13 @@
 #include "common/rng.hpp"
 #include "text/tokenizer.hpp"
 #include "text/unicode.hpp"
-#include "train/checkpoint.hpp"
 #include "train/kv_decoder.hpp"
+#include "train/model_source.hpp"
 #include "train/params.hpp"
 
 namespace core::train {
 
 namespace {
-
-fs::path resolve_checkpoint(const std::string& spec) {
-  if (spec.empty()) throw UsageError("checkpoint: give a run directory or a checkpoint folder (--checkpoint DIR)");
-  const fs::path p(spec);
-  std::error_code ec;
-  if (!fs::exists(p, ec))
-    throw InputMissingError("checkpoint: '" + spec + "' " + (ec ? "cannot be reached: " + ec.message() : "does not exist"));
-  if (fs::exists(p / "DONE")) return p;
-  if (auto c = latest_checkpoint(p / "checkpoints")) return *c;
-  if (auto c = latest_checkpoint(p)) return *c;
-  throw InputMissingError("checkpoint: no complete checkpoint (folder with DONE) in '" + spec + "'");
-}
-
-ModelConfig config_from_state(const nlohmann::json& s, const fs::path& dir) {
-  try {
-    const auto& m = s.at("model");
-    ModelConfig c;
-    c.arch = m.at("arch").get<std::string>();
-    c.n_layer = m.at("n_layer");
-    c.n_head = m.at("n_head");
-    c.n_embd = m.at("n_embd");
-    c.n_positions = m.at("n_positions");
-    c.vocab_size = m.at("vocab_size");
-    c.vocab_pad_to = m.at("vocab_pad_to");
-    c.type_vocab_size = m.at("type_vocab_size");
-    c.num_labels = m.at("num_labels");
-    c.layer_norm_eps = m.at("layer_norm_eps");
-    c.validate();
-    return c;
-  } catch (const std::exception& e) {
-    throw DataError((dir / "state.json").string() + ": bad model description: " + e.what());
-  }
-}
 
 // The text with every byte that is not part of well-formed UTF-8 replaced by U+FFFD (a byte-level
 // model can emit any byte, a prompt from the command line may hold any; the JSON result must be valid UTF-8).
@@ -70,29 +36,15 @@ std::string valid_utf8(const std::string& s) {
 }  // namespace
 
 nlohmann::json generate(const SampleOptions& o) {
-  const fs::path dir = resolve_checkpoint(o.checkpoint);
-  const nlohmann::json state = read_checkpoint_state(dir);
-  const ModelConfig cfg = config_from_state(state, dir);
+  const ModelSource model = find_model(o.checkpoint);
+  const ModelConfig& cfg = model.config;
   if (cfg.architecture() != Arch::gpt)
-    throw UsageError("sample: checkpoint " + dir.string() + " holds a " + cfg.arch + " model; generation needs a GPT");
+    throw UsageError("sample: checkpoint " + model.path.string() + " holds a " + cfg.arch +
+                     " model; generation needs a GPT");
   const ParamLayout layout(cfg);
   FlatBuffers<float> params(layout);
-  load_weights(dir / "model.safetensors", params);
-  const std::string recorded = state.value("tokenizer", std::string("bytes"));
-  const std::string spec = o.tokenizer.empty() ? recorded : o.tokenizer;
-  if (spec.substr(0, spec.find(':')) != recorded.substr(0, recorded.find(':')))
-    throw UsageError("sample: tokenizer " + spec + " is not of the kind of the checkpoint's (" + recorded + ")");
-  std::unique_ptr<core::text::Tokenizer> tok;
-  try {
-    tok = core::text::make_tokenizer(spec);
-  } catch (const InputMissingError& e) {
-    throw InputMissingError(std::string(e.what()) + (o.tokenizer.empty() ? " (the tokenizer " + dir.string() +
-                                                     "/state.json records; if its folder moved, pass tokenizer=gpt2:DIR)"
-                                                                        : ""));
-  }
-  if (tok->vocab_size() > cfg.vocab_size)
-    throw UsageError("sample: tokenizer " + spec + " has " + std::to_string(tok->vocab_size()) +
-                     " tokens, more than the model's vocabulary (" + std::to_string(cfg.vocab_size) + ")");
+  model.load_weights_into(params);
+  const std::unique_ptr<core::text::Tokenizer> tok = model.make_tokenizer(o.tokenizer, "sample");
   std::vector<std::int32_t> ids = tok->encode(o.prompt);
   if (ids.empty()) ids.push_back(tok->eot_token().value_or(0));
   const std::size_t n_prompt = ids.size();
@@ -129,7 +81,7 @@ nlohmann::json generate(const SampleOptions& o) {
     }
   }
   const std::vector<std::int32_t> gen(ids.begin() + static_cast<std::ptrdiff_t>(n_prompt), ids.end());
-  return {{"prompt", valid_utf8(o.prompt)}, {"text", valid_utf8(tok->decode(gen))}, {"tokens", gen.size()}, {"checkpoint", dir.string()}};
+  return {{"prompt", valid_utf8(o.prompt)}, {"text", valid_utf8(tok->decode(gen))}, {"tokens", gen.size()}, {"checkpoint", model.path.string()}};
 }
 
 }  // namespace core::train

@@ -15,7 +15,7 @@
 namespace core::train {
 
 struct SampleOptions {
-  std::string checkpoint;  // a run directory (its newest checkpoint) or a checkpoint folder
+  std::string checkpoint;  // run directory, checkpoint folder, llm.c .bin or HF .safetensors (model_source.hpp)
   std::string prompt = "\n";
   int max_new_tokens = 200;
   double temperature = 1.0;
@@ -25,7 +25,7 @@ struct SampleOptions {
 
   template <class V>
   void visit(V& v) {
-    v("checkpoint", checkpoint, "run directory or checkpoints/step_N folder");
+    v("checkpoint", checkpoint, "run directory, checkpoints/step_N folder, llm.c .bin, or HF .safetensors + config.json");
     v("prompt", prompt, "text to continue");
     v("max_new_tokens", max_new_tokens, "tokens to generate", core::positive<int>());
     v("temperature", temperature, "softmax temperature (0: greedy)", core::Check<double>([](const double& t) {
@@ -33,7 +33,7 @@ struct SampleOptions {
       }));
     v("top_k", top_k, "sample among the k likeliest tokens (0: all)", core::at_least(0));
     v("seed", seed, "sampling seed");
-    v("tokenizer", tokenizer, "tokenizer instead of the checkpoint's, e.g. gpt2:DIR when its folder moved (empty: the checkpoint's)");
+    v("tokenizer", tokenizer, "tokenizer instead of the checkpoint's, e.g. gpt2:DIR when its folder moved or for llm.c / HF weights (empty: the checkpoint's)");
   }
 };
 
