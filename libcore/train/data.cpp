@@ -274,6 +274,16 @@ void window(const TokenSplit& split, std::int64_t start, int T, std::int32_t* to
 }
 }  // namespace
 
+void check_model_vocabulary(const TokenData& data, const ModelConfig& model) {
+  if (model.architecture() == Arch::bert && data.vocab_size >= model.vocab_size)
+    throw UsageError("model.vocab_size = " + std::to_string(model.vocab_size) + " leaves no id for [MASK] after the " +
+                     std::to_string(data.vocab_size) + " ids of " + data.tokenizer + " (bert needs at least " +
+                     std::to_string(data.vocab_size + 1) + ")");
+  if (data.vocab_size > model.vocab_size)
+    throw UsageError("model.vocab_size = " + std::to_string(model.vocab_size) + " is smaller than the vocabulary of " +
+                     data.tokenizer + " (" + std::to_string(data.vocab_size) + ")");
+}
+
 std::uint64_t batch_stream(std::int64_t step, int micro, int accum) {
   const std::uint64_t per_step = std::max<std::uint64_t>(1024, static_cast<std::uint64_t>(accum));
   return static_cast<std::uint64_t>(step) * per_step + static_cast<std::uint64_t>(micro);

@@ -16,6 +16,7 @@
 #include "common/config.hpp"
 #include "io/mapped_file.hpp"
 #include "text/shard.hpp"
+#include "train/model_config.hpp"
 
 namespace core::train {
 
@@ -76,6 +77,10 @@ struct TokenData {
 // Throws InputMissingError (no such file/folder), DataError (no train or val tokens, or a split
 // shorter than seq_len + 1 tokens), UsageError (bad tokenizer spec, val_fraction 0 for a text).
 TokenData load_token_data(const DataOptions& options);
+
+// UsageError unless a model of this configuration can read the data: model.vocab_size at least the
+// vocabulary of the tokenizer that made the tokens, and for bert one id more for [MASK].
+void check_model_vocabulary(const TokenData& data, const ModelConfig& model);
 
 // The random stream of micro step `micro` (< accum) of optimizer step `step`: distinct for every
 // (step, micro) at any accum; step * 1024 + micro while accum <= 1024 (the streams runs had before,

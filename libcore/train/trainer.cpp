@@ -69,14 +69,6 @@ double measure_cuda_gemm_tflops(int n, int reps) {
 
 namespace {
 
-// TransformerCuda's members are defined only in CUDA builds; every use sits in an `if constexpr
-// (kCudaBuild)` branch, which a build without CUDA discards (no definition needed).
-#ifdef TOOLKIT_HAVE_CUDA
-constexpr bool kCudaBuild = true;
-#else
-constexpr bool kCudaBuild = false;
-#endif
-
 void init_weights(const TrainOptions& o, FlatBuffers<float>& params) {
   init_parameters(params, o.seed);
   if (o.init_from.empty()) return;
@@ -232,13 +224,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   if (cuda) log::info("device: {}", require_cuda_device());
   if (o.threads > 0) set_num_threads(o.threads);
   const TokenData data = load_token_data(o.data);
-  if (o.model.architecture() == Arch::bert && data.vocab_size >= o.model.vocab_size)
-    throw UsageError("model.vocab_size = " + std::to_string(o.model.vocab_size) + " leaves no id for [MASK] after the " +
-                     std::to_string(data.vocab_size) + " ids of " + data.tokenizer + " (bert needs at least " +
-                     std::to_string(data.vocab_size + 1) + ")");
-  if (data.vocab_size > o.model.vocab_size)
-    throw UsageError("model.vocab_size = " + std::to_string(o.model.vocab_size) + " is smaller than the vocabulary of " +
-                     data.tokenizer + " (" + std::to_string(data.vocab_size) + ")");
+  check_model_vocabulary(data, o.model);
   log::info("data: {} ({}): {} train / {} val tokens, vocabulary {}", data.source, data.tokenizer, data.train.size(),
             data.val.size(), data.vocab_size);
 
@@ -307,6 +293,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     s["tokenizer"] = data.tokenizer;
     s["data_tokens"] = data_state(data);
     s["model"] = model_state(o.model);
+    s["seq_len"] = o.data.seq_len;
     s["seed"] = o.seed;
     s["threads"] = num_threads();
     return s;

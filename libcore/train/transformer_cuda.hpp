@@ -27,6 +27,15 @@
 
 namespace core::train {
 
+// TransformerCuda's members are defined only in CUDA builds; every use sits in an `if constexpr
+// (kCudaBuild)` branch, which a build without CUDA discards (no definition needed). Hold one in a
+// shared_ptr: an empty one needs no ~TransformerCuda.
+#ifdef TOOLKIT_HAVE_CUDA
+inline constexpr bool kCudaBuild = true;
+#else
+inline constexpr bool kCudaBuild = false;
+#endif
+
 class TransformerCuda {
  public:
   explicit TransformerCuda(const ModelConfig& cfg);  // allocates the parameter-sized device buffers

@@ -2,7 +2,8 @@
 // JSON summary, prepare (from a file and from standard input) -> train on shards, sample from the
 // checkpoint, SIGTERM-free resume, SIGTERM during sample (ends it) and train (checkpoint, exit 75);
 // GPT and BERT on device=cuda against the same runs on the host where a device answers (the refusal
-// elsewhere; test_train_cli_emulated runs that case against zpp-train built on the SIMT emulator); a
+// elsewhere; test_train_cli_emulated runs that case against zpp-train built on the SIMT emulator), eval
+// there against eval on the host; eval of a run's val split against the run's own validation; a
 // non-finite sampling temperature; scripts/plot/loss.py's output and exit codes.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -141,6 +142,38 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
   CHECK(r.err.find("standard input gives 2 tokens") != std::string::npos);
 }
 
+TEST_CASE("eval scores a run's val split as its validation did, then the whole of it; exit codes") {
+  TempDir tmp("zpp_cli_eval");
+  std::string text;
+  for (int i = 0; i < 80; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
+  core::test::write_text(tmp / "t.txt", text);
+  const std::string run = (tmp / "run").string();
+  auto r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", run}, kTiny));
+  REQUIRE(r.exit_code == 0);
+  const double val_loss = last_json_line(r.out)["val_loss"].get<double>();
+  // The run's last validation: eval_iters = 2 batches of 4 windows of 16 tokens from the split's start.
+  r = run_tool("zpp-train", {"eval", "--checkpoint", run, "--input", (tmp / "t.txt").string(), "max_tokens=128"});
+  REQUIRE(r.exit_code == 0);
+  auto e = last_json_line(r.out);
+  CHECK(e["seq_len"] == 16);  // the run's data.seq_len, from its checkpoint
+  CHECK(e["tokens"] == 128);
+  CHECK(e["loss"].get<double>() == doctest::Approx(val_loss).epsilon(1e-5));
+  r = run_tool("zpp-train", {"eval", "--checkpoint", run, "--input", (tmp / "t.txt").string(), "stride=4"});
+  REQUIRE(r.exit_code == 0);
+  e = last_json_line(r.out);
+  CHECK(e["tokens"].get<int>() > 300);  // every byte of the val split's tail 10% but the first
+  CHECK(e["bits_per_byte"].get<double>() == doctest::Approx(e["loss"].get<double>() / std::log(2.0)));
+
+  r = run_tool("zpp-train", {"eval", "--checkpoint", (tmp / "none").string()});
+  CHECK(r.exit_code == 66);
+  r = run_tool("zpp-train", {"eval", "--checkpoint", run, "--input", (tmp / "t.txt").string(), "stride=17"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("stride = 17 exceeds seq_len = 16") != std::string::npos);
+  r = run_tool("zpp-train", {"eval", "--checkpoint", run, "strides=3"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("strides") != std::string::npos);
+}
+
 TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a device answers, else exits 2") {
   TempDir tmp("zpp_cli_cuda");
   // GPT with two micro steps per step and a clipping norm that binds: the device's accumulation
@@ -181,6 +214,15 @@ TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a dev
     CHECK(std::abs(g6 - c6) <= 5e-2 * c6);
     const double gv = g["val_loss"].get<double>(), cv = c["val_loss"].get<double>();
     CHECK(std::abs(gv - cv) <= 5e-2 * cv);
+    // eval on the device: the host's loss of the same checkpoint on the val split's start, to bf16's 2%.
+    const auto eval_loss = [&](const std::string& device) {
+      const auto e = run_tool("zpp-train", {"eval", "--checkpoint", (tmp / (arch + "_gpu")).string(), "--device", device,
+                                          "max_tokens=256"});
+      REQUIRE(e.exit_code == 0);
+      return last_json_line(e.out)["loss"].get<double>();
+    };
+    const double eg = eval_loss("cuda"), ec = eval_loss("cpu");
+    CHECK(std::abs(eg - ec) <= 2e-2 * ec);
     // --resume on the device: 3 steps, then on to 6, give the 6-step run's losses exactly (the
     // kernels have no atomics and the checkpoint holds the fp32 master weights and AdamW moments).
     const auto part = (tmp / (arch + "_gpu_resumed")).string();

@@ -2,10 +2,12 @@
 //   zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR   text -> llm.c token shards
 //   zpp-train train [--config FILE] [key=value ...] [--resume] [--device cuda] --out DIR  train GPT/BERT (default)
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
+//   zpp-train eval --checkpoint DIR [--input DATA] [data.split=val|train|all seq_len=.. stride=..]  loss over a split
 //   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
 #include "common/cli.hpp"
 #include "common/errors.hpp"
 #include "text/prepare.hpp"
+#include "train/evaluate.hpp"
 #include "train/gemm.hpp"
 #include "train/transformer_cuda.hpp"
 #include "train/sample.hpp"
@@ -17,6 +19,11 @@ int run_train(core::RunContext& ctx, const core::train::TrainOptions& o) {
   const auto outcome = core::train::run_training(o, *ctx.rundir);
   ctx.emit_result(outcome.summary);
   return static_cast<int>(outcome.interrupted ? core::ExitCode::interrupted : core::ExitCode::ok);
+}
+
+int run_eval(core::RunContext& ctx, const core::train::EvalOptions& o) {
+  ctx.emit_result(core::train::evaluate(o));
+  return 0;
 }
 
 int run_sample(core::RunContext& ctx, const core::train::SampleOptions& o) {
@@ -67,8 +74,13 @@ int main(int argc, char** argv) {
       .switch_flag("--resume", "resume", "continue from the newest checkpoint in --out")
       .stops_at_signal();
   app.command<core::train::SampleOptions>("sample", "Generate text from a checkpoint", run_sample)
-      .flag("--checkpoint", "checkpoint", "run directory or checkpoint folder")
+      .flag("--checkpoint", "checkpoint", "run directory, checkpoint folder, llm.c .bin or HF .safetensors")
       .flag("--prompt", "prompt", "text to continue")
+      .without_rundir();
+  app.command<core::train::EvalOptions>("eval", "Loss, perplexity and bits per byte of a model over a whole data split",
+                                        run_eval)
+      .flag("--checkpoint", "checkpoint", "run directory, checkpoint folder, llm.c .bin or HF .safetensors")
+      .flag("--input", "data.input", "text file or shard folder")
       .without_rundir();
   app.command<core::text::PrepareOptions>("prepare", "Tokenize a text file into train/val shards", run_prepare)
       .flag("--input", "input", "text file, or - for standard input")

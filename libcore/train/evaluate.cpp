@@ -1,0 +1,233 @@
+// Loss of a model over a whole split (see evaluate.hpp): windows planned over the split, batched by
+// length, run through Model<float>::forward (or the device step's forward), summed per scored token.
+#include "train/evaluate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numbers>
+#include <optional>
+#include <vector>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "common/errors.hpp"
+#include "common/log.hpp"
+#include "common/memory.hpp"
+#include "common/progress.hpp"
+#include "common/timer.hpp"
+#include "train/gemm.hpp"
+#include "train/model.hpp"
+#include "train/model_source.hpp"
+#include "train/transformer_cuda.hpp"
+
+namespace core::train {
+
+namespace {
+
+// Inputs [begin, begin + length) of a split; the targets of positions before `scored_from` (window
+// offsets) were scored by an earlier window and are left out.
+struct Window {
+  std::int64_t begin = 0;
+  int length = 0;
+  int scored_from = 0;
+};
+
+// Windows over n input positions (each has a next token): starts 0, S, 2S, ...; each ends seq_len
+// later or at n, and scores the positions from the previous window's end to its own.
+std::vector<Window> plan_windows(std::int64_t n, int seq_len, int stride) {
+  std::vector<Window> w;
+  std::int64_t scored_to = 0;
+  for (std::int64_t begin = 0; scored_to < n; begin += stride) {
+    const std::int64_t end = std::min<std::int64_t>(begin + seq_len, n);
+    w.push_back({begin, static_cast<int>(end - begin), static_cast<int>(scored_to - begin)});
+    scored_to = end;
+  }
+  return w;
+}
+
+// Bytes each token id decodes to (the end-of-text token: none).
+std::vector<int> token_byte_lengths(const text::Tokenizer& tok) {
+  std::vector<int> len(static_cast<std::size_t>(tok.vocab_size()));
+  for (std::int32_t id = 0; id < tok.vocab_size(); ++id)
+    len[static_cast<std::size_t>(id)] = static_cast<int>(tok.decode(std::span(&id, 1)).size());
+  if (const auto eot = tok.eot_token()) len[static_cast<std::size_t>(*eot)] = 0;
+  return len;
+}
+
+// The forward pass that scores a batch: the host model, or the device step without backward.
+class Scorer {
+ public:
+  Scorer(const ModelSource& source, bool cuda) : model_(source.config) {
+    source.load_weights_into(model_.params());
+    if (cuda) {
+      if constexpr (kCudaBuild) {
+        gpu_ = std::make_shared<TransformerCuda>(source.config);
+        gpu_->upload(model_.params());
+      }
+    }
+  }
+  // Mean loss over the batch's targets >= 0.
+  double mean_loss(const Batch& b, Task task) {
+    if constexpr (kCudaBuild)
+      if (gpu_) return gpu_->step(b, task, false);
+    return model_.forward(b, task);
+  }
+
+ private:
+  Model<float> model_;
+  std::shared_ptr<TransformerCuda> gpu_;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
+};
+
+void check_host_memory(const ModelConfig& c, int batch, int seq_len, bool cuda) {
+  const std::uint64_t avail = available_memory_bytes();
+  if (avail == 0) return;  // unknown
+  const double params = 2.0 * double(ParamLayout(c).parameter_count()) * sizeof(float);  // weights + gradients
+  const double acts = cuda ? 0.0 : double(Model<float>::activation_bytes(c, batch, seq_len));
+  if (params + acts <= double(avail)) return;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  throw UsageError(fmt::format("eval needs about {:.1f} GiB of host memory (weights {:.1f} GiB, activations of {} x {} "
+                               "tokens {:.1f} GiB) but {:.1f} GiB are available: lower batch",
+                               (params + acts) / gib, params / gib, batch, seq_len, acts / gib, double(avail) / gib));
+}
+
+struct Totals {
+  double loss_sum = 0;  // nats over scored tokens
+  std::int64_t tokens = 0, bytes = 0, windows = 0;
+};
+
+// Scores `split` (its first n + 1 tokens) into totals.
+void score_split(const TokenSplit& split, std::int64_t n, const EvalOptions& o, int seq_len, int stride, Task task,
+                 std::int32_t mask_id, const std::vector<int>& byte_len, Scorer& scorer, Totals& t, Progress& progress,
+                 std::int64_t& windows_done) {
+  const std::vector<Window> windows = plan_windows(n, seq_len, stride);
+  std::vector<std::int32_t> tok, tgt, win_tok, win_tgt;
+  for (std::size_t first = 0; first < windows.size();) {
+    // Consecutive windows of one length make a batch (only the last window of a split is shorter).
+    const int T = windows[first].length;
+    std::size_t last = first;
+    while (last < windows.size() && last - first < static_cast<std::size_t>(o.batch) && windows[last].length == T)
+      ++last;
+    const int B = static_cast<int>(last - first);
+    tok.resize(std::size_t(B) * T);
+    tgt.resize(std::size_t(B) * T);
+    for (int b = 0; b < B; ++b) {
+      const Window& w = windows[first + std::size_t(b)];
+      std::int32_t* wt = tok.data() + std::size_t(b) * T;
+      std::int32_t* wg = tgt.data() + std::size_t(b) * T;
+      split.copy(w.begin, static_cast<std::size_t>(T), wt);
+      split.copy(w.begin + 1, static_cast<std::size_t>(T), wg);
+      std::fill(wg, wg + w.scored_from, -1);
+      if (task == Task::mlm) {  // masks per window: the result does not depend on the batch size
+        win_tok.assign(wt, wt + T);
+        win_tgt.assign(T, 0);
+        apply_mlm_mask(win_tok, win_tgt, mask_id, mask_id, o.mlm_probability, o.seed,
+                       static_cast<std::uint64_t>(windows_done + b));
+        std::copy(win_tok.begin(), win_tok.end(), wt);
+        std::copy(win_tgt.begin(), win_tgt.end(), wg);
+      }
+    }
+    std::int64_t counted = 0;
+    for (std::int32_t id : tgt)
+      if (id >= 0) {
+        ++counted;
+        if (static_cast<std::size_t>(id) < byte_len.size()) t.bytes += byte_len[static_cast<std::size_t>(id)];
+      }
+    Batch batch;
+    batch.B = B;
+    batch.T = T;
+    batch.tokens = tok.data();
+    batch.targets = tgt.data();
+    t.loss_sum += scorer.mean_loss(batch, task) * double(counted);
+    t.tokens += counted;
+    t.windows += B;
+    windows_done += B;
+    progress.update(static_cast<std::uint64_t>(windows_done),
+                    fmt::format("loss {:.4f}", t.tokens > 0 ? t.loss_sum / double(t.tokens) : 0.0));
+    first = last;
+  }
+}
+
+}  // namespace
+
+nlohmann::json evaluate(const EvalOptions& o) {
+  const bool cuda = o.device == "cuda";
+  if (cuda) log::info("device: {}", require_cuda_device());
+  if (o.threads > 0) set_num_threads(o.threads);
+  const ModelSource source = find_model(o.checkpoint);
+  const ModelConfig& cfg = source.config;
+  const bool bert = cfg.architecture() == Arch::bert;
+  const int seq_len = o.seq_len > 0 ? o.seq_len : source.seq_len > 0 ? source.seq_len : cfg.n_positions;
+  const int stride = o.stride > 0 ? o.stride : seq_len;
+  if (seq_len > cfg.n_positions)
+    throw UsageError("seq_len = " + std::to_string(seq_len) + " exceeds the model's position table (n_positions = " +
+                     std::to_string(cfg.n_positions) + ")");
+  if (stride > seq_len)
+    throw UsageError("stride = " + std::to_string(stride) + " exceeds seq_len = " + std::to_string(seq_len) +
+                     ": tokens between windows would go unscored");
+  if (bert && stride != seq_len)
+    throw UsageError("stride: a bert model is scored on consecutive masked windows (leave stride at 0)");
+
+  const std::unique_ptr<text::Tokenizer> model_tok = source.make_tokenizer(o.data.tokenizer, "eval");
+  DataOptions d;
+  d.input = o.data.input;
+  d.tokenizer = model_tok->spec();
+  d.val_fraction = o.data.val_fraction;
+  d.seq_len = 1;  // any split with a target is scored (a short one in one short window)
+  const TokenData data = load_token_data(d);
+  check_model_vocabulary(data, cfg);
+  std::unique_ptr<text::Tokenizer> data_tok;  // a prepared folder's own tokenizer, when it differs
+  if (data.tokenizer != model_tok->spec()) data_tok = text::make_tokenizer(data.tokenizer);
+  const std::vector<int> byte_len = token_byte_lengths(data_tok ? *data_tok : *model_tok);
+
+  // The splits scored and how many input positions of each (max_tokens counts across them).
+  std::vector<std::pair<const TokenSplit*, std::int64_t>> parts;
+  std::int64_t budget = o.max_tokens > 0 ? o.max_tokens : std::numeric_limits<std::int64_t>::max();
+  for (const auto& [name, split] : {std::pair{"train", &data.train}, std::pair{"val", &data.val}}) {
+    if (o.data.split != "all" && o.data.split != name) continue;
+    const std::int64_t n = std::min(split->size() - 1, budget);
+    if (n <= 0) continue;
+    parts.emplace_back(split, n);
+    budget -= n;
+  }
+  std::int64_t total_windows = 0;
+  for (const auto& [split, n] : parts) total_windows += n <= seq_len ? 1 : 1 + (n - seq_len + stride - 1) / stride;
+  const int batch = static_cast<int>(std::min<std::int64_t>(o.batch, total_windows));
+  check_host_memory(cfg, batch, seq_len, cuda);
+  Scorer scorer(source, cuda);
+  log::info("eval: {} ({} layers, width {}) on {} split of {}: {} windows of {} tokens, stride {}, {} threads",
+            source.path.string(), cfg.n_layer, cfg.n_embd, o.data.split, data.source, total_windows, seq_len, stride,
+            num_threads());
+
+  const Timer timer;
+  Totals t;
+  Progress progress("eval", static_cast<std::uint64_t>(total_windows));
+  std::int64_t windows_done = 0;
+  for (const auto& [split, n] : parts)
+    score_split(*split, n, o, seq_len, stride, bert ? Task::mlm : Task::lm, data.vocab_size, byte_len, scorer, t,
+                progress, windows_done);
+  progress.finish();
+  const double seconds = timer.seconds();
+  const double loss = t.loss_sum / double(t.tokens);
+  nlohmann::json r = {{"loss", loss},
+                      {"perplexity", std::exp(loss)},
+                      {"bits_per_byte", t.bytes > 0 ? t.loss_sum / std::numbers::ln2 / double(t.bytes) : 0.0},
+                      {"tokens", t.tokens},
+                      {"bytes", t.bytes},
+                      {"windows", t.windows},
+                      {"split", o.data.split},
+                      {"seq_len", seq_len},
+                      {"stride", stride},
+                      {"checkpoint", source.path.string()},
+                      {"data", data.source},
+                      {"tokenizer", data.tokenizer},
+                      {"device", o.device},
+                      {"threads", num_threads()},
+                      {"tokens_per_s", seconds > 0 ? double(t.tokens) / seconds : 0.0},
+                      {"seconds", seconds}};
+  if (!std::isfinite(loss)) r["loss"] = r["perplexity"] = r["bits_per_byte"] = nullptr;
+  return r;
+}
+
+}  // namespace core::train
