@@ -68,6 +68,8 @@ class Scorer {
       }
     }
   }
+  // Matmul FLOPs of a forward pass over a B x T batch.
+  double forward_flops(int B, int T, Task task) const { return model_.flops_per_step(B, T, task) / 3.0; }
   // Mean loss over the batch's targets >= 0.
   double mean_loss(const Batch& b, Task task) {
     if constexpr (kCudaBuild)
@@ -94,6 +96,7 @@ void check_host_memory(const ModelConfig& c, int batch, int seq_len, bool cuda) 
 
 struct Totals {
   double loss_sum = 0;  // nats over scored tokens
+  double flops = 0;     // of the forward passes
   std::int64_t tokens = 0, bytes = 0, windows = 0;
 };
 
@@ -140,6 +143,7 @@ void score_split(const TokenSplit& split, std::int64_t n, const EvalOptions& o, 
     batch.tokens = tok.data();
     batch.targets = tgt.data();
     t.loss_sum += scorer.mean_loss(batch, task) * double(counted);
+    t.flops += scorer.forward_flops(B, T, task);
     t.tokens += counted;
     t.windows += B;
     windows_done += B;
@@ -225,6 +229,7 @@ nlohmann::json evaluate(const EvalOptions& o) {
                       {"device", o.device},
                       {"threads", num_threads()},
                       {"tokens_per_s", seconds > 0 ? double(t.tokens) / seconds : 0.0},
+                      {"gflops_per_s", seconds > 0 ? t.flops / seconds / 1e9 : 0.0},
                       {"seconds", seconds}};
   if (!std::isfinite(loss)) r["loss"] = r["perplexity"] = r["bits_per_byte"] = nullptr;
   return r;

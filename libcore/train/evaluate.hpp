@@ -65,7 +65,8 @@ struct EvalOptions {
 };
 
 // Returns {"loss", "perplexity", "bits_per_byte", "tokens", "bytes", "windows", "split", "seq_len",
-// "stride", "checkpoint", "data", "tokenizer", "device", "tokens_per_s", "seconds"}. Throws UsageError
+// "stride", "checkpoint", "data", "tokenizer", "device", "threads", "tokens_per_s", "gflops_per_s" (matmul
+// FLOPs of the forward passes per second), "seconds"}. Throws UsageError
 // (seq_len beyond the position table, stride > seq_len or set for bert, cuda unavailable),
 // InputMissingError / DataError for the model or the data as find_model and load_token_data do.
 nlohmann::json evaluate(const EvalOptions& options);
