@@ -67,8 +67,7 @@ class AlphabetDecoder {
   std::unordered_map<char32_t, char> inverse_;
 };
 
-// dir/openai, or dir/hf when only that exists: Hugging Face ships the same two files as vocab.json
-// (= encoder.json) and merges.txt (= vocab.bpe).
+// dir/openai, or dir/hf when only that exists.
 fs::path tokenizer_file(const fs::path& dir, const char* openai, const char* hf) {
   std::error_code ec;
   return !fs::exists(dir / openai, ec) && fs::exists(dir / hf, ec) ? dir / hf : dir / openai;
@@ -76,12 +75,17 @@ fs::path tokenizer_file(const fs::path& dir, const char* openai, const char* hf)
 
 }  // namespace
 
+Gpt2TokenizerFiles gpt2_tokenizer_files(const fs::path& dir) {
+  return {tokenizer_file(dir, "encoder.json", "vocab.json"), tokenizer_file(dir, "vocab.bpe", "merges.txt")};
+}
+
 Gpt2Tokenizer::Gpt2Tokenizer(const fs::path& dir) : dir_(fs::absolute(dir).lexically_normal()) {
   static std::atomic<std::uint64_t> next_id{1};
   id_ = next_id++;
   if (!dir_.has_filename() && dir_.has_parent_path() && dir_ != dir_.root_path()) dir_ = dir_.parent_path();  // "tok/"
-  read_encoder(tokenizer_file(dir, "encoder.json", "vocab.json"));
-  read_merges(tokenizer_file(dir, "vocab.bpe", "merges.txt"));
+  const Gpt2TokenizerFiles files = gpt2_tokenizer_files(dir);
+  read_encoder(files.vocab);
+  read_merges(files.merges);
 }
 
 void Gpt2Tokenizer::read_encoder(const fs::path& file) {

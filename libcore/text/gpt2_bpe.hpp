@@ -15,10 +15,16 @@
 
 namespace core::text {
 
+// The two files of a GPT-2 tokenizer folder: dir/encoder.json and dir/vocab.bpe, or where only they
+// exist Hugging Face's copies of them, dir/vocab.json and dir/merges.txt.
+struct Gpt2TokenizerFiles {
+  std::filesystem::path vocab, merges;
+};
+Gpt2TokenizerFiles gpt2_tokenizer_files(const std::filesystem::path& dir);
+
 class Gpt2Tokenizer final : public Tokenizer {
  public:
-  // Reads dir/encoder.json and dir/vocab.bpe (or, where only they exist, Hugging Face's copies of
-  // them: dir/vocab.json and dir/merges.txt). InputMissingError when absent, DataError (naming the
+  // Reads gpt2_tokenizer_files(dir). InputMissingError when absent, DataError (naming the
   // file and line or key) when malformed or inconsistent (a merge whose result is not in the vocab,
   // or a token that is neither a byte, a "<|...|>" special nor a merge's result: a truncated vocab.bpe).
   explicit Gpt2Tokenizer(const std::filesystem::path& dir);
@@ -30,6 +36,8 @@ class Gpt2Tokenizer final : public Tokenizer {
   // "gpt2:" + the folder as an absolute path: prepare.json and checkpoints record it, and `train` or
   // `sample` may run from another working directory.
   std::string spec() const override { return "gpt2:" + dir_.string(); }
+  // The folder the files were read from (absolute).
+  const std::filesystem::path& dir() const { return dir_; }
 
   // Byte string of one token.
   const std::string& token_bytes(std::int32_t id) const;

@@ -3,7 +3,8 @@
 // checkpoint, SIGTERM-free resume, SIGTERM during sample (ends it) and train (checkpoint, exit 75);
 // GPT and BERT on device=cuda against the same runs on the host where a device answers (the refusal
 // elsewhere; test_train_cli_emulated runs that case against zpp-train built on the SIMT emulator), eval
-// there against eval on the host; eval of a run's val split against the run's own validation; a
+// there against eval on the host; eval of a run's val split against the run's own validation; export
+// (hf, llmc) against tests/train/hf_gpt2_reference.py, a float64 GPT-2 written from Hugging Face's semantics; a
 // non-finite sampling temperature; scripts/plot/loss.py's output and exit codes.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -174,6 +175,47 @@ TEST_CASE("eval scores a run's val split as its validation did, then the whole o
   CHECK(r.err.find("strides") != std::string::npos);
 }
 
+TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as eval does; llmc; BERT refused") {
+  TempDir tmp("zpp_cli_export");
+  std::string text;
+  for (int i = 0; i < 80; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
+  core::test::write_text(tmp / "t.txt", text);
+  const std::string shards = (tmp / "shards").string(), run = (tmp / "run").string();
+  REQUIRE(run_tool("zpp-train", {"prepare", "--input", (tmp / "t.txt").string(), "--tokenizer", "bytes", "--out", shards})
+              .exit_code == 0);
+  REQUIRE(run_tool("zpp-train", with({"train", "data.input=" + shards, "--out", run}, kTiny)).exit_code == 0);
+  auto r = run_tool("zpp-train", {"export", "--checkpoint", run, "--format", "hf", "--out", (tmp / "hf").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["files"] == nlohmann::json{"model.safetensors", "config.json"});
+  r = run_tool("zpp-train", {"export", "--checkpoint", run, "--format", "llmc", "--out", (tmp / "llmc").string()});
+  REQUIRE(r.exit_code == 0);
+  // One window of the 32 positions the model has, scored by eval from the run, the hf folder and the .bin.
+  const auto eval_loss = [&](const std::string& checkpoint) {
+    const auto e = run_tool("zpp-train", {"eval", "--checkpoint", checkpoint, "--input", shards, "data.tokenizer=bytes",
+                                          "seq_len=32", "max_tokens=32"});
+    REQUIRE(e.exit_code == 0);
+    return last_json_line(e.out)["loss"].get<double>();
+  };
+  const double loss = eval_loss(run);
+  CHECK(eval_loss((tmp / "hf/model.safetensors").string()) == loss);
+  CHECK(eval_loss((tmp / "llmc/model.bin").string()) == loss);
+  if (std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") != 0) {
+    MESSAGE("reference skipped: no python3 with numpy (scripts/setup.sh installs it)");
+  } else {
+    const std::string cmd = "/usr/bin/python3 " + (core::test::source_dir() / "tests/train/hf_gpt2_reference.py").string() +
+                            " " + (tmp / "hf").string() + " " + shards + "/val_000000.bin 32 > " +
+                            (tmp / "reference.txt").string();
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    CHECK(std::stod(core::test::read_text(tmp / "reference.txt")) == doctest::Approx(loss).epsilon(1e-5));
+  }
+  REQUIRE(run_tool("zpp-train", with(with({"train", "data.input=" + shards, "--out", (tmp / "bert").string()}, kTiny),
+                                     {"model.arch=bert", "model.vocab_size=264"}))
+              .exit_code == 0);
+  r = run_tool("zpp-train", {"export", "--checkpoint", (tmp / "bert").string(), "--out", (tmp / "bert_hf").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("holds a bert model") != std::string::npos);
+}
+
 TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a device answers, else exits 2") {
   TempDir tmp("zpp_cli_cuda");
   // GPT with two micro steps per step and a clipping norm that binds: the device's accumulation
@@ -306,7 +348,7 @@ TEST_CASE("sample draws only ids its tokenizer decodes and echoes any prompt byt
   CHECK(j["prompt"] == "ab\xef\xbf\xbd\xef\xbf\xbd" "cd");  // U+FFFD for each invalid byte
 }
 
-TEST_CASE("sample from a GPT-2-tokenizer checkpoint whose tokenizer folder moved: a hint, then tokenizer=gpt2:DIR") {
+TEST_CASE("sample from a GPT-2-tokenizer checkpoint whose tokenizer folder moved: a hint, then tokenizer=gpt2:DIR; hf export") {
   const auto gpt2 = core::test::datasets_dir() / "tokenizers/gpt2";
   if (!core::test::have_dataset("tokenizers/gpt2/encoder.json")) {
     MESSAGE("skipped: no GPT-2 tokenizer files");
@@ -330,6 +372,17 @@ TEST_CASE("sample from a GPT-2-tokenizer checkpoint whose tokenizer folder moved
   CHECK(r.exit_code == 0);
   r = run_tool("zpp-train", {"sample", "--checkpoint", (tmp / "run").string(), "tokenizer=bytes"});
   CHECK(r.exit_code == 2);
+  // An hf export carries the tokenizer under Hugging Face's names; the folder then serves as both.
+  const auto hf = tmp / "hf";
+  r = run_tool("zpp-train", {"export", "--checkpoint", (tmp / "run").string(), "tokenizer=gpt2:" + (tmp / "moved").string(),
+                             "--out", hf.string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(core::test::read_text(hf / "vocab.json") == core::test::read_text(gpt2 / "encoder.json"));
+  CHECK(core::test::read_text(hf / "merges.txt") == core::test::read_text(gpt2 / "vocab.bpe"));
+  CHECK(nlohmann::json::parse(core::test::read_text(hf / "config.json"))["eos_token_id"] == 50256);
+  r = run_tool("zpp-train", {"sample", "--checkpoint", (hf / "model.safetensors").string(), "tokenizer=gpt2:" + hf.string(),
+                             "max_new_tokens=2"});
+  CHECK(r.exit_code == 0);
 }
 
 TEST_CASE("--resume on data of other token counts than the checkpoint's run warns that its batches differ") {

@@ -2,12 +2,14 @@
 //   zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR   text -> llm.c token shards
 //   zpp-train train [--config FILE] [key=value ...] [--resume] [--device cuda] --out DIR  train GPT/BERT (default)
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
+//   zpp-train export --checkpoint DIR --format hf|llmc --out DIR   for transformers / llm.c
 //   zpp-train eval --checkpoint DIR [--input DATA] [data.split=val|train|all seq_len=.. stride=..]  loss over a split
 //   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
 #include "common/cli.hpp"
 #include "common/errors.hpp"
 #include "text/prepare.hpp"
 #include "train/evaluate.hpp"
+#include "train/export.hpp"
 #include "train/gemm.hpp"
 #include "train/transformer_cuda.hpp"
 #include "train/sample.hpp"
@@ -23,6 +25,11 @@ int run_train(core::RunContext& ctx, const core::train::TrainOptions& o) {
 
 int run_eval(core::RunContext& ctx, const core::train::EvalOptions& o) {
   ctx.emit_result(core::train::evaluate(o));
+  return 0;
+}
+
+int run_export(core::RunContext& ctx, const core::train::ExportOptions& o) {
+  ctx.emit_result(core::train::export_model(o, ctx.rundir->path()));
   return 0;
 }
 
@@ -82,6 +89,10 @@ int main(int argc, char** argv) {
       .flag("--checkpoint", "checkpoint", "run directory, checkpoint folder, llm.c .bin or HF .safetensors")
       .flag("--input", "data.input", "text file or shard folder")
       .without_rundir();
+  app.command<core::train::ExportOptions>("export", "Write a GPT model for Hugging Face transformers (hf) or llm.c (llmc)",
+                                          run_export)
+      .flag("--checkpoint", "checkpoint", "run directory, checkpoint folder, llm.c .bin or HF .safetensors")
+      .flag("--format", "format", "hf or llmc");
   app.command<core::text::PrepareOptions>("prepare", "Tokenize a text file into train/val shards", run_prepare)
       .flag("--input", "input", "text file, or - for standard input")
       .flag("--tokenizer", "tokenizer", "bytes or gpt2:DIR");
