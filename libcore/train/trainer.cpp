@@ -23,7 +23,7 @@
 #include "train/checkpoint.hpp"
 #include "train/gemm.hpp"
 #include "train/transformer_cuda.hpp"
-#include "train/interop.hpp"
+#include "train/model_source.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 
@@ -69,13 +69,40 @@ double measure_cuda_gemm_tflops(int n, int reps) {
 
 namespace {
 
+// UsageError unless the configured model has the shape of the one init_from holds, listing the model.*
+// overrides that describe it.
+void check_init_from_model(const TrainOptions& o, const ModelSource& src) {
+  const ModelConfig &have = src.config, &want = o.model;
+  std::string all, differing;
+  const auto key = [&](const char* name, const std::string& from, const std::string& configured) {
+    all += std::string(" model.") + name + "=" + from;
+    if (from != configured) differing += std::string(" model.") + name + " (" + configured + ")";
+  };
+  key("arch", have.arch, want.arch);
+  key("n_layer", std::to_string(have.n_layer), std::to_string(want.n_layer));
+  key("n_head", std::to_string(have.n_head), std::to_string(want.n_head));
+  key("n_embd", std::to_string(have.n_embd), std::to_string(want.n_embd));
+  key("n_positions", std::to_string(have.n_positions), std::to_string(want.n_positions));
+  key("vocab_size", std::to_string(have.vocab_size), std::to_string(want.vocab_size));
+  if (have.padded_vocab() != want.padded_vocab())
+    key("vocab_pad_to", std::to_string(have.vocab_pad_to), std::to_string(want.vocab_pad_to));
+  if (have.architecture() == Arch::bert) {
+    key("type_vocab_size", std::to_string(have.type_vocab_size), std::to_string(want.type_vocab_size));
+    key("num_labels", std::to_string(have.num_labels), std::to_string(want.num_labels));
+  }
+  key("layer_norm_eps", fmt::format("{}", have.layer_norm_eps), fmt::format("{}", want.layer_norm_eps));
+  if (!differing.empty())
+    throw UsageError("init_from " + src.path.string() + " holds another model than the configured one, which differs in" +
+                     differing + "; configure the model it holds:" + all);
+}
+
 void init_weights(const TrainOptions& o, FlatBuffers<float>& params) {
   init_parameters(params, o.seed);
   if (o.init_from.empty()) return;
-  if (o.init_from.ends_with(".safetensors")) load_hf_gpt2(o.init_from, params);
-  else if (o.init_from.ends_with(".bin")) load_llmc_checkpoint(o.init_from, params);
-  else throw UsageError("init_from: '" + o.init_from + "' is neither a .safetensors nor an llm.c .bin file");
-  log::info("initialised weights from {}", o.init_from);
+  const ModelSource src = find_model(o.init_from);
+  check_init_from_model(o, src);
+  src.load_weights_into(params);
+  log::info("initialised weights from {}", src.path.string());
 }
 
 // Device memory in use (MiB); 0 without CUDA. All device buffers are allocated before the first

@@ -1,7 +1,7 @@
 // The single-rank training loop behind `zpp-train train` (GPT: next-token loss; BERT: masked-LM
 // loss with [MASK] = the first id after the tokenizer's vocabulary): options (DeepSpeed / Megatron-style key
-// names where they exist), data, model init (random, or GPT-2 weights from HF safetensors or an
-// llm.c checkpoint), gradient accumulation, global-norm clipping, AdamW with warmup + cosine,
+// names where they exist), data, model init (random, or the weights of a run, a checkpoint folder, HF
+// GPT-2 safetensors or an llm.c checkpoint: model_source.hpp), gradient accumulation, global-norm clipping, AdamW with warmup + cosine,
 // metrics per step, periodic validation, checkpoints, --resume, and a cooperative stop on
 // SIGTERM/SIGUSR1 (checkpoint, then ExitCode::interrupted).
 #pragma once
@@ -77,7 +77,7 @@ struct TrainOptions {
   int eval_interval = 100;
   int eval_iters = 8;
   int save_interval = 0;  // steps between checkpoints (0: only at the end and on a stop signal)
-  std::string init_from;  // GPT-2 weights: *.safetensors (HF naming) or llm.c *.bin
+  std::string init_from;  // weights to start from: a run or checkpoint folder, llm.c *.bin, HF *.safetensors
   std::uint64_t seed = 1337;
   // Small models train faster on one thread: on the busy 2-core machine the default config took
   // 0.17 s/step on 1 thread and 0.97 s/step on 2 (thread wake-ups at every parallel region).
@@ -101,7 +101,8 @@ struct TrainOptions {
     v("eval_interval", eval_interval, "steps between validation losses", core::positive<int>());
     v("eval_iters", eval_iters, "validation batches per evaluation", core::positive<int>());
     v("save_interval", save_interval, "steps between checkpoints (0: end and signal only)", core::at_least(0));
-    v("init_from", init_from, "GPT-2 weights to start from: .safetensors (HF) or llm.c .bin");
+    v("init_from", init_from,
+      "weights to start from (fresh optimizer): a run or checkpoint folder, llm.c .bin, or HF .safetensors + config.json");
     v("seed", seed, "seed of the init and of batch sampling");
     v("threads", threads, "CPU threads (0: all cores); big models gain from more", core::at_least(0));
     v("resume", resume, "continue from the newest checkpoint in the run directory");

@@ -175,7 +175,7 @@ TEST_CASE("eval scores a run's val split as its validation did, then the whole o
   CHECK(r.err.find("strides") != std::string::npos);
 }
 
-TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as eval does; llmc; BERT refused") {
+TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as eval does; llmc; init_from each; BERT refused") {
   TempDir tmp("zpp_cli_export");
   std::string text;
   for (int i = 0; i < 80; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
@@ -208,6 +208,21 @@ TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as
     REQUIRE(std::system(cmd.c_str()) == 0);
     CHECK(std::stod(core::test::read_text(tmp / "reference.txt")) == doctest::Approx(loss).epsilon(1e-5));
   }
+  // init_from each of them: the same weights to start from (one step at a negligible learning rate).
+  for (const auto& from : {run, (tmp / "hf/model.safetensors").string(), (tmp / "llmc/model.bin").string()}) {
+    CAPTURE(from);
+    const auto out = (tmp / "init").string();
+    std::filesystem::remove_all(out);
+    REQUIRE(run_tool("zpp-train", with(with({"train", "data.input=" + shards, "--out", out}, kTiny),
+                                       {"init_from=" + from, "train_iters=1", "optimizer.params.lr=1e-9"}))
+                .exit_code == 0);
+    CHECK(eval_loss(out) == doctest::Approx(loss).epsilon(1e-6));
+  }
+  r = run_tool("zpp-train", with(with({"train", "data.input=" + shards, "--out", (tmp / "init2").string()}, kTiny),
+                                 {"init_from=" + (tmp / "hf/model.safetensors").string(), "model.n_layer=2"}));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("differs in model.n_layer (2)") != std::string::npos);
+  CHECK(r.err.find("model.n_layer=1 model.n_head=2 model.n_embd=32") != std::string::npos);
   REQUIRE(run_tool("zpp-train", with(with({"train", "data.input=" + shards, "--out", (tmp / "bert").string()}, kTiny),
                                      {"model.arch=bert", "model.vocab_size=264"}))
               .exit_code == 0);
