@@ -232,6 +232,10 @@ nlohmann::json evaluate(const EvalOptions& o) {
                       {"gflops_per_s", seconds > 0 ? t.flops / seconds / 1e9 : 0.0},
                       {"seconds", seconds}};
   if (!std::isfinite(loss)) r["loss"] = r["perplexity"] = r["bits_per_byte"] = nullptr;
+  if (o.max_loss > 0) {
+    r["max_loss"] = o.max_loss;
+    r["passed"] = std::isfinite(loss) && loss <= o.max_loss;
+  }
   return r;
 }
 

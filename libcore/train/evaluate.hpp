@@ -46,6 +46,7 @@ struct EvalOptions {
   int threads = 0;               // 0: all cores
   std::uint64_t seed = 1337;     // bert: the masks
   double mlm_probability = 0.15;
+  double max_loss = 0;           // > 0: the result says whether loss <= max_loss (the CLI exits 3 when not)
 
   template <class V>
   void visit(V& v) {
@@ -61,12 +62,14 @@ struct EvalOptions {
     v("threads", threads, "CPU threads (0: all cores)", core::at_least(0));
     v("seed", seed, "bert: seed of the MLM masks");
     v("mlm_probability", mlm_probability, "bert: share of positions masked", core::in_range(0.01, 1.0));
+    v("max_loss", max_loss, "regression check: exit 3 when the loss exceeds this (0: none)", core::at_least(0.0));
   }
 };
 
 // Returns {"loss", "perplexity", "bits_per_byte", "tokens", "bytes", "windows", "split", "seq_len",
 // "stride", "checkpoint", "data", "tokenizer", "device", "threads", "tokens_per_s", "gflops_per_s" (matmul
-// FLOPs of the forward passes per second), "seconds"}. Throws UsageError
+// FLOPs of the forward passes per second), "seconds"}, and with max_loss > 0 "max_loss" and "passed"
+// (loss <= max_loss; false for a non-finite loss). Throws UsageError
 // (seq_len beyond the position table, stride > seq_len or set for bert, cuda unavailable),
 // InputMissingError / DataError for the model or the data as find_model and load_token_data do.
 nlohmann::json evaluate(const EvalOptions& options);

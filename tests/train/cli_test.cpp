@@ -143,7 +143,7 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
   CHECK(r.err.find("standard input gives 2 tokens") != std::string::npos);
 }
 
-TEST_CASE("eval scores a run's val split as its validation did, then the whole of it; exit codes") {
+TEST_CASE("eval scores a run's val split as its validation did, then the whole of it; max_loss; exit codes") {
   TempDir tmp("zpp_cli_eval");
   std::string text;
   for (int i = 0; i < 80; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
@@ -164,6 +164,17 @@ TEST_CASE("eval scores a run's val split as its validation did, then the whole o
   e = last_json_line(r.out);
   CHECK(e["tokens"].get<int>() > 300);  // every byte of the val split's tail 10% but the first
   CHECK(e["bits_per_byte"].get<double>() == doctest::Approx(e["loss"].get<double>() / std::log(2.0)));
+
+  // A regression check for scripts: exit 3 when the loss exceeds max_loss, the JSON still printed.
+  r = run_tool("zpp-train", {"eval", "--checkpoint", run, "--input", (tmp / "t.txt").string(), "stride=4",
+                             "max_loss=" + std::to_string(e["loss"].get<double>() * 1.01)});
+  CHECK(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["passed"] == true);
+  r = run_tool("zpp-train", {"eval", "--checkpoint", run, "--input", (tmp / "t.txt").string(), "stride=4",
+                             "max_loss=" + std::to_string(e["loss"].get<double>() * 0.99)});
+  CHECK(r.exit_code == 3);
+  CHECK(last_json_line(r.out)["passed"] == false);
+  CHECK(r.err.find("exceeds max_loss") != std::string::npos);
 
   r = run_tool("zpp-train", {"eval", "--checkpoint", (tmp / "none").string()});
   CHECK(r.exit_code == 66);

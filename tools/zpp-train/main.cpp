@@ -7,6 +7,7 @@
 //   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
 #include "common/cli.hpp"
 #include "common/errors.hpp"
+#include "common/log.hpp"
 #include "text/prepare.hpp"
 #include "train/evaluate.hpp"
 #include "train/export.hpp"
@@ -24,8 +25,11 @@ int run_train(core::RunContext& ctx, const core::train::TrainOptions& o) {
 }
 
 int run_eval(core::RunContext& ctx, const core::train::EvalOptions& o) {
-  ctx.emit_result(core::train::evaluate(o));
-  return 0;
+  const nlohmann::json r = core::train::evaluate(o);
+  ctx.emit_result(r);
+  if (r.value("passed", true)) return 0;
+  core::log::error("eval: loss {} exceeds max_loss = {}", r["loss"].dump(), o.max_loss);
+  return static_cast<int>(core::ExitCode::negative);
 }
 
 int run_export(core::RunContext& ctx, const core::train::ExportOptions& o) {
