@@ -35,6 +35,30 @@ std::string valid_utf8(const std::string& s) {
 
 }  // namespace
 
+TokenSampler::TokenSampler(int vocab, double temperature, int top_k, double top_p, std::uint64_t seed)
+    : temperature_(temperature), top_p_(top_p), k_(top_k > 0 && top_k < vocab ? top_k : vocab), rng_(seed),
+      cand_(static_cast<std::size_t>(vocab)), p_(static_cast<std::size_t>(k_)) {}
+
+int TokenSampler::draw(std::span<const float> logits) {
+  for (std::size_t v = 0; v < cand_.size(); ++v) cand_[v] = {logits[v], static_cast<int>(v)};
+  std::partial_sort(cand_.begin(), cand_.begin() + k_, cand_.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  if (temperature_ == 0) return cand_[0].second;
+  for (int j = 0; j < k_; ++j) p_[j] = std::exp((cand_[j].first - cand_[0].first) / temperature_);
+  const double total = std::accumulate(p_.begin(), p_.end(), 0.0);
+  // The nucleus: candidates 0..n-1, the fewest whose mass reaches top_p of the total.
+  int n = k_;
+  if (top_p_ < 1) {
+    n = 0;
+    for (double mass = 0; n < k_ && (n == 0 || mass < top_p_ * total); ++n) mass += p_[n];
+  }
+  double u = rng_.uniform() * (n == k_ ? total : std::accumulate(p_.begin(), p_.begin() + n, 0.0));
+  for (int j = 0; j < n; ++j)
+    if ((u -= p_[j]) < 0) return cand_[j].second;
+  return cand_[n - 1].second;
+}
+
 nlohmann::json generate(const SampleOptions& o) {
   const ModelSource model = find_model(o.checkpoint);
   const ModelConfig& cfg = model.config;
@@ -48,29 +72,14 @@ nlohmann::json generate(const SampleOptions& o) {
   std::vector<std::int32_t> ids = tok->encode(o.prompt);
   if (ids.empty()) ids.push_back(tok->eot_token().value_or(0));
   const std::size_t n_prompt = ids.size();
-  Rng rng(o.seed);
   // Only ids the tokenizer can decode are drawn: model.vocab_size may exceed the tokenizer's
   // vocabulary (rounded up for the GPU kernels, or a [MASK] id), and those logits are never targets.
-  const int vocab = std::min<int>(cfg.vocab_size, tok->vocab_size());
-  std::vector<std::pair<float, int>> cand(static_cast<std::size_t>(vocab));
+  TokenSampler sampler(std::min<int>(cfg.vocab_size, tok->vocab_size()), o.temperature, o.top_k, o.top_p, o.seed);
   KvDecoder decoder(params);
   const std::size_t capacity = static_cast<std::size_t>(decoder.capacity());
   std::span<const float> logits = decoder.append(std::span(ids).last(std::min(ids.size(), capacity)));
   for (int i = 0; i < o.max_new_tokens; ++i) {
-    for (int v = 0; v < vocab; ++v) cand[v] = {logits[v], v};
-    const int k = (o.top_k > 0 && o.top_k < vocab) ? o.top_k : vocab;
-    std::partial_sort(cand.begin(), cand.begin() + k, cand.end(),
-                      [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
-    int next = cand[0].second;
-    if (o.temperature > 0) {
-      std::vector<double> p(k);
-      for (int j = 0; j < k; ++j) p[j] = std::exp((cand[j].first - cand[0].first) / o.temperature);
-      double u = rng.uniform() * std::accumulate(p.begin(), p.end(), 0.0);
-      for (int j = 0; j < k; ++j) {
-        next = cand[j].second;
-        if ((u -= p[j]) < 0) break;
-      }
-    }
+    const int next = sampler.draw(logits);
     ids.push_back(next);
     if (i + 1 == o.max_new_tokens) break;
     if (decoder.length() < decoder.capacity()) {
