@@ -4,7 +4,8 @@
 // GPT and BERT on device=cuda against the same runs on the host where a device answers (the refusal
 // elsewhere; test_train_cli_emulated runs that case against zpp-train built on the SIMT emulator), eval
 // there against eval on the host; eval of a run's val split against the run's own validation; export
-// (hf, llmc) against tests/train/hf_gpt2_reference.py, a float64 GPT-2 written from Hugging Face's semantics; a
+// (hf, llmc) against tests/train/hf_gpt2_reference.py, a float64 GPT-2 written from Hugging Face's semantics;
+// scripts/slurm/zpp_train.sbatch's stop, requeue and resume with a stand-in scontrol; a
 // non-finite sampling temperature; scripts/plot/loss.py's output and exit codes.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -240,6 +241,46 @@ TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as
   r = run_tool("zpp-train", {"export", "--checkpoint", (tmp / "bert").string(), "--out", (tmp / "bert_hf").string()});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("holds a bert model") != std::string::npos);
+}
+
+TEST_CASE("every config under configs/zpp-train validates") {
+  for (const char* name : {"default.yaml", "tiny.yaml", "gpt2-124m.yaml"}) {
+    CAPTURE(name);
+    const auto r = run_tool("zpp-train", {"train", "--config", (core::test::source_dir() / "configs/zpp-train" / name).string(),
+                                          "--dry-run"});
+    CHECK(r.exit_code == 0);
+  }
+}
+
+TEST_CASE("scripts/slurm/zpp_train.sbatch passes USR1 on, requeues at exit 75, and the requeued job resumes") {
+  TempDir tmp("zpp_cli_sbatch");
+  const auto fake_bin = tmp / "fakebin";
+  core::test::write_text(fake_bin / "scontrol", "#!/bin/sh\necho \"$@\" >> " + (tmp / "requeued.txt").string() + "\n");
+  std::filesystem::permissions(fake_bin / "scontrol", std::filesystem::perms::owner_all);
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  const std::vector<std::pair<const char*, std::string>> env = {
+      {"PATH", fake_bin.string() + ":" + path},
+      {"BIN", (core::test::bin_dir() / "zpp-train").string()},
+      {"CONFIG", (core::test::source_dir() / "configs/zpp-train/tiny.yaml").string()},
+      {"OUT", (tmp / "run").string()},
+      {"SLURM_JOB_ID", "4242"}};
+  for (const auto& [name, value] : env) setenv(name, value.c_str(), 1);
+  // Two allocations that each end in the time-limit warning; the second continues the first.
+  for (int round = 1; round <= 2; ++round) {
+    CAPTURE(round);
+    const auto r = core::test::run_tool_signalled(
+        "/bin/bash", {(core::test::source_dir() / "scripts/slurm/zpp_train.sbatch").string(), "train_iters=1000000"},
+        SIGUSR1, std::chrono::milliseconds(1500), std::chrono::seconds(30));
+    CHECK(r.ended_in_time);
+    CHECK(r.exit_code == 75);
+  }
+  for (const auto& [name, value] : env) unsetenv(name);
+  setenv("PATH", path.c_str(), 1);
+  CHECK(core::test::read_text(tmp / "requeued.txt") == "requeue 4242\nrequeue 4242\n");
+  std::istringstream lines(core::test::read_text(tmp / "run/metrics.jsonl"));
+  int expected = 1;
+  for (std::string line; std::getline(lines, line); ++expected) CHECK(nlohmann::json::parse(line)["step"] == expected);
+  CHECK(expected > 3);
 }
 
 TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a device answers, else exits 2") {
