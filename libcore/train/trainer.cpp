@@ -329,7 +329,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   auto checkpoint = [&](std::int64_t at) {
     if (at == saved_step) return;
     sync_host();
-    ckpt_dir = save_checkpoint(rundir.checkpoints(), at, model.params(), opt, checkpoint_state()).string();
+    ckpt_dir = save_checkpoint(rundir.checkpoints(), at, model.params(), opt, checkpoint_state(),
+                               o.keep_checkpoints).string();
     saved_step = at;
   };
   trim_metrics(rundir.path() / "metrics.jsonl", start);

@@ -77,6 +77,7 @@ struct TrainOptions {
   int eval_interval = 100;
   int eval_iters = 8;
   int save_interval = 0;  // steps between checkpoints (0: only at the end and on a stop signal)
+  int keep_checkpoints = 2;  // newest complete checkpoints kept (0: all)
   std::string init_from;  // weights to start from: a run or checkpoint folder, llm.c *.bin, HF *.safetensors
   std::uint64_t seed = 1337;
   // Small models train faster on one thread: on the busy 2-core machine the default config took
@@ -101,6 +102,8 @@ struct TrainOptions {
     v("eval_interval", eval_interval, "steps between validation losses", core::positive<int>());
     v("eval_iters", eval_iters, "validation batches per evaluation", core::positive<int>());
     v("save_interval", save_interval, "steps between checkpoints (0: end and signal only)", core::at_least(0));
+    v("keep_checkpoints", keep_checkpoints, "newest checkpoints kept, older ones removed (0: keep all, e.g. to eval each)",
+      core::at_least(0));
     v("init_from", init_from,
       "weights to start from (fresh optimizer): a run or checkpoint folder, llm.c .bin, or HF .safetensors + config.json");
     v("seed", seed, "seed of the init and of batch sampling");

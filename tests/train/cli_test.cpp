@@ -354,6 +354,23 @@ TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a dev
   }
 }
 
+TEST_CASE("keep_checkpoints: the newest two by default, every one with 0") {
+  TempDir tmp("zpp_cli_keep");
+  for (const auto& [keep, steps] : {std::pair{std::string("2"), std::vector<int>{4, 6}},
+                                    std::pair{std::string("0"), std::vector<int>{2, 4, 6}}}) {
+    CAPTURE(keep);
+    const auto run = tmp / ("keep" + keep);
+    REQUIRE(run_tool("zpp-train", with(with({"train", "--out", run.string()}, kTiny),
+                                       {"save_interval=2", "keep_checkpoints=" + keep}))
+                .exit_code == 0);
+    std::vector<int> kept;
+    for (const auto& e : std::filesystem::directory_iterator(run / "checkpoints"))
+      kept.push_back(std::stoi(e.path().filename().string().substr(5)));
+    std::sort(kept.begin(), kept.end());
+    CHECK(kept == steps);
+  }
+}
+
 TEST_CASE("a one-step run still reports its throughput") {
   TempDir tmp("zpp_cli_one_step");
   const auto r = run_tool("zpp-train", with(with({"train", "--out", (tmp / "run").string()}, kTiny), {"train_iters=1"}));
