@@ -1,16 +1,28 @@
-// AdamW update, global gradient norm and warmup + cosine schedule (see optimizer.hpp).
+// AdamW update, global gradient norm and the learning-rate schedules (see optimizer.hpp).
 #include "train/optimizer.hpp"
 
 #include <Eigen/Core>
 #include <cmath>
 #include <vector>
 
+#include "common/errors.hpp"
+
 namespace core::train {
 
-double warmup_cosine_lr(std::int64_t step, double peak, std::int64_t warmup, std::int64_t total, double min_ratio) {
+LrSchedule parse_lr_schedule(const std::string& type) {
+  if (type == "WarmupLR") return LrSchedule::warmup;
+  if (type == "WarmupDecayLR") return LrSchedule::warmup_decay;
+  if (type == "WarmupCosineLR") return LrSchedule::warmup_cosine;
+  throw UsageError("scheduler.type '" + type + "': expected WarmupLR, WarmupDecayLR or WarmupCosineLR");
+}
+
+double scheduled_lr(LrSchedule schedule, std::int64_t step, double peak, std::int64_t warmup, std::int64_t total,
+                    double min_ratio) {
   if (step < warmup) return peak * double(step + 1) / double(warmup);
-  if (step >= total) return peak * min_ratio;
-  const double progress = double(step - warmup) / double(std::max<std::int64_t>(1, total - warmup));
+  if (schedule == LrSchedule::warmup) return peak;
+  const double progress =
+      std::min(1.0, double(step - warmup) / double(std::max<std::int64_t>(1, total - warmup)));
+  if (schedule == LrSchedule::warmup_decay) return peak * (1.0 - progress);
   const double lo = peak * min_ratio;
   return lo + 0.5 * (peak - lo) * (1.0 + std::cos(M_PI * progress));
 }

@@ -1,10 +1,11 @@
 // AdamW (Loshchilov & Hutter 2019: Adam with decoupled weight decay) over the flat parameter
-// groups, global-norm gradient clipping (Pascanu et al. 2013) and the warmup + cosine learning
-// rate schedule. Weight decay applies only to tensors whose view has decay = true (matrices and
+// groups, global-norm gradient clipping (Pascanu et al. 2013) and the learning-rate schedules
+// (linear warmup, then constant, linear or cosine decay). Weight decay applies only to tensors whose view has decay = true (matrices and
 // embeddings; not biases or LayerNorm gains). The moments mirror the parameter layout, so a
 // ZeRO shard of a group is the same [begin, end) range in params, grads, m and v.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "train/params.hpp"
 
@@ -14,9 +15,17 @@ struct AdamWHyper {
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
 };
 
-// Learning rate at 0-based `step`: linear warmup to `peak` over `warmup` steps, then cosine decay
-// to peak * min_ratio at `total` steps (constant after).
-double warmup_cosine_lr(std::int64_t step, double peak, std::int64_t warmup, std::int64_t total, double min_ratio);
+// Learning-rate schedules under DeepSpeed's names. The rate at 0-based `step` rises linearly to
+// `peak` over `warmup` steps, then
+//   WarmupLR:       stays at peak;
+//   WarmupDecayLR:  falls linearly to 0 at `total` steps;
+//   WarmupCosineLR: falls along a half cosine to peak * min_ratio at `total` steps;
+// and after `total` stays where it ended.
+enum class LrSchedule { warmup, warmup_decay, warmup_cosine };
+// "WarmupLR", "WarmupDecayLR", "WarmupCosineLR"; UsageError otherwise.
+LrSchedule parse_lr_schedule(const std::string& type);
+double scheduled_lr(LrSchedule schedule, std::int64_t step, double peak, std::int64_t warmup, std::int64_t total,
+                    double min_ratio);
 
 // sqrt(sum of squares) of all gradients (double accumulation, fixed summation order).
 template <class T>

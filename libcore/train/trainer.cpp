@@ -312,6 +312,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   const int B = o.train_micro_batch_size_per_gpu, T = o.data.seq_len, accum = o.gradient_accumulation_steps;
   const std::int64_t total = o.scheduler.params.total_num_steps > 0 ? o.scheduler.params.total_num_steps : o.train_iters;
   const Task task = task_of(o);
+  const LrSchedule schedule = parse_lr_schedule(o.scheduler.type);
   const double flops = model.flops_per_step(B, T, task) * accum;
   const double tokens_per_step = double(B) * T * accum;
 
@@ -381,8 +382,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       throw DataError("training diverged at step " + std::to_string(step + 1) + " (loss " + std::to_string(loss) +
                       ", grad norm " + std::to_string(norm) + "); lower optimizer.params.lr");
     const double clip = (o.gradient_clipping > 0 && norm > o.gradient_clipping) ? o.gradient_clipping / norm : 1.0;
-    const double lr = warmup_cosine_lr(step, o.optimizer.params.lr, o.scheduler.params.warmup_num_steps, total,
-                                       o.scheduler.params.cos_min_ratio);
+    const double lr = scheduled_lr(schedule, step, o.optimizer.params.lr, o.scheduler.params.warmup_num_steps, total,
+                                   o.scheduler.params.cos_min_ratio);
     if constexpr (kCudaBuild)
       if (gpu) gpu->adamw(hyper, lr, clip);
     if (!gpu) opt.step(model.params(), model.grads(), lr, clip);

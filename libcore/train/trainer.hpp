@@ -50,8 +50,8 @@ struct SchedulerParams {
   template <class V>
   void visit(V& v) {
     v("warmup_num_steps", warmup_num_steps, "linear warmup steps", core::at_least<std::int64_t>(0));
-    v("total_num_steps", total_num_steps, "end of the cosine decay (0: train_iters)", core::at_least<std::int64_t>(0));
-    v("cos_min_ratio", cos_min_ratio, "final lr as a fraction of the peak", core::in_range(0.0, 1.0));
+    v("total_num_steps", total_num_steps, "end of the decay (0: train_iters)", core::at_least<std::int64_t>(0));
+    v("cos_min_ratio", cos_min_ratio, "WarmupCosineLR: final lr as a fraction of the peak", core::in_range(0.0, 1.0));
   }
 };
 
@@ -60,7 +60,8 @@ struct SchedulerOptions {
   SchedulerParams params;
   template <class V>
   void visit(V& v) {
-    v("type", type, "schedule (WarmupCosineLR)", core::one_of({"WarmupCosineLR"}));
+    v("type", type, "after the linear warmup: WarmupLR (constant), WarmupDecayLR (linear to 0), WarmupCosineLR",
+      core::one_of({"WarmupLR", "WarmupDecayLR", "WarmupCosineLR"}));
     v.section("params", params);
   }
 };

@@ -371,6 +371,25 @@ TEST_CASE("keep_checkpoints: the newest two by default, every one with 0") {
   }
 }
 
+TEST_CASE("scheduler.type: the lr of each step follows WarmupLR, WarmupDecayLR or WarmupCosineLR") {
+  TempDir tmp("zpp_cli_schedule");
+  // 6 steps, 2 of warmup, peak 1e-3: the last step (0-based 5) is 3/4 of the way through the decay.
+  const double last_lr[] = {1e-3, 0.25e-3, 0.1e-3 + 0.5 * 0.9e-3 * (1 + std::cos(M_PI * 0.75))};
+  const char* types[] = {"WarmupLR", "WarmupDecayLR", "WarmupCosineLR"};
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(types[i]);
+    const auto run = tmp / types[i];
+    REQUIRE(run_tool("zpp-train", with(with({"train", "--out", run.string()}, kTiny),
+                                       {std::string("scheduler.type=") + types[i], "scheduler.params.warmup_num_steps=2",
+                                        "optimizer.params.lr=1e-3"}))
+                .exit_code == 0);
+    std::istringstream lines(core::test::read_text(run / "metrics.jsonl"));
+    double lr = 0;
+    for (std::string line; std::getline(lines, line);) lr = nlohmann::json::parse(line)["lr"].get<double>();
+    CHECK(lr == doctest::Approx(last_lr[i]));
+  }
+}
+
 TEST_CASE("a one-step run still reports its throughput") {
   TempDir tmp("zpp_cli_one_step");
   const auto r = run_tool("zpp-train", with(with({"train", "--out", (tmp / "run").string()}, kTiny), {"train_iters=1"}));

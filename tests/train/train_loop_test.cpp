@@ -58,11 +58,21 @@ std::string sample_text() {
 
 }  // namespace
 
-TEST_CASE("warmup + cosine schedule and AdamW follow their formulas") {
-  CHECK(warmup_cosine_lr(0, 1.0, 4, 14, 0.1) == doctest::Approx(0.25));
-  CHECK(warmup_cosine_lr(3, 1.0, 4, 14, 0.1) == doctest::Approx(1.0));
-  CHECK(warmup_cosine_lr(9, 1.0, 4, 14, 0.1) == doctest::Approx(0.55));  // half way: (1 + 0.1) / 2
-  CHECK(warmup_cosine_lr(14, 1.0, 4, 14, 0.1) == doctest::Approx(0.1));
+TEST_CASE("learning-rate schedules and AdamW follow their formulas") {
+  for (const auto s : {LrSchedule::warmup, LrSchedule::warmup_decay, LrSchedule::warmup_cosine}) {
+    CHECK(scheduled_lr(s, 0, 1.0, 4, 14, 0.1) == doctest::Approx(0.25));
+    CHECK(scheduled_lr(s, 3, 1.0, 4, 14, 0.1) == doctest::Approx(1.0));
+  }
+  const auto cosine = LrSchedule::warmup_cosine, decay = LrSchedule::warmup_decay;
+  CHECK(scheduled_lr(cosine, 9, 1.0, 4, 14, 0.1) == doctest::Approx(0.55));  // half way: (1 + 0.1) / 2
+  CHECK(scheduled_lr(cosine, 14, 1.0, 4, 14, 0.1) == doctest::Approx(0.1));
+  CHECK(scheduled_lr(cosine, 20, 1.0, 4, 14, 0.1) == doctest::Approx(0.1));
+  CHECK(scheduled_lr(decay, 9, 1.0, 4, 14, 0.1) == doctest::Approx(0.5));
+  CHECK(scheduled_lr(decay, 14, 1.0, 4, 14, 0.1) == doctest::Approx(0.0));
+  CHECK(scheduled_lr(decay, 20, 1.0, 4, 14, 0.1) == doctest::Approx(0.0));
+  CHECK(scheduled_lr(LrSchedule::warmup, 20, 1.0, 4, 14, 0.1) == doctest::Approx(1.0));
+  CHECK(parse_lr_schedule("WarmupDecayLR") == decay);
+  CHECK_THROWS_AS(parse_lr_schedule("OneCycle"), core::UsageError);
 
   ModelConfig c = tiny_gpt(8);
   c.n_layer = 1;
