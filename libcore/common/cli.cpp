@@ -165,6 +165,7 @@ int App::run_command(Command& cmd, RunContext& ctx) {
 
   const auto started = std::chrono::steady_clock::now();
   if (cmd.rundir_ && ctx.rank == 0) {
+    check_run_dir_reuse(c.out, tool_, cmd.name_);
     ctx.rundir = std::make_shared<RunDir>(tool_, c.out);
     write_file_atomic(ctx.rundir->path() / "config.resolved.yaml", yaml_to_string(ctx.resolved_config));
     std::string line;

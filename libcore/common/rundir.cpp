@@ -86,6 +86,23 @@ RunDir::RunDir(const std::string& tool, const fs::path& dir)
   }
 }
 
+void check_run_dir_reuse(const fs::path& dir, const std::string& tool, const std::string& command) {
+  const fs::path manifest = dir / "manifest.json";
+  std::error_code ec;
+  if (dir.empty() || !fs::exists(manifest, ec)) return;
+  std::string other;
+  try {
+    std::ifstream in(manifest);
+    const nlohmann::json m = nlohmann::json::parse(in);
+    if (m.value("tool", "") == tool && m.value("command", "") == command) return;
+    other = "a run of '" + m.value("tool", std::string("?")) + " " + m.value("command", std::string("?")) + "'";
+  } catch (const std::exception&) {
+    other = "a manifest.json that cannot be read";
+  }
+  throw UsageError("--out " + dir.string() + " holds " + other + "; '" + tool + " " + command +
+                   "' would overwrite its records: choose another --out");
+}
+
 MetricsWriter& RunDir::metrics() {
   if (!metrics_) metrics_ = std::make_unique<MetricsWriter>(path_ / "metrics.jsonl");
   return *metrics_;

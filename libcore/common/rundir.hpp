@@ -48,6 +48,12 @@ class MetricsWriter {
   std::mutex mu_;
 };
 
+// UsageError when `dir` already holds the run directory of another command (its manifest.json
+// names another tool or command, or cannot be read): writing this command's config, manifest and
+// result there would overwrite that run's records. A missing folder or one without manifest.json,
+// and a run of the same command (resumed, or redone), pass.
+void check_run_dir_reuse(const fs::path& dir, const std::string& tool, const std::string& command);
+
 class RunDir {
  public:
   // Creates the folder (and artifacts/, checkpoints/). `dir` empty: runs/<tool>/<UTC>-<id>.

@@ -40,3 +40,18 @@ TEST_CASE("RunDir lays out the folder and metrics are one JSON object per line")
   run.write_manifest({{"status", "running"}});
   CHECK(nlohmann::json::parse(test::read_text(dir / "run" / "manifest.json"))["status"] == "running");
 }
+
+TEST_CASE("a run directory is reused only by the command that made it") {
+  test::TempDir dir("rundir");
+  CHECK_NOTHROW(check_run_dir_reuse(dir / "absent", "zpp-train", "export"));
+  CHECK_NOTHROW(check_run_dir_reuse(dir.path(), "zpp-train", "export"));  // a folder without manifest.json
+  test::write_text(dir / "manifest.json", R"({"tool": "zpp-train", "command": "train", "status": "finished"})");
+  CHECK_NOTHROW(check_run_dir_reuse(dir.path(), "zpp-train", "train"));  // --resume, or the same run again
+  CHECK_THROWS_WITH_AS(check_run_dir_reuse(dir.path(), "zpp-train", "export"),
+                       doctest::Contains("holds a run of 'zpp-train train'; 'zpp-train export' would overwrite"),
+                       UsageError);
+  CHECK_THROWS_AS(check_run_dir_reuse(dir.path(), "tls-fit", "train"), UsageError);
+  test::write_text(dir / "manifest.json", "{\"tool\": ");
+  CHECK_THROWS_WITH_AS(check_run_dir_reuse(dir.path(), "zpp-train", "train"),
+                       doctest::Contains("a manifest.json that cannot be read"), UsageError);
+}

@@ -201,6 +201,12 @@ TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as
   CHECK(last_json_line(r.out)["files"] == nlohmann::json{"model.safetensors", "config.json"});
   r = run_tool("zpp-train", {"export", "--checkpoint", run, "--format", "llmc", "--out", (tmp / "llmc").string()});
   REQUIRE(r.exit_code == 0);
+  // Into the training run's own folder: refused, its records left as they were.
+  const std::string command = core::test::read_text(tmp / "run/command.txt");
+  r = run_tool("zpp-train", {"export", "--checkpoint", run, "--out", run});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("holds a run of 'zpp-train train'") != std::string::npos);
+  CHECK(core::test::read_text(tmp / "run/command.txt") == command);
   // One window of the 32 positions the model has, scored by eval from the run, the hf folder and the .bin.
   const auto eval_loss = [&](const std::string& checkpoint) {
     const auto e = run_tool("zpp-train", {"eval", "--checkpoint", checkpoint, "--input", shards, "data.tokenizer=bytes",
