@@ -7,7 +7,8 @@
 #include <limits>
 #include <memory>
 #include <numbers>
-#include <optional>
+#include <utility>
+#include <span>
 #include <vector>
 
 #include <spdlog/fmt/fmt.h>
@@ -56,32 +57,6 @@ std::vector<int> token_byte_lengths(const text::Tokenizer& tok) {
   return len;
 }
 
-// The forward pass that scores a batch: the host model, or the device step without backward.
-class Scorer {
- public:
-  Scorer(const ModelSource& source, bool cuda) : model_(source.config) {
-    source.load_weights_into(model_.params());
-    if (cuda) {
-      if constexpr (kCudaBuild) {
-        gpu_ = std::make_shared<TransformerCuda>(source.config);
-        gpu_->upload(model_.params());
-      }
-    }
-  }
-  // Matmul FLOPs of a forward pass over a B x T batch.
-  double forward_flops(int B, int T, Task task) const { return model_.flops_per_step(B, T, task) / 3.0; }
-  // Mean loss over the batch's targets >= 0.
-  double mean_loss(const Batch& b, Task task) {
-    if constexpr (kCudaBuild)
-      if (gpu_) return gpu_->step(b, task, false);
-    return model_.forward(b, task);
-  }
-
- private:
-  Model<float> model_;
-  std::shared_ptr<TransformerCuda> gpu_;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
-};
-
 void check_host_memory(const ModelConfig& c, int batch, int seq_len, bool cuda) {
   const std::uint64_t avail = available_memory_bytes();
   if (avail == 0) return;  // unknown
@@ -100,58 +75,100 @@ struct Totals {
   std::int64_t tokens = 0, bytes = 0, windows = 0;
 };
 
-// Scores `split` (its first n + 1 tokens) into totals.
-void score_split(const TokenSplit& split, std::int64_t n, const EvalOptions& o, int seq_len, int stride, Task task,
-                 std::int32_t mask_id, const std::vector<int>& byte_len, Scorer& scorer, Totals& t, Progress& progress,
-                 std::int64_t& windows_done) {
-  const std::vector<Window> windows = plan_windows(n, seq_len, stride);
-  std::vector<std::int32_t> tok, tgt, win_tok, win_tgt;
-  for (std::size_t first = 0; first < windows.size();) {
-    // Consecutive windows of one length make a batch (only the last window of a split is shorter).
-    const int T = windows[first].length;
-    std::size_t last = first;
-    while (last < windows.size() && last - first < static_cast<std::size_t>(o.batch) && windows[last].length == T)
-      ++last;
-    const int B = static_cast<int>(last - first);
-    tok.resize(std::size_t(B) * T);
-    tgt.resize(std::size_t(B) * T);
+// One evaluation: the model (on the host, or the device step without backward) and the running
+// totals over the windows of every split it scores.
+class Evaluation {
+ public:
+  Evaluation(const ModelSource& source, const EvalOptions& o, std::int32_t mask_id, std::vector<int> byte_len,
+             std::int64_t total_windows)
+      : o_(o), task_(source.config.architecture() == Arch::bert ? Task::mlm : Task::lm), mask_id_(mask_id),
+        byte_len_(std::move(byte_len)), model_(source.config),
+        progress_("eval", static_cast<std::uint64_t>(total_windows)) {
+    source.load_weights_into(model_.params());
+    if (o.device == "cuda") {
+      if constexpr (kCudaBuild) {
+        gpu_ = std::make_shared<TransformerCuda>(source.config);
+        gpu_->upload(model_.params());
+      }
+    }
+  }
+
+  // Scores the first n input positions of `split` in windows of seq_len at `stride`.
+  void score_split(const TokenSplit& split, std::int64_t n, int seq_len, int stride) {
+    const std::vector<Window> windows = plan_windows(n, seq_len, stride);
+    for (std::size_t first = 0; first < windows.size();) {
+      // Consecutive windows of one length make a batch (only the last window of a split is shorter).
+      std::size_t last = first;
+      while (last < windows.size() && last - first < static_cast<std::size_t>(o_.batch) &&
+             windows[last].length == windows[first].length)
+        ++last;
+      score_batch(split, std::span(windows).subspan(first, last - first));
+      first = last;
+    }
+  }
+
+  // Ends the progress display; the totals of everything scored.
+  const Totals& finish() {
+    progress_.finish();
+    return t_;
+  }
+
+ private:
+  void score_batch(const TokenSplit& split, std::span<const Window> windows) {
+    const int B = static_cast<int>(windows.size()), T = windows[0].length;
+    tok_.resize(std::size_t(B) * T);
+    tgt_.resize(std::size_t(B) * T);
     for (int b = 0; b < B; ++b) {
-      const Window& w = windows[first + std::size_t(b)];
-      std::int32_t* wt = tok.data() + std::size_t(b) * T;
-      std::int32_t* wg = tgt.data() + std::size_t(b) * T;
+      const Window& w = windows[std::size_t(b)];
+      std::int32_t* wt = tok_.data() + std::size_t(b) * T;
+      std::int32_t* wg = tgt_.data() + std::size_t(b) * T;
       split.copy(w.begin, static_cast<std::size_t>(T), wt);
       split.copy(w.begin + 1, static_cast<std::size_t>(T), wg);
       std::fill(wg, wg + w.scored_from, -1);
-      if (task == Task::mlm) {  // masks per window: the result does not depend on the batch size
-        win_tok.assign(wt, wt + T);
-        win_tgt.assign(T, 0);
-        apply_mlm_mask(win_tok, win_tgt, mask_id, mask_id, o.mlm_probability, o.seed,
-                       static_cast<std::uint64_t>(windows_done + b));
-        std::copy(win_tok.begin(), win_tok.end(), wt);
-        std::copy(win_tgt.begin(), win_tgt.end(), wg);
+      if (task_ == Task::mlm) {  // masks per window: the result does not depend on the batch size
+        win_tok_.assign(wt, wt + T);
+        win_tgt_.assign(T, 0);
+        apply_mlm_mask(win_tok_, win_tgt_, mask_id_, mask_id_, o_.mlm_probability, o_.seed,
+                       static_cast<std::uint64_t>(t_.windows + b));
+        std::copy(win_tok_.begin(), win_tok_.end(), wt);
+        std::copy(win_tgt_.begin(), win_tgt_.end(), wg);
       }
     }
     std::int64_t counted = 0;
-    for (std::int32_t id : tgt)
+    for (std::int32_t id : tgt_)
       if (id >= 0) {
         ++counted;
-        if (static_cast<std::size_t>(id) < byte_len.size()) t.bytes += byte_len[static_cast<std::size_t>(id)];
+        if (static_cast<std::size_t>(id) < byte_len_.size()) t_.bytes += byte_len_[static_cast<std::size_t>(id)];
       }
     Batch batch;
     batch.B = B;
     batch.T = T;
-    batch.tokens = tok.data();
-    batch.targets = tgt.data();
-    t.loss_sum += scorer.mean_loss(batch, task) * double(counted);
-    t.flops += scorer.forward_flops(B, T, task);
-    t.tokens += counted;
-    t.windows += B;
-    windows_done += B;
-    progress.update(static_cast<std::uint64_t>(windows_done),
-                    fmt::format("loss {:.4f}", t.tokens > 0 ? t.loss_sum / double(t.tokens) : 0.0));
-    first = last;
+    batch.tokens = tok_.data();
+    batch.targets = tgt_.data();
+    t_.loss_sum += mean_loss(batch) * double(counted);
+    t_.flops += model_.flops_per_step(B, T, task_) / 3.0;  // the forward's third
+    t_.tokens += counted;
+    t_.windows += B;
+    progress_.update(static_cast<std::uint64_t>(t_.windows), fmt::format("loss {:.4f}", t_.loss_sum / double(t_.tokens)));
   }
-}
+
+  // Mean loss over the batch's targets >= 0.
+  double mean_loss(const Batch& b) {
+    if constexpr (kCudaBuild)
+      if (gpu_) return gpu_->step(b, task_, false);
+    return model_.forward(b, task_);
+  }
+
+  const EvalOptions& o_;
+  Task task_;
+  std::int32_t mask_id_;
+  std::vector<int> byte_len_;
+  Model<float> model_;
+  std::shared_ptr<TransformerCuda> gpu_;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
+  Progress progress_;
+  Totals t_;
+  std::vector<std::int32_t> tok_, tgt_, win_tok_, win_tgt_;
+};
 
 }  // namespace
 
@@ -183,7 +200,6 @@ nlohmann::json evaluate(const EvalOptions& o) {
   check_model_vocabulary(data, cfg);
   std::unique_ptr<text::Tokenizer> data_tok;  // a prepared folder's own tokenizer, when it differs
   if (data.tokenizer != model_tok->spec()) data_tok = text::make_tokenizer(data.tokenizer);
-  const std::vector<int> byte_len = token_byte_lengths(data_tok ? *data_tok : *model_tok);
 
   // The splits scored and how many input positions of each (max_tokens counts across them).
   std::vector<std::pair<const TokenSplit*, std::int64_t>> parts;
@@ -199,19 +215,13 @@ nlohmann::json evaluate(const EvalOptions& o) {
   for (const auto& [split, n] : parts) total_windows += n <= seq_len ? 1 : 1 + (n - seq_len + stride - 1) / stride;
   const int batch = static_cast<int>(std::min<std::int64_t>(o.batch, total_windows));
   check_host_memory(cfg, batch, seq_len, cuda);
-  Scorer scorer(source, cuda);
   log::info("eval: {} ({} layers, width {}) on {} split of {}: {} windows of {} tokens, stride {}, {} threads",
             source.path.string(), cfg.n_layer, cfg.n_embd, o.data.split, data.source, total_windows, seq_len, stride,
             num_threads());
-
-  const Timer timer;
-  Totals t;
-  Progress progress("eval", static_cast<std::uint64_t>(total_windows));
-  std::int64_t windows_done = 0;
-  for (const auto& [split, n] : parts)
-    score_split(*split, n, o, seq_len, stride, bert ? Task::mlm : Task::lm, data.vocab_size, byte_len, scorer, t,
-                progress, windows_done);
-  progress.finish();
+  Evaluation eval(source, o, data.vocab_size, token_byte_lengths(data_tok ? *data_tok : *model_tok), total_windows);
+  const Timer timer;  // the scoring alone, as tokens_per_s says
+  for (const auto& [split, n] : parts) eval.score_split(*split, n, seq_len, stride);
+  const Totals& t = eval.finish();
   const double seconds = timer.seconds();
   const double loss = t.loss_sum / double(t.tokens);
   nlohmann::json r = {{"loss", loss},
