@@ -114,6 +114,41 @@ std::optional<fs::path> latest_checkpoint(const fs::path& root) {
   return all.back();
 }
 
+nlohmann::json model_state_json(const ModelConfig& m) {
+  return {{"arch", m.arch},
+          {"n_layer", m.n_layer},
+          {"n_head", m.n_head},
+          {"n_embd", m.n_embd},
+          {"n_positions", m.n_positions},
+          {"vocab_size", m.vocab_size},
+          {"vocab_pad_to", m.vocab_pad_to},
+          {"type_vocab_size", m.type_vocab_size},
+          {"num_labels", m.num_labels},
+          {"layer_norm_eps", m.layer_norm_eps},
+          {"init_std", m.init_std}};
+}
+
+ModelConfig model_config_from_state(const nlohmann::json& s, const fs::path& dir) {
+  try {
+    const auto& m = s.at("model");
+    ModelConfig c;
+    c.arch = m.at("arch").get<std::string>();
+    c.n_layer = m.at("n_layer");
+    c.n_head = m.at("n_head");
+    c.n_embd = m.at("n_embd");
+    c.n_positions = m.at("n_positions");
+    c.vocab_size = m.at("vocab_size");
+    c.vocab_pad_to = m.at("vocab_pad_to");
+    c.type_vocab_size = m.at("type_vocab_size");
+    c.num_labels = m.at("num_labels");
+    c.layer_norm_eps = m.at("layer_norm_eps");
+    c.validate();
+    return c;
+  } catch (const std::exception& e) {
+    throw DataError((dir / "state.json").string() + ": bad model description: " + e.what());
+  }
+}
+
 nlohmann::json read_checkpoint_state(const fs::path& dir) {
   const fs::path p = dir / "state.json";
   std::ifstream f(p);

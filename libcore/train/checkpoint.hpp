@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "train/model_config.hpp"
 #include "train/optimizer.hpp"
 #include "train/params.hpp"
 
@@ -29,6 +30,10 @@ fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuff
 std::optional<fs::path> latest_checkpoint(const fs::path& root);
 // Restores params and the optimizer (moments and step count); returns state.json.
 nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt);
+// The model description state.json holds under "model" (a resumed run must match it), and the
+// config it describes (DataError naming dir/state.json for a missing key or an invalid model).
+nlohmann::json model_state_json(const ModelConfig& config);
+ModelConfig model_config_from_state(const nlohmann::json& state, const fs::path& dir);
 // state.json of a checkpoint folder (InputMissingError naming it; DataError naming it and the key
 // for malformed JSON, a missing or negative step, one that is not the folder's, or a wrong type).
 nlohmann::json read_checkpoint_state(const fs::path& dir);

@@ -20,27 +20,6 @@ fs::path resolve_checkpoint_folder(const fs::path& p, const std::string& spec) {
   throw InputMissingError("checkpoint: no complete checkpoint (folder with DONE) in '" + spec + "'");
 }
 
-ModelConfig config_from_state(const nlohmann::json& s, const fs::path& dir) {
-  try {
-    const auto& m = s.at("model");
-    ModelConfig c;
-    c.arch = m.at("arch").get<std::string>();
-    c.n_layer = m.at("n_layer");
-    c.n_head = m.at("n_head");
-    c.n_embd = m.at("n_embd");
-    c.n_positions = m.at("n_positions");
-    c.vocab_size = m.at("vocab_size");
-    c.vocab_pad_to = m.at("vocab_pad_to");
-    c.type_vocab_size = m.at("type_vocab_size");
-    c.num_labels = m.at("num_labels");
-    c.layer_norm_eps = m.at("layer_norm_eps");
-    c.validate();
-    return c;
-  } catch (const std::exception& e) {
-    throw DataError((dir / "state.json").string() + ": bad model description: " + e.what());
-  }
-}
-
 // GPT-2's config.json as Hugging Face writes it beside model.safetensors.
 ModelConfig config_from_hf_json(const fs::path& weights) {
   const fs::path p = weights.parent_path() / "config.json";
@@ -102,7 +81,7 @@ ModelSource find_model(const std::string& spec) {
   if (fs::is_directory(p, ec)) {
     s.path = resolve_checkpoint_folder(p, spec);
     const nlohmann::json state = read_checkpoint_state(s.path);
-    s.config = config_from_state(state, s.path);
+    s.config = model_config_from_state(state, s.path);
     s.tokenizer = state.value("tokenizer", std::string("bytes"));
     if (state.contains("seq_len")) {
       if (!state["seq_len"].is_number_integer() || state["seq_len"].get<int>() <= 0)

@@ -176,21 +176,6 @@ void check_host_memory(const TrainOptions& o, bool cuda) {
             "data.seq_len"));
 }
 
-// The model description a checkpoint records (and a resumed run must match).
-nlohmann::json model_state(const ModelConfig& m) {
-  return {{"arch", m.arch},
-          {"n_layer", m.n_layer},
-          {"n_head", m.n_head},
-          {"n_embd", m.n_embd},
-          {"n_positions", m.n_positions},
-          {"vocab_size", m.vocab_size},
-          {"vocab_pad_to", m.vocab_pad_to},
-          {"type_vocab_size", m.type_vocab_size},
-          {"num_labels", m.num_labels},
-          {"layer_norm_eps", m.layer_norm_eps},
-          {"init_std", m.init_std}};
-}
-
 // The token counts of the data, recorded in checkpoints: a resumed run on data of other sizes (a
 // new prepare, an edited text) is told that its batches are not those of the run it continues.
 nlohmann::json data_state(const TokenData& data) { return {{"train", data.train.size()}, {"val", data.val.size()}}; }
@@ -206,7 +191,7 @@ void check_resume_matches(const nlohmann::json& state, const fs::path& ckpt, con
               "it does not see the batches that run would have", o.data.input, data.train.size(), data.val.size(),
               ckpt.string(), it->value("train", std::int64_t(-1)), it->value("val", std::int64_t(-1)));
   std::string diff;
-  const nlohmann::json want = model_state(o.model);
+  const nlohmann::json want = model_state_json(o.model);
   const nlohmann::json have = state.value("model", nlohmann::json::object());
   for (auto it = want.begin(); it != want.end(); ++it)
     if (have.contains(it.key()) && have[it.key()] != it.value())
@@ -320,7 +305,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     nlohmann::json s;
     s["tokenizer"] = data.tokenizer;
     s["data_tokens"] = data_state(data);
-    s["model"] = model_state(o.model);
+    s["model"] = model_state_json(o.model);
     s["seq_len"] = o.data.seq_len;
     s["seed"] = o.seed;
     s["threads"] = num_threads();

@@ -38,6 +38,12 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
+// 80 numbered lines of "to be or not to be, that is the question" (3.5 kB): text for short runs.
+void write_question_text(const std::filesystem::path& path) {
+  std::string text;
+  for (int i = 0; i < 80; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
+  core::test::write_text(path, text);
+}
 }  // namespace
 
 TEST_CASE("bad model configs exit 2 with a clear message") {
@@ -81,9 +87,7 @@ TEST_CASE("peak: the GEMM rate of the CPU path, and of the GPU path where a devi
 
 TEST_CASE("train on text, sample, prepare shards and train on them") {
   TempDir tmp("zpp_cli_run");
-  std::string text;
-  for (int i = 0; i < 80; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
-  core::test::write_text(tmp / "t.txt", text);
+  write_question_text(tmp / "t.txt");
   auto r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", (tmp / "run").string()}, kTiny));
   REQUIRE(r.exit_code == 0);
   const auto s = last_json_line(r.out);
@@ -146,9 +150,7 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
 
 TEST_CASE("eval scores a run's val split as its validation did, then the whole of it; max_loss; exit codes") {
   TempDir tmp("zpp_cli_eval");
-  std::string text;
-  for (int i = 0; i < 80; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
-  core::test::write_text(tmp / "t.txt", text);
+  write_question_text(tmp / "t.txt");
   const std::string run = (tmp / "run").string();
   auto r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", run}, kTiny));
   REQUIRE(r.exit_code == 0);
@@ -189,9 +191,7 @@ TEST_CASE("eval scores a run's val split as its validation did, then the whole o
 
 TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as eval does; llmc; init_from each; BERT refused") {
   TempDir tmp("zpp_cli_export");
-  std::string text;
-  for (int i = 0; i < 80; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
-  core::test::write_text(tmp / "t.txt", text);
+  write_question_text(tmp / "t.txt");
   const std::string shards = (tmp / "shards").string(), run = (tmp / "run").string();
   REQUIRE(run_tool("zpp-train", {"prepare", "--input", (tmp / "t.txt").string(), "--tokenizer", "bytes", "--out", shards})
               .exit_code == 0);

@@ -157,13 +157,7 @@ TEST_CASE("eval and sample read the same weights from HF safetensors, an llm.c .
   CHECK(evaluate(f.options(bin))["loss"].get<double>() == hf);
   const ModelConfig c = gpt_config();
   AdamW<float> opt(f.model.layout(), AdamWHyper{});
-  const nlohmann::json state = {
-      {"tokenizer", "bytes"},
-      {"seq_len", 8},
-      {"model",
-       {{"arch", "gpt"}, {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
-        {"n_positions", c.n_positions}, {"vocab_size", c.vocab_size}, {"vocab_pad_to", c.vocab_pad_to},
-        {"type_vocab_size", c.type_vocab_size}, {"num_labels", c.num_labels}, {"layer_norm_eps", c.layer_norm_eps}}}};
+  const nlohmann::json state = {{"tokenizer", "bytes"}, {"seq_len", 8}, {"model", model_state_json(c)}};
   save_checkpoint(f.dir / "run" / "checkpoints", 5, f.model.params(), opt, state);
   EvalOptions o = f.options(f.dir / "run");
   o.data.tokenizer.clear();  // the checkpoint's
@@ -191,12 +185,7 @@ TEST_CASE("eval of a BERT: masked windows, the same masks at any batch size") {
   Model<float> model(c);
   init_parameters(model.params(), 5);
   AdamW<float> opt(model.layout(), AdamWHyper{});
-  const nlohmann::json state = {
-      {"tokenizer", "bytes"},
-      {"model",
-       {{"arch", "bert"}, {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
-        {"n_positions", c.n_positions}, {"vocab_size", c.vocab_size}, {"vocab_pad_to", c.vocab_pad_to},
-        {"type_vocab_size", c.type_vocab_size}, {"num_labels", c.num_labels}, {"layer_norm_eps", c.layer_norm_eps}}}};
+  const nlohmann::json state = {{"tokenizer", "bytes"}, {"model", model_state_json(c)}};
   save_checkpoint(dir / "ckpt", 1, model.params(), opt, state);
   EvalOptions o;
   o.checkpoint = (dir / "ckpt").string();
