@@ -1,4 +1,5 @@
-// Training behaviour on the float32 path: one batch is memorised, the loss falls on real text,
+// Training behaviour on the float32 path: one batch is memorised, two half batches accumulate to the
+// whole batch's gradient (double), the loss falls on real text,
 // a resumed run (after a plain end, and after a stop request) reproduces the uninterrupted run's
 // losses bit for bit, and the optimizer pieces match their formulas.
 #include <doctest/doctest.h>
@@ -118,6 +119,39 @@ TEST_CASE("a tiny GPT memorises one batch") {
   }
   CHECK(first == doctest::Approx(std::log(16.0)).epsilon(0.1));
   CHECK(loss < 0.05f);
+}
+
+TEST_CASE("gradient accumulation: two half batches with backward(1/2) give the whole batch's loss and gradient") {
+  Model<double> m(tiny_gpt(16));
+  init_parameters(m.params(), 4);
+  std::vector<std::int32_t> tok(4 * 8), tgt(4 * 8);
+  core::Rng rng(6);
+  for (auto& t : tok) t = static_cast<std::int32_t>(rng.below(16));
+  for (auto& t : tgt) t = static_cast<std::int32_t>(rng.below(16));
+  const auto batch = [&](int first, int B) {
+    Batch b;
+    b.B = B;
+    b.T = 8;
+    b.tokens = tok.data() + first * 8;
+    b.targets = tgt.data() + first * 8;
+    return b;
+  };
+  m.grads().zero();
+  const double whole = m.forward(batch(0, 4), Task::lm);
+  m.backward();
+  std::vector<std::vector<double>> want;
+  for (int g = 0; g < m.grads().num_groups(); ++g)
+    want.emplace_back(m.grads().group(g), m.grads().group(g) + m.grads().group_size(g));
+  m.grads().zero();
+  double halves = 0;
+  for (int first : {0, 2}) {
+    halves += m.forward(batch(first, 2), Task::lm) / 2;
+    m.backward(0.5);
+  }
+  CHECK(halves == doctest::Approx(whole).epsilon(1e-12));
+  for (int g = 0; g < m.grads().num_groups(); ++g)
+    for (std::size_t i = 0; i < m.grads().group_size(g); ++i)
+      REQUIRE(m.grads().group(g)[i] == doctest::Approx(want[g][i]).epsilon(1e-9).scale(1e-12));
 }
 
 TEST_CASE("loss falls on real text (tinyshakespeare)") {
