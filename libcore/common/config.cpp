@@ -40,7 +40,10 @@ std::vector<std::string> split_dotted(const std::string& key) {
   return parts;
 }
 
+// The value of `key=text` as YAML; a lone "-" (YAML: a list of one null) is the string "-", the
+// command-line name of standard input (data.input=-).
 YAML::Node parse_override_value(const std::string& spec, const std::string& text) {
+  if (text == "-") return YAML::Node(text);
   try {
     return text.empty() ? YAML::Node(YAML::NodeType::Null) : YAML::Load(text);
   } catch (const YAML::Exception& e) {

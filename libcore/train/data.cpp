@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
@@ -157,11 +158,43 @@ std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std:
   return std::make_shared<const io::MappedFile>(fd, path.string());
 }
 
+// The splits of a text: its tokens, the last val_fraction of them the validation split.
+void split_text(TokenData& d, std::istream& text, const std::string& source, const DataOptions& o) {
+  if (!(o.val_fraction > 0))
+    throw UsageError("data.val_fraction = 0 leaves a text input no validation split (training evaluates on it)");
+  const auto tok = core::text::make_tokenizer(o.tokenizer);
+  const auto file = tokenize_text(text, source, *tok);
+  const std::int64_t n = static_cast<std::int64_t>(file->bytes().size() / 2);
+  const auto n_val = static_cast<std::int64_t>(std::floor(o.val_fraction * static_cast<double>(n)));
+  d.train.add(file, 0, n - n_val, source + " (train split)");
+  d.val.add(file, n - n_val, n_val, source + " (validation split)");
+  d.vocab_size = tok->vocab_size();
+  d.tokenizer = tok->spec();
+}
+
+// DataError unless both splits hold a window of seq_len + 1 tokens.
+void check_split_sizes(const TokenData& d, const DataOptions& o, bool shard_folder) {
+  const std::int64_t need = static_cast<std::int64_t>(o.seq_len) + 1;
+  if (d.train.size() < need)
+    throw DataError("data.input '" + d.source + "': the train split has " + std::to_string(d.train.size()) +
+                    " tokens, fewer than data.seq_len + 1 = " + std::to_string(need));
+  if (d.val.size() < need)
+    throw DataError("data.input '" + d.source + "': the validation split has " + std::to_string(d.val.size()) +
+                    " tokens, fewer than data.seq_len + 1 = " + std::to_string(need) +
+                    (shard_folder ? " (prepare the folder with a larger val_fraction, or shorten data.seq_len)"
+                                  : " (raise data.val_fraction or shorten data.seq_len)"));
+}
+
 }  // namespace
 
 TokenData load_token_data(const DataOptions& o) {
   TokenData d;
-  d.source = o.input;
+  d.source = o.input == "-" ? "standard input" : o.input;
+  if (o.input == "-") {  // `zstd -dc corpus.zst | zpp-train train data.input=-`
+    split_text(d, std::cin, d.source, o);
+    check_split_sizes(d, o, false);
+    return d;
+  }
   const fs::path in(o.input);
   if (o.input.empty()) throw UsageError("data.input: empty path");
   std::error_code status_ec;
@@ -231,8 +264,6 @@ TokenData load_token_data(const DataOptions& o) {
       d.vocab_size = std::max(d.train.max_token(), d.val.max_token()) + 1;
     }
   } else {
-    if (!(o.val_fraction > 0))
-      throw UsageError("data.val_fraction = 0 leaves a text input no validation split (training evaluates on it)");
     std::ifstream f(in, std::ios::binary);
     if (!f) throw InputMissingError("data.input: cannot open '" + o.input + "'");
     if (fs::is_regular_file(in)) {  // a token shard is no text: its bytes would train as if they were
@@ -244,24 +275,9 @@ TokenData load_token_data(const DataOptions& o) {
       f.clear();
       f.seekg(0);
     }
-    const auto tok = core::text::make_tokenizer(o.tokenizer);
-    const auto file = tokenize_text(f, o.input, *tok);
-    const std::int64_t n = static_cast<std::int64_t>(file->bytes().size() / 2);
-    const auto n_val = static_cast<std::int64_t>(std::floor(o.val_fraction * static_cast<double>(n)));
-    d.train.add(file, 0, n - n_val, o.input + " (train split)");
-    d.val.add(file, n - n_val, n_val, o.input + " (validation split)");
-    d.vocab_size = tok->vocab_size();
-    d.tokenizer = tok->spec();
+    split_text(d, f, o.input, o);
   }
-  const std::int64_t need = static_cast<std::int64_t>(o.seq_len) + 1;
-  if (d.train.size() < need)
-    throw DataError("data.input '" + o.input + "': the train split has " + std::to_string(d.train.size()) +
-                    " tokens, fewer than data.seq_len + 1 = " + std::to_string(need));
-  if (d.val.size() < need)
-    throw DataError("data.input '" + o.input + "': the validation split has " + std::to_string(d.val.size()) +
-                    " tokens, fewer than data.seq_len + 1 = " + std::to_string(need) +
-                    (fs::is_directory(in) ? " (prepare the folder with a larger val_fraction, or shorten data.seq_len)"
-                                          : " (raise data.val_fraction or shorten data.seq_len)"));
+  check_split_sizes(d, o, fs::is_directory(in));
   return d;
 }
 

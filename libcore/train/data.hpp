@@ -1,5 +1,6 @@
-// Token data for training: a text file tokenized on the fly as `prepare` would (into a temporary
-// uint16 file, chunk by chunk; the last val_fraction of the tokens is the validation split) or a
+// Token data for training: a text file (or standard input, "-") tokenized on the fly as `prepare`
+// would (into a temporary uint16 file, chunk by chunk; the last val_fraction of the tokens is the
+// validation split) or a
 // folder of llm.c token shards, both mapped and read in place; shards written by `zpp-train prepare`
 // (train_000000.bin, val_000000.bin) or by llm.c (tiny_shakespeare_val.bin, fineweb_train_000001.bin:
 // a split's files have "train" or "val" as a '_'-separated word of their name; in a folder with
@@ -28,7 +29,7 @@ struct DataOptions {
 
   template <class V>
   void visit(V& v) {
-    v("input", input, "text file, or folder of train/val token shards (from `prepare` or llm.c)");
+    v("input", input, "text file (-: standard input), or folder of train/val token shards (from `prepare` or llm.c)");
     v("tokenizer", tokenizer, "tokenizer of a text input, or of shards without prepare.json: bytes or gpt2:DIR");
     v("val_fraction", val_fraction, "tail fraction of a text input kept for validation",
       core::in_range(0.0, 0.5));

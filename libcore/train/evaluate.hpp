@@ -27,7 +27,7 @@ struct EvalData {
   double val_fraction = DataOptions{}.val_fraction;
   template <class V>
   void visit(V& v) {
-    v("input", input, "text file, or folder of train/val token shards (from `prepare` or llm.c)");
+    v("input", input, "text file (-: standard input), or folder of train/val token shards (from `prepare` or llm.c)");
     v("tokenizer", tokenizer, "tokenizer (empty: the checkpoint's; gpt2:DIR for llm.c or Hugging Face weights)");
     v("split", split, "which tokens to score: val, train or all (both, one after the other)",
       core::one_of({"val", "train", "all"}));

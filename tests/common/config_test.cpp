@@ -63,6 +63,12 @@ TEST_CASE("defaults, files and overrides apply in order") {
   CHECK(o.name == "x");
 }
 
+TEST_CASE("an override value of a lone '-' is the string '-' (standard input), not a YAML list") {
+  CHECK(resolve_options<Opts>({}, {"name=-"}).name == "-");
+  CHECK(resolve_options<Opts>({}, {"name=-x"}).name == "-x");
+  CHECK(error_of({}, {"steps=-"}).find("steps") != std::string::npos);  // still typed: no number
+}
+
 TEST_CASE("deleting a key restores its built-in default") {
   test::TempDir dir("config");
   test::write_text(dir / "a.yaml", "lr: 0.5\n");

@@ -148,13 +148,17 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
   CHECK(r.err.find("standard input gives 2 tokens") != std::string::npos);
 }
 
-TEST_CASE("eval scores a run's val split as its validation did, then the whole of it; max_loss; exit codes") {
+TEST_CASE("eval scores a run's val split as its validation did, then the whole of it; standard input; max_loss; exit codes") {
   TempDir tmp("zpp_cli_eval");
   write_question_text(tmp / "t.txt");
   const std::string run = (tmp / "run").string();
   auto r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", run}, kTiny));
   REQUIRE(r.exit_code == 0);
   const double val_loss = last_json_line(r.out)["val_loss"].get<double>();
+  // data.input=- trains on standard input exactly as on the file.
+  r = run_tool("zpp-train", with({"train", "data.input=-", "--out", (tmp / "piped").string()}, kTiny), {}, tmp / "t.txt");
+  REQUIRE(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["val_loss"].get<double>() == val_loss);
   // The run's last validation: eval_iters = 2 batches of 4 windows of 16 tokens from the split's start.
   r = run_tool("zpp-train", {"eval", "--checkpoint", run, "--input", (tmp / "t.txt").string(), "max_tokens=128"});
   REQUIRE(r.exit_code == 0);
@@ -168,6 +172,11 @@ TEST_CASE("eval scores a run's val split as its validation did, then the whole o
   CHECK(e["tokens"].get<int>() > 300);  // every byte of the val split's tail 10% but the first
   CHECK(e["bits_per_byte"].get<double>() == doctest::Approx(e["loss"].get<double>() / std::log(2.0)));
 
+  // The text from standard input: the same tokens, the same loss.
+  r = run_tool("zpp-train", {"eval", "--checkpoint", run, "--input", "-", "stride=4"}, {}, tmp / "t.txt");
+  REQUIRE(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["loss"] == e["loss"]);
+  CHECK(last_json_line(r.out)["data"] == "standard input");
   // A regression check for scripts: exit 3 when the loss exceeds max_loss, the JSON still printed.
   r = run_tool("zpp-train", {"eval", "--checkpoint", run, "--input", (tmp / "t.txt").string(), "stride=4",
                              "max_loss=" + std::to_string(e["loss"].get<double>() * 1.01)});
