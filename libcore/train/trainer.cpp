@@ -268,6 +268,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       ckpt_dir = ckpt->string();
       saved_step = start;
       log::info("resumed from {} at step {}", ckpt->string(), start);
+      if (!o.init_from.empty())
+        log::info("init_from {} is not read: the checkpoint holds the weights the run continues", o.init_from);
       if (state.value("threads", num_threads()) != num_threads())
         log::warn("the checkpoint was written with {} threads, this run uses {}: the continuation is not "
                   "bit-identical (the GEMM blocks depend on the thread count)", state.value("threads", 0), num_threads());

@@ -245,6 +245,11 @@ TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as
                 .exit_code == 0);
     CHECK(eval_loss(out) == doctest::Approx(loss).epsilon(1e-6));
   }
+  // On --resume the checkpoint holds the weights: init_from is said not to be read.
+  r = run_tool("zpp-train", with(with({"train", "data.input=" + shards, "--out", (tmp / "init").string(), "--resume"}, kTiny),
+                                 {"init_from=" + run, "train_iters=2", "optimizer.params.lr=1e-9"}));
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("is not read: the checkpoint holds the weights") != std::string::npos);
   r = run_tool("zpp-train", with(with({"train", "data.input=" + shards, "--out", (tmp / "init2").string()}, kTiny),
                                  {"init_from=" + (tmp / "hf/model.safetensors").string(), "model.n_layer=2"}));
   CHECK(r.exit_code == 2);
