@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <string>
 
@@ -196,58 +197,140 @@ std::vector<std::size_t> part_bounds(std::string_view text) {
   return bounds;
 }
 
-// The tokens of `text`: its parts encoded on `threads` threads (0: OpenMP's default), in order.
-std::vector<std::vector<std::int32_t>> encode_parts(const Tokenizer& tokenizer, std::string_view text, int threads) {
-  const std::vector<std::size_t> bounds = part_bounds(text);
-  const int parts = static_cast<int>(bounds.size()) - 1;
-  std::vector<std::vector<std::int32_t>> ids(static_cast<std::size_t>(parts));
-  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(parts));
+// The tokens of each text: the texts cut into parts (part_bounds) that `threads` threads encode (0:
+// OpenMP's default); out[t] holds the tokens of texts[t].
+std::vector<std::vector<std::int32_t>> encode_texts(const Tokenizer& tokenizer, const std::vector<std::string_view>& texts,
+                                                    int threads) {
+  struct Part {
+    std::size_t text;
+    std::string_view bytes;
+  };
+  std::vector<Part> parts;
+  for (std::size_t t = 0; t < texts.size(); ++t) {
+    const std::vector<std::size_t> bounds = part_bounds(texts[t]);
+    for (std::size_t p = 0; p + 1 < bounds.size(); ++p)
+      parts.push_back({t, texts[t].substr(bounds[p], bounds[p + 1] - bounds[p])});
+  }
+  const int n = static_cast<int>(parts.size());
+  std::vector<std::vector<std::int32_t>> ids(parts.size());
+  std::vector<std::exception_ptr> failures(parts.size());
 #ifdef _OPENMP
   if (threads <= 0) threads = omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (parts > 1 && threads > 1)
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (n > 1 && threads > 1)
 #else
   (void)threads;  // a build without OpenMP tokenizes on one thread
 #endif
-  for (int p = 0; p < parts; ++p) {
+  for (int p = 0; p < n; ++p) {
     try {  // nothing may leave an OpenMP region
-      ids[p] = tokenizer.encode(text.substr(bounds[p], bounds[p + 1] - bounds[p]));
+      ids[p] = tokenizer.encode(parts[p].bytes);
     } catch (...) {
       failures[p] = std::current_exception();
     }
   }
   for (const auto& failure : failures)
     if (failure) std::rethrow_exception(failure);
-  return ids;
+  std::vector<std::vector<std::int32_t>> out(texts.size());
+  for (std::size_t p = 0; p < parts.size(); ++p) out[parts[p].text].insert(out[parts[p].text].end(), ids[p].begin(), ids[p].end());
+  return out;
+}
+
+// Writes tokens to the token file as uint16 and counts them.
+class TokenSink {
+ public:
+  TokenSink(const Tokenizer& tokenizer, std::ostream& out) : eot_(tokenizer.eot_token()), out_(out) {
+    if (tokenizer.vocab_size() > 65536)
+      throw UsageError("tokenizer '" + tokenizer.spec() + "' has " + std::to_string(tokenizer.vocab_size()) +
+                       " tokens; uint16 token files hold at most 65536");
+  }
+  void emit(const std::vector<std::int32_t>& ids) {
+    std::vector<std::uint16_t> packed(ids.begin(), ids.end());  // vocab_size <= 65536 checked above
+    out_.write(reinterpret_cast<const char*>(packed.data()), static_cast<std::streamsize>(packed.size() * 2));
+    tokens_ += static_cast<std::int64_t>(ids.size());
+  }
+  // The separator before a document: the end-of-text token, when the tokenizer has one.
+  void document_start() {
+    ++documents_;
+    if (eot_) emit({*eot_});
+  }
+  std::int64_t tokens() const { return tokens_; }
+  std::int64_t documents() const { return documents_; }
+
+ private:
+  std::optional<std::int32_t> eot_;
+  std::ostream& out_;
+  std::int64_t tokens_ = 0, documents_ = 0;
+};
+
+// The whole input is one document, read about chunk_bytes at a time and cut where safe.
+std::int64_t tokenize_text(std::istream& in, const Tokenizer& tokenizer, std::int64_t chunk_bytes, TokenSink& sink,
+                           int threads) {
+  std::int64_t input_bytes = 0;
+  sink.document_start();
+  std::string pending;
+  std::vector<char> block(static_cast<std::size_t>(chunk_bytes));
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    pending.append(block.data(), static_cast<std::size_t>(in.gcount()));
+    input_bytes += in.gcount();
+    const std::size_t cut = in ? last_safe_cut(pending) : pending.size();  // at the end: everything
+    if (cut == std::string::npos || cut == 0) continue;
+    sink.emit(encode_texts(tokenizer, {std::string_view(pending).substr(0, cut)}, threads)[0]);
+    pending.erase(0, cut);
+  }
+  return input_bytes;
+}
+
+// One JSON object per line, its `text_key` string a document; documents are gathered up to
+// chunk_bytes and tokenized together.
+std::int64_t tokenize_jsonl(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
+                            const std::string& text_key, std::int64_t chunk_bytes, TokenSink& sink, int threads) {
+  std::int64_t input_bytes = 0, gathered = 0, line_no = 0;
+  std::vector<std::string> docs;
+  const auto flush = [&] {
+    const std::vector<std::string_view> views(docs.begin(), docs.end());
+    for (const auto& ids : encode_texts(tokenizer, views, threads)) {
+      sink.document_start();
+      sink.emit(ids);
+    }
+    docs.clear();
+    gathered = 0;
+  };
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    input_bytes += static_cast<std::int64_t>(line.size()) + (in.eof() ? 0 : 1);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = source + ":" + std::to_string(line_no);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw DataError(where + ": not a JSON object (" + e.what() + ")");
+    }
+    if (!j.is_object() || !j.contains(text_key) || !j[text_key].is_string())
+      throw DataError(where + ": expected an object with a string \"" + text_key + "\" (text_key)");
+    docs.push_back(j[text_key].get<std::string>());
+    gathered += static_cast<std::int64_t>(docs.back().size());
+    if (gathered >= chunk_bytes) flush();
+  }
+  if (in.bad()) return input_bytes;
+  flush();
+  return input_bytes;
 }
 
 }  // namespace
 
 TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
                                  std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name,
-                                 int threads) {
-  if (tokenizer.vocab_size() > 65536)
-    throw UsageError("tokenizer '" + tokenizer.spec() + "' has " + std::to_string(tokenizer.vocab_size()) +
-                     " tokens; uint16 token files hold at most 65536");
+                                 int threads, const InputFormat& format) {
+  TokenSink sink(tokenizer, out);
   TokenFileResult r;
-  const auto emit = [&](const std::vector<std::int32_t>& ids) {
-    std::vector<std::uint16_t> packed(ids.begin(), ids.end());  // vocab_size <= 65536 checked above
-    out.write(reinterpret_cast<const char*>(packed.data()), static_cast<std::streamsize>(packed.size() * 2));
-    r.tokens += static_cast<std::int64_t>(ids.size());
-  };
-  if (const auto eot = tokenizer.eot_token()) emit({*eot});
-  std::string pending;
-  std::vector<char> block(static_cast<std::size_t>(chunk_bytes));
-  while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    pending.append(block.data(), static_cast<std::size_t>(in.gcount()));
-    r.input_bytes += in.gcount();
-    const std::size_t cut = in ? last_safe_cut(pending) : pending.size();  // at the end: everything
-    if (cut == std::string::npos || cut == 0) continue;
-    for (const auto& ids : encode_parts(tokenizer, std::string_view(pending).substr(0, cut), threads)) emit(ids);
-    pending.erase(0, cut);
-  }
+  r.input_bytes = format.format == "jsonl"
+                      ? tokenize_jsonl(in, source, tokenizer, format.text_key, chunk_bytes, sink, threads)
+                      : tokenize_text(in, tokenizer, chunk_bytes, sink, threads);
   if (in.bad()) throw IoError("error reading input text " + source);
   if (!out.flush()) throw IoError("cannot write token file " + out_name + " (disk full?)");
+  r.tokens = sink.tokens();
+  r.documents = sink.documents();
   return r;
 }
 
@@ -285,11 +368,12 @@ PrepareResult prepare(const PrepareOptions& options) {
   std::ifstream tokens_in(tokens_file, std::ios::binary);
   fs::remove(tokens_file, ec);
   if (!tokens_out || !tokens_in) throw IoError("prepare: cannot create token file " + tokens_file.string());
-  const auto [input_bytes, n] = tokenize_to_file(input, source, *tokenizer, options.chunk_bytes, tokens_out,
-                                                 tokens_file.string(), options.threads);
+  const auto [input_bytes, n, documents] = tokenize_to_file(input, source, *tokenizer, options.chunk_bytes, tokens_out,
+                                                 tokens_file.string(), options.threads,
+                                                 {options.format, options.text_key});
   tokens_out.close();
   if (!tokens_out) throw IoError("prepare: cannot write token file " + tokens_file.string() + " (disk full?)");
-  const std::int64_t body = n - (tokenizer->eot_token() ? 1 : 0);
+  const std::int64_t body = n - (tokenizer->eot_token() ? documents : 0);
   const auto n_val = static_cast<std::int64_t>(std::floor(options.val_fraction * static_cast<double>(n)));
   if (body == 0 || n - n_val < 1 || (options.val_fraction > 0 && n_val < 1))
     throw DataError("prepare: " + source + " gives " + std::to_string(n) +

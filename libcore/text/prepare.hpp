@@ -1,7 +1,8 @@
 // Text file -> train/val token shards (llm.c layout) in an output folder: the library side of
 // `zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR`.
-// The whole file is one document: when the tokenizer has an end-of-text token it is put first (llm.c's
-// convention of a separator before every document). The text is read and tokenized in chunks of about
+// A text file is one document; a JSON Lines file (format jsonl: one object per line, the document in
+// its "text" field, as Hugging Face datasets export them) holds one per line. When the tokenizer has
+// an end-of-text token it goes before every document (llm.c's convention of a separator). The text is read and tokenized in chunks of about
 // chunk_bytes, cut only where the tokens of the parts are those of the whole (a newline between
 // two characters that are no whitespace), into a uint16 token file in the output folder, unlinked as
 // soon as it is open (a killed prepare leaves no such file); the shards
@@ -31,6 +32,8 @@ namespace core::text {
 
 struct PrepareOptions {
   std::string input;              // text file (any bytes); "-": standard input
+  std::string format = "text";    // text: the input is one document; jsonl: one JSON object per line per document
+  std::string text_key = "text";  // jsonl: the field holding a document's text
   std::string tokenizer = "bytes";
   std::string out;                // output folder, created when absent
   double val_fraction = 0.1;
@@ -41,6 +44,9 @@ struct PrepareOptions {
   template <class V>
   void visit(V& v) {
     v("input", input, "text file to tokenize (-: standard input)");
+    v("format", format, "text (the input is one document) or jsonl (one {\"text\": ...} object per line, each a document)",
+      core::one_of({"text", "jsonl"}));
+    v("text_key", text_key, "jsonl: the field that holds the document");
     v("tokenizer", tokenizer, "'bytes' or 'gpt2:DIR' (DIR holds encoder.json and vocab.bpe)");
     v("out", out, "output folder for the shards");
     v("val_fraction", val_fraction, "fraction of the tokens (the last ones) kept for validation",
@@ -74,18 +80,25 @@ std::size_t last_safe_cut(std::string_view buf);
 struct TokenFileResult {
   std::int64_t input_bytes = 0;
   std::int64_t tokens = 0;
+  std::int64_t documents = 0;
+};
+struct InputFormat {
+  std::string format = "text";  // text or jsonl (PrepareOptions)
+  std::string text_key = "text";
 };
 // Pass 1 of prepare, also used by training on a text file: tokenizes the text read from `in`
-// (`source` names it in messages) chunk by chunk, about chunk_bytes at a time, cut where the tokens
-// of the parts are those of the whole, into `out` as uint16 (no header), the end-of-text token first
-// when the tokenizer has one. A chunk is cut the same way into parts of about 1 MiB that `threads`
-// threads tokenize (0: OpenMP's default); the tokens are the same for any thread count. Memory is
-// bounded by chunk_bytes (a text without a cut point is one chunk). `out` is opened by the caller
-// (so it may unlink the file first); `out_name` names it in messages. Throws UsageError (a
-// vocabulary above 65536) or IoError.
+// (`source` names it in messages) into `out` as uint16 (no header), the end-of-text token (when the
+// tokenizer has one) before every document. A text is one document, read chunk by chunk, about
+// chunk_bytes at a time, cut where the tokens of the parts are those of the whole; jsonl documents
+// are gathered up to chunk_bytes. Either way the text is cut the same way into parts of about 1 MiB
+// that `threads` threads tokenize (0: OpenMP's default); the tokens are the same for any thread
+// count. Memory is bounded by chunk_bytes (a text without a cut point, or a longer document, is one
+// chunk). `out` is opened by the caller (so it may unlink the file first); `out_name` names it in
+// messages. Throws UsageError (a vocabulary above 65536), DataError (a jsonl line that is no object
+// with a string text_key, naming source:line) or IoError.
 TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
                                  std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name,
-                                 int threads = 0);
+                                 int threads = 0, const InputFormat& format = {});
 
 // Throws UsageError (empty input/out path, bad options, bad tokenizer spec), InputMissingError (input or
 // tokenizer files absent, input a directory), DataError (input too short to give both splits a token), IoError.

@@ -1,5 +1,5 @@
 // prepare(): text -> train/val shards; split sizes, sharding, decoding back to the input, stale shard
-// removal and the errors for bad inputs.
+// removal, JSON Lines documents and the errors for bad inputs.
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
@@ -11,6 +11,9 @@
 #include <fstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "byte_alphabet_encoder.hpp"
 #include "common/errors.hpp"
 #include "test_support.hpp"
 #include "text/prepare.hpp"
@@ -288,4 +291,63 @@ TEST_CASE("last_safe_cut: after a newline between two whole characters that are 
   CHECK(last_safe_cut("a\r\n b") == std::string_view::npos);
   CHECK(last_safe_cut("a\r\r\nb") == std::string_view::npos);
   CHECK(last_safe_cut("a\r\n") == std::string_view::npos);          // what follows is not known yet
+}
+
+TEST_CASE("prepare format=jsonl: a document per line, end-of-text before each, at any chunk size and thread count") {
+  const core::test::TempDir dir("text-prepare-jsonl");
+  // A GPT-2-format tokenizer of the 256 bytes and an end-of-text token (id 256), no merges.
+  core::test::write_text(dir / "tok/encoder.json", core::test::byte_alphabet_encoder() + ", \"<|endoftext|>\": 256}");
+  core::test::write_text(dir / "tok/vocab.bpe", "#version: 0.2\n");
+  std::vector<std::string> specs = tokenizer_specs();
+  specs.push_back("gpt2:" + (dir / "tok").string());
+  // Escapes, an empty document, one over 1 MiB (tokenized in parts), CR LF line ends, a blank line.
+  std::string big;  // valid UTF-8 (JSON strings are), prose and CJK lines
+  for (int i = 0; big.size() < (1u << 20) + 5000; ++i)
+    big += "Line " + std::to_string(i) + (i % 3 ? ": to be, or not to be.\n" : " \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\r\n");
+  const std::vector<std::string> docs = {"First \"doc\"\nwith lines.", "", "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac", big,
+                                         "last"};
+  std::string jsonl;
+  for (std::size_t i = 0; i < docs.size(); ++i)
+    jsonl += nlohmann::json{{"id", i}, {"text", docs[i]}}.dump() + (i == 2 ? "\r\n\n" : "\n");
+  core::test::write_text(dir / "docs.jsonl", jsonl);
+  for (const auto& spec : specs) {
+    CAPTURE(spec);
+    const auto tokenizer = make_tokenizer(spec);
+    std::vector<std::int32_t> want;
+    for (const auto& doc : docs) {
+      if (const auto eot = tokenizer->eot_token()) want.push_back(*eot);
+      const auto ids = tokenizer->encode(doc);
+      want.insert(want.end(), ids.begin(), ids.end());
+    }
+    for (const auto& [chunk, threads] : {std::pair{std::int64_t(64) << 20, 2}, std::pair{std::int64_t(10), 1}}) {
+      CAPTURE(chunk);
+      PrepareOptions opt;
+      opt.input = (dir / "docs.jsonl").string();
+      opt.format = "jsonl";
+      opt.out = (dir / "out").string();
+      opt.tokenizer = spec;
+      opt.chunk_bytes = chunk;
+      opt.threads = threads;
+      const PrepareResult r = prepare(opt);
+      CHECK(prepared_tokens(r) == want);
+      CHECK(r.input_bytes == static_cast<std::int64_t>(jsonl.size()));
+    }
+  }
+  // Another field name; lines that are no object with a string text, named by file and line.
+  core::test::write_text(dir / "content.jsonl", "{\"content\": \"abc\"}\n{\"content\": \"de\"}\n");
+  PrepareOptions opt;
+  opt.input = (dir / "content.jsonl").string();
+  opt.format = "jsonl";
+  opt.text_key = "content";
+  opt.out = (dir / "out_content").string();
+  opt.val_fraction = 0.2;
+  CHECK(prepared_tokens(prepare(opt)) == std::vector<std::int32_t>{'a', 'b', 'c', 'd', 'e'});
+  opt.text_key = "text";
+  CHECK_THROWS_WITH_AS(prepare(opt), doctest::Contains("content.jsonl:1: expected an object with a string \"text\""),
+                       core::DataError);
+  for (const char* bad : {"{\"text\": \"ok\"}\n{\"text\": 5}\n", "{\"text\": \"ok\"}\nnot json\n"}) {
+    core::test::write_text(dir / "bad.jsonl", bad);
+    opt.input = (dir / "bad.jsonl").string();
+    CHECK_THROWS_WITH_AS(prepare(opt), doctest::Contains("bad.jsonl:2:"), core::DataError);
+  }
 }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/errors.hpp"
+#include "byte_alphabet_encoder.hpp"
 #include "test_support.hpp"
 #include "text/gpt2_bpe.hpp"
 #include "text/pretokenize.hpp"
@@ -62,18 +63,6 @@ std::string random_utf8(std::mt19937_64& rng, std::size_t n_chars) {
   return s;
 }
 
-// The opening of an encoder.json holding the 256 byte tokens (ids 0..255) and nothing else; callers
-// add more entries and the closing brace.
-std::string byte_alphabet_encoder() {
-  std::string encoder = "{";
-  const auto alphabet = gpt2_byte_alphabet();
-  for (int b = 0; b < 256; ++b) {
-    std::string key;
-    append_utf8(key, alphabet[b]);
-    encoder += (b ? ", " : "") + nlohmann::json(key).dump() + ": " + std::to_string(b);
-  }
-  return encoder;
-}
 
 }  // namespace
 
@@ -164,7 +153,7 @@ TEST_CASE("make_tokenizer rejects unknown specs and missing GPT-2 files") {
 
 TEST_CASE("GPT-2 tokenizer files: malformed merges and vocab give DataError naming the file") {
   const core::test::TempDir dir("text-bad-gpt2");
-  const std::string encoder = byte_alphabet_encoder();
+  const std::string encoder = core::test::byte_alphabet_encoder();
   core::test::write_text(dir / "encoder.json", encoder + ", \"ab\": 256}");
   core::test::write_text(dir / "vocab.bpe", "#version: 0.2\na b\n");
   const Gpt2Tokenizer ok(dir.path());
@@ -189,7 +178,7 @@ TEST_CASE("GPT-2 tokenizer files: malformed merges and vocab give DataError nami
 
 TEST_CASE("GPT-2 tokenizer reads Hugging Face's names for the same files (vocab.json, merges.txt)") {
   const core::test::TempDir dir("text-hf-gpt2");
-  core::test::write_text(dir / "vocab.json", byte_alphabet_encoder() + ", \"ab\": 256}");
+  core::test::write_text(dir / "vocab.json", core::test::byte_alphabet_encoder() + ", \"ab\": 256}");
   core::test::write_text(dir / "merges.txt", "#version: 0.2\na b\n");
   const auto tok = make_tokenizer("gpt2:" + dir.path().string());
   CHECK(tok->encode("abab") == Ids{256, 256});
@@ -254,7 +243,7 @@ TEST_CASE("GPT-2 tokenizer: merges as encoder.py for random vocabularies and ran
     }
     std::ranges::shuffle(merges, rng);
     MergeRanks ranks;
-    std::string vocab = "#version: 0.2\n", encoder = byte_alphabet_encoder();
+    std::string vocab = "#version: 0.2\n", encoder = core::test::byte_alphabet_encoder();
     for (const auto& [x, y] : merges) {
       ranks[{x, y}] = static_cast<int>(ranks.size());
       vocab += x + " " + y + "\n";
@@ -293,7 +282,7 @@ TEST_CASE("GPT-2 tokenizer: a long run of letters (one piece) is merged in O(n l
 
 TEST_CASE("GPT-2 tokenizer: each tokenizer's cache is its own, also when two take turns on one thread") {
   const core::test::TempDir dir("text-gpt2-two-caches");
-  const std::string encoder = byte_alphabet_encoder();
+  const std::string encoder = core::test::byte_alphabet_encoder();
   core::test::write_text(dir / "merge/encoder.json", encoder + ", \"ab\": 256}");
   core::test::write_text(dir / "merge/vocab.bpe", "#version: 0.2\na b\n");
   core::test::write_text(dir / "plain/encoder.json", encoder + "}");
@@ -333,7 +322,7 @@ TEST_CASE("GPT-2 tokenizer: encode from several threads at once gives the serial
 
 TEST_CASE("GPT-2 tokenizer spec names its folder absolutely (checkpoints and prepare.json work from any cwd)") {
   const core::test::TempDir dir("text-gpt2-spec");
-  const std::string encoder = byte_alphabet_encoder();
+  const std::string encoder = core::test::byte_alphabet_encoder();
   core::test::write_text(dir / "tok/encoder.json", encoder + "}");
   core::test::write_text(dir / "tok/vocab.bpe", "#version: 0.2\n");
   const auto relative = std::filesystem::relative(dir / "tok");

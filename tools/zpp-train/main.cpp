@@ -1,5 +1,5 @@
 // zpp-train: transformer training on one rank (CPU path; GPT and BERT also on one CUDA device with --device cuda).
-//   zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR   text -> llm.c token shards
+//   zpp-train prepare --input TEXT [--format jsonl] --tokenizer bytes|gpt2:DIR --out DIR   -> llm.c token shards
 //   zpp-train train [--config FILE] [key=value ...] [--resume] [--device cuda] --out DIR  train GPT/BERT (default)
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
 //   zpp-train export --checkpoint DIR --format hf|llmc --out DIR   for transformers / llm.c
@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
       .flag("--format", "format", "hf or llmc");
   app.command<core::text::PrepareOptions>("prepare", "Tokenize a text file into train/val shards", run_prepare)
       .flag("--input", "input", "text file, or - for standard input")
+      .flag("--format", "format", "text (one document) or jsonl (a {\"text\": ...} document per line)")
       .flag("--tokenizer", "tokenizer", "bytes or gpt2:DIR");
   app.command<PeakOptions>("peak", "Measure the GEMM peak of the library the trainer uses (float32 CPU, bf16 GPU)", run_peak)
       .without_rundir();
