@@ -190,7 +190,7 @@ nlohmann::json evaluate(const EvalOptions& o) {
   if (bert && stride != seq_len)
     throw UsageError("stride: a bert model is scored on consecutive masked windows (leave stride at 0)");
 
-  const std::unique_ptr<text::Tokenizer> model_tok = source.make_tokenizer(o.data.tokenizer, "eval");
+  const std::unique_ptr<text::Tokenizer> model_tok = source.make_tokenizer(o.data.tokenizer, "eval", "data.tokenizer");
   DataOptions d;
   d.input = o.data.input;
   d.tokenizer = model_tok->spec();

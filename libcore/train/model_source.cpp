@@ -111,10 +111,10 @@ void ModelSource::load_weights_into(FlatBuffers<float>& params) const {
   }
 }
 
-std::unique_ptr<text::Tokenizer> ModelSource::make_tokenizer(const std::string& override,
-                                                             const std::string& command) const {
+std::unique_ptr<text::Tokenizer> ModelSource::make_tokenizer(const std::string& override, const std::string& command,
+                                                             const std::string& key) const {
   if (tokenizer.empty() && override.empty())
-    throw UsageError(command + ": " + path.string() + " records no tokenizer: pass tokenizer=gpt2:DIR (or bytes)");
+    throw UsageError(command + ": " + path.string() + " records no tokenizer: pass " + key + "=gpt2:DIR (or bytes)");
   const std::string spec = override.empty() ? tokenizer : override;
   if (!tokenizer.empty() && kind_of(spec) != kind_of(tokenizer))
     throw UsageError(command + ": tokenizer " + spec + " is not of the kind of the checkpoint's (" + tokenizer + ")");
@@ -124,7 +124,7 @@ std::unique_ptr<text::Tokenizer> ModelSource::make_tokenizer(const std::string& 
   } catch (const InputMissingError& e) {
     throw InputMissingError(std::string(e.what()) + (override.empty() ? " (the tokenizer " + path.string() +
                                                                              "/state.json records; if its folder moved, "
-                                                                             "pass tokenizer=gpt2:DIR)"
+                                                                             "pass " + key + "=gpt2:DIR)"
                                                                        : ""));
   }
   if (tok->vocab_size() > config.vocab_size)

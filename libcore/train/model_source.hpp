@@ -28,11 +28,12 @@ struct ModelSource {
 
   // Fills params (laid out for `config`) from the source; DataError naming the file and tensor.
   void load_weights_into(FlatBuffers<float>& params) const;
-  // The tokenizer to run the model with: `override` when given (for a checkpoint it must be of the
-  // kind recorded, its folder may have moved), else the recorded one. UsageError when there is none
-  // or it has more tokens than the model's vocabulary; InputMissingError with a hint when the
-  // recorded tokenizer's files are gone.
-  std::unique_ptr<text::Tokenizer> make_tokenizer(const std::string& override, const std::string& command) const;
+  // The tokenizer to run the model with: `override` (the command's config key `key`) when given (for
+  // a checkpoint it must be of the kind recorded, its folder may have moved), else the recorded one.
+  // UsageError when there is none or it has more tokens than the model's vocabulary;
+  // InputMissingError with a hint when the recorded tokenizer's files are gone.
+  std::unique_ptr<text::Tokenizer> make_tokenizer(const std::string& override, const std::string& command,
+                                                  const std::string& key = "tokenizer") const;
 };
 
 // Throws UsageError (empty spec, a file of another kind), InputMissingError (nothing there, no

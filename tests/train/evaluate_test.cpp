@@ -224,7 +224,8 @@ TEST_CASE("eval: bad options and model sources name what is wrong") {
   save_llmc_checkpoint(bin, f.model.params());
   o = f.options(bin);
   o.data.tokenizer.clear();
-  CHECK_THROWS_WITH_AS(evaluate(o), doctest::Contains("records no tokenizer"), core::UsageError);
+  CHECK_THROWS_WITH_AS(evaluate(o), doctest::Contains("records no tokenizer: pass data.tokenizer=gpt2:DIR"),
+                       core::UsageError);
   // HF weights: the config.json beside them is required and must describe GPT-2.
   const fs::path config = f.hf.parent_path() / "config.json";
   const std::string good = core::test::read_text(config);
