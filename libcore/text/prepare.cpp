@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -317,21 +318,52 @@ std::int64_t tokenize_jsonl(std::istream& in, const std::string& source, const T
   return input_bytes;
 }
 
+// The documents of one input into the sink; returns the bytes read.
+std::int64_t tokenize_stream(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
+                             std::int64_t chunk_bytes, TokenSink& sink, int threads, const InputFormat& format) {
+  const std::int64_t bytes = format.format == "jsonl"
+                                 ? tokenize_jsonl(in, source, tokenizer, format.text_key, chunk_bytes, sink, threads)
+                                 : tokenize_text(in, tokenizer, chunk_bytes, sink, threads);
+  if (in.bad()) throw IoError("error reading input text " + source);
+  return bytes;
+}
+
+TokenFileResult finish(const TokenSink& sink, std::ostream& out, const std::string& out_name, std::int64_t input_bytes) {
+  if (!out.flush()) throw IoError("cannot write token file " + out_name + " (disk full?)");
+  return {input_bytes, sink.tokens(), sink.documents()};
+}
+
 }  // namespace
 
 TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, const Tokenizer& tokenizer,
                                  std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name,
                                  int threads, const InputFormat& format) {
   TokenSink sink(tokenizer, out);
-  TokenFileResult r;
-  r.input_bytes = format.format == "jsonl"
-                      ? tokenize_jsonl(in, source, tokenizer, format.text_key, chunk_bytes, sink, threads)
-                      : tokenize_text(in, tokenizer, chunk_bytes, sink, threads);
-  if (in.bad()) throw IoError("error reading input text " + source);
-  if (!out.flush()) throw IoError("cannot write token file " + out_name + " (disk full?)");
-  r.tokens = sink.tokens();
-  r.documents = sink.documents();
-  return r;
+  const std::int64_t bytes = tokenize_stream(in, source, tokenizer, chunk_bytes, sink, threads, format);
+  return finish(sink, out, out_name, bytes);
+}
+
+TokenFileResult tokenize_files_to_file(const std::vector<fs::path>& files, const Tokenizer& tokenizer,
+                                       std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name,
+                                       int threads, const InputFormat& format) {
+  TokenSink sink(tokenizer, out);
+  std::int64_t bytes = 0;
+  for (const auto& file : files) {
+    std::ifstream in = open_input(file);
+    bytes += tokenize_stream(in, file.string(), tokenizer, chunk_bytes, sink, threads, format);
+  }
+  return finish(sink, out, out_name, bytes);
+}
+
+std::vector<fs::path> input_folder_files(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && !e.path().filename().string().starts_with(".")) files.push_back(e.path());
+  if (ec) throw IoError("cannot list input folder " + dir.string() + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw DataError("input folder " + dir.string() + " holds no files to tokenize");
+  return files;
 }
 
 nlohmann::json PrepareResult::to_json() const {
@@ -351,13 +383,16 @@ PrepareResult prepare(const PrepareOptions& options) {
   const auto tokenizer = make_tokenizer(options.tokenizer);
   // "-" reads standard input (`zstd -dc corpus.zst | zpp-train prepare --input - ...`): the text is
   // streamed anyway. A missing input fails before anything is created.
+  // A folder: each of its files, in name order, is one input.
   const bool from_stdin = options.input == "-";
+  std::error_code ec;
+  const bool folder = !from_stdin && fs::is_directory(options.input, ec);
   const std::string source = from_stdin ? "standard input" : options.input;
+  const std::vector<fs::path> files = folder ? input_folder_files(options.input) : std::vector<fs::path>{};
   std::ifstream file;
-  if (!from_stdin) file = open_input(options.input);
+  if (!from_stdin && !folder) file = open_input(options.input);
   std::istream& input = from_stdin ? std::cin : file;
   const fs::path out(options.out);
-  std::error_code ec;
   ScratchDir created_out{out, fs::exists(out, ec)};  // a folder this run creates goes again if it fails
   fs::create_directories(out, ec);
   if (ec) throw IoError("prepare: cannot create output folder " + out.string() + ": " + ec.message());
@@ -368,9 +403,12 @@ PrepareResult prepare(const PrepareOptions& options) {
   std::ifstream tokens_in(tokens_file, std::ios::binary);
   fs::remove(tokens_file, ec);
   if (!tokens_out || !tokens_in) throw IoError("prepare: cannot create token file " + tokens_file.string());
-  const auto [input_bytes, n, documents] = tokenize_to_file(input, source, *tokenizer, options.chunk_bytes, tokens_out,
-                                                 tokens_file.string(), options.threads,
-                                                 {options.format, options.text_key});
+  const InputFormat format{options.format, options.text_key};
+  const auto [input_bytes, n, documents] =
+      folder ? tokenize_files_to_file(files, *tokenizer, options.chunk_bytes, tokens_out, tokens_file.string(),
+                                      options.threads, format)
+             : tokenize_to_file(input, source, *tokenizer, options.chunk_bytes, tokens_out, tokens_file.string(),
+                                options.threads, format);
   tokens_out.close();
   if (!tokens_out) throw IoError("prepare: cannot write token file " + tokens_file.string() + " (disk full?)");
   const std::int64_t body = n - (tokenizer->eot_token() ? documents : 0);

@@ -1,19 +1,19 @@
-// Text file -> train/val token shards (llm.c layout) in an output folder: the library side of
-// `zpp-train prepare --input TEXT --tokenizer bytes|gpt2:DIR --out DIR`.
-// A text file is one document; a JSON Lines file (format jsonl: one object per line, the document in
-// its "text" field, as Hugging Face datasets export them) holds one per line. When the tokenizer has
-// an end-of-text token it goes before every document (llm.c's convention of a separator). The text is read and tokenized in chunks of about
-// chunk_bytes, cut only where the tokens of the parts are those of the whole (a newline between
-// two characters that are no whitespace), into a uint16 token file in the output folder, unlinked as
-// soon as it is open (a killed prepare leaves no such file); the shards
-// are then copied out of it: memory does not grow with the file (a text without such cut points is
-// one chunk). The last `val_fraction` of the tokens is the
-// validation split, the rest the training split; each split is cut into shards of at most
-// `shard_tokens` tokens named train_000000.bin, ..., val_000000.bin, ... They are written into a
+// Text -> train/val token shards (llm.c layout) in an output folder: the library side of
+// `zpp-train prepare --input TEXT|FOLDER|- [--format jsonl] --tokenizer bytes|gpt2:DIR --out DIR`.
+// Documents: a text file is one, and so is each file of an input folder (in name order); a JSON
+// Lines file (format jsonl, as Hugging Face datasets export them) holds one per line, in its "text"
+// field. When the tokenizer has an end-of-text token it goes before every document (llm.c's
+// convention of a separator). The text is read and tokenized in chunks of about chunk_bytes, cut
+// only where the tokens of the parts are those of the whole (a newline between two characters that
+// are no whitespace), into a uint16 token file in the output folder, unlinked as soon as it is open
+// (a killed prepare leaves no such file); the shards are then copied out of it: memory does not grow
+// with the input (a text without such cut points is one chunk). The last `val_fraction` of the
+// tokens is the validation split, the rest the training split; each split is cut into shards of at
+// most `shard_tokens` tokens named train_000000.bin, ..., val_000000.bin, ... They are written into a
 // staging folder inside the output folder (.prepare-staging-HOST-PID; one a killed prepare left is
 // removed by the next prepare into the folder on that host) and replace an earlier run's shards only
-// once all are written; prepare.json (removed first, written last) records the result, so it never describes a
-// mix of old and new shards.
+// once all are written; prepare.json (removed first, written last) records the result, so it never
+// describes a mix of old and new shards.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -31,7 +31,7 @@
 namespace core::text {
 
 struct PrepareOptions {
-  std::string input;              // text file (any bytes); "-": standard input
+  std::string input;              // text file (any bytes), folder of them (each a document); "-": standard input
   std::string format = "text";    // text: the input is one document; jsonl: one JSON object per line per document
   std::string text_key = "text";  // jsonl: the field holding a document's text
   std::string tokenizer = "bytes";
@@ -43,7 +43,7 @@ struct PrepareOptions {
 
   template <class V>
   void visit(V& v) {
-    v("input", input, "text file to tokenize (-: standard input)");
+    v("input", input, "text file to tokenize, a folder of them (each file a document), or - (standard input)");
     v("format", format, "text (the input is one document) or jsonl (one {\"text\": ...} object per line, each a document)",
       core::one_of({"text", "jsonl"}));
     v("text_key", text_key, "jsonl: the field that holds the document");
@@ -100,8 +100,18 @@ TokenFileResult tokenize_to_file(std::istream& in, const std::string& source, co
                                  std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name,
                                  int threads = 0, const InputFormat& format = {});
 
+// The same for several files, one after another into one token file (each a document in format
+// text), opened one at a time; messages name the file.
+TokenFileResult tokenize_files_to_file(const std::vector<std::filesystem::path>& files, const Tokenizer& tokenizer,
+                                       std::int64_t chunk_bytes, std::ostream& out, const std::string& out_name,
+                                       int threads = 0, const InputFormat& format = {});
+// The files an input folder gives prepare: its regular files but hidden ones, in name order
+// (DataError when there are none; subfolders are not entered).
+std::vector<std::filesystem::path> input_folder_files(const std::filesystem::path& dir);
+
 // Throws UsageError (empty input/out path, bad options, bad tokenizer spec), InputMissingError (input or
-// tokenizer files absent, input a directory), DataError (input too short to give both splits a token), IoError.
+// tokenizer files absent), DataError (input too short to give both splits a token, an input folder
+// without files, a malformed jsonl line), IoError.
 PrepareResult prepare(const PrepareOptions& options);
 
 }  // namespace core::text

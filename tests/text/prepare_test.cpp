@@ -99,8 +99,8 @@ TEST_CASE("prepare errors: missing input, too little text, bad options") {
   opt.input = (dir / "absent.txt").string();
   opt.out = (dir / "out").string();
   CHECK_THROWS_AS(prepare(opt), core::InputMissingError);
-  opt.input = dir.path().string();  // a folder: named as such, not "0 tokens"
-  CHECK_THROWS_WITH_AS(prepare(opt), doctest::Contains("is a directory"), core::InputMissingError);
+  opt.input = dir.path().string();  // a folder without files: named as such, not "0 tokens"
+  CHECK_THROWS_WITH_AS(prepare(opt), doctest::Contains("holds no files to tokenize"), core::DataError);
 
   core::test::write_text(dir / "empty.txt", "");
   opt.input = (dir / "empty.txt").string();
@@ -350,4 +350,34 @@ TEST_CASE("prepare format=jsonl: a document per line, end-of-text before each, a
     opt.input = (dir / "bad.jsonl").string();
     CHECK_THROWS_WITH_AS(prepare(opt), doctest::Contains("bad.jsonl:2:"), core::DataError);
   }
+}
+
+TEST_CASE("prepare of a folder: each file a document in name order, end-of-text before each; hidden files and subfolders left out") {
+  const core::test::TempDir dir("text-prepare-folder");
+  core::test::write_text(dir / "tok/encoder.json", core::test::byte_alphabet_encoder() + ", \"<|endoftext|>\": 256}");
+  core::test::write_text(dir / "tok/vocab.bpe", "#version: 0.2\n");
+  core::test::write_text(dir / "docs/b.txt", "second document\n");
+  core::test::write_text(dir / "docs/a.txt", "first\nline two\n");
+  core::test::write_text(dir / "docs/.hidden", "never");
+  core::test::write_text(dir / "docs/sub/c.txt", "never either");
+  PrepareOptions opt;
+  opt.input = (dir / "docs").string();
+  opt.out = (dir / "out").string();
+  opt.tokenizer = "gpt2:" + (dir / "tok").string();
+  opt.val_fraction = 0.2;
+  const PrepareResult r = prepare(opt);
+  std::vector<std::int32_t> want = {256};
+  for (char c : std::string("first\nline two\n")) want.push_back(static_cast<unsigned char>(c));
+  want.push_back(256);
+  for (char c : std::string("second document\n")) want.push_back(static_cast<unsigned char>(c));
+  CHECK(prepared_tokens(r) == want);
+  CHECK(r.input_bytes == 31);
+  // A folder of JSON Lines files: their documents, file after file.
+  core::test::write_text(dir / "jl/1.jsonl", "{\"text\": \"ab\"}\n");
+  core::test::write_text(dir / "jl/2.jsonl", "{\"text\": \"c\"}\n{\"text\": \"de\"}\n");
+  opt.input = (dir / "jl").string();
+  opt.format = "jsonl";
+  CHECK(prepared_tokens(prepare(opt)) == std::vector<std::int32_t>{256, 'a', 'b', 256, 'c', 256, 'd', 'e'});
+  core::test::write_text(dir / "jl/3.jsonl", "{\"text\": 1}\n");
+  CHECK_THROWS_WITH_AS(prepare(opt), doctest::Contains("3.jsonl:1"), core::DataError);
 }
