@@ -123,7 +123,8 @@ std::vector<fs::path> split_shards(const fs::path& dir, const std::string& split
 // token is written: the open descriptors, then the mapping, keep it until the last split using the
 // tokens goes, and no file is left behind, however the process ends (Ctrl-C while tokenizing too).
 std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std::string& source,
-                                                    const core::text::Tokenizer& tokenizer) {
+                                                    const core::text::Tokenizer& tokenizer,
+                                                    const core::text::InputFormat& format) {
   static std::atomic<int> counter{0};
   std::error_code ec;
   const fs::path tmp = fs::temp_directory_path(ec);  // TMPDIR (or /tmp); an error when it is no folder
@@ -148,7 +149,8 @@ std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std:
     ~Close() { ::close(fd); }
   } close_fd{fd};
   try {
-    core::text::tokenize_to_file(in, source, tokenizer, core::text::PrepareOptions{}.chunk_bytes, out, path.string());
+    core::text::tokenize_to_file(in, source, tokenizer, core::text::PrepareOptions{}.chunk_bytes, out, path.string(),
+                                 0, format);
   } catch (const IoError& e) {
     if (in.bad()) throw;  // the text could not be read: no matter of room in TMPDIR
     throw IoError(std::string(e.what()) + hint());
@@ -163,7 +165,7 @@ void split_text(TokenData& d, std::istream& text, const std::string& source, con
   if (!(o.val_fraction > 0))
     throw UsageError("data.val_fraction = 0 leaves a text input no validation split (training evaluates on it)");
   const auto tok = core::text::make_tokenizer(o.tokenizer);
-  const auto file = tokenize_text(text, source, *tok);
+  const auto file = tokenize_text(text, source, *tok, {o.format, o.text_key});
   const std::int64_t n = static_cast<std::int64_t>(file->bytes().size() / 2);
   const auto n_val = static_cast<std::int64_t>(std::floor(o.val_fraction * static_cast<double>(n)));
   d.train.add(file, 0, n - n_val, source + " (train split)");

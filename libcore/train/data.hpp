@@ -21,18 +21,32 @@
 
 namespace core::train {
 
-struct DataOptions {
+// The data keys train's and eval's `data` sections share: what to read, and how a text input is
+// tokenized and split.
+struct DataSource {
   std::string input = "/usr/share/common-licenses/GPL-3";  // Debian base-files: on every machine
   std::string tokenizer = "bytes";  // text input or shards without prepare.json: 'bytes' or 'gpt2:DIR'
   double val_fraction = 0.1;        // for a text input
-  int seq_len = 128;                // tokens per training sequence (T)
+  std::string format = "text";      // a text input: one document, or jsonl (a document per line)
+  std::string text_key = "text";    // jsonl: the field holding a document
+
+  template <class V>
+  void visit_source(V& v, const char* tokenizer_help) {
+    v("input", input, "text file (-: standard input), or folder of train/val token shards (from `prepare` or llm.c)");
+    v("tokenizer", tokenizer, tokenizer_help);
+    v("val_fraction", val_fraction, "tail fraction of a text input kept for validation", core::in_range(0.0, 0.5));
+    v("format", format, "a text input: text (one document) or jsonl (a {\"text\": ...} document per line)",
+      core::one_of({"text", "jsonl"}));
+    v("text_key", text_key, "jsonl: the field holding a document");
+  }
+};
+
+struct DataOptions : DataSource {
+  int seq_len = 128;  // tokens per training sequence (T)
 
   template <class V>
   void visit(V& v) {
-    v("input", input, "text file (-: standard input), or folder of train/val token shards (from `prepare` or llm.c)");
-    v("tokenizer", tokenizer, "tokenizer of a text input, or of shards without prepare.json: bytes or gpt2:DIR");
-    v("val_fraction", val_fraction, "tail fraction of a text input kept for validation",
-      core::in_range(0.0, 0.5));
+    visit_source(v, "tokenizer of a text input, or of shards without prepare.json: bytes or gpt2:DIR");
     v("seq_len", seq_len, "tokens per sequence (context length T)", core::positive<int>());
   }
 };

@@ -192,9 +192,8 @@ nlohmann::json evaluate(const EvalOptions& o) {
 
   const std::unique_ptr<text::Tokenizer> model_tok = source.make_tokenizer(o.data.tokenizer, "eval", "data.tokenizer");
   DataOptions d;
-  d.input = o.data.input;
+  static_cast<DataSource&>(d) = o.data;
   d.tokenizer = model_tok->spec();
-  d.val_fraction = o.data.val_fraction;
   d.seq_len = 1;  // any split with a target is scored (a short one in one short window)
   const TokenData data = load_token_data(d);
   check_model_vocabulary(data, cfg);

@@ -20,18 +20,15 @@
 
 namespace core::train {
 
-struct EvalData {
-  std::string input = DataOptions{}.input;
-  std::string tokenizer;  // empty: the model's
+struct EvalData : DataSource {
   std::string split = "val";
-  double val_fraction = DataOptions{}.val_fraction;
+  EvalData() { tokenizer.clear(); }  // empty: the model's
+
   template <class V>
   void visit(V& v) {
-    v("input", input, "text file (-: standard input), or folder of train/val token shards (from `prepare` or llm.c)");
-    v("tokenizer", tokenizer, "tokenizer (empty: the checkpoint's; gpt2:DIR for llm.c or Hugging Face weights)");
+    visit_source(v, "tokenizer (empty: the checkpoint's; gpt2:DIR for llm.c or Hugging Face weights)");
     v("split", split, "which tokens to score: val, train or all (both, one after the other)",
       core::one_of({"val", "train", "all"}));
-    v("val_fraction", val_fraction, "tail fraction of a text input that is the val split", core::in_range(0.0, 0.5));
   }
 };
 

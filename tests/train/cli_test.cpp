@@ -177,6 +177,25 @@ TEST_CASE("eval scores a run's val split as its validation did, then the whole o
   REQUIRE(r.exit_code == 0);
   CHECK(last_json_line(r.out)["loss"] == e["loss"]);
   CHECK(last_json_line(r.out)["data"] == "standard input");
+  // JSON Lines read directly (data.format=jsonl) give the tokens `prepare --format jsonl` writes.
+  std::string jsonl;
+  for (int i = 0; i < 40; ++i) jsonl += nlohmann::json{{"text", "to be or not to be " + std::to_string(i)}}.dump() + "\n";
+  core::test::write_text(tmp / "docs.jsonl", jsonl);
+  REQUIRE(run_tool("zpp-train", {"prepare", "--input", (tmp / "docs.jsonl").string(), "--format", "jsonl", "--out",
+                                 (tmp / "jl").string()})
+              .exit_code == 0);
+  const auto jsonl_loss = [&](const std::vector<std::string>& input) {
+    auto args = with({"eval", "--checkpoint", run}, input);
+    const auto e = run_tool("zpp-train", args);
+    REQUIRE(e.exit_code == 0);
+    return last_json_line(e.out)["loss"].get<double>();
+  };
+  CHECK(jsonl_loss({"--input", (tmp / "docs.jsonl").string(), "data.format=jsonl"}) ==
+        jsonl_loss({"--input", (tmp / "jl").string()}));
+  r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "docs.jsonl").string(), "data.format=jsonl",
+                                  "--out", (tmp / "jl_run").string()}, kTiny));
+  CHECK(r.exit_code == 0);
+
   // A regression check for scripts: exit 3 when the loss exceeds max_loss, the JSON still printed.
   r = run_tool("zpp-train", {"eval", "--checkpoint", run, "--input", (tmp / "t.txt").string(), "stride=4",
                              "max_loss=" + std::to_string(e["loss"].get<double>() * 1.01)});
