@@ -146,7 +146,8 @@ class Evaluation {
     batch.tokens = tok_.data();
     batch.targets = tgt_.data();
     t_.loss_sum += mean_loss(batch) * double(counted);
-    t_.flops += model_.flops_per_step(B, T, task_) / 3.0;  // the forward's third
+    // The forward's third; the host runs the head on the scored rows only, the device on all.
+    t_.flops += model_.flops_per_step(B, T, task_, gpu_ ? -1.0 : double(counted)) / 3.0;
     t_.tokens += counted;
     t_.windows += B;
     progress_.update(static_cast<std::uint64_t>(t_.windows), fmt::format("loss {:.4f}", t_.loss_sum / double(t_.tokens)));

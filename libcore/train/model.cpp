@@ -53,6 +53,8 @@ void Model<T>::for_each_act(Acts& a, const ModelConfig& c, int B, int Tn, F&& f)
   f(a.dfch_gelu, N * 4 * C);
   f(a.datt, att);
   f(a.dlnf, N * C);
+  f(a.head_in, N * C);
+  f(a.head_d, N * C);
   if (c.architecture() == Arch::bert) {
     f(a.mlm_h, N * C);
     f(a.mlm_g, N * C);
@@ -242,22 +244,39 @@ T Model<T>::head_forward() {
     for (int b = 0; b < B; ++b) sum += a.cls_losses[b];
     return sum / T(count_);
   }
+  // The LM / MLM head runs on the rows that have a target (BERT's masked ~15%, the new rows of an
+  // eval window), gathered: the other rows' logits are never used (BERT's gather of the masked
+  // positions). Without targets on every row, so that logits() covers the batch.
+  head_rows_.clear();
+  if (batch_.targets)
+    for (int n = 0; n < N; ++n)
+      if (batch_.targets[n] >= 0) head_rows_.push_back(n);
+  if (batch_.targets && head_rows_.empty()) throw DataError("batch has no target to predict (every target is -1)");
+  gathered_ = batch_.targets && static_cast<int>(head_rows_.size()) < N;
+  const int R = gathered_ ? static_cast<int>(head_rows_.size()) : N;
   const T* h = a.lnf.data();
+  if (gathered_) {
+    head_targets_.resize(head_rows_.size());
+    for (int r = 0; r < R; ++r) {
+      std::memcpy(a.head_in.data() + std::size_t(r) * C, a.lnf.data() + std::size_t(head_rows_[r]) * C, C * sizeof(T));
+      head_targets_[r] = batch_.targets[head_rows_[r]];
+    }
+    h = a.head_in.data();
+  }
   const T* out_bias = nullptr;
   if (task_ == Task::mlm) {
-    linear_forward<T>(a.mlm_h.data(), a.lnf.data(), params_.embed(kMlmDenseW), params_.embed(kMlmDenseB), N, C, C);
-    gelu_forward<T>(a.mlm_g.data(), a.mlm_h.data(), std::int64_t(N) * C);
+    linear_forward<T>(a.mlm_h.data(), h, params_.embed(kMlmDenseW), params_.embed(kMlmDenseB), R, C, C);
+    gelu_forward<T>(a.mlm_g.data(), a.mlm_h.data(), std::int64_t(R) * C);
     layernorm_forward<T>(a.mlm_ln.data(), a.mlm_mean.data(), a.mlm_rstd.data(), a.mlm_g.data(),
-                         params_.embed(kMlmLnW), params_.embed(kMlmLnB), N, C, T(c.layer_norm_eps));
+                         params_.embed(kMlmLnW), params_.embed(kMlmLnB), R, C, T(c.layer_norm_eps));
     h = a.mlm_ln.data();
     out_bias = params_.embed(kMlmBias);
   }
-  linear_forward<T>(a.logits.data(), h, params_.embed(kWte), out_bias, N, C, V);  // tied: rows [0, V) of wte
+  linear_forward<T>(a.logits.data(), h, params_.embed(kWte), out_bias, R, C, V);  // tied: rows [0, V) of wte
   if (!batch_.targets) return T(0);
-  count_ = softmax_xent_forward<T>(a.logits.data(), a.losses.data(), batch_.targets, N, V, V);
-  if (count_ == 0) throw DataError("batch has no target to predict (every target is -1)");
+  count_ = softmax_xent_forward<T>(a.logits.data(), a.losses.data(), head_targets(), R, V, V);
   T sum = 0;
-  for (int n = 0; n < N; ++n) sum += a.losses[n];
+  for (int r = 0; r < R; ++r) sum += a.losses[r];
   return sum / T(count_);
 }
 
@@ -280,19 +299,28 @@ void Model<T>::head_backward(T dloss) {
     for (int b = 0; b < B; ++b)
       std::memcpy(a.dlnf.data() + std::size_t(b) * Tn * C, dcls_in + std::size_t(b) * C, C * sizeof(T));
   } else {
-    softmax_xent_backward<T>(a.logits.data(), batch_.targets, scale, N, V, V);
+    // The head's rows (gathered in head_forward), then their input gradients scattered to dlnf.
+    const int R = gathered_ ? static_cast<int>(head_rows_.size()) : N;
+    const T* h = gathered_ ? a.head_in.data() : a.lnf.data();
+    T* dh = gathered_ ? a.head_d.data() : a.dlnf.data();
+    softmax_xent_backward<T>(a.logits.data(), head_targets(), scale, R, V, V);
     if (task_ == Task::mlm) {
       linear_backward<T>(a.dmlm.data(), grads_.embed(kWte), grads_.embed(kMlmBias), a.logits.data(),
-                         a.mlm_ln.data(), params_.embed(kWte), N, C, V, false);
+                         a.mlm_ln.data(), params_.embed(kWte), R, C, V, false);
       fill_zero(a.dln);
       layernorm_backward<T>(a.dln.data(), grads_.embed(kMlmLnW), grads_.embed(kMlmLnB), a.dmlm.data(),
-                            a.mlm_g.data(), params_.embed(kMlmLnW), a.mlm_mean.data(), a.mlm_rstd.data(), N, C);
-      gelu_backward<T>(a.dmlm.data(), a.mlm_h.data(), a.dln.data(), std::int64_t(N) * C);
-      linear_backward<T>(a.dlnf.data(), grads_.embed(kMlmDenseW), grads_.embed(kMlmDenseB), a.dmlm.data(),
-                         a.lnf.data(), params_.embed(kMlmDenseW), N, C, C, false);
+                            a.mlm_g.data(), params_.embed(kMlmLnW), a.mlm_mean.data(), a.mlm_rstd.data(), R, C);
+      gelu_backward<T>(a.dmlm.data(), a.mlm_h.data(), a.dln.data(), std::int64_t(R) * C);
+      linear_backward<T>(dh, grads_.embed(kMlmDenseW), grads_.embed(kMlmDenseB), a.dmlm.data(), h,
+                         params_.embed(kMlmDenseW), R, C, C, false);
     } else {
-      linear_backward<T>(a.dlnf.data(), grads_.embed(kWte), nullptr, a.logits.data(), a.lnf.data(),
-                         params_.embed(kWte), N, C, V, false);
+      linear_backward<T>(dh, grads_.embed(kWte), nullptr, a.logits.data(), h, params_.embed(kWte), R, C, V, false);
+    }
+    if (gathered_) {
+      fill_zero(a.dlnf);
+      for (int r = 0; r < R; ++r)
+        std::memcpy(a.dlnf.data() + std::size_t(head_rows_[r]) * C, a.head_d.data() + std::size_t(r) * C,
+                    C * sizeof(T));
     }
   }
   fill_zero(a.dres);
@@ -301,12 +329,12 @@ void Model<T>::head_backward(T dloss) {
 }
 
 template <class T>
-double Model<T>::flops_per_step(int B, int Tn, Task task) const {
+double Model<T>::flops_per_step(int B, int Tn, Task task, double head_rows) const {
   const ModelConfig& c = config();
-  const double N = double(B) * Tn, C = c.n_embd;
+  const double N = double(B) * Tn, C = c.n_embd, H = head_rows >= 0 ? head_rows : N;
   double fwd = c.n_layer * (24.0 * N * C * C + 4.0 * B * double(Tn) * Tn * C);
-  if (task == Task::lm) fwd += 2.0 * N * C * c.vocab_size;
-  if (task == Task::mlm) fwd += 2.0 * N * C * C + 2.0 * N * C * c.vocab_size;
+  if (task == Task::lm) fwd += 2.0 * H * C * c.vocab_size;
+  if (task == Task::mlm) fwd += 2.0 * H * C * C + 2.0 * H * C * c.vocab_size;
   if (task == Task::classify) fwd += 2.0 * B * C * (C + c.num_labels);
   return 3.0 * fwd;
 }

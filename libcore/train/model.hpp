@@ -46,14 +46,16 @@ class Model {
   T forward(const Batch& batch, Task task);
   // Adds dloss * d(loss)/d(params) of the last forward (which had targets) into grads().
   void backward(T dloss = T(1));
-  // lm/mlm: [B*T, vocab_size]; classify: [B, num_labels]. Valid after a forward without targets.
+  // lm/mlm: [B*T, vocab_size]; classify: [B, num_labels]. Valid after a forward without targets (with
+  // targets the head runs only on the rows that have one).
   const T* logits() const { return task_ == Task::classify ? acts_.cls_logits.data() : acts_.logits.data(); }
 
   // Bytes of the activation buffers a forward + backward over a B x Tn batch allocates.
   static std::size_t activation_bytes(const ModelConfig& cfg, int B, int Tn);
 
-  // Matmul FLOPs of one forward + backward over a B x T batch (3x the forward's).
-  double flops_per_step(int B, int Tn, Task task) const;
+  // Matmul FLOPs of one forward + backward over a B x T batch (3x the forward's), the LM / MLM head
+  // on head_rows rows (< 0: all B T; forward() runs it on the rows that have a target).
+  double flops_per_step(int B, int Tn, Task task, double head_rows = -1) const;
 
  private:
   struct Acts {
@@ -64,6 +66,7 @@ class Model {
     Buf mlm_h, mlm_g, mlm_ln, mlm_mean, mlm_rstd;
     Buf cls_in, pooled, cls_logits, cls_losses;
     Buf dres, dln, dqkv, datty, dfch, dfch_gelu, datt, dlnf, dmlm, dcls;
+    Buf head_in, head_d;  // the head's gathered input rows and their gradients
   };
   // Calls f(buffer, element count) for every activation buffer of a B x Tn batch: the one list
   // that ensure_acts allocates and activation_bytes sizes.
@@ -86,6 +89,12 @@ class Model {
   std::vector<std::int32_t> default_segments_;  // zeros for a bert batch given without segment ids
   Task task_ = Task::lm;
   int count_ = 0;  // positions (or sequences) the last loss averaged over
+  // Rows of the last lm/mlm forward that have a target; gathered_: fewer than all, so the head ran
+  // on head_in (their lnf rows) with head_targets_.
+  std::vector<int> head_rows_;
+  std::vector<std::int32_t> head_targets_;
+  bool gathered_ = false;
+  const std::int32_t* head_targets() const { return gathered_ ? head_targets_.data() : batch_.targets; }
 };
 
 }  // namespace core::train

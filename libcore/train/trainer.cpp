@@ -300,7 +300,9 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   const std::int64_t total = o.scheduler.params.total_num_steps > 0 ? o.scheduler.params.total_num_steps : o.train_iters;
   const Task task = task_of(o);
   const LrSchedule schedule = parse_lr_schedule(o.scheduler.type);
-  const double flops = model.flops_per_step(B, T, task) * accum;
+  // The host runs a BERT's MLM head on the masked rows only (mlm_probability of them, expected).
+  const double head_rows = task == Task::mlm && !cuda ? std::max(1.0, o.mlm_probability * B * T) : -1.0;
+  const double flops = model.flops_per_step(B, T, task, head_rows) * accum;
   const double tokens_per_step = double(B) * T * accum;
 
   auto checkpoint_state = [&] {

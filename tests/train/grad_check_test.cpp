@@ -212,7 +212,7 @@ Batch bert_batch() {
 
 }  // namespace
 
-TEST_CASE("whole GPT gradient matches finite differences") {
+TEST_CASE("whole GPT gradient matches finite differences, with every target and with some left out") {
   Model<double> m(tiny_model("gpt"));
   std::vector<std::int32_t> tok = {1, 2, 3, 4, 5, 10, 0, 9, 8, 7}, tgt = {2, 3, 4, 5, 10, 9, 9, 8, 7, 6};
   Batch b;
@@ -220,7 +220,11 @@ TEST_CASE("whole GPT gradient matches finite differences") {
   b.T = 5;
   b.tokens = tok.data();
   b.targets = tgt.data();
-  check_model(m, b, Task::lm);
+  SUBCASE("every target") { check_model(m, b, Task::lm); }
+  SUBCASE("targets -1 (an eval window's scored rows): the head runs on the others") {
+    tgt = {-1, -1, 4, 5, 10, -1, 9, -1, 7, -1};
+    check_model(m, b, Task::lm);
+  }
 }
 
 TEST_CASE("whole BERT gradient matches finite differences (MLM and classification)") {
