@@ -1,11 +1,11 @@
 // Tokenize a text file and write train/val shards (see prepare.hpp).
 #include "text/prepare.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -300,21 +300,21 @@ std::int64_t tokenize_jsonl(std::istream& in, const std::string& source, const T
     ++line_no;
     input_bytes += static_cast<std::int64_t>(line.size()) + (in.eof() ? 0 : 1);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = source + ":" + std::to_string(line_no);
+    const auto where = [&] { return source + ":" + std::to_string(line_no); };
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::parse_error& e) {
-      throw DataError(where + ": not a JSON object (" + e.what() + ")");
+      throw DataError(where() + ": not a JSON object (" + e.what() + ")");
     }
-    if (!j.is_object() || !j.contains(text_key) || !j[text_key].is_string())
-      throw DataError(where + ": expected an object with a string \"" + text_key + "\" (text_key)");
-    docs.push_back(j[text_key].get<std::string>());
+    const auto text = j.is_object() ? j.find(text_key) : j.end();
+    if (text == j.end() || !text->is_string())
+      throw DataError(where() + ": expected an object with a string \"" + text_key + "\" (text_key)");
+    docs.push_back(std::move(text->get_ref<std::string&>()));
     gathered += static_cast<std::int64_t>(docs.back().size());
     if (gathered >= chunk_bytes) flush();
   }
-  if (in.bad()) return input_bytes;
-  flush();
+  if (!in.bad()) flush();  // a read error is thrown by the caller
   return input_bytes;
 }
 

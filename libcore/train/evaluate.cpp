@@ -35,18 +35,20 @@ struct Window {
   int scored_from = 0;
 };
 
-// Windows over n input positions (each has a next token): starts 0, S, 2S, ...; each ends seq_len
-// later or at n, and scores the positions from the previous window's end to its own.
-std::vector<Window> plan_windows(std::int64_t n, int seq_len, int stride) {
-  std::vector<Window> w;
-  std::int64_t scored_to = 0;
-  for (std::int64_t begin = 0; scored_to < n; begin += stride) {
-    const std::int64_t end = std::min<std::int64_t>(begin + seq_len, n);
-    w.push_back({begin, static_cast<int>(end - begin), static_cast<int>(scored_to - begin)});
-    scored_to = end;
+// Windows over n input positions (each has a next token): window k starts at k * stride and ends
+// seq_len later or at n; it scores the positions from the previous window's end to its own. The
+// last window is the first that reaches n.
+struct WindowPlan {
+  std::int64_t n;
+  int seq_len, stride;
+
+  std::int64_t count() const { return n <= seq_len ? 1 : 1 + (n - seq_len + stride - 1) / stride; }
+  Window at(std::int64_t k) const {
+    const std::int64_t begin = k * stride, end = std::min<std::int64_t>(begin + seq_len, n);
+    const std::int64_t scored_to = k == 0 ? 0 : std::min<std::int64_t>(begin - stride + seq_len, n);
+    return {begin, static_cast<int>(end - begin), static_cast<int>(scored_to - begin)};
   }
-  return w;
-}
+};
 
 // Bytes each token id decodes to (the end-of-text token: none).
 std::vector<int> token_byte_lengths(const text::Tokenizer& tok) {
@@ -93,18 +95,19 @@ class Evaluation {
     }
   }
 
-  // Scores the first n input positions of `split` in windows of seq_len at `stride`.
-  void score_split(const TokenSplit& split, std::int64_t n, int seq_len, int stride) {
-    const std::vector<Window> windows = plan_windows(n, seq_len, stride);
-    for (std::size_t first = 0; first < windows.size();) {
+  // Scores the windows of `plan` over `split`.
+  void score_split(const TokenSplit& split, const WindowPlan& plan) {
+    std::vector<Window> batch;
+    for (std::int64_t k = 0; k < plan.count(); ++k) {
       // Consecutive windows of one length make a batch (only the last window of a split is shorter).
-      std::size_t last = first;
-      while (last < windows.size() && last - first < static_cast<std::size_t>(o_.batch) &&
-             windows[last].length == windows[first].length)
-        ++last;
-      score_batch(split, std::span(windows).subspan(first, last - first));
-      first = last;
+      const Window w = plan.at(k);
+      if (!batch.empty() && (batch.size() == static_cast<std::size_t>(o_.batch) || w.length != batch[0].length)) {
+        score_batch(split, batch);
+        batch.clear();
+      }
+      batch.push_back(w);
     }
+    score_batch(split, batch);
   }
 
   // Ends the progress display; the totals of everything scored.
@@ -201,18 +204,18 @@ nlohmann::json evaluate(const EvalOptions& o) {
   std::unique_ptr<text::Tokenizer> data_tok;  // a prepared folder's own tokenizer, when it differs
   if (data.tokenizer != model_tok->spec()) data_tok = text::make_tokenizer(data.tokenizer);
 
-  // The splits scored and how many input positions of each (max_tokens counts across them).
-  std::vector<std::pair<const TokenSplit*, std::int64_t>> parts;
+  // The splits scored and their windows over as many input positions as max_tokens leaves.
+  std::vector<std::pair<const TokenSplit*, WindowPlan>> parts;
   std::int64_t budget = o.max_tokens > 0 ? o.max_tokens : std::numeric_limits<std::int64_t>::max();
   for (const auto& [name, split] : {std::pair{"train", &data.train}, std::pair{"val", &data.val}}) {
     if (o.data.split != "all" && o.data.split != name) continue;
     const std::int64_t n = std::min(split->size() - 1, budget);
     if (n <= 0) continue;
-    parts.emplace_back(split, n);
+    parts.emplace_back(split, WindowPlan{n, seq_len, stride});
     budget -= n;
   }
   std::int64_t total_windows = 0;
-  for (const auto& [split, n] : parts) total_windows += n <= seq_len ? 1 : 1 + (n - seq_len + stride - 1) / stride;
+  for (const auto& [split, plan] : parts) total_windows += plan.count();
   const int batch = static_cast<int>(std::min<std::int64_t>(o.batch, total_windows));
   check_host_memory(cfg, batch, seq_len, cuda);
   log::info("eval: {} ({} layers, width {}) on {} split of {}: {} windows of {} tokens, stride {}, {} threads",
@@ -220,7 +223,7 @@ nlohmann::json evaluate(const EvalOptions& o) {
             num_threads());
   Evaluation eval(source, o, data.vocab_size, token_byte_lengths(data_tok ? *data_tok : *model_tok), total_windows);
   const Timer timer;  // the scoring alone, as tokens_per_s says
-  for (const auto& [split, n] : parts) eval.score_split(*split, n, seq_len, stride);
+  for (const auto& [split, plan] : parts) eval.score_split(*split, plan);
   const Totals& t = eval.finish();
   const double seconds = timer.seconds();
   const double loss = t.loss_sum / double(t.tokens);

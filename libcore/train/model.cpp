@@ -253,7 +253,7 @@ T Model<T>::head_forward() {
       if (batch_.targets[n] >= 0) head_rows_.push_back(n);
   if (batch_.targets && head_rows_.empty()) throw DataError("batch has no target to predict (every target is -1)");
   gathered_ = batch_.targets && static_cast<int>(head_rows_.size()) < N;
-  const int R = gathered_ ? static_cast<int>(head_rows_.size()) : N;
+  const int R = head_row_count();
   const T* h = a.lnf.data();
   if (gathered_) {
     head_targets_.resize(head_rows_.size());
@@ -300,7 +300,7 @@ void Model<T>::head_backward(T dloss) {
       std::memcpy(a.dlnf.data() + std::size_t(b) * Tn * C, dcls_in + std::size_t(b) * C, C * sizeof(T));
   } else {
     // The head's rows (gathered in head_forward), then their input gradients scattered to dlnf.
-    const int R = gathered_ ? static_cast<int>(head_rows_.size()) : N;
+    const int R = head_row_count();
     const T* h = gathered_ ? a.head_in.data() : a.lnf.data();
     T* dh = gathered_ ? a.head_d.data() : a.dlnf.data();
     softmax_xent_backward<T>(a.logits.data(), head_targets(), scale, R, V, V);

@@ -95,6 +95,7 @@ class Model {
   std::vector<std::int32_t> head_targets_;
   bool gathered_ = false;
   const std::int32_t* head_targets() const { return gathered_ ? head_targets_.data() : batch_.targets; }
+  int head_row_count() const { return gathered_ ? static_cast<int>(head_rows_.size()) : batch_.B * batch_.T; }
 };
 
 }  // namespace core::train

@@ -38,6 +38,13 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
+// The loss `zpp-train eval --checkpoint CHECKPOINT args...` prints (exit 0 required).
+double eval_loss(const std::string& checkpoint, const std::vector<std::string>& args) {
+  const auto e = run_tool("zpp-train", with({"eval", "--checkpoint", checkpoint}, args));
+  REQUIRE(e.exit_code == 0);
+  return last_json_line(e.out)["loss"].get<double>();
+}
+
 // 80 numbered lines of "to be or not to be, that is the question" (3.5 kB): text for short runs.
 void write_question_text(const std::filesystem::path& path) {
   std::string text;
@@ -184,14 +191,8 @@ TEST_CASE("eval scores a run's val split as its validation did, then the whole o
   REQUIRE(run_tool("zpp-train", {"prepare", "--input", (tmp / "docs.jsonl").string(), "--format", "jsonl", "--out",
                                  (tmp / "jl").string()})
               .exit_code == 0);
-  const auto jsonl_loss = [&](const std::vector<std::string>& input) {
-    auto args = with({"eval", "--checkpoint", run}, input);
-    const auto e = run_tool("zpp-train", args);
-    REQUIRE(e.exit_code == 0);
-    return last_json_line(e.out)["loss"].get<double>();
-  };
-  CHECK(jsonl_loss({"--input", (tmp / "docs.jsonl").string(), "data.format=jsonl"}) ==
-        jsonl_loss({"--input", (tmp / "jl").string()}));
+  CHECK(eval_loss(run, {"--input", (tmp / "docs.jsonl").string(), "data.format=jsonl"}) ==
+        eval_loss(run, {"--input", (tmp / "jl").string()}));
   r = run_tool("zpp-train", with({"train", "data.input=" + (tmp / "docs.jsonl").string(), "data.format=jsonl",
                                   "--out", (tmp / "jl_run").string()}, kTiny));
   CHECK(r.exit_code == 0);
@@ -236,15 +237,10 @@ TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as
   CHECK(r.err.find("holds a run of 'zpp-train train'") != std::string::npos);
   CHECK(core::test::read_text(tmp / "run/command.txt") == command);
   // One window of the 32 positions the model has, scored by eval from the run, the hf folder and the .bin.
-  const auto eval_loss = [&](const std::string& checkpoint) {
-    const auto e = run_tool("zpp-train", {"eval", "--checkpoint", checkpoint, "--input", shards, "data.tokenizer=bytes",
-                                          "seq_len=32", "max_tokens=32"});
-    REQUIRE(e.exit_code == 0);
-    return last_json_line(e.out)["loss"].get<double>();
-  };
-  const double loss = eval_loss(run);
-  CHECK(eval_loss((tmp / "hf/model.safetensors").string()) == loss);
-  CHECK(eval_loss((tmp / "llmc/model.bin").string()) == loss);
+  const std::vector<std::string> one_window = {"--input", shards, "data.tokenizer=bytes", "seq_len=32", "max_tokens=32"};
+  const double loss = eval_loss(run, one_window);
+  CHECK(eval_loss((tmp / "hf/model.safetensors").string(), one_window) == loss);
+  CHECK(eval_loss((tmp / "llmc/model.bin").string(), one_window) == loss);
   if (std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") != 0) {
     MESSAGE("reference skipped: no python3 with numpy (scripts/setup.sh installs it)");
   } else {
@@ -262,7 +258,7 @@ TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as
     REQUIRE(run_tool("zpp-train", with(with({"train", "data.input=" + shards, "--out", out}, kTiny),
                                        {"init_from=" + from, "train_iters=1", "optimizer.params.lr=1e-9"}))
                 .exit_code == 0);
-    CHECK(eval_loss(out) == doctest::Approx(loss).epsilon(1e-6));
+    CHECK(eval_loss(out, one_window) == doctest::Approx(loss).epsilon(1e-6));
   }
   // On --resume the checkpoint holds the weights: init_from is said not to be read.
   r = run_tool("zpp-train", with(with({"train", "data.input=" + shards, "--out", (tmp / "init").string(), "--resume"}, kTiny),
@@ -363,13 +359,9 @@ TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a dev
     const double gv = g["val_loss"].get<double>(), cv = c["val_loss"].get<double>();
     CHECK(std::abs(gv - cv) <= 5e-2 * cv);
     // eval on the device: the host's loss of the same checkpoint on the val split's start, to bf16's 2%.
-    const auto eval_loss = [&](const std::string& device) {
-      const auto e = run_tool("zpp-train", {"eval", "--checkpoint", (tmp / (arch + "_gpu")).string(), "--device", device,
-                                          "max_tokens=256"});
-      REQUIRE(e.exit_code == 0);
-      return last_json_line(e.out)["loss"].get<double>();
-    };
-    const double eg = eval_loss("cuda"), ec = eval_loss("cpu");
+    const auto gpu_run = (tmp / (arch + "_gpu")).string();
+    const double eg = eval_loss(gpu_run, {"--device", "cuda", "max_tokens=256"});
+    const double ec = eval_loss(gpu_run, {"--device", "cpu", "max_tokens=256"});
     CHECK(std::abs(eg - ec) <= 2e-2 * ec);
     // --resume on the device: 3 steps, then on to 6, give the 6-step run's losses exactly (the
     // kernels have no atomics and the checkpoint holds the fp32 master weights and AdamW moments).
