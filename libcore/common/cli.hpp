@@ -106,7 +106,7 @@ class App {
   }
 
   // For distributed tools: how to find this process's rank and the world size (e.g. from
-  // core::dist::discover_ranks). Called once after parsing; ranks other than 0 get no run
+  // core::comm::discover_ranks). Called once after parsing; ranks other than 0 get no run
   // directory and print no result.
   void use_ranks(std::function<std::pair<int, int>()> discover) { discover_ranks_ = std::move(discover); }
 

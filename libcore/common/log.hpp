@@ -7,7 +7,7 @@ namespace core {
 
 // verbosity: -1 quiet (warnings and errors), 0 info, 1 debug, 2 trace.
 void setup_logging(int verbosity);
-// Called by the dist module once the rank is known.
+// Called by the comm module once the rank is known.
 void set_log_rank(int rank, int world_size);
 int log_rank();
 

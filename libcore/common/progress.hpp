@@ -10,7 +10,7 @@ namespace core {
 enum class ProgressMode { automatic, always, never };
 ProgressMode parse_progress_mode(const std::string& s);  // auto|always|never, UsageError otherwise
 
-// Process-wide setting chosen by --progress; rank set by the dist module.
+// Process-wide setting chosen by --progress; rank set by the comm module.
 void set_progress_mode(ProgressMode mode);
 
 class Progress {

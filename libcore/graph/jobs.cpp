@@ -13,7 +13,7 @@
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/timer.hpp"
-#include "dist/world.hpp"
+#include "comm/world.hpp"
 #include "graph/generators.hpp"
 #include "graph/graph_io.hpp"
 #include "graph/jit.hpp"
@@ -87,14 +87,14 @@ int resolve_threads(int t) { return t > 0 ? t : static_cast<int>(std::max(1u, st
 
 // The job's ranks; a communicator only when there is more than one.
 struct Ranks {
-  dist::RankInfo info;
-  std::unique_ptr<dist::Communicator> comm;
+  comm::RankInfo info;
+  std::unique_ptr<comm::Communicator> comm;
   ExecOptions exec(int threads) const { return {threads, info.rank, info.world_size}; }
   // Sums one exact 64-bit value per rank (all_gather of its 8 bytes: the byte type never rounds).
   std::uint64_t sum(std::uint64_t x) const {
     if (!comm) return x;
     std::vector<std::uint64_t> all(info.world_size);
-    comm->all_gather(&x, all.data(), sizeof x, dist::DType::u8);
+    comm->all_gather(&x, all.data(), sizeof x, comm::DType::u8);
     std::uint64_t s = 0;
     for (auto v : all) s += v;
     return s;
@@ -104,8 +104,8 @@ struct Ranks {
 
 Ranks discover() {
   Ranks r;
-  r.info = dist::discover_ranks(std::nullopt, std::nullopt);
-  if (r.info.world_size > 1) r.comm = dist::make_world_communicator(r.info);
+  r.info = comm::discover_ranks(std::nullopt, std::nullopt);
+  if (r.info.world_size > 1) r.comm = comm::make_world_communicator(r.info);
   return r;
 }
 

@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "common/cli.hpp"
-#include "dist/rank.hpp"
+#include "comm/rank.hpp"
 #include "graph/jobs.hpp"
 
 using namespace core;
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
           "Graph pattern mining (GraphZero): symmetry-breaking restrictions, schedule search, orientation, "
           "interpreter and JIT back-ends, MPI");
   app.use_ranks([] {  // under mpirun/srun only rank 0 writes the run directory and the result
-    const dist::RankInfo r = dist::discover_ranks(std::nullopt, std::nullopt);
+    const comm::RankInfo r = comm::discover_ranks(std::nullopt, std::nullopt);
     return std::pair{r.rank, r.world_size};
   });
   // Flags shared by the commands: where the graph comes from, and which pattern to match.

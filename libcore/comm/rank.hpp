@@ -10,7 +10,7 @@
 
 #include "common/errors.hpp"
 
-namespace core::dist {
+namespace core::comm {
 
 struct RankInfo {
   int rank = 0;
@@ -30,4 +30,4 @@ std::optional<std::string> process_env(const std::string& name);
 RankInfo discover_ranks(std::optional<int> rank, std::optional<int> world_size,
                         const EnvGetter& env = process_env);
 
-}  // namespace core::dist
+}  // namespace core::comm

@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "dist/communicator.hpp"
+#include "comm/communicator.hpp"
 
-namespace core::dist {
+namespace core::comm {
 
 // n >= 1 communicators of one group; element r is rank r.
 std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int n);
@@ -20,4 +20,4 @@ std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int n);
 void run_thread_ranks(int n, const std::function<void(Communicator&)>& fn,
                       Seconds timeout = kDefaultCommTimeout);
 
-}  // namespace core::dist
+}  // namespace core::comm

@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
-#include "dist/communicator.hpp"
+#include "comm/communicator.hpp"
 
-namespace core::dist {
+namespace core::comm {
 
 class MpiSession {
  public:
@@ -65,5 +65,5 @@ class MpiCommunicator final : public Communicator {
   std::string broken_;                  // why the communicator is unusable ("" when fine)
 };
 
-}  // namespace core::dist
+}  // namespace core::comm
 #endif

@@ -31,9 +31,9 @@
 #include <string>
 
 #include "common/errors.hpp"
-#include "dist/dtype.hpp"
+#include "comm/dtype.hpp"
 
-namespace core::dist {
+namespace core::comm {
 
 enum class Collective : int { broadcast, barrier, all_reduce, all_gather, reduce_scatter, all_to_all };
 inline constexpr int kCollectiveCount = 6;
@@ -118,4 +118,4 @@ class Communicator {
   Seconds timeout_ = kDefaultCommTimeout;
 };
 
-}  // namespace core::dist
+}  // namespace core::comm

@@ -1,14 +1,14 @@
 // Element-type metadata and the elementwise reduction kernel of the CPU backends: reduce K input
 // buffers in input order into one output, accumulating bf16 in float (one final rounding to
 // nearest even) and integers in 32-bit (cast back wraps modulo 2^8, matching NCCL's int8 sums).
-#include "dist/dtype.hpp"
+#include "comm/dtype.hpp"
 
 #include <algorithm>
 #include <array>
 
 #include "common/errors.hpp"
 
-namespace core::dist {
+namespace core::comm {
 
 std::size_t dtype_size(DType t) {
   switch (t) {
@@ -107,4 +107,4 @@ void reduce_buffers(std::span<const void* const> inputs, void* out, std::size_t 
   }
 }
 
-}  // namespace core::dist
+}  // namespace core::comm

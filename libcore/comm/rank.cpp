@@ -1,6 +1,6 @@
 // Rank discovery from flags or the launcher's environment (OpenMPI, PMI/Hydra, SLURM), with
 // every value checked: integers only, non-negative, rank < size, local rank < local size.
-#include "dist/rank.hpp"
+#include "comm/rank.hpp"
 
 #include <charconv>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 #include "common/errors.hpp"
 #include "common/log.hpp"
 
-namespace core::dist {
+namespace core::comm {
 
 std::optional<std::string> process_env(const std::string& name) {
   const char* v = std::getenv(name.c_str());
@@ -24,7 +24,7 @@ int parse_count(const std::string& name, const std::string& text) {
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value < 0)
-    throw UsageError("dist: " + name + "='" + text + "' is not a non-negative integer");
+    throw UsageError("comm: " + name + "='" + text + "' is not a non-negative integer");
   return value;
 }
 
@@ -36,9 +36,9 @@ std::optional<int> read_int(const EnvGetter& env, const std::string& name) {
 
 // Checks 0 <= index < size (size >= 1) and names both values in the message.
 void check_index(const std::string& index_name, int index, const std::string& size_name, int size) {
-  if (size < 1) throw UsageError("dist: " + size_name + "=" + std::to_string(size) + " must be at least 1");
+  if (size < 1) throw UsageError("comm: " + size_name + "=" + std::to_string(size) + " must be at least 1");
   if (index < 0 || index >= size)
-    throw UsageError("dist: " + index_name + "=" + std::to_string(index) + " is not below " +
+    throw UsageError("comm: " + index_name + "=" + std::to_string(index) + " is not below " +
                      size_name + "=" + std::to_string(size));
 }
 
@@ -55,7 +55,7 @@ std::optional<int> slurm_tasks_on_node(const std::string& name, const std::strin
     if (paren == std::string::npos) {
       count = parse_count(name, item);
     } else {
-      if (item.back() != ')') throw UsageError("dist: " + name + "='" + list + "' is not a SLURM task list");
+      if (item.back() != ')') throw UsageError("comm: " + name + "='" + list + "' is not a SLURM task list");
       count = parse_count(name, item.substr(0, paren));
       repeat = parse_count(name, item.substr(paren + 2, item.size() - paren - 3));
     }
@@ -87,7 +87,7 @@ std::optional<int> slurm_local_size(const EnvGetter& env) {
     if (!list) continue;
     const int node = read_int(env, "SLURM_NODEID").value_or(0);
     const auto n = slurm_tasks_on_node(name, *list, node);
-    if (!n) throw UsageError("dist: " + std::string(name) + "='" + *list + "' lists no node " + std::to_string(node) + " (SLURM_NODEID)");
+    if (!n) throw UsageError("comm: " + std::string(name) + "='" + *list + "' lists no node " + std::to_string(node) + " (SLURM_NODEID)");
     return n;
   }
   return std::nullopt;
@@ -98,7 +98,7 @@ std::optional<RankInfo> from_env(const EnvGetter& env, const EnvSource& s) {
   const auto size = read_int(env, s.size);
   if (!rank && !size) return std::nullopt;
   if (!rank || !size)
-    throw UsageError(std::string("dist: ") + (rank ? s.rank : s.size) + " is set but " +
+    throw UsageError(std::string("comm: ") + (rank ? s.rank : s.size) + " is set but " +
                      (rank ? s.size : s.rank) + " is not");
   check_index(s.rank, *rank, s.size, *size);
   RankInfo info{*rank, *size, *rank, *size, s.source};
@@ -107,11 +107,11 @@ std::optional<RankInfo> from_env(const EnvGetter& env, const EnvSource& s) {
   const std::string local_size_name = s.local_size ? s.local_size : "SLURM_TASKS_PER_NODE";
   if (local_rank || local_size) {
     if (!local_rank || !local_size)
-      throw UsageError(std::string("dist: ") + (local_rank ? s.local_rank : local_size_name) +
+      throw UsageError(std::string("comm: ") + (local_rank ? s.local_rank : local_size_name) +
                        " is set but " + (local_rank ? local_size_name : s.local_rank) + " is not");
     check_index(s.local_rank, *local_rank, local_size_name, *local_size);
     if (*local_size > *size)
-      throw UsageError("dist: " + local_size_name + "=" + std::to_string(*local_size) +
+      throw UsageError("comm: " + local_size_name + "=" + std::to_string(*local_size) +
                        " exceeds " + s.size + "=" + std::to_string(*size));
     info.local_rank = *local_rank;
     info.local_size = *local_size;
@@ -125,7 +125,7 @@ RankInfo discover_ranks(std::optional<int> rank, std::optional<int> world_size, 
   RankInfo info;
   if (rank || world_size) {
     if (!rank || !world_size)
-      throw UsageError(std::string("dist: ") + (rank ? "--rank" : "--world-size") + " given without " +
+      throw UsageError(std::string("comm: ") + (rank ? "--rank" : "--world-size") + " given without " +
                        (rank ? "--world-size" : "--rank"));
     check_index("--rank", *rank, "--world-size", *world_size);
     info = RankInfo{*rank, *world_size, *rank, *world_size, "flags"};
@@ -141,4 +141,4 @@ RankInfo discover_ranks(std::optional<int> rank, std::optional<int> world_size, 
   return info;
 }
 
-}  // namespace core::dist
+}  // namespace core::comm

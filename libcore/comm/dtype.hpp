@@ -9,7 +9,7 @@
 #include <span>
 #include <type_traits>
 
-namespace core::dist {
+namespace core::comm {
 
 enum class DType : int { f32, bf16, i8, u8 };
 enum class ReduceOp : int { sum, max, min, avg };  // avg only for f32 and bf16
@@ -52,4 +52,4 @@ inline std::uint16_t float_to_bf16(float f) {
 void reduce_buffers(std::span<const void* const> inputs, void* out, std::size_t count, DType dtype,
                     ReduceOp op, int divisor);
 
-}  // namespace core::dist
+}  // namespace core::comm

@@ -8,11 +8,11 @@
 #include <thread>
 
 #include "collective_checks.hpp"
-#include "dist/mpi_comm.hpp"
-#include "dist/world.hpp"
+#include "comm/mpi_comm.hpp"
+#include "comm/world.hpp"
 #include "test_support.hpp"
 
-using namespace core::dist;
+using namespace core::comm;
 using namespace std::chrono_literals;
 
 namespace {

@@ -1,12 +1,12 @@
 // Argument checks, byte accounting and timeout messages shared by every Communicator backend;
 // the backends only implement the do_* transfers.
-#include "dist/communicator.hpp"
+#include "comm/communicator.hpp"
 
 #include <cstdio>
 #include <functional>
 #include <limits>
 
-namespace core::dist {
+namespace core::comm {
 
 const char* collective_name(Collective c) {
   switch (c) {
@@ -168,4 +168,4 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key) {
   return child;
 }
 
-}  // namespace core::dist
+}  // namespace core::comm

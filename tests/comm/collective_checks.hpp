@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dist/communicator.hpp"
+#include "comm/communicator.hpp"
 
-namespace core::dist::test {
+namespace core::comm::test {
 
 // Runs every collective (in and out of place), every dtype and every valid reduction on `count`
 // elements (per rank block), checks results and that comm.stats() grew by the documented bytes.
@@ -21,4 +21,4 @@ std::uint64_t expected_bytes(Collective c, std::size_t count, std::size_t elem, 
 // Reference round-to-nearest-even of a double to bf16 bits (finite inputs).
 std::uint16_t reference_bf16(double x);
 
-}  // namespace core::dist::test
+}  // namespace core::comm::test

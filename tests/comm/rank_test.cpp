@@ -5,10 +5,10 @@
 #include <map>
 
 #include "common/log.hpp"
-#include "dist/rank.hpp"
+#include "comm/rank.hpp"
 #include "test_support.hpp"
 
-using namespace core::dist;
+using namespace core::comm;
 
 namespace {
 

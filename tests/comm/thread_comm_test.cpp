@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "collective_checks.hpp"
-#include "dist/thread_comm.hpp"
-#include "dist/world.hpp"
+#include "comm/thread_comm.hpp"
+#include "comm/world.hpp"
 #include "test_support.hpp"
 
-using namespace core::dist;
+using namespace core::comm;
 using namespace std::chrono_literals;
 
 // Long enough for a loaded 2-core CI machine, short enough that a hang fails fast.

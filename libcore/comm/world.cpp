@@ -1,12 +1,12 @@
 // Picks the job-wide communicator backend from the discovered ranks (see world.hpp).
-#include "dist/world.hpp"
+#include "comm/world.hpp"
 
-#include "dist/thread_comm.hpp"
+#include "comm/thread_comm.hpp"
 #if TOOLKIT_HAVE_MPI
-#include "dist/mpi_comm.hpp"
+#include "comm/mpi_comm.hpp"
 #endif
 
-namespace core::dist {
+namespace core::comm {
 
 std::unique_ptr<Communicator> make_world_communicator(const RankInfo& info, Seconds timeout) {
   std::unique_ptr<Communicator> comm;
@@ -30,4 +30,4 @@ std::unique_ptr<Communicator> make_world_communicator(const RankInfo& info, Seco
   return comm;
 }
 
-}  // namespace core::dist
+}  // namespace core::comm

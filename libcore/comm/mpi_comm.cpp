@@ -1,7 +1,7 @@
 // MPI backend: collectives as non-blocking MPI calls polled with MPI_Test until done or until the
 // communicator's timeout. bf16, avg and 8-bit sums are reduced widened (float / int32) and narrowed
 // once; NCCL's in-place layouts are mapped to MPI_IN_PLACE or a temporary buffer.
-#include "dist/mpi_comm.hpp"
+#include "comm/mpi_comm.hpp"
 
 #include <chrono>
 #include <climits>
@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-namespace core::dist {
+namespace core::comm {
 
 namespace {
 
@@ -270,4 +270,4 @@ std::unique_ptr<Communicator> MpiCommunicator::do_split(int color, int key) {
   return std::unique_ptr<Communicator>(new MpiCommunicator(session_, child));
 }
 
-}  // namespace core::dist
+}  // namespace core::comm

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace core::dist::test {
+namespace core::comm::test {
 
 namespace {
 
@@ -204,4 +204,4 @@ void check_collectives(Communicator& comm, std::size_t count) {
   }
 }
 
-}  // namespace core::dist::test
+}  // namespace core::comm::test

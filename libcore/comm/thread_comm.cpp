@@ -4,7 +4,7 @@
 // done reading. all_reduce is a reduce-scatter of rank shards plus an all-gather (three
 // rendezvous), matching the byte accounting of communicator.hpp. A timeout or a failed rank
 // aborts the group so no one waits on a peer that will never come.
-#include "dist/thread_comm.hpp"
+#include "comm/thread_comm.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-namespace core::dist {
+namespace core::comm {
 
 namespace {
 
@@ -240,4 +240,4 @@ void run_thread_ranks(int n, const std::function<void(Communicator&)>& fn, Secon
   if (first) std::rethrow_exception(first);
 }
 
-}  // namespace core::dist
+}  // namespace core::comm
