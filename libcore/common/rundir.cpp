@@ -1,6 +1,8 @@
 // Run directory and atomic file writing (see rundir.hpp).
 #include "common/rundir.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,6 +10,7 @@
 #include <random>
 
 #include "common/errors.hpp"
+#include "common/log.hpp"
 
 namespace core {
 
@@ -59,7 +62,8 @@ MetricsWriter::~MetricsWriter() {
 
 void MetricsWriter::write(nlohmann::json record) {
   if (!record.contains("time_s")) record["time_s"] = now_seconds() - t0_;
-  const std::string line = record.dump() + "\n";
+  // Strings from inputs and error messages need not be UTF-8: invalid bytes become U+FFFD.
+  const std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::lock_guard<std::mutex> lock(mu_);
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
     throw IoError("cannot append to '" + path_.string() + "'");
@@ -77,14 +81,53 @@ static std::string default_run_name() {
   return std::string(stamp) + "-" + id;
 }
 
-RunDir::RunDir(const std::string& tool, const fs::path& dir)
-    : path_(dir.empty() ? fs::path("runs") / tool / default_run_name() : dir) {
+static fs::path create_run_folders(const fs::path& path) {
   std::error_code ec;
-  for (const auto& sub : {path_, path_ / "artifacts", path_ / "checkpoints"}) {
+  for (const auto& sub : {path, path / "artifacts", path / "checkpoints"}) {
     fs::create_directories(sub, ec);
     if (ec) throw IoError("cannot create run directory '" + sub.string() + "': " + ec.message());
   }
+  return path;
 }
+
+static std::string read_lock_holder(int fd) {
+  char buf[256] = {0};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string text(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+RunDirLock::RunDirLock(const fs::path& dir) {
+  const fs::path path = dir / ".lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw IoError("cannot create the run directory lock '" + path.string() + "'");
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const std::string holder = read_lock_holder(fd_);
+    ::close(fd_);
+    fd_ = -1;
+    throw UsageError("--out " + dir.string() + " is in use by another run (" +
+                     (holder.empty() ? std::string("pid unknown") : holder) +
+                     "); wait for it to end or choose another --out");
+  }
+  const std::string stale = read_lock_holder(fd_);
+  if (!stale.empty()) log::debug("run directory {}: taking over the lock of an ended run ({})", dir.string(), stale);
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  const std::string me = "pid " + std::to_string(::getpid()) + " on " + host + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size()))
+    log::warn("cannot write the holder's pid into '{}'", path.string());
+}
+
+RunDirLock::~RunDirLock() {
+  if (fd_ < 0) return;
+  // An ended run leaves an empty lock file; the lock itself goes with the descriptor either way.
+  if (::ftruncate(fd_, 0) != 0) log::debug("cannot clear the run directory lock file");
+  ::close(fd_);
+}
+
+RunDir::RunDir(const std::string& tool, const fs::path& dir)
+    : path_(create_run_folders(dir.empty() ? fs::path("runs") / tool / default_run_name() : dir)), lock_(path_) {}
 
 void check_run_dir_reuse(const fs::path& dir, const std::string& tool, const std::string& command) {
   const fs::path manifest = dir / "manifest.json";
@@ -110,7 +153,9 @@ MetricsWriter& RunDir::metrics() {
 
 void RunDir::write_manifest(const nlohmann::json& manifest) {
   manifest_ = manifest;
-  write_file_atomic(path_ / "manifest.json", manifest_.dump(2) + "\n");
+  // An error message quoting a non-UTF-8 input must not keep the manifest from closing: U+FFFD instead.
+  write_file_atomic(path_ / "manifest.json",
+                    manifest_.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace core

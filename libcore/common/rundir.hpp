@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -54,9 +55,24 @@ class MetricsWriter {
 // and a run of the same command (resumed, or redone), pass.
 void check_run_dir_reuse(const fs::path& dir, const std::string& tool, const std::string& command);
 
+// Holds an exclusive lock on a run directory (flock on `<dir>/.lock`, which names the holder's pid and host)
+// for the lifetime of the object. A second holder is refused with UsageError naming the first one's pid; the
+// kernel drops the lock when its process ends (also by kill -9), so a stale lock is taken over (with a note).
+class RunDirLock {
+ public:
+  explicit RunDirLock(const fs::path& dir);
+  ~RunDirLock();
+  RunDirLock(const RunDirLock&) = delete;
+  RunDirLock& operator=(const RunDirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 class RunDir {
  public:
-  // Creates the folder (and artifacts/, checkpoints/). `dir` empty: runs/<tool>/<UTC>-<id>.
+  // Creates the folder (and artifacts/, checkpoints/) and locks it (RunDirLock).
+  // `dir` empty: runs/<tool>/<UTC>-<id>.
   RunDir(const std::string& tool, const fs::path& dir);
   const fs::path& path() const { return path_; }
   fs::path artifact(const std::string& name) const { return path_ / "artifacts" / name; }
@@ -68,6 +84,7 @@ class RunDir {
 
  private:
   fs::path path_;
+  RunDirLock lock_;
   nlohmann::json manifest_;
   std::unique_ptr<MetricsWriter> metrics_;
 };

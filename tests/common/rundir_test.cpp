@@ -2,6 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/errors.hpp"
 #include "common/rundir.hpp"
@@ -54,4 +57,38 @@ TEST_CASE("a run directory is reused only by the command that made it") {
   test::write_text(dir / "manifest.json", "{\"tool\": ");
   CHECK_THROWS_WITH_AS(check_run_dir_reuse(dir.path(), "zpp-train", "train"),
                        doctest::Contains("a manifest.json that cannot be read"), UsageError);
+}
+
+TEST_CASE("a run directory has one holder at a time; an ended holder's lock is taken over") {
+  test::TempDir dir("rundir");
+  {
+    RunDir first("tool", dir / "run");
+    CHECK(test::read_text(dir / "run" / ".lock").find("pid " + std::to_string(::getpid())) != std::string::npos);
+    const std::string holder = "is in use by another run (pid " + std::to_string(::getpid());
+    CHECK_THROWS_WITH_AS(RunDir("tool", dir / "run"), doctest::Contains(holder.c_str()), UsageError);
+  }
+  CHECK_NOTHROW(RunDir("tool", dir / "run"));  // released with its holder
+  // Another process holds it until it is killed (-9): refused while it lives, taken over after.
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    RunDir held("tool", dir / "run");
+    const char c = 'x';
+    if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  const std::string holder = "(pid " + std::to_string(child);
+  CHECK_THROWS_WITH_AS(RunDir("tool", dir / "run"), doctest::Contains(holder.c_str()), UsageError);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  CHECK(test::read_text(dir / "run" / ".lock").find("pid " + std::to_string(child)) != std::string::npos);
+  RunDir again("tool", dir / "run");
+  CHECK(test::read_text(dir / "run" / ".lock").find("pid " + std::to_string(::getpid())) != std::string::npos);
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
