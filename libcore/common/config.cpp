@@ -1,6 +1,7 @@
 // Config tree merging and dotlist overrides (see config.hpp).
 #include "common/config.hpp"
 
+#include <filesystem>
 #include <fstream>
 
 namespace core {
@@ -68,6 +69,9 @@ std::string ConfigTree::source_of(const std::string& dotted_key) const {
 }
 
 void ConfigTree::merge_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError("config file '" + path + "' is a folder; --config takes a YAML file");
   std::ifstream probe(path);
   if (!probe) throw InputMissingError("config file '" + path + "' not found or not readable");
   YAML::Node doc;
@@ -86,9 +90,12 @@ void ConfigTree::merge_file(const std::string& path) {
 void ConfigTree::merge_node(const YAML::Node& from, YAML::Node& into, const std::string& prefix,
                             const std::string& file) {
   for (const auto& kv : from) {
+    const std::string where = file + ":" + std::to_string(kv.first.Mark().line + 1);
+    if (!kv.first.IsScalar())
+      throw UsageError(where + ": a config key must be a plain name, not a " +
+                       (kv.first.IsSequence() ? "sequence" : kv.first.IsMap() ? "map" : "null"));
     const std::string key = kv.first.as<std::string>();
     const std::string dotted = prefix + key;
-    const std::string where = file + ":" + std::to_string(kv.first.Mark().line + 1);
     const YAML::Node existing = const_cast<const YAML::Node&>(into)[key];
     if (!existing) throw UsageError(where + ": unknown config key '" + dotted + "'");
     if (existing.IsMap()) {

@@ -11,6 +11,13 @@
 
 namespace core::io {
 
+std::string json_excerpt(const nlohmann::json& value) {
+  if (value.is_array()) return "an array of " + std::to_string(value.size()) + " values";
+  if (value.is_object()) return "an object of " + std::to_string(value.size()) + " keys";
+  if (value.is_string()) return quote_excerpt(value.get_ref<const std::string&>());
+  return value.dump();  // a number, boolean or null: short
+}
+
 void for_each_jsonl(const std::filesystem::path& path,
                     const std::function<void(const nlohmann::json&, std::size_t)>& fn) {
   std::ifstream in = open_input(path);
@@ -22,7 +29,7 @@ void for_each_jsonl(const std::filesystem::path& path,
     nlohmann::json value;
     try {
       value = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
       throw DataError(path.string() + ":" + std::to_string(line_no) + ": invalid JSON: " + e.what());
     }
     fn(value, line_no);

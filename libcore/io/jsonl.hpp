@@ -5,9 +5,15 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 namespace core::io {
+
+// A JSON value for an error message without recursing into it: a string as io::quote_excerpt, another scalar as
+// its JSON text, an array or object by its kind and size (a value nested 100,000 deep must not overflow the stack
+// in a dump). Invalid UTF-8 in a string is left to the writers of JSON output, which replace it.
+std::string json_excerpt(const nlohmann::json& value);
 
 // Calls fn(value, line) for each non-blank line in order (line is 1-based). Throws
 // InputMissingError, IoError, or DataError "FILE:LINE: invalid JSON: ..." (a truncated last line

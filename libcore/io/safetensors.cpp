@@ -15,6 +15,7 @@
 #include "common/errors.hpp"
 #include "common/rundir.hpp"
 #include "io/input.hpp"
+#include "io/jsonl.hpp"
 #include "io/mapped_file.hpp"
 
 static_assert(std::endian::native == std::endian::little, "core::io safetensors assumes a little-endian host");
@@ -173,7 +174,7 @@ void SafetensorsFile::parse() {
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw DataError(source_ + ": safetensors header is not valid JSON: " + e.what());
   }
   if (!header.is_object()) fail("safetensors header is not a JSON object");
@@ -206,7 +207,7 @@ void SafetensorsFile::parse() {
     for (const auto& d : *shape) {
       const auto v = index(d);
       if (!v || *v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        fail(where + "shape holds " + d.dump() + ", not a non-negative integer");
+        fail(where + "shape holds " + json_excerpt(d) + ", not a non-negative integer");
       e.shape.push_back(static_cast<std::int64_t>(*v));
     }
     if (!offsets->is_array() || offsets->size() != 2) fail(where + "data_offsets is not [begin, end]");

@@ -92,7 +92,7 @@ void Gpt2Tokenizer::read_encoder(const fs::path& file) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_file(file));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw DataError(file.string() + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object() || j.empty())

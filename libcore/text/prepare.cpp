@@ -304,7 +304,7 @@ std::int64_t tokenize_jsonl(std::istream& in, const std::string& source, const T
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
       throw DataError(where() + ": not a JSON object (" + e.what() + ")");
     }
     const auto text = j.is_object() ? j.find(text_key) : j.end();

@@ -16,6 +16,7 @@
 #include "common/progress.hpp"
 #include "common/signals.hpp"
 #include "common/timer.hpp"
+#include "io/jsonl.hpp"
 #ifdef TOOLKIT_HAVE_CUDA
 #include "kernels/gemm.hpp"
 #include "kernels/runtime.hpp"
@@ -195,7 +196,7 @@ void check_resume_matches(const nlohmann::json& state, const fs::path& ckpt, con
   const nlohmann::json have = state.value("model", nlohmann::json::object());
   for (auto it = want.begin(); it != want.end(); ++it)
     if (have.contains(it.key()) && have[it.key()] != it.value())
-      diff += "; model." + it.key() + " = " + it.value().dump() + " (checkpoint: " + have[it.key()].dump() + ")";
+      diff += "; model." + it.key() + " = " + io::json_excerpt(it.value()) + " (checkpoint: " + io::json_excerpt(have[it.key()]) + ")";
   // The kind of tokenizer must match; the folder of a GPT-2 tokenizer may move (a copy on scratch,
   // or a relative path an older checkpoint recorded).
   const std::string had = state.value("tokenizer", tokenizer);

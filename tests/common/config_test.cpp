@@ -116,6 +116,15 @@ TEST_CASE("missing and malformed files") {
   CHECK(error_of({(dir / "list.yaml").string()}, {}).find("map of keys") != std::string::npos);
   test::write_text(dir / "empty.yaml", "");
   CHECK(resolve_options<Opts>({(dir / "empty.yaml").string()}, {}).lr == doctest::Approx(1e-3));
+  // A folder is a usage error (exit 2), not an internal one.
+  CHECK(error_of({dir.path().string()}, {}).find("is a folder") != std::string::npos);
+  // Complex keys (YAML's `? [a, b]`), at the top and inside a section, name the file and line.
+  test::write_text(dir / "complex.yaml", "lr: 0.1\n? [a, b]\n: 1\n");
+  CHECK(error_of({(dir / "complex.yaml").string()}, {}).find("complex.yaml:2: a config key must be a plain name") !=
+        std::string::npos);
+  test::write_text(dir / "nested.yaml", "model:\n  ? {x: 1}\n  : 2\n");
+  CHECK(error_of({(dir / "nested.yaml").string()}, {}).find("nested.yaml:2: a config key must be a plain name, not a map") !=
+        std::string::npos);
 }
 
 TEST_CASE("the written tree reads back to the same options") {

@@ -45,6 +45,18 @@ TEST_CASE("JSONL reader skips blank lines and reports line numbers") {
   CHECK(lines == std::vector<std::size_t>{1, 4});
 }
 
+TEST_CASE("json_excerpt quotes scalars and describes containers without recursing") {
+  CHECK(json_excerpt(nlohmann::json("gpt2")) == "'gpt2'");
+  CHECK(json_excerpt(nlohmann::json(7)) == "7");
+  CHECK(json_excerpt(nlohmann::json(nullptr)) == "null");
+  CHECK(json_excerpt(nlohmann::json::array({1, 2})) == "an array of 2 values");
+  CHECK(json_excerpt(nlohmann::json::object()) == "an object of 0 keys");
+  CHECK(json_excerpt(nlohmann::json(std::string(100, 'x'))).size() < 60);
+  // 100,000 levels: a recursive dump overflowed the stack here.
+  const nlohmann::json deep = nlohmann::json::parse(std::string(100000, '[') + std::string(100000, ']'));
+  CHECK(json_excerpt(deep) == "an array of 1 values");
+}
+
 TEST_CASE("JSONL errors name the file and line") {
   core::test::TempDir dir("io-jsonl");
   const auto path = dir / "bad.jsonl";
@@ -55,6 +67,8 @@ TEST_CASE("JSONL errors name the file and line") {
   CHECK_THROWS_CONTAINING(core::DataError, file + ":2: invalid JSON", read_jsonl(path));
   core::test::write_text(path, "{\"a\":1} {\"b\":2}\n");  // two values on one line
   CHECK_THROWS_CONTAINING(core::DataError, file + ":1: invalid JSON", read_jsonl(path));
+  core::test::write_text(path, "{\"a\":1}\n{\"a\": 1e999}\n");  // out of double's range: out_of_range, not parse_error
+  CHECK_THROWS_CONTAINING(core::DataError, file + ":2: invalid JSON", read_jsonl(path));
   CHECK_THROWS_CONTAINING(core::InputMissingError, "absent.jsonl", read_jsonl(dir / "absent.jsonl"));
   CHECK_THROWS_CONTAINING(core::IoError, "", JsonlWriter w(dir / "no" / "dir.jsonl"));
   CHECK_FALSE(std::filesystem::exists(dir / "no"));

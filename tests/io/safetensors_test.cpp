@@ -223,6 +223,18 @@ TEST_CASE("safetensors rejects truncated and corrupt files") {
   CHECK_THROWS_CONTAINING(core::InputMissingError, "absent", SafetensorsFile f(dir / "absent", SafetensorsFile::Mode::mmap));
 }
 
+TEST_CASE("safetensors headers with out-of-range numbers or deeply nested values are DataErrors") {
+  const std::string data = raw<float>({1.0f});
+  const auto header_with = [](const std::string& shape) {
+    return R"({"w":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,4]}})";
+  };
+  CHECK_THROWS_AS(SafetensorsFile(to_bytes(file_from(header_with("[1e999]"), data)), "big.safetensors"), core::DataError);
+  // 60,000 levels of nesting in shape: the error message dumped it recursively and overflowed the stack.
+  const std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  CHECK_THROWS_CONTAINING(core::DataError, "shape holds an array of 1 values",
+                          SafetensorsFile(to_bytes(file_from(header_with(deep), data)), "deep.safetensors"));
+}
+
 TEST_CASE("a failed safetensors write throws IoError and leaves no file") {
   core::test::TempDir dir("io-st");
   SafetensorsWriter w;

@@ -174,6 +174,8 @@ TEST_CASE("GPT-2 tokenizer files: malformed merges and vocab give DataError nami
                        core::DataError);
   core::test::write_text(dir / "encoder.json", "{\"a\": 0,");
   CHECK_THROWS_AS(Gpt2Tokenizer(dir.path()), core::DataError);
+  core::test::write_text(dir / "encoder.json", "{\"a\": 1e999}");  // out_of_range, not a parse_error
+  CHECK_THROWS_AS(Gpt2Tokenizer(dir.path()), core::DataError);
 }
 
 TEST_CASE("GPT-2 tokenizer reads Hugging Face's names for the same files (vocab.json, merges.txt)") {
