@@ -2,6 +2,8 @@
 #include "certify/sdp_problem.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -21,9 +23,11 @@ double SdpMatrix::frobenius_norm() const {
 }
 
 int SdpProblem::total_size() const {
-  int n = 0;
+  std::int64_t n = 0;  // 64-bit: two blocks of 2^31 - 1 must not wrap around
   for (const auto& blk : blocks) n += blk.size;
-  return n;
+  if (n > std::numeric_limits<int>::max())
+    throw DataError("SDP blocks have a total order of " + std::to_string(n) + ", more than 2^31 - 1");
+  return static_cast<int>(n);
 }
 
 namespace {

@@ -43,7 +43,7 @@ struct SdpProblem {
   Eigen::VectorXd b;
 
   int num_constraints() const { return static_cast<int>(A.size()); }
-  int total_size() const;  // sum of block sizes (the order of the whole matrix variable)
+  int total_size() const;  // sum of block sizes (the whole matrix variable's order); DataError past 2^31 - 1
   // Throws DataError naming the first inconsistency (block index, entry, sizes, non-finite value).
   void validate() const;
 

@@ -62,7 +62,7 @@ std::vector<int> token_byte_lengths(const text::Tokenizer& tok) {
 void check_host_memory(const ModelConfig& c, int batch, int seq_len, bool cuda) {
   const std::uint64_t avail = available_memory_bytes();
   if (avail == 0) return;  // unknown
-  const double params = 2.0 * double(ParamLayout(c).parameter_count()) * sizeof(float);  // weights + gradients
+  const double params = 2.0 * double(c.parameter_count()) * sizeof(float);  // weights + gradients
   const double acts = cuda ? 0.0 : double(Model<float>::activation_bytes(c, batch, seq_len));
   if (params + acts <= double(avail)) return;
   const double gib = 1024.0 * 1024.0 * 1024.0;

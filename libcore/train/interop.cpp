@@ -180,6 +180,13 @@ ModelConfig read_llmc_config(const fs::path& path) {
   } catch (const UsageError& e) {
     throw DataError(path.string() + ": header describes an invalid model: " + e.what());
   }
+  std::error_code ec;
+  const std::uint64_t have = fs::file_size(path, ec);
+  const std::uint64_t want = 256 * sizeof(std::int32_t) + static_cast<std::uint64_t>(c.parameter_count()) * sizeof(float);
+  if (!ec && have != want)
+    throw DataError(path.string() + ": header describes " + std::to_string(c.parameter_count()) +
+                    " float32 parameters (" + std::to_string(want) + " bytes with the header) but the file has " +
+                    std::to_string(have) + " bytes");
   return c;
 }
 

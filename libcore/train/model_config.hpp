@@ -44,8 +44,15 @@ struct ModelConfig {
   void validate() const;
 
   Arch architecture() const { return arch == "bert" ? Arch::bert : Arch::gpt; }
+  // Parameters of the model (ParamLayout's count) in closed form, without building a layout: what a header
+  // or state.json describes is checked against the bytes that follow it before anything is allocated.
+  std::int64_t parameter_count() const;
   int head_dim() const { return n_embd / n_head; }
-  int padded_vocab() const { return (vocab_size + vocab_pad_to - 1) / vocab_pad_to * vocab_pad_to; }
+  // Computed in 64 bits; validate() has checked that it fits an int.
+  int padded_vocab() const {
+    const std::int64_t pad = vocab_pad_to;
+    return static_cast<int>((vocab_size + pad - 1) / pad * pad);
+  }
 };
 
 }  // namespace core::train

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "common/errors.hpp"
+#include "io/jsonl.hpp"
 #include "train/checkpoint.hpp"
 #include "train/interop.hpp"
 
@@ -36,9 +37,9 @@ ModelConfig config_from_hf_json(const fs::path& weights) {
   const auto bad = [&p](const std::string& what) { return DataError(p.string() + ": " + what); };
   if (!j.is_object()) throw bad("expected a JSON object");
   if (j.contains("model_type") && j["model_type"] != "gpt2")
-    throw bad("model_type " + j["model_type"].dump() + " is not gpt2");
+    throw bad("model_type " + io::json_excerpt(j["model_type"]) + " is not gpt2");
   if (j.contains("activation_function") && j["activation_function"] != "gelu_new")
-    throw bad("activation_function " + j["activation_function"].dump() + ": only gelu_new (GPT-2's tanh GELU) is supported");
+    throw bad("activation_function " + io::json_excerpt(j["activation_function"]) + ": only gelu_new (GPT-2's tanh GELU) is supported");
   const auto integer = [&](std::initializer_list<const char*> keys) {
     for (const char* k : keys)
       if (j.contains(k)) {
@@ -99,6 +100,18 @@ ModelSource find_model(const std::string& spec) {
   } else {
     throw UsageError("checkpoint: '" + spec +
                      "' is neither a folder (run or checkpoint), an llm.c .bin nor a Hugging Face .safetensors file");
+  }
+  // A description (state.json, config.json) must agree with the weights' bytes before a layout of its size is
+  // built: safetensors hold at least 2 bytes a parameter (16-bit), our checkpoints 4 (llm.c is checked exactly).
+  if (s.format != ModelSource::Format::llmc) {
+    const fs::path weights = s.format == ModelSource::Format::checkpoint ? s.path / "model.safetensors" : s.path;
+    const std::uint64_t have = fs::file_size(weights, ec);
+    const std::uint64_t per = s.format == ModelSource::Format::checkpoint ? 4 : 2;
+    const auto want = static_cast<std::uint64_t>(s.config.parameter_count()) * per;
+    if (!ec && have < want)
+      throw DataError(weights.string() + ": the model described (" + std::to_string(s.config.parameter_count()) +
+                      " parameters) needs at least " + std::to_string(want) + " bytes of weights, the file has " +
+                      std::to_string(have));
   }
   return s;
 }

@@ -8,7 +8,10 @@
 #include <memory>
 #include <numeric>
 
+#include <spdlog/fmt/fmt.h>
+
 #include "common/errors.hpp"
+#include "common/memory.hpp"
 #include "common/rng.hpp"
 #include "text/tokenizer.hpp"
 #include "text/unicode.hpp"
@@ -59,12 +62,26 @@ int TokenSampler::draw(std::span<const float> logits) {
   return cand_[n - 1].second;
 }
 
+// Weights and the key/value cache (keys and values of every layer over the whole context) must fit, checked
+// before either is allocated (eval's check does the same for its batches).
+static void check_sample_memory(const ModelConfig& c) {
+  const std::uint64_t avail = available_memory_bytes();
+  const double weights = double(c.parameter_count()) * sizeof(float);
+  const double cache = 2.0 * c.n_layer * double(c.n_positions) * c.n_embd * sizeof(float);
+  if (avail == 0 || weights + cache <= double(avail)) return;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  throw UsageError(fmt::format("sample needs about {:.1f} GiB of host memory (weights {:.1f} GiB, key/value cache "
+                               "{:.1f} GiB) but {:.1f} GiB are available",
+                               (weights + cache) / gib, weights / gib, cache / gib, double(avail) / gib));
+}
+
 nlohmann::json generate(const SampleOptions& o) {
   const ModelSource model = find_model(o.checkpoint);
   const ModelConfig& cfg = model.config;
   if (cfg.architecture() != Arch::gpt)
     throw UsageError("sample: checkpoint " + model.path.string() + " holds a " + cfg.arch +
                      " model; generation needs a GPT");
+  check_sample_memory(cfg);
   const ParamLayout layout(cfg);
   FlatBuffers<float> params(layout);
   model.load_weights_into(params);

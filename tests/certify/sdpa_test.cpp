@@ -92,6 +92,9 @@ TEST_CASE("SDPA reader errors name the file and line") {
   CHECK_THROWS_WITH_AS(parse("1\n1\n99999999999\n1.0\n"), "t.dat-s:3: block size 99999999999 is too large",
                        core::DataError);
   CHECK_THROWS_AS(read_sdpa("/nonexistent/x.dat-s"), core::InputMissingError);
+  // Each block size fits an int, their sum does not: an error, not a wrapped negative order.
+  const SdpProblem huge = parse("1\n2\n2147483647 2147483647\n1.0\n");
+  CHECK_THROWS_WITH_AS(huge.total_size(), doctest::Contains("total order of 4294967294"), core::DataError);
 }
 
 TEST_CASE("our solver agrees with csdp on the same SDPA files") {

@@ -75,6 +75,16 @@ TEST_CASE("bad model configs exit 2 with a clear message") {
   r = run_tool("zpp-train", {"train", "device=tpu", "--out", (tmp / "e").string()});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("device") != std::string::npos);
+  // Sizes that overflow 32-bit arithmetic (was SIGSEGV) or describe no machine's model: exit 2 before any layout.
+  r = run_tool("zpp-train", {"train", "model.vocab_pad_to=2147483647", "--out", (tmp / "f").string()});
+  CHECK(r.exit_code == 2);  // 2^31 - 1 rows: no overflow now, and refused by the memory guard
+  CHECK(r.err.find("smaller model") != std::string::npos);
+  r = run_tool("zpp-train", {"train", "model.vocab_size=2147483647", "--out", (tmp / "g").string()});
+  CHECK(r.exit_code == 2);
+  r = run_tool("zpp-train", {"train", "model.n_layer=100000000", "model.n_embd=4096", "model.n_head=32",
+                             "--out", (tmp / "h").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("exceed the 2^46") != std::string::npos);
 }
 
 TEST_CASE("peak: the GEMM rate of the CPU path, and of the GPU path where a device answers") {

@@ -3,6 +3,7 @@
 // give DataError naming the file; so do non-finite weights and integer tensors.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <span>
@@ -13,6 +14,7 @@
 #include "tiny_config.hpp"
 #include "train/checkpoint.hpp"
 #include "train/interop.hpp"
+#include "train/model_source.hpp"
 
 using namespace core::train;
 using core::test::TempDir;
@@ -47,6 +49,11 @@ TEST_CASE("parameter layout: flat groups with aligned named views") {
   // 12 tensors per block: 2 LN (2C each) + qkv (3C^2 + 3C) + proj (C^2 + C) + fc (4C^2 + 4C) + proj (4C^2 + C)
   const std::size_t C = 8;
   CHECK(layout.parameter_count() == 64 * C + 16 * C + 2 * C + 2 * (12 * C * C + 13 * C));
+  // The closed form that checks headers before any layout is built counts the same, for GPT and BERT.
+  CHECK(cfg().parameter_count() == static_cast<std::int64_t>(layout.parameter_count()));
+  ModelConfig bert = core::test::tiny_config("bert", 16, 32, 300);
+  bert.num_labels = 3;
+  CHECK(bert.parameter_count() == static_cast<std::int64_t>(ParamLayout(bert).parameter_count()));
 }
 
 TEST_CASE("HF GPT-2 safetensors round trip, with Conv1D weights stored [in, out]") {
@@ -107,6 +114,16 @@ TEST_CASE("llm.c checkpoint round trip and malformed files") {
   std::string bytes = core::test::read_text(tmp / "model.bin");
   core::test::write_text(tmp / "short.bin", bytes.substr(0, bytes.size() - 4));
   CHECK_THROWS_WITH_AS(load_llmc_checkpoint(tmp / "short.bin", b), doctest::Contains("short.bin"), core::DataError);
+  core::test::write_text(tmp / "long.bin", bytes + std::string(8, '\0'));
+  CHECK_THROWS_WITH_AS(read_llmc_config(tmp / "long.bin"), doctest::Contains("but the file has"), core::DataError);
+  // A header that describes a huge model is refused from the file's size, before anything is allocated
+  // (L = 2^31 - 1 allocated gigabytes before failing with bad_alloc).
+  for (const std::int32_t layers : {std::numeric_limits<std::int32_t>::max(), 1000000}) {
+    std::string huge = bytes.substr(0, 1024);
+    std::memcpy(huge.data() + 4 * 4, &layers, 4);
+    core::test::write_text(tmp / "huge.bin", huge + std::string(64, '\0'));
+    CHECK_THROWS_AS(read_llmc_config(tmp / "huge.bin"), core::DataError);
+  }
   bytes[0] = 'x';
   core::test::write_text(tmp / "magic.bin", bytes);
   CHECK_THROWS_WITH_AS(read_llmc_config(tmp / "magic.bin"), doctest::Contains("magic"), core::DataError);
@@ -201,4 +218,19 @@ TEST_CASE("a checkpoint's state.json and optimizer metadata with wrong keys or t
   w.write(dir / "optimizer.safetensors");
   FlatBuffers<float> b(layout);
   CHECK_THROWS_WITH_AS(load_checkpoint(dir, b, opt), doctest::Contains("'adam_steps' = 'seven'"), core::DataError);
+}
+
+TEST_CASE("a state.json that describes more parameters than model.safetensors holds is refused before allocating") {
+  TempDir tmp("checkpoint_state_size");
+  ParamLayout layout(cfg());
+  FlatBuffers<float> a(layout);
+  init_parameters(a, 1);
+  AdamW<float> opt(layout, AdamWHyper{});
+  nlohmann::json model = model_state_json(cfg());
+  const auto dir = save_checkpoint(tmp.path(), 3, a, opt, {{"tokenizer", "bytes"}, {"model", model}});
+  CHECK(find_model(dir.string()).config.n_layer == 2);
+  model["n_layer"] = 1000000;  // was: a layout and buffers of ~10^6 layers allocated before any check
+  core::test::write_text(dir / "state.json", nlohmann::json{{"step", 3}, {"tokenizer", "bytes"}, {"model", model}}.dump());
+  CHECK_THROWS_WITH_AS(find_model(dir.string()), doctest::Contains("model.safetensors: the model described"),
+                       core::DataError);
 }
