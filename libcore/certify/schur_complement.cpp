@@ -48,7 +48,9 @@ const char* SchurFactor::description() const {
 bool SchurFactor::factor_dense(Eigen::MatrixXd M) {
   dense_.compute(M);
   const double dmax = M.diagonal().cwiseAbs().maxCoeff();
-  for (double delta = 1e-14 * dmax; dense_.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
+  // delta > 0 bounds the loop also for an all-zero (or NaN) M, which no shift can make positive definite.
+  for (double delta = 1e-14 * dmax; dense_.info() != Eigen::Success && delta > 0.0 && delta <= 1e-6 * dmax;
+       delta *= 100.0) {
     M.diagonal().array() += delta;  // cumulative shift stays below 1.02 delta
     dense_.compute(M);
     core::log::debug("sdp: Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
@@ -140,7 +142,8 @@ bool SchurFactor::factor_values() {
   double* values = M_.valuePtr();
   double dmax = 0.0;
   for (int k = 0; k < m; ++k) dmax = std::max(dmax, std::abs(values[find(k, k)]));
-  for (double delta = 1e-14 * dmax; llt_.info() != Eigen::Success && delta <= 1e-6 * dmax; delta *= 100.0) {
+  for (double delta = 1e-14 * dmax; llt_.info() != Eigen::Success && delta > 0.0 && delta <= 1e-6 * dmax;
+       delta *= 100.0) {
     for (int k = 0; k < m; ++k) values[find(k, k)] += delta;  // cumulative shift below 1.02 delta
     llt_.factorize(M_);
     core::log::debug("sdp: sparse Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);

@@ -128,6 +128,8 @@ class Solver {
       }
     }
     b_ = problem.b;
+    for (int i = 0; i < m && empty_infeasible_ < 0; ++i)
+      if (problem.A[i].frobenius_norm() == 0.0 && problem.b(i) != 0.0) empty_infeasible_ = i;
     shape_.blocks = problem.blocks;
     n_ = shape_.total_size();
     check_memory(block_values_bytes());  // before the first block value is allocated
@@ -141,8 +143,9 @@ class Solver {
   }
 
   SdpResult run() {
-    initial_point();
     SdpResult res;
+    if (empty_infeasible_ >= 0) return empty_constraint_ray();
+    initial_point();
     for (int it = 0;; ++it) {
       res.iterations = it;
       const VectorXd rp = b_ - apply_A(X_);
@@ -209,6 +212,23 @@ class Solver {
   }
 
  private:
+  // <0, X> = b_i != 0 has no solution: y = sign(b_i) e_i is a dual ray (A^T y = 0, b^T y > 0), found before
+  // any iteration (the Schur complement of such a problem is singular in that row).
+  SdpResult empty_constraint_ray() const {
+    const int i = empty_infeasible_;
+    core::log::info("sdp: constraint {} has an empty matrix but b = {:g}: primal infeasible", i + 1, b_(i));
+    SdpResult res;
+    res.status = SdpStatus::primal_infeasible;
+    res.X = shape_.zeros();
+    res.Z = shape_.zeros();
+    res.y = VectorXd::Zero(b_.size());
+    res.y(i) = b_(i) > 0.0 ? 1.0 : -1.0;
+    res.dual_objective = std::abs(b_(i)) * a_scale_(i);
+    res.primal_residual = std::abs(b_(i)) * a_scale_(i) / (1.0 + b_norm_);
+    res.schur = "none";
+    return res;
+  }
+
   // terms_[k]: the constraints touching block k (increasing) and their entries there.
   void group_by_block(std::vector<SdpMatrix> A) {
     terms_.assign(shape_.blocks.size(), {});
@@ -534,6 +554,7 @@ class Solver {
   double c_scale_ = 1.0;
   VectorXd a_scale_;           // scale of each constraint
   VectorXd b_;                 // scaled
+  int empty_infeasible_ = -1;  // a constraint with an empty matrix and b != 0, if any
   int n_ = 0;
   std::vector<BlockTerms> terms_;
   std::optional<SchurFactor> schur_;

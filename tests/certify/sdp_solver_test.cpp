@@ -88,6 +88,37 @@ TEST_CASE("infeasible inputs report primal_infeasible") {
   }
 }
 
+TEST_CASE("degenerate problems end with a status, never spin") {
+  // `printf '1\n1\n1\n1\n'`: one 1x1 block, b = 1, no entries at all (C = 0, A_1 = 0): <0, X> = 1 has no
+  // solution. The Schur complement was all zero and its shift loop never grew (0 * 100 = 0).
+  SdpProblem p;
+  p.blocks = {{1, false}};
+  p.A = {SdpMatrix{}};
+  p.b = Eigen::VectorXd::Ones(1);
+  const SdpResult r = solve_sdp(p);
+  CHECK(r.status == SdpStatus::primal_infeasible);
+  CHECK(r.iterations == 0);
+  CHECK(r.y(0) == 1.0);
+  // One empty constraint among regular ones, b < 0 there: the ray's sign follows b.
+  SdpMatrix tr;
+  for (int i = 0; i < 2; ++i) tr.add(0, i, i, 1.0);
+  p.blocks = {{2, false}};
+  p.C.add(0, 0, 0, 1.0);
+  p.A = {tr, SdpMatrix{}};
+  p.b = Eigen::Vector2d(1.0, -2.0);
+  const SdpResult r2 = solve_sdp(p);
+  CHECK(r2.status == SdpStatus::primal_infeasible);
+  CHECK(r2.y(1) == -1.0);
+  // Empty constraints with b = 0 are vacuous: the Schur complement is singular in their rows. The solver
+  // must stop with some status within its iteration limit (the bug was an endless loop at full CPU).
+  p.A = {SdpMatrix{}, SdpMatrix{}};
+  p.b = Eigen::Vector2d::Zero();
+  SdpOptions opts;
+  opts.max_iterations = 50;
+  const SdpResult r3 = solve_sdp(p, opts);
+  CHECK(r3.iterations <= 50);
+}
+
 TEST_CASE("unbounded inputs report dual_infeasible") {
   // min -X11 s.t. X22 = 1: X = diag(t, 1) is feasible for every t > 0.
   SdpProblem p;
