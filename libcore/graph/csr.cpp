@@ -89,6 +89,37 @@ Graph relabel_by_degree(const Graph& g) {
   return h;
 }
 
+std::string check_structure(const Graph& g) {
+  if (g.offsets.empty() || g.offsets.front() != 0 || g.offsets.back() != g.adj.size())
+    return "offsets do not span the adjacency array";
+  const std::size_t n = g.offsets.size() - 1;
+  if (g.original_ids.size() != n) return "one original id per vertex expected";
+  for (std::size_t v = 0; v < n; ++v)
+    if (g.offsets[v] > g.offsets[v + 1]) return "offsets decrease at vertex " + std::to_string(v);
+  // Each list strictly ascending, in range, loop-free; then symmetry in one pass: visiting u in ascending order,
+  // the next unmatched entry of every upper neighbour v's list must be u (v's entries below v are exactly the
+  // u < v that list v, in ascending order).
+  std::vector<EdgeIndex> next(g.offsets.begin(), g.offsets.end() - 1);
+  for (std::size_t u = 0; u < n; ++u) {
+    const auto list = g.neighbors(static_cast<Vertex>(u));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i] >= n) return "vertex " + std::to_string(u) + " lists an id out of range";
+      if (list[i] == u) return "self-loop at vertex " + std::to_string(u);
+      if (i > 0 && list[i] <= list[i - 1]) return "the list of vertex " + std::to_string(u) + " is not strictly ascending";
+    }
+    const auto lower_end = static_cast<EdgeIndex>(std::lower_bound(list.begin(), list.end(), static_cast<Vertex>(u)) -
+                                                  list.begin()) + g.offsets[u];
+    if (next[u] != lower_end) return "an edge of vertex " + std::to_string(u) + " is missing its reverse";
+    for (std::size_t i = lower_end - g.offsets[u]; i < list.size(); ++i) {
+      const Vertex v = list[i];
+      if (next[v] >= g.offsets[v + 1] || g.adj[next[v]] != u)
+        return "edge " + std::to_string(u) + "-" + std::to_string(v) + " is missing its reverse";
+      ++next[v];
+    }
+  }
+  return "";
+}
+
 std::string describe(const CleanReport& r) {
   std::ostringstream os;
   os << r.input_edges << " input edges -> " << r.vertices << " vertices, " << r.edges

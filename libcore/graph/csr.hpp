@@ -51,6 +51,11 @@ Graph build_graph(std::vector<RawEdge> edges, CleanReport* report = nullptr);
 // Relabels vertices by decreasing degree (ties by id); labels and original ids follow.
 Graph relabel_by_degree(const Graph& g);
 
+// Empty when `g` is a CSR of a simple undirected graph (offsets monotone from 0 to adj.size(), ids in range,
+// each list strictly ascending, no self-loops, every edge in both lists, one original id per vertex), else
+// the first violation found. O(n + m).
+std::string check_structure(const Graph& g);
+
 // One-line human description of a clean report.
 std::string describe(const CleanReport& r);
 

@@ -101,7 +101,29 @@ std::uint64_t file_mtime_ns(const fs::path& p) {
   return static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec;
 }
 
-constexpr char kMagic[8] = {'G', 'Z', 'C', 'S', 'R', '0', '0', '1'};
+// Format version 2 added the checksum; a cache of another version is rebuilt.
+constexpr char kMagic[8] = {'G', 'Z', 'C', 'S', 'R', '0', '0', '2'};
+
+// 64-bit checksum of a byte range, eight bytes a step (multiply-xorshift mixing; any flipped bit changes it with
+// overwhelming probability). It guards the cache against damage, not against deliberate forgery.
+std::uint64_t checksum(const void* data, std::size_t size, std::uint64_t h) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  const auto mix = [&h](std::uint64_t w) {
+    h ^= w + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  };
+  std::size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    mix(w);
+  }
+  std::uint64_t tail = 0;
+  if (size > i) std::memcpy(&tail, p + i, size - i);
+  mix(tail ^ (static_cast<std::uint64_t>(size) << 56));
+  return h;
+}
 
 }  // namespace
 
@@ -187,13 +209,7 @@ fs::path cache_path_for(const fs::path& source, const LoadOptions& options) {
   if (options.cache == "off") return {};
   const fs::path abs = fs::absolute(source).lexically_normal();
   if (options.cache == "auto") {
-    // Beside the input only when its folder is meant to be written: root passes access(W_OK) even
-    // on read-only data folders (such as the shared datasets), so the owner-write bit is checked too.
-    std::error_code ec;
-    const auto perms = fs::status(abs.parent_path(), ec).permissions();
-    const bool folder_writable = !ec && (perms & fs::perms::owner_write) != fs::perms::none &&
-                                 ::access(abs.parent_path().c_str(), W_OK) == 0;
-    if (folder_writable) return fs::path(abs.string() + ".csr");
+    // The user's cache folder: a dataset folder is not ours to write, even when it is writable.
     const char* xdg = std::getenv("XDG_CACHE_HOME");
     const char* home = std::getenv("HOME");
     fs::path base = xdg && *xdg ? fs::path(xdg) : home && *home ? fs::path(home) / ".cache" : fs::temp_directory_path();
@@ -210,8 +226,17 @@ struct CacheHeader {
   char magic[8];
   std::uint64_t source_size, source_mtime_ns;
   CleanReport report;
+  std::uint64_t checksum;  // of report, n, adj_size and the three arrays
   std::uint64_t n, adj_size;
 };
+
+std::uint64_t cache_checksum(const CacheHeader& h, const Graph& g) {
+  std::uint64_t c = checksum(&h.report, sizeof h.report, 0);
+  c = checksum(&h.n, 2 * sizeof h.n, c);
+  c = checksum(g.offsets.data(), g.offsets.size() * sizeof(EdgeIndex), c);
+  c = checksum(g.adj.data(), g.adj.size() * sizeof(Vertex), c);
+  return checksum(g.original_ids.data(), g.original_ids.size() * sizeof(std::uint64_t), c);
+}
 }  // namespace
 
 void write_csr_cache(const fs::path& cache, const fs::path& source, const LoadedGraph& g) {
@@ -222,6 +247,7 @@ void write_csr_cache(const fs::path& cache, const fs::path& source, const Loaded
   h.report = g.report;
   h.n = g.graph.n();
   h.adj_size = g.graph.adj.size();
+  h.checksum = cache_checksum(h, g.graph);
   std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
   const auto append = [&](const auto& vec) {
     bytes.append(reinterpret_cast<const char*>(vec.data()), vec.size() * sizeof(vec[0]));
@@ -239,7 +265,11 @@ bool read_csr_cache(const fs::path& cache, const fs::path& source, LoadedGraph& 
   CacheHeader h{};
   if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return false;
   std::error_code ec;
-  if (std::memcmp(h.magic, kMagic, 8) != 0 || h.source_size != fs::file_size(source, ec) ||
+  if (std::memcmp(h.magic, kMagic, 8) != 0) {
+    core::log::info("graph cache {} has another format version: rebuilding it", cache.string());
+    return false;
+  }
+  if (h.source_size != fs::file_size(source, ec) ||
       h.source_mtime_ns != file_mtime_ns(source))
     return false;
   // A damaged cache is rebuilt, never trusted: its size must match the header's counts before
@@ -257,11 +287,12 @@ bool read_csr_cache(const fs::path& cache, const fs::path& source, LoadedGraph& 
     return static_cast<bool>(in.read(reinterpret_cast<char*>(vec.data()), vec.size() * sizeof(vec[0])));
   };
   if (!fill(g.offsets) || !fill(g.adj) || !fill(g.original_ids)) return false;
-  if (g.offsets.front() != 0 || g.offsets.back() != g.adj.size()) return false;
-  for (std::size_t v = 0; v < h.n; ++v)
-    if (g.offsets[v] > g.offsets[v + 1]) return false;
-  for (const Vertex w : g.adj)
-    if (w >= h.n) return false;
+  const auto damaged = [&](const std::string& why) {
+    core::log::warn("graph cache {} is damaged ({}): rebuilding it from {}", cache.string(), why, source.string());
+    return false;
+  };
+  if (cache_checksum(h, g) != h.checksum) return damaged("checksum mismatch");
+  if (const std::string why = check_structure(g); !why.empty()) return damaged(why);
   out.graph = std::move(g);
   out.report = h.report;
   out.from_cache = true;

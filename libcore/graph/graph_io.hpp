@@ -1,7 +1,8 @@
 // Reading graphs: SNAP / gapbs edge lists ('u v' per line, optional third weight column, '#' or
 // '%' comments), Matrix Market coordinate files (1-based, any field, general or symmetric), and
 // the binary CSR cache written after the first load of a text file (invalidated when the source's
-// size or modification time changes). Vertex labels: one label per line for ids 0.. (or 'id label').
+// size or modification time changes; a cache of another format version, with a wrong checksum or that
+// fails check_structure is rebuilt with a warning, never trusted). Vertex labels: one label per line for ids 0.. (or 'id label').
 // Malformed lines throw DataError naming file and line; a missing file throws InputMissingError.
 #pragma once
 #include <filesystem>
@@ -22,8 +23,7 @@ Graph read_edge_list(const fs::path& path, CleanReport* report = nullptr);
 Graph read_matrix_market(const fs::path& path, CleanReport* report = nullptr);
 
 struct LoadOptions {
-  // "auto": next to the input when that folder is writable (owner-write bit set), else in the user
-  // cache folder ($XDG_CACHE_HOME or ~/.cache, /toolkit/graphs);
+  // "auto": the user cache folder ($XDG_CACHE_HOME or ~/.cache, then /toolkit/graphs);
   // "off": never read or write a cache; anything else: the folder to keep caches in.
   std::string cache = "auto";
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 
 #include "common/errors.hpp"
@@ -102,10 +103,33 @@ TEST_CASE("the binary CSR cache is written once, reused, and rebuilt when the so
   CHECK_FALSE(third.from_cache);
   CHECK(third.graph.m() == 4);
   CHECK_FALSE(load_graph(dir / "g.el", LoadOptions{"off"}).from_cache);
-  // "auto" puts the cache next to a writable input.
-  const LoadedGraph beside = load_graph(dir / "g.el", LoadOptions{"auto"});
-  CHECK(beside.cache_path == std::filesystem::absolute(dir / "g.el").lexically_normal().string() + ".csr");
+  // "auto" keeps caches in the user's cache folder, never beside the data (even a writable folder).
+  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old_xdg ? old_xdg : "";
+  ::setenv("XDG_CACHE_HOME", (dir / "xdg").c_str(), 1);
+  const LoadedGraph user = load_graph(dir / "g.el", LoadOptions{"auto"});
+  CHECK(user.cache_path.parent_path() == dir / "xdg" / "toolkit" / "graphs");
+  CHECK_FALSE(std::filesystem::exists(dir / "g.el.csr"));
   CHECK(load_graph(dir / "g.el", LoadOptions{"auto"}).from_cache);
+  if (old_xdg) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1); else ::unsetenv("XDG_CACHE_HOME");
+}
+
+TEST_CASE("check_structure accepts clean CSRs and names what a bad one breaks") {
+  const Graph clean = build_graph({{0, 1}, {1, 2}, {2, 0}, {2, 3}});
+  CHECK(check_structure(clean).empty());
+  CHECK(check_structure(relabel_by_degree(clean)).empty());
+  const auto broken = [&](auto edit) {
+    Graph g = clean;
+    edit(g);
+    return check_structure(g);
+  };
+  // Lists of the triangle + tail: 0:{1,2} 1:{0,2} 2:{0,1,3} 3:{2}.
+  CHECK(broken([](Graph& g) { g.adj[1] = 0; }).find("self-loop at vertex 0") != std::string::npos);
+  CHECK(broken([](Graph& g) { std::swap(g.adj[0], g.adj[1]); }).find("not strictly ascending") != std::string::npos);
+  CHECK(broken([](Graph& g) { g.adj[7] = 1; }).find("missing its reverse") != std::string::npos);   // 3 lists 1
+  CHECK(broken([](Graph& g) { g.adj[6] = 9; }).find("out of range") != std::string::npos);
+  CHECK(broken([](Graph& g) { g.offsets[2] = 8; }).find("offsets decrease") != std::string::npos);
+  CHECK(broken([](Graph& g) { g.original_ids.pop_back(); }).find("original id") != std::string::npos);
 }
 
 TEST_CASE("vertex labels follow original ids through relabelling") {
@@ -221,6 +245,20 @@ TEST_CASE("a damaged CSR cache is rebuilt, not trusted") {
   g = damaged(n_at, std::string(8, '\x7f'));
   CHECK_FALSE(g.from_cache);
   CHECK(g.graph.adj == first.graph.adj);
+  // Any single flipped bit of the arrays (it turned a triangle count of 13 into 12) or of the report.
+  for (std::size_t at = 8 + 16; at < good.size(); at += 7) {
+    std::string d = good;
+    d[at] = static_cast<char>(d[at] ^ (1 << (at % 8)));
+    write_text(first.cache_path, d);
+    const LoadedGraph rebuilt = load_graph(dir / "g.el", cache);
+    CHECK_FALSE(rebuilt.from_cache);
+    CHECK(rebuilt.graph.adj == first.graph.adj);
+  }
+  // A cache of the previous format version (no checksum) is rebuilt.
+  std::string old = good;
+  old[7] = '1';
+  write_text(first.cache_path, old);
+  CHECK_FALSE(load_graph(dir / "g.el", cache).from_cache);
   // A truncated cache.
   write_text(first.cache_path, good.substr(0, good.size() - 3));
   CHECK_FALSE(load_graph(dir / "g.el", cache).from_cache);
