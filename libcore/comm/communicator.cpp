@@ -60,13 +60,13 @@ bool overlap(const void* a, std::size_t a_len, const void* b, std::size_t b_len)
 std::size_t byte_len(std::size_t count, std::size_t factor, DType dtype, const char* what) {
   const std::size_t e = dtype_size(dtype);
   if (factor != 0 && count > std::numeric_limits<std::size_t>::max() / factor / e)
-    throw UsageError(std::string("dist: ") + what + ": element count " + std::to_string(count) + " overflows");
+    throw UsageError(std::string("comm: ") + what + ": element count " + std::to_string(count) + " overflows");
   return count * factor * e;
 }
 
 void need_buffer(const void* p, std::size_t len, const char* what, const char* which) {
   if (len > 0 && p == nullptr)
-    throw UsageError(std::string("dist: ") + what + ": " + which + " buffer is null");
+    throw UsageError(std::string("comm: ") + what + ": " + which + " buffer is null");
 }
 
 // send/recv may be disjoint or send may sit exactly at recv + in_place_offset (bytes).
@@ -74,7 +74,7 @@ void check_aliasing(const void* send, std::size_t send_len, const void* recv, st
                     std::ptrdiff_t in_place_offset, bool in_place_allowed, const char* what) {
   if (!overlap(send, send_len, recv, recv_len)) return;
   if (in_place_allowed && as_bytes(send) == as_bytes(recv) + in_place_offset) return;
-  throw UsageError(std::string("dist: ") + what +
+  throw UsageError(std::string("comm: ") + what +
                    ": send and recv buffers overlap other than in the supported in-place layout");
 }
 
@@ -88,14 +88,14 @@ void Communicator::record(Collective c, std::size_t count, DType dtype, int root
 
 void Communicator::set_timeout(Seconds timeout) {
   if (!(timeout.count() > 0))
-    throw UsageError("dist: communicator timeout must be positive, got " + std::to_string(timeout.count()) + " s");
+    throw UsageError("comm: communicator timeout must be positive, got " + std::to_string(timeout.count()) + " s");
   timeout_ = timeout;
 }
 
 std::string Communicator::timeout_message(const char* what) const {
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.3g", timeout_.count());
-  return std::string("dist: ") + what + " timed out on rank " + std::to_string(rank()) + " of " +
+  return std::string("comm: ") + what + " timed out on rank " + std::to_string(rank()) + " of " +
          std::to_string(size()) + " (" + backend() + " backend) after " + secs +
          " s waiting for the other ranks. Check that every rank reaches the same collective calls in "
          "the same order (a rank that crashed, threw or took another branch leaves the rest waiting); "
@@ -105,7 +105,7 @@ std::string Communicator::timeout_message(const char* what) const {
 
 void Communicator::broadcast(void* buf, std::size_t count, DType dtype, int root, Stream stream) {
   if (root < 0 || root >= size())
-    throw UsageError("dist: broadcast: root " + std::to_string(root) + " is not a rank of a communicator of size " +
+    throw UsageError("comm: broadcast: root " + std::to_string(root) + " is not a rank of a communicator of size " +
                      std::to_string(size()));
   need_buffer(buf, byte_len(count, 1, dtype, "broadcast"), "broadcast", "data");
   do_broadcast(buf, count, dtype, root, stream);
@@ -121,7 +121,7 @@ void Communicator::all_reduce(const void* send, void* recv, std::size_t count, D
                               Stream stream) {
   const std::size_t len = byte_len(count, 1, dtype, "all_reduce");
   if (op == ReduceOp::avg && !is_floating(dtype))
-    throw UsageError(std::string("dist: all_reduce: avg needs f32 or bf16, got ") + dtype_name(dtype));
+    throw UsageError(std::string("comm: all_reduce: avg needs f32 or bf16, got ") + dtype_name(dtype));
   need_buffer(send, len, "all_reduce", "send");
   need_buffer(recv, len, "all_reduce", "recv");
   check_aliasing(send, len, recv, len, 0, true, "all_reduce");
@@ -144,7 +144,7 @@ void Communicator::reduce_scatter(const void* send, void* recv, std::size_t recv
   const std::size_t len = byte_len(recv_count, 1, dtype, "reduce_scatter");
   const std::size_t total = byte_len(recv_count, size(), dtype, "reduce_scatter");
   if (op == ReduceOp::avg && !is_floating(dtype))
-    throw UsageError(std::string("dist: reduce_scatter: avg needs f32 or bf16, got ") + dtype_name(dtype));
+    throw UsageError(std::string("comm: reduce_scatter: avg needs f32 or bf16, got ") + dtype_name(dtype));
   need_buffer(send, total, "reduce_scatter", "send");
   need_buffer(recv, len, "reduce_scatter", "recv");
   // In place: recv is block rank() of send, i.e. send sits at recv - rank*len.

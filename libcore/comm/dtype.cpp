@@ -17,7 +17,7 @@ std::size_t dtype_size(DType t) {
     case DType::i8:
     case DType::u8: return 1;
   }
-  throw UsageError("dist: unknown dtype " + std::to_string(static_cast<int>(t)));
+  throw UsageError("comm: unknown dtype " + std::to_string(static_cast<int>(t)));
 }
 
 const char* dtype_name(DType t) {
@@ -98,7 +98,7 @@ void reduce_buffers(std::span<const void* const> inputs, void* out, std::size_t 
                     ReduceOp op, int divisor) {
   if (inputs.empty() || count == 0) return;
   if (op == ReduceOp::avg && !is_floating(dtype))
-    throw UsageError(std::string("dist: avg reduction needs f32 or bf16, got ") + dtype_name(dtype));
+    throw UsageError(std::string("comm: avg reduction needs f32 or bf16, got ") + dtype_name(dtype));
   switch (dtype) {
     case DType::f32: return reduce_typed<Plain<float, float>>(inputs, out, count, op, divisor);
     case DType::bf16: return reduce_typed<Bf16>(inputs, out, count, op, divisor);

@@ -61,7 +61,7 @@ class Group {
     } else if (!cv_.wait_until(lock, deadline,
                                [&] { return generation_ != generation || !abort_reason_.empty(); })) {
       std::string message = timeout_message();
-      abort_reason_ = "dist: communicator aborted after a timeout on another rank: " + message;
+      abort_reason_ = "comm: communicator aborted after a timeout on another rank: " + message;
       cv_.notify_all();
       throw CommTimeoutError(message);
     }
@@ -182,7 +182,7 @@ class ThreadCommunicator final : public Communicator {
       posts = arrive(&post);
       for (int q = 0; q < comm.size(); ++q)
         if (!posts[q].same_call(posts[0]))
-          throw CommError("dist: ranks disagree on the collective: rank 0 called " + posts[0].describe() +
+          throw CommError("comm: ranks disagree on the collective: rank 0 called " + posts[0].describe() +
                           " but rank " + std::to_string(q) + " called " + posts[q].describe());
     }
     void sync() { arrive(nullptr); }
@@ -202,7 +202,7 @@ class ThreadCommunicator final : public Communicator {
 }  // namespace
 
 std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int n) {
-  if (n < 1) throw UsageError("dist: a thread communicator group needs at least 1 rank, got " + std::to_string(n));
+  if (n < 1) throw UsageError("comm: a thread communicator group needs at least 1 rank, got " + std::to_string(n));
   auto group = std::make_shared<Group>(n);
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int r = 0; r < n; ++r) comms.push_back(std::make_unique<ThreadCommunicator>(group, r));
@@ -231,7 +231,7 @@ void run_thread_ranks(int n, const std::function<void(Communicator&)>& fn, Secon
           std::lock_guard lock(mutex);
           if (!first) first = std::current_exception();
         }
-        static_cast<ThreadCommunicator&>(*comms[r]).abort("dist: group aborted because rank " + std::to_string(r) +
+        static_cast<ThreadCommunicator&>(*comms[r]).abort("comm: group aborted because rank " + std::to_string(r) +
                                                           " failed: " + what);
       }
     });
