@@ -276,7 +276,9 @@ void certify_gm_fit(const FitOptions& opts, FitResult& r, const std::optional<ce
 
 }  // namespace
 
-FitResult run_fit(const FitOptions& opts) {
+FitResult run_fit(const FitOptions& requested) {
+  FitOptions opts = requested;
+  if (opts.solver == "auto") opts.solver = opts.mode == "gm" ? "irls" : "eig";
   FitResult r;
   r.mode = opts.mode;
   r.solver = opts.solver;

@@ -20,7 +20,7 @@ struct FitOptions {
   std::vector<std::vector<double>> points;     // inline [[x, y], ...]
   std::string candidate;                       // "a,b,c": certify this line instead of fitting
   std::string mode = "tls";                    // tls | gm (Geman-McClure)
-  std::string solver = "eig";                  // eig (tls) | sdp | irls (gm)
+  std::string solver = "auto";                 // auto (the mode's: eig for tls, irls for gm) | eig | sdp | irls
   double sigma = 1.0;                          // GM scale
   std::optional<double> init_angle;            // IRLS: single start at this normal angle (rad)
   int starts = 8;                              // IRLS: initial angles k pi / starts, plus the TLS line
@@ -45,8 +45,8 @@ struct FitOptions {
     v("points", points, "inline points [[x, y], ...] instead of a file");
     v("candidate", candidate, "certify the line a,b,c instead of fitting one");
     v("mode", mode, "loss: tls (squared distance) or gm (Geman-McClure)", core::one_of({"tls", "gm"}));
-    v("solver", solver, "eig (tls closed form), sdp (Shor relaxation), irls (gm)",
-      core::one_of({"eig", "sdp", "irls"}));
+    v("solver", solver, "auto (eig for tls, irls for gm), eig (tls closed form), sdp (Shor relaxation), irls (gm)",
+      core::one_of({"auto", "eig", "sdp", "irls"}));
     v("sigma", sigma, "Geman-McClure scale", core::positive<double>());
     v("init_angle", init_angle, "IRLS: start only from this normal angle in radians");
     v("starts", starts, "IRLS: number of initial angles", core::in_range(1, 10000));

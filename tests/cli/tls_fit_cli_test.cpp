@@ -80,7 +80,8 @@ TEST_CASE("gm certificate: --multipliers sparse_sdp | chordal | stationary_sdp, 
   // Data-order blocks of 2 as asked; a candidate shifted off the optimum is rejected.
   const double a = runs[0]["a"], b = runs[0]["b"], c = runs[0]["c"];
   const std::string shifted = std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c + 1.0);
-  auto off = run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--solver", "irls", "--candidate", shifted,
+  // The solver follows the mode: --mode gm --candidate needs no --solver (it was exit 2, "eig is plain TLS only").
+  auto off = run_tool("tls-fit", {"fit", "--input", csv, "--mode", "gm", "--candidate", shifted,
                                   "--graph", "data", "--block", "2", "--out", (dir / "off").string()});
   CHECK(off.exit_code == 3);
   const auto o = json::parse(off.out);
@@ -162,6 +163,18 @@ TEST_CASE("bad input: exit codes and messages") {
   CHECK(r.exit_code == 65);
   CHECK(r.err.find("bad.csv:7") != std::string::npos);
   CHECK(r.out.empty());
+  // A non-UTF-8 byte quoted in the error message: still exit 65, and the manifest closes (it stayed "running"
+  // with exit 1 when its JSON could not be written).
+  write_text(dir / "latin1.csv", "x,y\n1,2\n3,\xe9\xff\n");
+  r = run_tool("tls-fit", {"fit", "--input", (dir / "latin1.csv").string(), "--out", (dir / "rl").string()});
+  CHECK(r.exit_code == 65);
+  const auto failed = json::parse(read_text(dir / "rl" / "manifest.json"));
+  CHECK(failed["status"] == "failed");
+  CHECK(failed["exit_code"] == 65);
+  // --config naming a folder is a usage error, as is a complex YAML key.
+  CHECK(run_tool("tls-fit", {"fit", "--config", dir.path().string()}).exit_code == 2);
+  write_text(dir / "complex.yaml", "? [a, b]\n: 1\n");
+  CHECK(run_tool("tls-fit", {"fit", "--config", (dir / "complex.yaml").string()}).exit_code == 2);
 
   write_text(dir / "one.csv", "1,2\n");
   CHECK(run_tool("tls-fit", {"fit", "--input", (dir / "one.csv").string(), "--dry-run"}).exit_code == 0);

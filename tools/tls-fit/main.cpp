@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
       .flag("--candidate", "candidate", "certify this line a,b,c instead of fitting one")
       .flag("--mode", "mode", "tls | gm")
       .flag("--sigma", "sigma", "Geman-McClure scale")
-      .flag("--solver", "solver", "eig | sdp | irls")
+      .flag("--solver", "solver", "auto (the mode's: eig for tls, irls for gm) | eig | sdp | irls")
       .flag("--init-angle", "init_angle", "IRLS: single start at this normal angle (radians)")
       .flag("--multipliers", "multipliers",
             "GM certificate multipliers: auto | least_squares | closed_form | stationary_sdp | chordal | sparse_sdp | sdp")
