@@ -11,6 +11,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libeigen3-dev doctest-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
   libboost-context-dev
+  libsuitesparse-dev libpng-dev libjpeg-dev
   coinor-csdp
   python3 python3-numpy python3-matplotlib
 )
