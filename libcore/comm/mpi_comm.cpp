@@ -6,6 +6,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -20,7 +21,7 @@ MPI_Datatype mpi_type(DType t) {
     case DType::i8: return MPI_INT8_T;
     case DType::u8: return MPI_UINT8_T;
   }
-  throw UsageError("dist: unknown dtype");
+  throw UsageError("comm: unknown dtype");
 }
 
 MPI_Op mpi_op(ReduceOp op) {
@@ -30,12 +31,12 @@ MPI_Op mpi_op(ReduceOp op) {
     case ReduceOp::max: return MPI_MAX;
     case ReduceOp::min: return MPI_MIN;
   }
-  throw UsageError("dist: unknown reduction");
+  throw UsageError("comm: unknown reduction");
 }
 
 int mpi_count(std::size_t count, const char* what) {
   if (count > static_cast<std::size_t>(INT_MAX))
-    throw UsageError(std::string("dist: ") + what + ": " + std::to_string(count) +
+    throw UsageError(std::string("comm: ") + what + ": " + std::to_string(count) +
                      " elements exceed MPI's int count; split the call");
   return static_cast<int>(count);
 }
@@ -103,12 +104,14 @@ MpiSession::MpiSession() {
   if (initialized) return;
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
-    throw CommError("dist: MPI_Init_thread failed");
+    throw CommError("comm: MPI_Init_thread failed");
   owns_ = true;
 }
 
 MpiSession::~MpiSession() {
-  if (owns_ && !mpi_finalized()) MPI_Finalize();
+  // Not while an error unwinds: a rank that finalizes cleanly and then fails leaves the others waiting in their
+  // next collective; with MPI still up, the failure can end the whole job (abort_job).
+  if (owns_ && !mpi_finalized() && std::uncaught_exceptions() == 0) MPI_Finalize();
 }
 
 std::shared_ptr<MpiSession> MpiSession::shared() {
@@ -132,7 +135,7 @@ MpiCommunicator::MpiCommunicator(std::shared_ptr<MpiSession> session, MPI_Comm c
 
 std::unique_ptr<MpiCommunicator> MpiCommunicator::world(std::shared_ptr<MpiSession> session) {
   MPI_Comm comm;
-  if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) throw CommError("dist: MPI_Comm_dup(MPI_COMM_WORLD) failed");
+  if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) throw CommError("comm: MPI_Comm_dup(MPI_COMM_WORLD) failed");
   return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(session), comm));
 }
 
@@ -150,13 +153,13 @@ void MpiCommunicator::check(int code, const char* what) const {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(code, text, &len);
-  throw CommError(std::string("dist: ") + what + " failed on rank " + std::to_string(rank_) + ": " +
+  throw CommError(std::string("comm: ") + what + " failed on rank " + std::to_string(rank_) + ": " +
                   std::string(text, len));
 }
 
 void MpiCommunicator::ensure_usable(const char* what) const {
   if (!broken_.empty())
-    throw CommError(std::string("dist: ") + what + " on a communicator that is unusable after an earlier failure: " +
+    throw CommError(std::string("comm: ") + what + " on a communicator that is unusable after an earlier failure: " +
                     broken_);
 }
 

@@ -1,8 +1,12 @@
 // Picks the job-wide communicator backend from the discovered ranks (see world.hpp).
 #include "comm/world.hpp"
 
+#include <cstdlib>
+
 #include "comm/thread_comm.hpp"
 #if TOOLKIT_HAVE_MPI
+#include <mpi.h>
+
 #include "comm/mpi_comm.hpp"
 #endif
 
@@ -16,18 +20,31 @@ std::unique_ptr<Communicator> make_world_communicator(const RankInfo& info, Seco
 #if TOOLKIT_HAVE_MPI
     comm = MpiCommunicator::world();
     if (comm->rank() != info.rank || comm->size() != info.world_size)
-      throw UsageError("dist: rank discovery (" + info.source + ") says rank " + std::to_string(info.rank) + " of " +
+      throw UsageError("comm: rank discovery (" + info.source + ") says rank " + std::to_string(info.rank) + " of " +
                        std::to_string(info.world_size) + " but MPI says rank " + std::to_string(comm->rank()) +
                        " of " + std::to_string(comm->size()) + "; start the job with mpirun/srun -n " +
                        std::to_string(info.world_size));
 #else
-    throw UsageError("dist: this is rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) +
+    throw UsageError("comm: this is rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) +
                      " (" + info.source + ") but the build has no MPI backend; reconfigure with -DTOOLKIT_MPI=ON "
                      "or run a single process");
 #endif
   }
   comm->set_timeout(timeout);
   return comm;
+}
+
+void abort_job(int exit_code) {
+#if TOOLKIT_HAVE_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!finalized) {
+    if (!initialized) MPI_Init(nullptr, nullptr);
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+  }
+#endif
+  std::_Exit(exit_code);
 }
 
 }  // namespace core::comm

@@ -12,4 +12,9 @@ namespace core::comm {
 // (rank, size) disagrees with `info` (e.g. --world-size 4 without a launcher).
 std::unique_ptr<Communicator> make_world_communicator(const RankInfo& info, Seconds timeout = kDefaultCommTimeout);
 
+// Ends every process of the job with `exit_code`: MPI_Abort on MPI_COMM_WORLD (initialising MPI first when this
+// rank failed before it did; mpirun and srun then stop the other ranks and exit with the code), or, in a build
+// without MPI, this process alone. For App::use_ranks, so that one failing rank never leaves the others waiting.
+[[noreturn]] void abort_job(int exit_code);
+
 }  // namespace core::comm

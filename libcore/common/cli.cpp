@@ -258,12 +258,20 @@ int App::main(int argc, char** argv) {
   } catch (const Error& e) {
     setup_logging(ctx.verbosity);
     log::error("{}", e.what());
-    return static_cast<int>(e.code());
+    return end_job(ctx, static_cast<int>(e.code()));
   } catch (const std::exception& e) {
     setup_logging(ctx.verbosity);
     log::error("internal error: {}", e.what());
-    return static_cast<int>(ExitCode::internal);
+    return end_job(ctx, static_cast<int>(ExitCode::internal));
   }
+}
+
+int App::end_job(const RunContext& ctx, int code) const {
+  if (ctx.world_size > 1 && abort_job_) {
+    log::error("rank {} of {} failed (exit {}): ending every rank of the job", ctx.rank, ctx.world_size, code);
+    abort_job_(code);
+  }
+  return code;
 }
 
 std::string version_string() {

@@ -108,7 +108,13 @@ class App {
   // For distributed tools: how to find this process's rank and the world size (e.g. from
   // core::comm::discover_ranks). Called once after parsing; ranks other than 0 get no run
   // directory and print no result.
-  void use_ranks(std::function<std::pair<int, int>()> discover) { discover_ranks_ = std::move(discover); }
+  // `abort_job(code)`, when given, ends the whole job (every rank) with that exit code; it is called when a
+  // command fails with an error on any rank of several, so that the others stop within seconds instead of
+  // waiting out the communicator timeout (e.g. core::comm::abort_job: MPI_Abort).
+  void use_ranks(std::function<std::pair<int, int>()> discover, std::function<void(int)> abort_job = {}) {
+    discover_ranks_ = std::move(discover);
+    abort_job_ = std::move(abort_job);
+  }
 
   // Parses, resolves, runs; returns the process exit code. Never throws.
   int main(int argc, char** argv);
@@ -119,12 +125,14 @@ class App {
   Command& add_command(const std::string& name, const std::string& description, bool is_default);
   int run_command(Command& cmd, RunContext& ctx);
   void check_default_command_overrides(const std::vector<std::string>& words) const;
+  int end_job(const RunContext& ctx, int code) const;  // a failed rank ends the job (abort_job_), else returns code
   std::string tool_;
   std::unique_ptr<CLI::App> cli_;
   std::unique_ptr<Common> common_;
   std::vector<std::unique_ptr<Command>> commands_;
   Command* default_command_ = nullptr;
   std::function<std::pair<int, int>()> discover_ranks_;
+  std::function<void(int)> abort_job_;
 };
 
 // Version string with git sha and build flags (what --version prints and manifests record).

@@ -10,6 +10,7 @@
 
 #include "common/cli.hpp"
 #include "comm/rank.hpp"
+#include "comm/world.hpp"
 #include "graph/jobs.hpp"
 
 using namespace core;
@@ -38,10 +39,12 @@ int main(int argc, char** argv) {
   App app("graphzero-mine",
           "Graph pattern mining (GraphZero): symmetry-breaking restrictions, schedule search, orientation, "
           "interpreter and JIT back-ends, MPI");
-  app.use_ranks([] {  // under mpirun/srun only rank 0 writes the run directory and the result
-    const comm::RankInfo r = comm::discover_ranks(std::nullopt, std::nullopt);
-    return std::pair{r.rank, r.world_size};
-  });
+  app.use_ranks(
+      [] {  // under mpirun/srun only rank 0 writes the run directory and the result
+        const comm::RankInfo r = comm::discover_ranks(std::nullopt, std::nullopt);
+        return std::pair{r.rank, r.world_size};
+      },
+      comm::abort_job);  // a rank that fails (a missing file, a signal) ends the job with its exit code
   // Flags shared by the commands: where the graph comes from, and which pattern to match.
   const auto graph_flags = [](Command& c) -> Command& {
     return c.flag("--graph", "graph", "graph file or generator spec (rmat:SCALE[:EF], gnp:N:P)")
