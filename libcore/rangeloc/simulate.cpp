@@ -15,6 +15,11 @@ void SimOptions::validate() const {
   if (planar_anchors && dim != 3) throw UsageError("config key 'planar_anchors' applies to dim 3 only");
 }
 
+void SimCommandOptions::validate() const {
+  SimOptions::validate();
+  if (output.empty()) throw UsageError("config key 'output' (--output) is required: the dataset folder to write");
+}
+
 Dataset simulate(const SimOptions& o) {
   o.validate();
   Rng rng(o.seed);

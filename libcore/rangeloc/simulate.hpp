@@ -22,7 +22,6 @@ struct SimOptions {
   double dt = 1.0;
   std::string ranges = "all";  // all | 2 | 1 (anchors measured per time, round robin)
   bool planar_anchors = false;  // 3-D: all anchors at the same height (reflection minima)
-  std::string output;
 
   template <class V>
   void visit(V& v) {
@@ -35,6 +34,16 @@ struct SimOptions {
     v("dt", dt, "time between states", core::positive<double>());
     v("ranges", ranges, "ranges per time: all, 2 or 1 (round robin over the anchors)", core::one_of({"all", "2", "1"}));
     v("planar_anchors", planar_anchors, "3-D only: put every anchor at the same height");
+  }
+  void validate() const;
+};
+
+// `range-certify sim`: the simulation's keys plus the folder to write.
+struct SimCommandOptions : SimOptions {
+  std::string output;
+  template <class V>
+  void visit(V& v) {
+    SimOptions::visit(v);
     v("output", output, "dataset folder to write (anchors.csv, ranges.csv, groundtruth.csv)");
   }
   void validate() const;

@@ -31,8 +31,7 @@ static int run_solve(RunContext& ctx, const rangeloc::SolveOptions& opts) {
   return static_cast<int>(c.certified ? ExitCode::ok : ExitCode::negative);
 }
 
-static int run_sim(RunContext& ctx, const rangeloc::SimOptions& opts) {
-  if (opts.output.empty()) throw UsageError("config key 'output' (--output) is required: the dataset folder to write");
+static int run_sim(RunContext& ctx, const rangeloc::SimCommandOptions& opts) {
   const rangeloc::Dataset data = rangeloc::simulate(opts);
   rangeloc::write_dataset(data, opts.output);
   log::info("wrote {} states, {} ranges, {} anchors to {}", data.num_states(), data.num_measurements(), data.anchors.cols(),
@@ -55,7 +54,7 @@ int main(int argc, char** argv) {
       .flag("--init", "init", "gt | flip | random")
       .flag("--tries", "tries", "Gauss-Newton runs at most (init, then random)")
       .flag("--candidate", "candidate", "certify this trajectory CSV as given");
-  app.command<rangeloc::SimOptions>("sim", "Write a seeded simulated dataset folder", run_sim)
+  app.command<rangeloc::SimCommandOptions>("sim", "Write a seeded simulated dataset folder", run_sim)
       .flag("--n", "n", "number of states")
       .flag("--anchors", "anchors", "number of anchors")
       .flag("--dim", "dim", "2 or 3")
