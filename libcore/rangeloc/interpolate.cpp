@@ -44,9 +44,10 @@ Eigen::MatrixXd interpolate_positions(const Trajectory& st, Prior prior, const s
   return out;
 }
 
-double rmse(const Trajectory& states, Prior prior, const Trajectory& gt) {
+double rmse(const Trajectory& states, Prior prior, const Trajectory& gt, int axes) {
   const Eigen::MatrixXd p = interpolate_positions(states, prior, gt.times);
-  return std::sqrt((p - gt.positions).colwise().squaredNorm().mean());
+  const int k = axes < 0 ? gt.dim() : axes;
+  return std::sqrt((p - gt.positions).topRows(k).colwise().squaredNorm().mean());
 }
 
 }  // namespace core::rangeloc

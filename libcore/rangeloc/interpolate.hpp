@@ -18,6 +18,7 @@ namespace core::rangeloc {
 Eigen::MatrixXd interpolate_positions(const Trajectory& states, Prior prior, const std::vector<double>& query);
 
 // Root-mean-square position error of `states` against the ground truth at its own times.
-double rmse(const Trajectory& states, Prior prior, const Trajectory& groundtruth);
+// axes: how many leading coordinates count (2: the horizontal x-y error of a 3-D trajectory).
+double rmse(const Trajectory& states, Prior prior, const Trajectory& groundtruth, int axes = -1);
 
 }  // namespace core::rangeloc

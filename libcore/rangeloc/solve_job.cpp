@@ -172,6 +172,7 @@ SolveResult run_solve(const SolveOptions& o) {
   res.estimate = pb.trajectory(best_theta);
   if (res.data.has_groundtruth()) {
     res.best.rmse = rmse(res.estimate, res.prior, res.data.groundtruth);
+    if (res.data.dim == 3) res.best.rmse_xy = rmse(res.estimate, res.prior, res.data.groundtruth, 2);
   }
 
   if (o.sdp_check > 0 && pb.states() <= o.sdp_check) {
@@ -225,6 +226,7 @@ nlohmann::json SolveResult::to_json() const {
   double best_cost = best.cost.total();
   for (const auto& a : attempts) best_cost = std::min(best_cost, a.cost.total());
   j["best_cost"] = best_cost;
+  if (best.rmse_xy >= 0) j["rmse_xy"] = best.rmse_xy;
   nlohmann::json list = nlohmann::json::array();
   for (const auto& a : attempts)
     list.push_back({{"init", a.init}, {"cost", a.cost.total()}, {"certified", a.certificate.certified},

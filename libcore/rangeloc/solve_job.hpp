@@ -71,7 +71,8 @@ struct Attempt {
   int iterations = 0;
   bool converged = false;
   Certificate certificate;
-  double rmse = -1;  // < 0: no ground truth
+  double rmse = -1;     // < 0: no ground truth
+  double rmse_xy = -1;  // 3-D only: the horizontal error
   double solve_s = 0, multipliers_s = 0, certificate_s = 0;
 };
 

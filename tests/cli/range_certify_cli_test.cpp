@@ -128,3 +128,31 @@ TEST_CASE("bad input: 66 missing, 65 with FILE:LINE, 2 for configuration") {
   auto no_output = run_tool("range-certify", {"sim", "--n", "10"});
   CHECK(no_output.exit_code == 2);
 }
+
+TEST_CASE("STAR-loc runs are read directly: anchors, bias calibration, grouping, ground truth") {
+  if (!have_dataset("uwb/starloc/loop-3d_s5/uwb.csv")) {
+    MESSAGE("STAR-loc data absent: skipped");
+    return;
+  }
+  TempDir dir("rc-cli-starloc");
+  const std::string base = "starloc:" + (datasets_dir() / "uwb/starloc").string();
+  auto grouped = run_tool("range-certify", {"solve", "--input", base + "/loop-3d_s5", "--init", "gt", "--tries", "1",
+                                            "group_window=0.05", "time_range=[10,14]", "sigma_d=0.05", "sigma_a=0.1",
+                                            "--out", (dir / "g").string()});
+  REQUIRE((grouped.exit_code == 0 || grouped.exit_code == 3));
+  const auto g = json::parse(grouped.out);
+  CHECK(g["dim"] == 3);
+  CHECK(g["anchors"] == 4);
+  CHECK(g["e"].get<int>() == 4 * g["n"].get<int>());  // the 4 anchors' burst shares one state
+  CHECK(g["starloc"]["anchors_file"].get<std::string>().find("uwb_markers_v3.csv") != std::string::npos);
+  for (const auto& b : g["starloc"]["biases"]) CHECK(std::abs(b.get<double>()) > 1e-3);
+  CHECK(g["rmse"].is_number());
+  auto single = run_tool("range-certify", {"solve", "--input", base + "/loop-3d_s5", "--init", "gt", "--tries", "1",
+                                           "time_range=[10,14]", "--out", (dir / "s").string()});
+  // Without grouping, one state per distinct row time (a few rows share their time stamp).
+  const int single_n = json::parse(single.out)["n"];
+  CHECK(single_n <= g["e"].get<int>());
+  CHECK(single_n > 0.9 * g["e"].get<int>());
+  auto missing = run_tool("range-certify", {"solve", "--input", base + "/no-such-run", "--out", (dir / "m").string()});
+  CHECK(missing.exit_code == 66);
+}
