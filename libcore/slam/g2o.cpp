@@ -131,6 +131,11 @@ struct Offset {
 G2oGraph read_g2o(const fs::path& path) {
   std::ifstream in(path);
   if (!in) throw InputMissingError("cannot open g2o file " + path.string());
+  return parse_g2o(in, path.string());
+}
+
+G2oGraph parse_g2o(std::istream& in, const std::string& name) {
+  const fs::path path(name);
   G2oGraph g;
   std::unordered_map<long long, Vertex> vertices;
   std::vector<RawEdge> edges;

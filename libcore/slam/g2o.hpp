@@ -12,6 +12,7 @@
 // graphs are DataError (exit 65) with FILE:LINE; a missing file is InputMissingError (66).
 #pragma once
 #include <filesystem>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct G2oGraph {
 };
 
 G2oGraph read_g2o(const std::filesystem::path& path);
+// The same from a stream; `name` stands for the file in messages.
+G2oGraph parse_g2o(std::istream& in, const std::string& name);
 
 // A second file's vertex estimates mapped onto `problem`'s poses and landmarks by g2o id
 // (for --candidate); DataError naming the file when one of the problem's vertices is absent.
