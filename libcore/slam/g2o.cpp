@@ -90,9 +90,12 @@ class LineParser {
     int k = first;
     for (int r = 0; r < size; ++r)
       for (int c = r; c < size; ++c) I(r, c) = I(c, r) = number(k++);
-    Eigen::LLT<Eigen::MatrixXd> llt(I);
-    if (llt.info() != Eigen::Success) fail(tokens_[0] + ": information matrix is not positive definite");
     return I;
+  }
+  // The blocks of the information matrix that the weights come from must be positive definite.
+  void require_positive_definite(const Eigen::MatrixXd& block, const char* which) const {
+    if (Eigen::LLT<Eigen::MatrixXd>(block).info() != Eigen::Success)
+      fail(tokens_[0] + ": " + which + " information block is not positive definite");
   }
   Eigen::Matrix3d rotation_from_quaternion(int first) const {
     const Eigen::Vector4d q = numbers(first, 4);  // qx qy qz qw
@@ -143,6 +146,7 @@ G2oGraph parse_g2o(std::istream& in, const std::string& name) {
   std::map<long long, int> offset_use_line;  // offset parameter id -> first edge line using it
   std::set<std::string> warned;
   int d = 0, d_line = 0;
+  std::size_t indefinite = 0;  // pose edges whose whole information matrix is indefinite
   std::string text;
   int line_no = 0;
   while (std::getline(in, text)) {
@@ -198,12 +202,18 @@ G2oGraph parse_g2o(std::istream& in, const std::string& name) {
     if (tag == "EDGE_SE2") {
       const Eigen::Vector3d m = p.numbers(3, 3);
       const Eigen::MatrixXd I = p.upper_triangle(6, 3);
+      p.require_positive_definite(I.topLeftCorner(2, 2), "translational");
+      p.require_positive_definite(I.bottomRightCorner(1, 1), "rotational");
+      indefinite += Eigen::LLT<Eigen::MatrixXd>(I).info() != Eigen::Success;
       e.pose.t = m.head<2>();
       e.pose.R = rotation_2d(m(2));
       e.pose.tau = tau_from(I.topLeftCorner(2, 2));
       e.pose.kappa = I(2, 2);
     } else if (tag == "EDGE_SE3:QUAT") {
       const Eigen::MatrixXd I = p.upper_triangle(10, 6);
+      p.require_positive_definite(I.topLeftCorner(3, 3), "translational");
+      p.require_positive_definite(I.bottomRightCorner(3, 3), "rotational");
+      indefinite += Eigen::LLT<Eigen::MatrixXd>(I).info() != Eigen::Success;
       e.pose.t = p.numbers(3, 3);
       e.pose.R = p.rotation_from_quaternion(6);
       e.pose.tau = tau_from(I.topLeftCorner(3, 3));
@@ -211,19 +221,26 @@ G2oGraph parse_g2o(std::istream& in, const std::string& name) {
     } else if (tag == "EDGE_SE2_XY") {
       e.landmark = true;
       e.point.y = p.numbers(3, 2);
-      e.point.tau = tau_from(p.upper_triangle(5, 2));
+      const Eigen::MatrixXd I = p.upper_triangle(5, 2);
+      p.require_positive_definite(I, "point");
+      e.point.tau = tau_from(I);
     } else {  // EDGE_SE3_TRACKXYZ pose point offset x y z I(6)
       e.landmark = true;
       const long long offset = p.id(3);
       offset_use_line.emplace(offset, line_no);
       e.point.y = p.numbers(4, 3);
-      e.point.tau = tau_from(p.upper_triangle(7, 3));
+      const Eigen::MatrixXd I = p.upper_triangle(7, 3);
+      p.require_positive_definite(I, "point");
+      e.point.tau = tau_from(I);
       e.point.landmark = static_cast<int>(offset);  // resolved below, once all parameters are read
     }
     edges.push_back(std::move(e));
     g.edge_lines.push_back(text);
   }
   if (in.bad()) throw IoError("error reading " + path.string());
+  if (indefinite > 0)
+    log::warn("{}: {} pose edges have an indefinite information matrix (their translational and rotational "
+              "blocks, the only parts the weights use, are positive definite)", path.string(), indefinite);
   if (edges.empty()) throw DataError(path.string() + ": no edges (" + std::to_string(line_no) + " lines read)");
 
   // Vertex kinds: declared, or (when the file declares none) implied by the edges.

@@ -7,9 +7,11 @@
 // pushes the previous edge again there: kitti_00/02/05 end in a blank line, so SE-Sync optimises
 // them with their last edge counted twice), quaternions are normalised, and ids need not be 0..n-1.
 // Unknown tags are skipped with one warning per tag, as g2o does. Malformed known lines (wrong number
-// of values, non-numeric or non-finite values), information matrices that are not positive definite,
+// of values, non-numeric or non-finite values), information blocks that the weights come from (the
+// translational and rotational blocks, a point's matrix) that are not positive definite,
 // edges naming undeclared or wrong-kind vertices, self-loops, mixed dimensions and disconnected
-// graphs are DataError (exit 65) with FILE:LINE; a missing file is InputMissingError (66).
+// graphs are DataError (exit 65) with FILE:LINE; a missing file is InputMissingError (66). A whole
+// 6 x 6 matrix that is indefinite while its blocks are not (cubicle.g2o: 5,021 edges) is a warning.
 #pragma once
 #include <filesystem>
 #include <istream>
