@@ -24,7 +24,8 @@ nlohmann::json SolveJobResult::to_json() const {
                       {"grad_norm", l.trust_region.grad_norm},
                       {"stop", l.trust_region.stop},
                       {"lambda_min", l.lambda_min},
-                      {"psd", l.psd}});
+                      {"psd", l.psd},
+                      {"refined", l.refined}});
   nlohmann::json j = {{"source", source},
                       {"dimension", p.d},
                       {"cost", s.cost},

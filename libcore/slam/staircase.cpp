@@ -88,11 +88,27 @@ SolveResult solve(const DataMatrix& Q, const StaircaseOptions& o) {
     StaircaseLevel level;
     level.rank = r;
     level.trust_region = minimise(f, o.trust_region);
+    Timer ct;
+    cert = certifier.certify(f.point());
+    s.certify_seconds += ct.seconds();
+    if (!cert.psd && o.refine_factor > 0) {
+      // Not PSD at a loosely converged point: converge further before trusting the negative
+      // eigenvalue (a near-critical point can show one of the size of its gradient).
+      TrustRegionOptions tight = o.trust_region;
+      tight.grad_tol *= o.refine_factor;
+      tight.rel_decrease_tol = 0.0;
+      const TrustRegionResult more = minimise(f, tight);
+      level.trust_region.iterations += more.iterations;
+      level.trust_region.tcg_iterations += more.tcg_iterations;
+      level.trust_region.grad_norm = more.grad_norm;
+      level.trust_region.stop = more.stop;
+      level.refined = true;
+      Timer ct2;
+      cert = certifier.certify(f.point());
+      s.certify_seconds += ct2.seconds();
+    }
     X = f.point();
     level.relaxation_cost = f.cost();
-    Timer ct;
-    cert = certifier.certify(X);
-    s.certify_seconds += ct.seconds();
     level.lambda_min = cert.lambda_min;
     level.psd = cert.psd;
     s.levels.push_back(level);

@@ -1,6 +1,7 @@
 // The Riemannian staircase (SE-Sync, Rosen et al., IJRR 2019, Algorithm 1-2; Boumal et al. 2016):
 // minimise the rank-r relaxation by trust region from a chordal initialisation, test the certificate,
-// and when S has a negative eigenvalue climb to rank r + 1 along its eigenvector (a second-order
+// and when S has a negative eigenvalue (after converging tighter, so that the eigenvalue is not an
+// artefact of the loose default tolerances) climb to rank r + 1 along its eigenvector (a second-order
 // descent direction from the critical point [X 0]); then round the relaxation's solution to SO(d)^n
 // (SE-Sync's Algorithm 3: the top-d right singular vectors, the sign with the most positive
 // determinants, each block projected to SO(d)), recover translations and landmarks, and report
@@ -25,6 +26,7 @@ struct StaircaseOptions {
   std::string init = "chordal";  // chordal | random
   std::uint64_t seed = 0;        // random initialisation
   double max_condition = 1e6;    // preconditioner regularisation
+  double refine_factor = 1e-4;   // not PSD: refine with grad_tol * this before escaping (0: never)
   TrustRegionOptions trust_region;
   CertificateOptions certificate;
 };
@@ -35,6 +37,7 @@ struct StaircaseLevel {
   double relaxation_cost = 0.0;
   double lambda_min = 0.0;
   bool psd = false;
+  bool refined = false;  // the trust region was run again with tighter tolerances before the verdict
 };
 
 struct SolveResult {
