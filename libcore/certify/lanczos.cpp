@@ -62,7 +62,10 @@ LanczosResult lanczos_run(const LinearOperator& apply, int n, const LanczosOptio
       res.lambda_min = es.eigenvalues()(0);
       res.residual = std::abs(b * es.eigenvectors()(m - 1, 0));
       const double scale = std::max(std::abs(es.eigenvalues()(0)), std::abs(es.eigenvalues()(m - 1)));
-      if (accept(res.lambda_min, res.residual, scale) || b == 0.0) {
+      const bool done = accept(res.lambda_min, res.residual, scale) || b == 0.0;
+      if (opts.compute_vector && opts.full_reorthogonalization && (done || last))
+        res.vector = (V.leftCols(m) * es.eigenvectors().col(0)).normalized();
+      if (done) {
         res.converged = true;
         break;
       }

@@ -22,6 +22,7 @@ struct LanczosOptions {
   double tol = 1e-10;
   bool full_reorthogonalization = true;
   std::uint64_t seed = 1;  // start vector
+  bool compute_vector = false;  // also return the Ritz vector of lambda_min (needs full reorthogonalisation)
   void validate() const;   // UsageError: max_steps >= 1, tol in (0, 1)
 };
 
@@ -31,6 +32,7 @@ struct LanczosResult {
   int steps = 0;
   bool converged = false;
   bool shift_invert = false;
+  Eigen::VectorXd vector;  // unit Ritz vector of lambda_min when LanczosOptions::compute_vector
 };
 
 using LinearOperator = std::function<void(const Eigen::VectorXd& in, Eigen::VectorXd& out)>;

@@ -1,0 +1,155 @@
+// Data matrix by landmark-by-landmark elimination, translations through a sparse Cholesky factor
+// (see data_matrix.hpp).
+#include "slam/data_matrix.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/errors.hpp"
+
+namespace core::slam {
+
+namespace {
+
+using Triplets = std::vector<Eigen::Triplet<double>>;
+// A residual direction a in the unanchored space [t_0..t_{n-1} | R] as (index, coefficient) pairs.
+using SparseVector = std::vector<std::pair<int, double>>;
+
+void add_outer(Triplets& out, const SparseVector& a, const SparseVector& b, double weight) {
+  for (const auto& [i, ai] : a)
+    for (const auto& [j, bj] : b) out.emplace_back(i, j, weight * ai * bj);
+}
+
+}  // namespace
+
+DataMatrix::DataMatrix(const Problem& p, const std::string& cholesky)
+    : d_(p.d), n_(p.num_poses()), L_factor_(cholesky) {
+  const int d = d_, n = n_;
+  auto t_index = [](int i) { return i; };
+  auto r_index = [n, d](int i, int c) { return n + d * i + c; };
+  Triplets M;
+  M.reserve(p.pose_edges.size() * ((d + 2) * (d + 2) + d * (d + 1) * (d + 1)) + 16 * p.landmark_edges.size());
+  for (const PoseEdge& e : p.pose_edges) {
+    // tau || t_j - t_i - R_i t~ ||^2
+    SparseVector a{{t_index(e.j), 1.0}, {t_index(e.i), -1.0}};
+    for (int c = 0; c < d; ++c) a.emplace_back(r_index(e.i, c), -e.t(c));
+    add_outer(M, a, a, e.tau);
+    // kappa || R_j - R_i R~ ||_F^2, column by column
+    for (int c = 0; c < d; ++c) {
+      SparseVector b{{r_index(e.j, c), 1.0}};
+      for (int k = 0; k < d; ++k) b.emplace_back(r_index(e.i, k), -e.R(k, c));
+      add_outer(M, b, b, e.kappa);
+    }
+  }
+  // Landmarks one at a time: sum_k w_k ||m - z_k||^2 minimised over m is z G z^T with
+  // G = diag(w) - w w^T / sum(w), z_k = t_ik + R_ik y_k = X b_k.
+  observations_ = p.landmark_edges;
+  std::stable_sort(observations_.begin(), observations_.end(),
+                   [](const LandmarkEdge& a, const LandmarkEdge& b) { return a.landmark < b.landmark; });
+  landmark_start_.assign(p.num_landmarks() + 1, 0);
+  for (const LandmarkEdge& e : observations_) ++landmark_start_[e.landmark + 1];
+  for (int j = 0; j < p.num_landmarks(); ++j) landmark_start_[j + 1] += landmark_start_[j];
+  std::vector<SparseVector> b;
+  for (int j = 0; j < p.num_landmarks(); ++j) {
+    const int begin = landmark_start_[j], k = landmark_start_[j + 1] - begin;
+    double total = 0.0;
+    b.assign(k, {});
+    for (int q = 0; q < k; ++q) {
+      const LandmarkEdge& e = observations_[begin + q];
+      total += e.tau;
+      b[q] = {{t_index(e.pose), 1.0}};
+      for (int c = 0; c < d; ++c) b[q].emplace_back(r_index(e.pose, c), e.y(c));
+    }
+    for (int q = 0; q < k; ++q)
+      for (int s = 0; s < k; ++s) {
+        const double wq = observations_[begin + q].tau, ws = observations_[begin + s].tau;
+        const double G = (q == s ? wq : 0.0) - wq * ws / total;
+        add_outer(M, b[q], b[s], G);
+      }
+  }
+  // Full d x d diagonal rotation blocks (explicit zeros) so that K - diag(0, Lambda) keeps K's pattern.
+  for (int i = 0; i < n; ++i)
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < d; ++c) M.emplace_back(r_index(i, r), r_index(i, c), 0.0);
+
+  // Anchor t_0 and split into K = [L B; B^T C].
+  const int nt = n - 1, nr = d * n;
+  Triplets TK, TL, TB, TC;
+  TK.reserve(M.size());
+  for (const auto& e : M) {
+    const int r = e.row(), c = e.col();
+    if (r == 0 || c == 0) continue;  // t_0
+    const int kr = r - 1, kc = c - 1;
+    TK.emplace_back(kr, kc, e.value());
+    const bool rt = r < n, ct = c < n;
+    if (rt && ct) TL.emplace_back(kr, kc, e.value());
+    else if (rt && !ct) TB.emplace_back(kr, c - n, e.value());
+    else if (!rt && !ct) TC.emplace_back(r - n, c - n, e.value());
+  }
+  K_.resize(nt + nr, nt + nr);
+  K_.setFromTriplets(TK.begin(), TK.end());
+  L_.resize(nt, nt);
+  L_.setFromTriplets(TL.begin(), TL.end());
+  B_.resize(nt, nr);
+  B_.setFromTriplets(TB.begin(), TB.end());
+  C_.resize(nr, nr);
+  C_.setFromTriplets(TC.begin(), TC.end());
+  K_.makeCompressed();
+
+  block_entries_.assign(static_cast<std::size_t>(n) * d * d, -1);
+  for (int col = nt; col < nt + nr; ++col) {
+    const int i = (col - nt) / d, c = (col - nt) % d;
+    for (int k = K_.outerIndexPtr()[col]; k < K_.outerIndexPtr()[col + 1]; ++k) {
+      const int row = K_.innerIndexPtr()[k] - nt;
+      if (row >= d * i && row < d * i + d) block_entries_[(static_cast<std::size_t>(i) * d + c) * d + (row - d * i)] = k;
+    }
+  }
+  if (nt > 0) {
+    L_factor_.analyze(L_);
+    if (!L_factor_.factorize(L_))
+      throw DataError("the translation block of the data matrix is singular: the measurements do not fix every "
+                      "translation relative to the first pose");
+  }
+}
+
+Eigen::MatrixXd DataMatrix::multiply(const Eigen::MatrixXd& X) const {
+  Eigen::MatrixXd out = C_ * X;
+  if (n_ > 1) out.noalias() -= B_.transpose() * L_factor_.solve(B_ * X);
+  return out;
+}
+
+SparseMatrixd DataMatrix::K_plus_rotation_blocks(const Eigen::MatrixXd& D) const {
+  SparseMatrixd S = K_;
+  double* values = S.valuePtr();
+  for (int i = 0; i < n_; ++i)
+    for (int c = 0; c < d_; ++c)
+      for (int r = 0; r < d_; ++r) values[block_entries_[(static_cast<std::size_t>(i) * d_ + c) * d_ + r]] += D(r, d_ * i + c);
+  return S;
+}
+
+Eigen::MatrixXd DataMatrix::dense_Q() const {
+  Eigen::MatrixXd Q = Eigen::MatrixXd(C_);
+  if (n_ > 1) Q -= Eigen::MatrixXd(B_.transpose()) * L_factor_.solve(Eigen::MatrixXd(B_));
+  return Q;
+}
+
+Estimate DataMatrix::recover(const Eigen::MatrixXd& R) const {
+  Estimate x;
+  x.R = R;
+  x.t = Eigen::MatrixXd::Zero(d_, n_);
+  if (n_ > 1) x.t.rightCols(n_ - 1) = -L_factor_.solve(B_ * R.transpose()).transpose();
+  const int L = static_cast<int>(landmark_start_.size()) - 1;
+  x.m = Eigen::MatrixXd::Zero(d_, L);
+  for (int j = 0; j < L; ++j) {
+    double total = 0.0;
+    for (int k = landmark_start_[j]; k < landmark_start_[j + 1]; ++k) {
+      const LandmarkEdge& e = observations_[k];
+      x.m.col(j) += e.tau * (x.t.col(e.pose) + R.middleCols(d_ * e.pose, d_) * e.y);
+      total += e.tau;
+    }
+    if (total > 0) x.m.col(j) /= total;
+  }
+  return x;
+}
+
+}  // namespace core::slam
