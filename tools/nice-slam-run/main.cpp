@@ -1,7 +1,9 @@
 // nice-slam-run: dense neural RGB-D SLAM (NICE-SLAM) on the CPU.
+//   nice-slam-run synth --out DIR [--frames N] [--variant NAME] [--seed S]   -> a TUM-layout dataset in DIR
 //   nice-slam-run eval --estimate FILE --groundtruth FILE   -> JSON ate_rmse, rpe_trans, rpe_rot
 #include "common/cli.hpp"
 #include "common/log.hpp"
+#include "nerf/synthetic.hpp"
 #include "nerf/trajectory_eval.hpp"
 
 using namespace core;
@@ -37,6 +39,15 @@ static int run_eval(RunContext& ctx, const EvalCommandOptions& o) {
   return 0;
 }
 
+static int run_synth(RunContext& ctx, const nerf::SynthOptions& o) {
+  const auto r = nerf::write_synthetic_sequence(o, ctx.rundir->path());
+  log::info("{} frames ({} x {}, variant {}), {} IMU samples, path {:.2f} m, valid depth {:.1f}% in {}", r.frames,
+            o.width, o.height, o.variant, r.imu_samples, r.path_length, 100 * r.valid_depth_fraction,
+            r.dir.string());
+  ctx.emit_result(r.to_json());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   App app("nice-slam-run", "Dense neural RGB-D SLAM (NICE-SLAM): synthetic data, tracking and mapping, evaluation");
   app.command<EvalCommandOptions>("eval", "ATE (after alignment) and RPE of a TUM trajectory against ground truth",
@@ -44,5 +55,10 @@ int main(int argc, char** argv) {
       .flag("--estimate", "estimate", "estimated trajectory (TUM format)")
       .flag("--groundtruth", "groundtruth", "ground-truth trajectory (TUM format)")
       .without_rundir();
+  app.command<nerf::SynthOptions>("synth",
+                                  "Write a seeded synthetic RGB-D + IMU sequence (TUM layout) into the --out folder",
+                                  run_synth)
+      .flag("--frames", "frames", "number of frames")
+      .flag("--variant", "variant", "default | noisy-far-depth | fast-textureless | distant-background");
   return app.main(argc, argv);
 }
