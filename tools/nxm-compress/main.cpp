@@ -1,8 +1,11 @@
 // nxm-compress: N:M semi-structured sparsity (ADMM) and quantization-aware training of the BERT/GPT
 // models of core::train, with a packed artifact and CPU kernels that run it.
 //   nxm-compress ratio --layers L --hidden H --ffn F --plan qkv=S:B,ao=S:B,ffn1=S:B,ffn2=S:B
+//   nxm-compress unpack PACKED --output FILE.safetensors
 #include "common/cli.hpp"
+#include "nxm/packed.hpp"
 #include "nxm/plan.hpp"
+#include "train/checkpoint.hpp"
 
 namespace {
 
@@ -28,6 +31,31 @@ int run_ratio(core::RunContext& ctx, const RatioOptions& o) {
   return 0;
 }
 
+struct UnpackOptions {
+  std::string model;
+  std::string output;
+  template <class V>
+  void visit(V& v) {
+    v("model", model, "packed model (.safetensors written by compress)");
+    v("output", output, "dense fp32 safetensors to write (same tensor names as the model's checkpoints)");
+  }
+};
+
+int run_unpack(core::RunContext& ctx, const UnpackOptions& o) {
+  if (o.model.empty()) throw core::UsageError("unpack: give the packed model (unpack PACKED --output FILE)");
+  if (o.output.empty()) throw core::UsageError("unpack: give --output FILE.safetensors");
+  const core::nxm::PackedModel m = core::nxm::read_packed(o.model);
+  const core::train::ParamLayout layout(m.config);
+  core::train::FlatBuffers<float> params(layout);
+  m.unpack_into(params);
+  nlohmann::json meta = m.info;
+  meta["plan"] = m.plan.to_string();
+  meta["model"] = core::train::model_state_json(m.config);
+  core::train::save_weights(o.output, params, {{"nxm_unpacked", meta.dump()}});
+  ctx.emit_result({{"output", o.output}, {"plan", m.plan.to_string()}, {"parameters", layout.parameter_count()}});
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,6 +66,11 @@ int main(int argc, char** argv) {
       .flag("--hidden", "hidden", "model width")
       .flag("--ffn", "ffn", "FFN width")
       .flag("--plan", "plan", "qkv=S:B,ao=S:B,ffn1=S:B,ffn2=S:B")
+      .without_rundir();
+  app.command<UnpackOptions>("unpack", "Decode a packed model to dense fp32 safetensors", run_unpack)
+      .positional("model", "the packed model")
+      .flag("--model", "model", "the packed model")
+      .flag("--output", "output", "dense safetensors file to write")
       .without_rundir();
   return app.main(argc, argv);
 }
