@@ -2,10 +2,14 @@
 // models of core::train, with a packed artifact and CPU kernels that run it.
 //   nxm-compress ratio --layers L --hidden H --ffn F --plan qkv=S:B,ao=S:B,ffn1=S:B,ffn2=S:B
 //   nxm-compress unpack PACKED --output FILE.safetensors
+//   nxm-compress finetune [teacher.init_from=PRETRAINED] [task.train=TSV task.test=TSV]   dense teacher
+//   nxm-compress compress [teacher=FINETUNE_RUN] [plan=...] [method=admm|magnitude|srste] [qat=joint|finetune|none]
 #include "common/cli.hpp"
 #include "nxm/packed.hpp"
+#include "nxm/pipeline.hpp"
 #include "nxm/plan.hpp"
 #include "train/checkpoint.hpp"
+#include "train/gemm.hpp"
 
 namespace {
 
@@ -56,10 +60,36 @@ int run_unpack(core::RunContext& ctx, const UnpackOptions& o) {
   return 0;
 }
 
+void use_threads(int threads) {
+  if (threads > 0) core::train::set_num_threads(threads);
+}
+
+int run_finetune(core::RunContext& ctx, const core::nxm::FinetuneOptions& o) {
+  use_threads(o.threads);
+  ctx.emit_result(core::nxm::train_teacher(o.teacher, o.task, o.seed, ctx.rundir->path(), ctx.rundir->metrics()));
+  return 0;
+}
+
+int run_compress(core::RunContext& ctx, const core::nxm::CompressOptions& o) {
+  use_threads(o.threads);
+  core::nxm::parse_plan(o.plan);  // a bad plan fails before any training
+  ctx.emit_result(core::nxm::run_compress(o, *ctx.rundir));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   core::App app("nxm-compress", "N:M sparsity (ADMM) and quantization-aware training with packed output");
+  app.command<core::nxm::CompressOptions>(
+         "compress", "N:M sparsity by ADMM (or magnitude, SR-STE) with quantization-aware training; packed output",
+         run_compress, /*is_default=*/true)
+      .flag("--teacher", "teacher", "dense teacher: an nxm-compress finetune run")
+      .flag("--plan", "plan", "qkv=S:B,ao=S:B,ffn1=S:B,ffn2=S:B")
+      .flag("--method", "method", "admm, magnitude or srste");
+  app.command<core::nxm::FinetuneOptions>("finetune", "Fine-tune a dense BERT classifier (the teacher) on a task",
+                                          run_finetune)
+      .flag("--init-from", "teacher.init_from", "MLM-pretrained BERT (zpp-train run or checkpoint)");
   app.command<RatioOptions>("ratio", "Compression ratio of a plan: cr_paper (weights only) and cr_hardware (percent)",
                             run_ratio)
       .flag("--layers", "layers", "transformer blocks")
