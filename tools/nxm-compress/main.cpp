@@ -3,8 +3,10 @@
 //   nxm-compress ratio --layers L --hidden H --ffn F --plan qkv=S:B,ao=S:B,ffn1=S:B,ffn2=S:B
 //   nxm-compress unpack PACKED --output FILE.safetensors
 //   nxm-compress finetune [teacher.init_from=PRETRAINED] [task.train=TSV task.test=TSV]   dense teacher
+//   nxm-compress eval --model PACKED|RUN [task.test=TSV] [baselines=true]   accuracy, size, batch-1 latency
 //   nxm-compress compress [teacher=FINETUNE_RUN] [plan=...] [method=admm|magnitude|srste] [qat=joint|finetune|none]
 #include "common/cli.hpp"
+#include "nxm/evaluate.hpp"
 #include "nxm/packed.hpp"
 #include "nxm/pipeline.hpp"
 #include "nxm/plan.hpp"
@@ -77,6 +79,11 @@ int run_compress(core::RunContext& ctx, const core::nxm::CompressOptions& o) {
   return 0;
 }
 
+int run_eval(core::RunContext& ctx, const core::nxm::EvalOptions& o) {
+  ctx.emit_result(core::nxm::run_eval(o));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,6 +97,10 @@ int main(int argc, char** argv) {
   app.command<core::nxm::FinetuneOptions>("finetune", "Fine-tune a dense BERT classifier (the teacher) on a task",
                                           run_finetune)
       .flag("--init-from", "teacher.init_from", "MLM-pretrained BERT (zpp-train run or checkpoint)");
+  app.command<core::nxm::EvalOptions>("eval", "Accuracy, size on disk and batch-1 latency of a packed model or a run",
+                                      run_eval)
+      .flag("--model", "model", "packed model or run / checkpoint folder")
+      .without_rundir();
   app.command<RatioOptions>("ratio", "Compression ratio of a plan: cr_paper (weights only) and cr_hardware (percent)",
                             run_ratio)
       .flag("--layers", "layers", "transformer blocks")

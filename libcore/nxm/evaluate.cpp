@@ -1,0 +1,112 @@
+// `nxm-compress eval` (see evaluate.hpp).
+#include "nxm/evaluate.hpp"
+
+#include "common/errors.hpp"
+#include "common/log.hpp"
+#include "io/safetensors.hpp"
+#include "nxm/packed_model.hpp"
+#include "train/checkpoint.hpp"
+#include "train/gemm.hpp"
+#include "train/model_source.hpp"
+
+namespace core::nxm {
+
+namespace {
+
+Plan uniform_plan(const Setting& s) {
+  Plan p;
+  p.settings.fill(s);
+  return p;
+}
+
+struct Timed {
+  double accuracy, mean_ms, median_ms;
+};
+
+Timed time_model(const PackedModel& pm, const EncodedSet& set, const EvalOptions& o) {
+  PackedBert net(pm);
+  const double acc = packed_accuracy(net, set);
+  const Latency lat = packed_latency(net, set, o.latency_examples, o.latency_repeats);
+  return {acc, 1e3 * lat.mean_s, 1e3 * lat.median_s};
+}
+
+}  // namespace
+
+nlohmann::json run_eval(const EvalOptions& o) {
+  if (o.model.empty()) throw UsageError("eval: give the model (--model PACKED|RUN)");
+  if (o.threads > 0) train::set_num_threads(o.threads);
+  PackedModel pm;
+  std::string kind;
+  std::uintmax_t bytes = 0;
+  if (is_packed_file(o.model)) {
+    pm = read_packed(o.model);
+    kind = "packed";
+    bytes = fs::file_size(o.model);
+  } else {
+    const train::ModelSource src = train::find_model(o.model);
+    const train::ParamLayout layout(src.config);
+    train::FlatBuffers<float> params(layout);
+    src.load_weights_into(params);
+    nlohmann::json info = {{"tokenizer", src.tokenizer}};
+    if (src.format == train::ModelSource::Format::checkpoint) {
+      const nlohmann::json state = train::read_checkpoint_state(src.path);
+      if (state.contains("task")) info["task"] = state["task"];
+    }
+    pm = pack_model(params, uniform_plan(Setting{0, 0, 32}), info);
+    kind = "dense";
+    bytes = src.format == train::ModelSource::Format::checkpoint ? fs::file_size(src.path / "model.safetensors")
+                                                                  : fs::file_size(src.path);
+  }
+  TaskOptions task = o.task;
+  if (o.task_from_model && pm.info.contains("task")) {
+    task.test = pm.info["task"].value("test", task.test);
+    task.max_seq_len = pm.info["task"].value("max_seq_len", task.max_seq_len);
+  }
+  const std::string tok_spec = pm.info.value("tokenizer", "");
+  if (tok_spec.empty()) throw UsageError("eval: the model records no tokenizer");
+  const auto tok = text::make_tokenizer(tok_spec);
+  TaskOptions test_only = task;
+  test_only.train = task.test;  // load_task encodes both; only the test split is used here
+  test_only.max_train_examples = 1;
+  const EncodedSet set = load_task(test_only, *tok, pm.config, 1).test;
+
+  const Timed main = time_model(pm, set, o);
+  const train::ParamLayout layout(pm.config);
+  const RatioReport ratio = compression_ratio(pm.config.n_layer, pm.config.n_embd, 4 * pm.config.n_embd, pm.plan);
+  nlohmann::json r = {{"model", o.model},
+                      {"kind", kind},
+                      {"plan", pm.plan.to_string()},
+                      {"accuracy", main.accuracy},
+                      {"test", task.test},
+                      {"examples", set.size()},
+                      {"size_bytes", bytes},
+                      {"cr_paper", ratio.cr_paper()},
+                      {"cr_hardware", ratio.cr_hardware()},
+                      {"latency_ms_mean", main.mean_ms},
+                      {"latency_ms_median", main.median_ms},
+                      {"latency_examples", std::min(o.latency_examples, set.size())},
+                      {"threads", train::num_threads()}};
+  if (o.baselines) {
+    train::FlatBuffers<float> params(layout);
+    pm.unpack_into(params);
+    io::SafetensorsWriter w;  // the dense fp32 file of the same weights, for its size
+    for (const auto& g : layout.groups())
+      for (const auto& v : g.tensors) {
+        const auto [gi, ti] = layout.find(v.name);
+        w.add<float>(v.name, v.shape, std::span<const float>(params.tensor(gi, ti), v.numel));
+      }
+    r["dense_fp32_bytes"] = w.serialize().size();
+    r["size_ratio_vs_dense_fp32"] = double(r["dense_fp32_bytes"].get<std::size_t>()) / double(bytes);
+    for (const auto& [name, s] : {std::pair<std::string, Setting>{"dense_fp32", {0, 0, 32}}, {"dense_int8", {0, 0, 8}}}) {
+      const Timed b = time_model(pack_model(params, uniform_plan(s), pm.info), set, o);
+      r[name + "_accuracy"] = b.accuracy;
+      r[name + "_latency_ms_median"] = b.median_ms;
+      r["speedup_vs_" + name] = b.median_ms / main.median_ms;
+      log::info("batch-1 latency: {} {:.3f} ms, {} {:.3f} ms ({:.2f}x)", kind, main.median_ms, name, b.median_ms,
+                b.median_ms / main.median_ms);
+    }
+  }
+  return r;
+}
+
+}  // namespace core::nxm
