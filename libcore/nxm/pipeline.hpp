@@ -68,7 +68,7 @@ struct TaskOptions {
 struct Schedule {
   std::int64_t steps = 300;
   int batch_size = 32;
-  double lr = 1e-3;
+  double lr = 2e-3;
   double weight_decay = 0.01;
   std::int64_t warmup_steps = 20;
   template <class V>

@@ -4,12 +4,14 @@
 //   nxm-compress unpack PACKED --output FILE.safetensors
 //   nxm-compress finetune [teacher.init_from=PRETRAINED] [task.train=TSV task.test=TSV]   dense teacher
 //   nxm-compress eval --model PACKED|RUN [task.test=TSV] [baselines=true]   accuracy, size, batch-1 latency
+//   nxm-compress search --target-ratio R [compress.teacher=RUN]   probes + greedy plan, then compress with it
 //   nxm-compress compress [teacher=FINETUNE_RUN] [plan=...] [method=admm|magnitude|srste] [qat=joint|finetune|none]
 #include "common/cli.hpp"
 #include "nxm/evaluate.hpp"
 #include "nxm/packed.hpp"
 #include "nxm/pipeline.hpp"
 #include "nxm/plan.hpp"
+#include "nxm/search.hpp"
 #include "train/checkpoint.hpp"
 #include "train/gemm.hpp"
 
@@ -84,6 +86,12 @@ int run_eval(core::RunContext& ctx, const core::nxm::EvalOptions& o) {
   return 0;
 }
 
+int run_search(core::RunContext& ctx, const core::nxm::SearchOptions& o) {
+  use_threads(o.compress.threads);
+  ctx.emit_result(core::nxm::run_search(o, *ctx.rundir));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,6 +109,10 @@ int main(int argc, char** argv) {
                                       run_eval)
       .flag("--model", "model", "packed model or run / checkpoint folder")
       .without_rundir();
+  app.command<core::nxm::SearchOptions>("search", "Sensitivity probes and a greedy per-component plan for a target ratio, then compress",
+                                        run_search)
+      .flag("--target-ratio", "target_ratio", "cr_paper in percent (e.g. 87.5)")
+      .flag("--teacher", "compress.teacher", "dense teacher: an nxm-compress finetune run");
   app.command<RatioOptions>("ratio", "Compression ratio of a plan: cr_paper (weights only) and cr_hardware (percent)",
                             run_ratio)
       .flag("--layers", "layers", "transformer blocks")
