@@ -117,18 +117,141 @@ __attribute__((target("avx2"))) void accumulate_avx2(const PackedMatrix& m, cons
   }
 }
 
+// The GEMM path for N >= 4 tokens (tiles of 16): the activations of a tile are expanded once into a
+// table of int16 pairs, one 64-byte entry per (unit, pattern): for 2:4 each group of 4 inputs has
+// 6 possible kept pairs (i0 < i1), dense int8 has one pair per 2 inputs. A row then costs, per unit,
+// one broadcast of its weight pair and two vpmaddwd over the entry its indices select (exact int32).
+// Lanes of the two accumulators hold tokens {0-3, 8-11} and {4-7, 12-15} (unpack works per lane).
+constexpr int kPairs24[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+constexpr std::int8_t kPatternToPair[16] = {-1, -1, -1, -1, 0, -1, -1, -1, 1, 3, -1, -1, 2, 4, 5, -1};
+
+__attribute__((target("avx2"))) void accumulate_tiled_avx2(const PackedMatrix& m, const std::int8_t* xq, int N,
+                                                           std::int32_t* acc) {
+  const std::int64_t cols = m.cols, rows = m.rows, K = m.kept_per_row();
+  const bool sparse = m.setting.sparse();
+  const std::int64_t units = sparse ? cols / 4 : cols / 2;
+  const int P = sparse ? 6 : 1;
+  const int tiles = (N + 15) / 16;
+  std::vector<std::int16_t> xt(std::size_t(cols) * 16);
+  std::vector<std::int8_t> table(std::size_t(tiles + 1) / 2 * 2 * units * P * 64, 0);  // even tile count
+  for (int tile = 0; tile < tiles; ++tile) {
+    std::fill(xt.begin(), xt.end(), std::int16_t(0));
+    for (int t = 0; t < 16 && tile * 16 + t < N; ++t) {
+      const std::int8_t* x = xq + std::int64_t(tile * 16 + t) * cols;
+      for (std::int64_t j = 0; j < cols; ++j) xt[j * 16 + t] = x[j];
+    }
+    std::int8_t* base = table.data() + std::size_t(tile) * units * P * 64;
+    for (std::int64_t u = 0; u < units; ++u)
+      for (int p = 0; p < P; ++p) {
+        const std::int64_t c0 = sparse ? 4 * u + kPairs24[p][0] : 2 * u, c1 = sparse ? 4 * u + kPairs24[p][1] : 2 * u + 1;
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xt.data() + c0 * 16));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xt.data() + c1 * 16));
+        std::int8_t* e = base + (u * P + p) * 64;
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e), _mm256_unpacklo_epi16(a, b));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + 32), _mm256_unpackhi_epi16(a, b));
+      }
+  }
+  static constexpr int kLane[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};  // token -> slot
+  // Rows in blocks whose weight pairs and entry offsets are prepared once; tiles two at a time, so each
+  // broadcast weight pair feeds four accumulators (32 tokens).
+  constexpr std::int64_t kRowBlock = 32;
+  const std::size_t tile_bytes = std::size_t(units) * P * 64;
+#pragma omp parallel if (rows * cols * N >= (1 << 18))
+  {
+    std::vector<std::int8_t> wrow(m.setting.bits == 4 ? K + 32 : 0);
+    std::vector<std::int32_t> wpair(kRowBlock * units), entry(kRowBlock * units);
+#pragma omp for schedule(static)
+    for (std::int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+      const std::int64_t nr = std::min(kRowBlock, rows - r0);
+      for (std::int64_t i = 0; i < nr; ++i) {
+        const std::int64_t r = r0 + i;
+        const std::int8_t* w = reinterpret_cast<const std::int8_t*>(m.values.data() + r * m.value_row_bytes());
+        if (m.setting.bits == 4) {
+          widen_int4(m.values.data() + r * m.value_row_bytes(), K, wrow.data());
+          w = wrow.data();
+        }
+        const std::uint8_t* pat = sparse ? m.indices.data() + r * m.index_row_bytes() : nullptr;
+        for (std::int64_t u = 0; u < units; ++u) {
+          wpair[i * units + u] = std::int32_t(std::uint16_t(std::int16_t(w[2 * u]))) |
+                                 std::int32_t(std::uint32_t(std::uint16_t(std::int16_t(w[2 * u + 1]))) << 16);
+          const int p = sparse ? kPatternToPair[(pat[u / 2] >> (4 * (u % 2))) & 0xF] : 0;
+          entry[i * units + u] = static_cast<std::int32_t>((u * P + p) * 64);
+        }
+      }
+      for (int tile = 0; tile < tiles; tile += 2) {
+        const std::int8_t* b0 = table.data() + tile * tile_bytes;
+        const std::int8_t* b1 = b0 + tile_bytes;  // the table has an even number of tiles
+        for (std::int64_t i = 0; i < nr; ++i) {
+          __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+          const std::int32_t* wp = wpair.data() + i * units;
+          const std::int32_t* en = entry.data() + i * units;
+          for (std::int64_t u = 0; u < units; ++u) {
+            const __m256i wv = _mm256_set1_epi32(wp[u]);
+            const std::int8_t* e0 = b0 + en[u];
+            const std::int8_t* e1 = b1 + en[u];
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e0)), wv));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e0 + 32)), wv));
+            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e1)), wv));
+            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e1 + 32)), wv));
+          }
+          alignas(32) std::int32_t out[32];
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out), a0);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), a1);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + 16), a2);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + 24), a3);
+          for (int t = 0; t < 32 && tile * 16 + t < N; ++t)
+            acc[std::int64_t(tile * 16 + t) * rows + r0 + i] = out[16 * (t / 16) + kLane[t % 16]];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+// One row: s = max|x| / 127, codes round(x / s) (to nearest, ties to even), in [-127, 127].
+__attribute__((target("avx2"))) float quantize_row_avx2(const float* x, std::int64_t cols, std::int8_t* q) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 mx = _mm256_setzero_ps();
+  std::int64_t j = 0;
+  for (; j + 8 <= cols; j += 8) mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)));
+  alignas(32) float m8[8];
+  _mm256_store_ps(m8, mx);
+  float m = 0;
+  for (float v : m8) m = std::max(m, v);
+  for (std::int64_t k = j; k < cols; ++k) m = std::max(m, std::fabs(x[k]));
+  const float s = m / 127.0f, inv = s > 0 ? 1.0f / s : 0.0f;
+  const __m256 vinv = _mm256_set1_ps(inv);
+  j = 0;
+  for (; j + 32 <= cols; j += 32) {
+    __m256i v[4];
+    for (int k = 0; k < 4; ++k) v[k] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * k), vinv));
+    const __m256i p16a = _mm256_packs_epi32(v[0], v[1]), p16b = _mm256_packs_epi32(v[2], v[3]);
+    __m256i p8 = _mm256_packs_epi16(p16a, p16b);  // lanes interleaved by the packs: fix the order
+    p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    p8 = _mm256_max_epi8(p8, _mm256_set1_epi8(-127));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + j), p8);
+  }
+  for (; j < cols; ++j) q[j] = static_cast<std::int8_t>(std::clamp(std::nearbyint(x[j] * inv), -127.0f, 127.0f));
+  return s;
+}
 }  // namespace
 
 void quantize_activations(const float* x, int N, std::int64_t cols, std::int8_t* xq, float* scales) {
+  const bool avx2 = cpu_has_avx2();
   for (int n = 0; n < N; ++n) {
     const float* row = x + std::int64_t(n) * cols;
+    std::int8_t* q = xq + std::int64_t(n) * cols;
+    if (avx2) {
+      scales[n] = quantize_row_avx2(row, cols, q);
+      continue;
+    }
     float mx = 0;
     for (std::int64_t j = 0; j < cols; ++j) mx = std::max(mx, std::fabs(row[j]));
-    const float s = mx / 127.0f;
+    const float s = mx / 127.0f, inv = s > 0 ? 1.0f / s : 0.0f;
     scales[n] = s;
-    const float inv = s > 0 ? 1.0f / s : 0.0f;
-    for (std::int64_t j = 0; j < cols; ++j)
-      xq[std::int64_t(n) * cols + j] = static_cast<std::int8_t>(std::clamp(std::lround(row[j] * inv), -127L, 127L));
+    for (std::int64_t j = 0; j < cols; ++j) q[j] = static_cast<std::int8_t>(std::clamp(std::nearbyint(row[j] * inv), -127.0f, 127.0f));
   }
 }
 
@@ -167,7 +290,8 @@ void PackedLinear::accumulate_portable(const std::int8_t* xq, int N, std::int32_
 
 void PackedLinear::accumulate(const std::int8_t* xq, int N, std::int32_t* acc) const {
   if (!m_.setting.quantized()) throw UsageError("PackedLinear::accumulate needs an 8- or 4-bit setting");
-  if (avx2_) accumulate_avx2(m_, xq, N, acc);
+  if (avx2_ && N >= 4) accumulate_tiled_avx2(m_, xq, N, acc);
+  else if (avx2_) accumulate_avx2(m_, xq, N, acc);
   else accumulate_portable(xq, N, acc);
 }
 

@@ -37,7 +37,8 @@ class PackedLinear {
   bool avx2_ = false;
 };
 
-// Symmetric per-row int8 quantization of activations: xq[n, :] = round(x / s_n), s_n = max|x[n, :]| / 127.
+// Symmetric per-row int8 quantization of activations: xq[n, :] = round(x / s_n) (ties to even),
+// s_n = max|x[n, :]| / 127.
 void quantize_activations(const float* x, int N, std::int64_t cols, std::int8_t* xq, float* scales);
 
 }  // namespace core::nxm

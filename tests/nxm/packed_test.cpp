@@ -71,7 +71,7 @@ TEST_CASE("kernels: exact integer accumulation and the dense product of the unpa
           __builtin_cpu_supports("avx2"))
         CHECK(lin.uses_avx2());
       const auto u = p.unpack();
-      for (int N : {1, 3, 7}) {
+      for (int N : {1, 3, 7, 20}) {
         const auto x = random_matrix(N, cols, 100 + N);
         std::vector<float> bias(rows);
         for (std::int64_t r = 0; r < rows; ++r) bias[r] = 0.01f * float(r);
@@ -163,4 +163,22 @@ TEST_CASE("a packed model round-trips through its file; corrupted files name the
   }
   core::test::write_text(tmp / "trunc.safetensors", bytes.substr(0, bytes.size() - 100));
   CHECK_THROWS_AS(read_packed(tmp / "trunc.safetensors"), core::DataError);
+}
+
+TEST_CASE("activation quantization: codes round(x / s) with s = max|x| / 127, AVX2 and tail alike") {
+  for (const std::int64_t cols : {std::int64_t(64), std::int64_t(45)}) {
+    const auto x = random_matrix(3, cols, 21);
+    std::vector<std::int8_t> q(3 * cols);
+    std::vector<float> s(3);
+    quantize_activations(x.data(), 3, cols, q.data(), s.data());
+    for (int n = 0; n < 3; ++n) {
+      float mx = 0;
+      for (std::int64_t j = 0; j < cols; ++j) mx = std::max(mx, std::fabs(x[n * cols + j]));
+      CHECK(s[n] == mx / 127.0f);
+      for (std::int64_t j = 0; j < cols; ++j) {
+        CHECK(int(q[n * cols + j]) == int(std::nearbyint(x[n * cols + j] * (1.0f / s[n]))));
+        CHECK(std::abs(int(q[n * cols + j])) <= 127);
+      }
+    }
+  }
 }
