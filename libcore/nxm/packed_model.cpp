@@ -94,24 +94,29 @@ double packed_accuracy(PackedBert& model, const EncodedSet& set) {
   return set.size() ? double(right) / set.size() : 0.0;
 }
 
-Latency packed_latency(PackedBert& model, const EncodedSet& set, int count, int repeats) {
+std::vector<Latency> packed_latency(const std::vector<PackedBert*>& models, const EncodedSet& set, int count,
+                                    int repeats) {
   count = std::min(count, set.size());
-  std::vector<double> times;
+  std::vector<std::vector<double>> times(models.size());
   for (int rep = 0; rep <= repeats; ++rep)
-    for (int i = 0; i < count; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      model.classify(std::span(set.tokens.data() + std::size_t(i) * set.T, set.lengths[i]));
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (rep > 0) times.push_back(s);  // pass 0 warms the caches
-    }
-  Latency l;
-  if (times.empty()) return l;
-  double sum = 0;
-  for (double t : times) sum += t;
-  l.mean_s = sum / times.size();
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  l.median_s = times[times.size() / 2];
-  return l;
+    for (int i = 0; i < count; ++i)
+      for (std::size_t m = 0; m < models.size(); ++m) {
+        const auto t0 = std::chrono::steady_clock::now();
+        models[m]->classify(std::span(set.tokens.data() + std::size_t(i) * set.T, set.lengths[i]));
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (rep > 0) times[m].push_back(s);  // pass 0 warms the caches
+      }
+  std::vector<Latency> out(models.size());
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    auto& t = times[m];
+    if (t.empty()) continue;
+    double sum = 0;
+    for (double x : t) sum += x;
+    out[m].mean_s = sum / t.size();
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    out[m].median_s = t[t.size() / 2];
+  }
+  return out;
 }
 
 }  // namespace core::nxm

@@ -39,10 +39,13 @@ class PackedBert {
 
 // Accuracy of the packed model on an encoded set (every example run alone, batch 1).
 double packed_accuracy(PackedBert& model, const EncodedSet& set);
-// Mean and median batch-1 latency (seconds) over the first `count` examples, `repeats` passes after one warm-up.
+// Mean and median batch-1 latency (seconds) of each model over the first `count` examples, `repeats`
+// passes after one warm-up pass; the models run interleaved (example by example, in turn), so a change
+// of the machine's load during the measurement affects them alike.
 struct Latency {
   double mean_s = 0, median_s = 0;
 };
-Latency packed_latency(PackedBert& model, const EncodedSet& set, int count, int repeats);
+std::vector<Latency> packed_latency(const std::vector<PackedBert*>& models, const EncodedSet& set, int count,
+                                    int repeats);
 
 }  // namespace core::nxm
