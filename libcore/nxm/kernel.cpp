@@ -178,6 +178,24 @@ __attribute__((target("avx2"))) void accumulate_tiled_avx2(const PackedMatrix& m
           entry[i * units + u] = static_cast<std::int32_t>((u * P + p) * 64);
         }
       }
+      if (tiles == 1) {  // up to 16 tokens: one tile, two accumulators
+        for (std::int64_t i = 0; i < nr; ++i) {
+          __m256i a0 = _mm256_setzero_si256(), a1 = a0;
+          const std::int32_t* wp = wpair.data() + i * units;
+          const std::int32_t* en = entry.data() + i * units;
+          for (std::int64_t u = 0; u < units; ++u) {
+            const __m256i wv = _mm256_set1_epi32(wp[u]);
+            const std::int8_t* e0 = table.data() + en[u];
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e0)), wv));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e0 + 32)), wv));
+          }
+          alignas(32) std::int32_t out[16];
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out), a0);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), a1);
+          for (int t = 0; t < N; ++t) acc[std::int64_t(t) * rows + r0 + i] = out[kLane[t]];
+        }
+        continue;
+      }
       for (int tile = 0; tile < tiles; tile += 2) {
         const std::int8_t* b0 = table.data() + tile * tile_bytes;
         const std::int8_t* b1 = b0 + tile_bytes;  // the table has an even number of tiles
