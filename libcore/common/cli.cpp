@@ -59,6 +59,12 @@ Command& Command::switch_flag(const std::string& flag_name, const std::string& k
   return *this;
 }
 
+Command& Command::positional(const std::string& key, const std::string& help) {
+  positional_key_ = key;
+  cli_->description(cli_->get_description() + "; positional argument: " + help + " (config key '" + key + "')");
+  return *this;
+}
+
 Command& Command::without_rundir() {
   rundir_ = false;
   return *this;
@@ -139,7 +145,16 @@ int App::run_command(Command& cmd, RunContext& ctx) {
   Common& c = *common_;
   ConfigTree tree(cmd.defaults_());
   for (const auto& f : c.configs) tree.merge_file(f);
-  for (const auto& o : c.sets) tree.apply_override(o);
+  std::string positional_value;
+  for (const auto& o : c.sets) {
+    if (!cmd.positional_key_.empty() && positional_value.empty() && o.find('=') == std::string::npos &&
+        !o.starts_with("~")) {
+      positional_value = o;
+      continue;
+    }
+    tree.apply_override(o);
+  }
+  if (!positional_value.empty()) tree.set_existing(cmd.positional_key_, YAML::Node(positional_value), "positional argument");
   for (const auto& b : cmd.bindings_) {
     if (b->is_switch) {
       if (b->switched) tree.set_existing(b->key, YAML::Node(true), b->flag);

@@ -61,6 +61,9 @@ class Command {
   Command& flag(const std::string& flag_name, const std::string& key, const std::string& help);
   // Binds a boolean switch to a config key: `--verify` is the override `verify=true`.
   Command& switch_flag(const std::string& flag_name, const std::string& key, const std::string& help);
+  // Binds the command's first positional word that is not an override (has no '=' and no leading
+  // '~') to a config key: `unpack FILE` is the override `key=FILE`.
+  Command& positional(const std::string& key, const std::string& help);
   // Commands that only read (e.g. `plan`, `sdp`) can skip the run directory.
   Command& without_rundir();
   // Commands that poll core::stop_requested() and then end with ExitCode::interrupted: SIGTERM and
@@ -83,6 +86,7 @@ class Command {
   std::function<int(RunContext&, const ConfigTree&)> run_;
   bool rundir_ = true;
   bool stops_at_signal_ = false;
+  std::string positional_key_;
   std::vector<std::unique_ptr<Binding>> bindings_;
   std::vector<std::string> overrides_;  // positional key=value
 };

@@ -146,6 +146,21 @@ void Model<T>::backward(T dloss) {
 }
 
 template <class T>
+void Model<T>::backward_from_logits(const T* dlogits) {
+  if (task_ != Task::classify || !batch_.labels)
+    throw UsageError("backward_from_logits() needs a classify forward pass with labels");
+  std::copy(dlogits, dlogits + std::size_t(batch_.B) * config().num_labels, acts_.cls_logits.begin());
+  logits_grad_given_ = true;
+  try {
+    backward(T(1));
+  } catch (...) {
+    logits_grad_given_ = false;
+    throw;
+  }
+  logits_grad_given_ = false;
+}
+
+template <class T>
 void Model<T>::embed_forward() {
   const bool bert = config().architecture() == Arch::bert;
   embedding_forward<T>(resid(0), batch_.tokens, batch_.segments, params_.embed(kWte), params_.embed(kWpe),
@@ -287,7 +302,8 @@ void Model<T>::head_backward(T dloss) {
   Acts& a = acts_;
   const T scale = dloss / T(count_);
   if (task_ == Task::classify) {
-    softmax_xent_backward<T>(a.cls_logits.data(), batch_.labels, scale, B, c.num_labels, c.num_labels);
+    if (!logits_grad_given_)
+      softmax_xent_backward<T>(a.cls_logits.data(), batch_.labels, scale, B, c.num_labels, c.num_labels);
     T* dpooled = a.dcls.data();
     T* dcls_in = a.dcls.data() + std::size_t(B) * C;
     linear_backward<T>(dpooled, grads_.embed(kClsW), grads_.embed(kClsB), a.cls_logits.data(), a.pooled.data(),

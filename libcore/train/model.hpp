@@ -46,6 +46,9 @@ class Model {
   T forward(const Batch& batch, Task task);
   // Adds dloss * d(loss)/d(params) of the last forward (which had targets) into grads().
   void backward(T dloss = T(1));
+  // classify: adds the gradient of another loss of the logits into grads(), given d(loss)/d(logits)
+  // [B, num_labels] (e.g. knowledge distillation's); needs a classify forward with labels.
+  void backward_from_logits(const T* dlogits);
   // lm/mlm: [B*T, vocab_size]; classify: [B, num_labels]. Valid after a forward without targets (with
   // targets the head runs only on the rows that have one).
   const T* logits() const { return task_ == Task::classify ? acts_.cls_logits.data() : acts_.logits.data(); }
@@ -89,6 +92,7 @@ class Model {
   std::vector<std::int32_t> default_segments_;  // zeros for a bert batch given without segment ids
   Task task_ = Task::lm;
   int count_ = 0;  // positions (or sequences) the last loss averaged over
+  bool logits_grad_given_ = false;  // backward_from_logits: cls_logits holds d(loss)/d(logits)
   // Rows of the last lm/mlm forward that have a target; gathered_: fewer than all, so the head ran
   // on head_in (their lnf rows) with head_targets_.
   std::vector<int> head_rows_;

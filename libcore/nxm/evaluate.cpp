@@ -1,0 +1,115 @@
+// `nxm-compress eval` (see evaluate.hpp).
+#include "nxm/evaluate.hpp"
+
+#include <memory>
+
+#include "common/errors.hpp"
+#include "common/log.hpp"
+#include "io/safetensors.hpp"
+#include "nxm/packed_model.hpp"
+#include "train/checkpoint.hpp"
+#include "train/gemm.hpp"
+#include "train/model_source.hpp"
+
+namespace core::nxm {
+
+namespace {
+
+Plan uniform_plan(const Setting& s) {
+  Plan p;
+  p.settings.fill(s);
+  return p;
+}
+
+}  // namespace
+
+nlohmann::json run_eval(const EvalOptions& o) {
+  if (o.model.empty()) throw UsageError("eval: give the model (--model PACKED|RUN)");
+  if (o.threads > 0) train::set_num_threads(o.threads);
+  PackedModel pm;
+  std::string kind;
+  std::uintmax_t bytes = 0;
+  if (is_packed_file(o.model)) {
+    pm = read_packed(o.model);
+    kind = "packed";
+    bytes = fs::file_size(o.model);
+  } else {
+    const train::ModelSource src = train::find_model(o.model);
+    const train::ParamLayout layout(src.config);
+    train::FlatBuffers<float> params(layout);
+    src.load_weights_into(params);
+    nlohmann::json info = {{"tokenizer", src.tokenizer}};
+    if (src.format == train::ModelSource::Format::checkpoint) {
+      const nlohmann::json state = train::read_checkpoint_state(src.path);
+      if (state.contains("task")) info["task"] = state["task"];
+    }
+    pm = pack_model(params, uniform_plan(Setting{0, 0, 32}), info);
+    kind = "dense";
+    bytes = src.format == train::ModelSource::Format::checkpoint ? fs::file_size(src.path / "model.safetensors")
+                                                                  : fs::file_size(src.path);
+  }
+  TaskOptions task = o.task;
+  if (o.task_from_model && pm.info.contains("task")) {
+    task.test = pm.info["task"].value("test", task.test);
+    task.max_seq_len = pm.info["task"].value("max_seq_len", task.max_seq_len);
+  }
+  const std::string tok_spec = pm.info.value("tokenizer", "");
+  if (tok_spec.empty()) throw UsageError("eval: the model records no tokenizer");
+  const auto tok = text::make_tokenizer(tok_spec);
+  TaskOptions test_only = task;
+  test_only.train = task.test;  // load_task encodes both; only the test split is used here
+  test_only.max_train_examples = 1;
+  const EncodedSet set = load_task(test_only, *tok, pm.config, 1).test;
+
+  PackedBert net(pm);
+  const double accuracy = packed_accuracy(net, set);
+  std::vector<PackedBert*> timed = {&net};
+  std::vector<std::unique_ptr<PackedBert>> baselines;
+  const std::vector<std::pair<std::string, Setting>> kBaselines = {{"dense_fp32", {0, 0, 32}}, {"dense_int8", {0, 0, 8}}};
+  const train::ParamLayout layout(pm.config);
+  train::FlatBuffers<float> params(layout);
+  if (o.baselines) {
+    pm.unpack_into(params);
+    for (const auto& b : kBaselines) {
+      baselines.push_back(std::make_unique<PackedBert>(pack_model(params, uniform_plan(b.second), pm.info)));
+      timed.push_back(baselines.back().get());
+    }
+  }
+  const std::vector<Latency> lat = packed_latency(timed, set, o.latency_examples, o.latency_repeats);
+  const RatioReport ratio = compression_ratio(pm.config.n_layer, pm.config.n_embd, 4 * pm.config.n_embd, pm.plan);
+  nlohmann::json r = {{"model", o.model},
+                      {"kind", kind},
+                      {"plan", pm.plan.to_string()},
+                      {"accuracy", accuracy},
+                      {"test", task.test},
+                      {"examples", set.size()},
+                      {"size_bytes", bytes},
+                      {"cr_paper", ratio.cr_paper()},
+                      {"cr_hardware", ratio.cr_hardware()},
+                      {"latency_ms_mean", 1e3 * lat[0].mean_s},
+                      {"latency_ms_median", 1e3 * lat[0].median_s},
+                      {"latency_examples", std::min(o.latency_examples, set.size())},
+                      {"threads", train::num_threads()}};
+  if (o.baselines) {
+    io::SafetensorsWriter w;  // the dense fp32 file of the same weights, for its size
+    for (const auto& g : layout.groups())
+      for (const auto& v : g.tensors) {
+        const auto [gi, ti] = layout.find(v.name);
+        w.add<float>(v.name, v.shape, std::span<const float>(params.tensor(gi, ti), v.numel));
+      }
+    r["dense_fp32_bytes"] = w.serialize().size();
+    r["size_ratio_vs_dense_fp32"] = double(r["dense_fp32_bytes"].get<std::size_t>()) / double(bytes);
+    for (std::size_t b = 0; b < kBaselines.size(); ++b) {
+      const std::string& name = kBaselines[b].first;
+      const double ms = 1e3 * lat[b + 1].median_s, main_ms = 1e3 * lat[0].median_s;
+      r[name + "_accuracy"] = packed_accuracy(*baselines[b], set);
+      r[name + "_latency_ms_median"] = ms;
+      r["speedup_vs_" + name] = ms / main_ms;
+      log::info("batch-1 latency (median, interleaved): {} {:.3f} ms, {} {:.3f} ms ({:.2f}x)", kind, main_ms, name, ms,
+                ms / main_ms);
+    }
+  }
+  return r;
+}
+
+}  // namespace core::nxm

@@ -1,0 +1,347 @@
+// Packed N:M int8/int4 kernels on the CPU (see kernel.hpp).
+#include "nxm/kernel.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common/errors.hpp"
+
+namespace core::nxm {
+
+namespace {
+
+bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
+__attribute__((target("avx2"))) inline std::int32_t hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// sum_i w[i] x[i] over 32 int8 pairs into 8 int32 lanes: |w| * (x signed by w), pairs summed in int16
+// (|w|, |x| <= 127: at most 2 * 127^2 < 2^15), then to int32.
+__attribute__((target("avx2"))) inline __m256i dot32(__m256i acc, __m256i w, __m256i x) {
+  const __m256i p16 = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
+}
+
+// The two shuffle masks of one 2:4 chunk (16 groups, 64 inputs) from its 8 index bytes (group nibble
+// idx0 | idx1 << 2). Inputs are loaded as xa = [groups 0-3 | groups 8-11], xb = [4-7 | 12-15]; the
+// selected bytes land as [0-7 | 8-15] in the natural order of the kept weights.
+__attribute__((target("avx2"))) inline void masks_24(const std::uint8_t* pat, __m256i& ma, __m256i& mb) {
+  const __m128i p = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(pat));
+  const __m128i nib = _mm_set1_epi8(0x0F);
+  const __m128i g = _mm_unpacklo_epi8(_mm_and_si128(p, nib), _mm_and_si128(_mm_srli_epi16(p, 4), nib));
+  const __m128i lut0 = _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+  const __m128i lut1 = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  const __m128i i0 = _mm_shuffle_epi8(lut0, g), i1 = _mm_shuffle_epi8(lut1, g);
+  __m256i e = _mm256_set_m128i(_mm_unpackhi_epi8(i0, i1), _mm_unpacklo_epi8(i0, i1));
+  e = _mm256_add_epi8(e, _mm256_setr_epi8(0, 0, 4, 4, 8, 8, 12, 12, 0, 0, 4, 4, 8, 8, 12, 12,  //
+                                          0, 0, 4, 4, 8, 8, 12, 12, 0, 0, 4, 4, 8, 8, 12, 12));
+  const __m256i hi80 = _mm256_setr_epi64x(0, -1, 0, -1);
+  const __m256i lo80 = _mm256_setr_epi64x(-1, 0, -1, 0);
+  ma = _mm256_or_si256(e, _mm256_and_si256(hi80, _mm256_set1_epi8(char(0x80))));
+  mb = _mm256_or_si256(e, _mm256_and_si256(lo80, _mm256_set1_epi8(char(0x80))));
+}
+
+// Widens a row of packed int4 codes (low nibble first) to int8.
+__attribute__((target("avx2"))) void widen_int4(const std::uint8_t* v, std::int64_t K, std::int8_t* out) {
+  std::int64_t k = 0;
+  const __m128i nib = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+  for (; k + 32 <= K; k += 32) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + k / 2));
+    const __m128i lo = _mm_sub_epi8(_mm_xor_si128(_mm_and_si128(b, nib), eight), eight);
+    const __m128i hi = _mm_sub_epi8(_mm_xor_si128(_mm_and_si128(_mm_srli_epi16(b, 4), nib), eight), eight);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k), _mm_unpacklo_epi8(lo, hi));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k + 16), _mm_unpackhi_epi8(lo, hi));
+  }
+  for (; k < K; ++k) {
+    const int n = (v[k / 2] >> (4 * (k % 2))) & 0xF;
+    out[k] = static_cast<std::int8_t>(n >= 8 ? n - 16 : n);
+  }
+}
+
+// acc[n * ld + r] for rows [r0, r1) of a 2:4 or dense integer matrix.
+__attribute__((target("avx2"))) void accumulate_avx2(const PackedMatrix& m, const std::int8_t* xq, int N,
+                                                     std::int32_t* acc) {
+  const std::int64_t cols = m.cols, K = m.kept_per_row(), rows = m.rows;
+  const bool sparse = m.setting.sparse();
+  const std::int64_t chunks = cols / 64;
+#pragma omp parallel if (rows * cols >= (1 << 16))
+  {
+    std::vector<std::int8_t> wrow(m.setting.bits == 4 ? K + 32 : 0);
+    std::vector<std::int8_t> masks(sparse ? 64 * chunks : 0);  // two 32-byte shuffle masks per chunk
+#pragma omp for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int8_t* w = reinterpret_cast<const std::int8_t*>(m.values.data() + r * m.value_row_bytes());
+      if (m.setting.bits == 4) {
+        widen_int4(m.values.data() + r * m.value_row_bytes(), K, wrow.data());
+        w = wrow.data();
+      }
+      if (sparse) {
+        const std::uint8_t* pat = m.indices.data() + r * m.index_row_bytes();
+        for (std::int64_t c = 0; c < chunks; ++c) {
+          __m256i ma, mb;
+          masks_24(pat + 8 * c, ma, mb);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(masks.data() + 64 * c), ma);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(masks.data() + 64 * c + 32), mb);
+        }
+      }
+      for (int n = 0; n < N; ++n) {
+        const std::int8_t* x = xq + std::int64_t(n) * cols;
+        __m256i a = _mm256_setzero_si256();
+        if (sparse) {
+          for (std::int64_t c = 0; c < chunks; ++c) {
+            const std::int8_t* b = x + 64 * c;
+            const __m256i xa = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(b + 32),
+                                                   reinterpret_cast<const __m128i*>(b));
+            const __m256i xb = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(b + 48),
+                                                   reinterpret_cast<const __m128i*>(b + 16));
+            const __m256i ma = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(masks.data() + 64 * c));
+            const __m256i mb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(masks.data() + 64 * c + 32));
+            const __m256i sel = _mm256_or_si256(_mm256_shuffle_epi8(xa, ma), _mm256_shuffle_epi8(xb, mb));
+            a = dot32(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32 * c)), sel);
+          }
+        } else {
+          for (std::int64_t c = 0; c < cols; c += 32)
+            a = dot32(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + c)),
+                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + c)));
+        }
+        acc[std::int64_t(n) * rows + r] = hsum_epi32(a);
+      }
+    }
+  }
+}
+
+// The GEMM path for N >= 4 tokens (tiles of 16): the activations of a tile are expanded once into a
+// table of int16 pairs, one 64-byte entry per (unit, pattern): for 2:4 each group of 4 inputs has
+// 6 possible kept pairs (i0 < i1), dense int8 has one pair per 2 inputs. A row then costs, per unit,
+// one broadcast of its weight pair and two vpmaddwd over the entry its indices select (exact int32).
+// Lanes of the two accumulators hold tokens {0-3, 8-11} and {4-7, 12-15} (unpack works per lane).
+constexpr int kPairs24[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+constexpr std::int8_t kPatternToPair[16] = {-1, -1, -1, -1, 0, -1, -1, -1, 1, 3, -1, -1, 2, 4, 5, -1};
+
+__attribute__((target("avx2"))) void accumulate_tiled_avx2(const PackedMatrix& m, const std::int8_t* xq, int N,
+                                                           std::int32_t* acc) {
+  const std::int64_t cols = m.cols, rows = m.rows, K = m.kept_per_row();
+  const bool sparse = m.setting.sparse();
+  const std::int64_t units = sparse ? cols / 4 : cols / 2;
+  const int P = sparse ? 6 : 1;
+  const int tiles = (N + 15) / 16;
+  std::vector<std::int16_t> xt(std::size_t(cols) * 16);
+  std::vector<std::int8_t> table(std::size_t(tiles + 1) / 2 * 2 * units * P * 64, 0);  // even tile count
+  for (int tile = 0; tile < tiles; ++tile) {
+    std::fill(xt.begin(), xt.end(), std::int16_t(0));
+    for (int t = 0; t < 16 && tile * 16 + t < N; ++t) {
+      const std::int8_t* x = xq + std::int64_t(tile * 16 + t) * cols;
+      for (std::int64_t j = 0; j < cols; ++j) xt[j * 16 + t] = x[j];
+    }
+    std::int8_t* base = table.data() + std::size_t(tile) * units * P * 64;
+    for (std::int64_t u = 0; u < units; ++u)
+      for (int p = 0; p < P; ++p) {
+        const std::int64_t c0 = sparse ? 4 * u + kPairs24[p][0] : 2 * u, c1 = sparse ? 4 * u + kPairs24[p][1] : 2 * u + 1;
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xt.data() + c0 * 16));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xt.data() + c1 * 16));
+        std::int8_t* e = base + (u * P + p) * 64;
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e), _mm256_unpacklo_epi16(a, b));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + 32), _mm256_unpackhi_epi16(a, b));
+      }
+  }
+  static constexpr int kLane[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};  // token -> slot
+  // Rows in blocks whose weight pairs and entry offsets are prepared once; tiles two at a time, so each
+  // broadcast weight pair feeds four accumulators (32 tokens).
+  constexpr std::int64_t kRowBlock = 32;
+  const std::size_t tile_bytes = std::size_t(units) * P * 64;
+#pragma omp parallel if (rows * cols * N >= (1 << 18))
+  {
+    std::vector<std::int8_t> wrow(m.setting.bits == 4 ? K + 32 : 0);
+    std::vector<std::int32_t> wpair(kRowBlock * units), entry(kRowBlock * units);
+#pragma omp for schedule(static)
+    for (std::int64_t r0 = 0; r0 < rows; r0 += kRowBlock) {
+      const std::int64_t nr = std::min(kRowBlock, rows - r0);
+      for (std::int64_t i = 0; i < nr; ++i) {
+        const std::int64_t r = r0 + i;
+        const std::int8_t* w = reinterpret_cast<const std::int8_t*>(m.values.data() + r * m.value_row_bytes());
+        if (m.setting.bits == 4) {
+          widen_int4(m.values.data() + r * m.value_row_bytes(), K, wrow.data());
+          w = wrow.data();
+        }
+        const std::uint8_t* pat = sparse ? m.indices.data() + r * m.index_row_bytes() : nullptr;
+        for (std::int64_t u = 0; u < units; ++u) {
+          wpair[i * units + u] = std::int32_t(std::uint16_t(std::int16_t(w[2 * u]))) |
+                                 std::int32_t(std::uint32_t(std::uint16_t(std::int16_t(w[2 * u + 1]))) << 16);
+          const int p = sparse ? kPatternToPair[(pat[u / 2] >> (4 * (u % 2))) & 0xF] : 0;
+          entry[i * units + u] = static_cast<std::int32_t>((u * P + p) * 64);
+        }
+      }
+      if (tiles == 1) {  // up to 16 tokens: one tile, two accumulators
+        for (std::int64_t i = 0; i < nr; ++i) {
+          __m256i a0 = _mm256_setzero_si256(), a1 = a0;
+          const std::int32_t* wp = wpair.data() + i * units;
+          const std::int32_t* en = entry.data() + i * units;
+          for (std::int64_t u = 0; u < units; ++u) {
+            const __m256i wv = _mm256_set1_epi32(wp[u]);
+            const std::int8_t* e0 = table.data() + en[u];
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e0)), wv));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e0 + 32)), wv));
+          }
+          alignas(32) std::int32_t out[16];
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out), a0);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), a1);
+          for (int t = 0; t < N; ++t) acc[std::int64_t(t) * rows + r0 + i] = out[kLane[t]];
+        }
+        continue;
+      }
+      for (int tile = 0; tile < tiles; tile += 2) {
+        const std::int8_t* b0 = table.data() + tile * tile_bytes;
+        const std::int8_t* b1 = b0 + tile_bytes;  // the table has an even number of tiles
+        for (std::int64_t i = 0; i < nr; ++i) {
+          __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+          const std::int32_t* wp = wpair.data() + i * units;
+          const std::int32_t* en = entry.data() + i * units;
+          for (std::int64_t u = 0; u < units; ++u) {
+            const __m256i wv = _mm256_set1_epi32(wp[u]);
+            const std::int8_t* e0 = b0 + en[u];
+            const std::int8_t* e1 = b1 + en[u];
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e0)), wv));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e0 + 32)), wv));
+            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e1)), wv));
+            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e1 + 32)), wv));
+          }
+          alignas(32) std::int32_t out[32];
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out), a0);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), a1);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + 16), a2);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + 24), a3);
+          for (int t = 0; t < 32 && tile * 16 + t < N; ++t)
+            acc[std::int64_t(tile * 16 + t) * rows + r0 + i] = out[16 * (t / 16) + kLane[t % 16]];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+// One row: s = max|x| / 127, codes round(x / s) (to nearest, ties to even), in [-127, 127].
+__attribute__((target("avx2"))) float quantize_row_avx2(const float* x, std::int64_t cols, std::int8_t* q) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 mx = _mm256_setzero_ps();
+  std::int64_t j = 0;
+  for (; j + 8 <= cols; j += 8) mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)));
+  alignas(32) float m8[8];
+  _mm256_store_ps(m8, mx);
+  float m = 0;
+  for (float v : m8) m = std::max(m, v);
+  for (std::int64_t k = j; k < cols; ++k) m = std::max(m, std::fabs(x[k]));
+  const float s = m / 127.0f, inv = s > 0 ? 1.0f / s : 0.0f;
+  const __m256 vinv = _mm256_set1_ps(inv);
+  j = 0;
+  for (; j + 32 <= cols; j += 32) {
+    __m256i v[4];
+    for (int k = 0; k < 4; ++k) v[k] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * k), vinv));
+    const __m256i p16a = _mm256_packs_epi32(v[0], v[1]), p16b = _mm256_packs_epi32(v[2], v[3]);
+    __m256i p8 = _mm256_packs_epi16(p16a, p16b);  // lanes interleaved by the packs: fix the order
+    p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    p8 = _mm256_max_epi8(p8, _mm256_set1_epi8(-127));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + j), p8);
+  }
+  for (; j < cols; ++j) q[j] = static_cast<std::int8_t>(std::clamp(std::nearbyint(x[j] * inv), -127.0f, 127.0f));
+  return s;
+}
+}  // namespace
+
+void quantize_activations(const float* x, int N, std::int64_t cols, std::int8_t* xq, float* scales) {
+  const bool avx2 = cpu_has_avx2();
+  for (int n = 0; n < N; ++n) {
+    const float* row = x + std::int64_t(n) * cols;
+    std::int8_t* q = xq + std::int64_t(n) * cols;
+    if (avx2) {
+      scales[n] = quantize_row_avx2(row, cols, q);
+      continue;
+    }
+    float mx = 0;
+    for (std::int64_t j = 0; j < cols; ++j) mx = std::max(mx, std::fabs(row[j]));
+    const float s = mx / 127.0f, inv = s > 0 ? 1.0f / s : 0.0f;
+    scales[n] = s;
+    for (std::int64_t j = 0; j < cols; ++j) q[j] = static_cast<std::int8_t>(std::clamp(std::nearbyint(row[j] * inv), -127.0f, 127.0f));
+  }
+}
+
+PackedLinear::PackedLinear(const PackedMatrix& m) : m_(m) {
+  const bool fast_shape = m.setting.quantized() && m.cols % 64 == 0 &&
+                          (!m.setting.sparse() || (m.setting.keep == 2 && m.setting.group == 4));
+  avx2_ = fast_shape && cpu_has_avx2();
+  if (avx2_) return;
+  const std::int64_t K = m.kept_per_row();
+  cols_.resize(m.rows * K);
+  std::vector<float> vals;
+  std::vector<std::int32_t> col;
+  if (m.setting.quantized()) codes_.resize(m.rows * K);
+  else vals_.resize(m.rows * K);
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    m.row(r, vals, col);
+    std::copy(col.begin(), col.end(), cols_.begin() + r * K);
+    for (std::int64_t k = 0; k < K; ++k) {
+      if (m.setting.quantized()) codes_[r * K + k] = static_cast<std::int8_t>(m.code(r, k));
+      else vals_[r * K + k] = vals[k];
+    }
+  }
+}
+
+void PackedLinear::accumulate_portable(const std::int8_t* xq, int N, std::int32_t* acc) const {
+  const std::int64_t K = m_.kept_per_row(), rows = m_.rows, cols = m_.cols;
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (int n = 0; n < N; ++n) {
+      const std::int8_t* x = xq + std::int64_t(n) * cols;
+      std::int32_t a = 0;
+      for (std::int64_t k = 0; k < K; ++k) a += std::int32_t(codes_[r * K + k]) * x[cols_[r * K + k]];
+      acc[std::int64_t(n) * rows + r] = a;
+    }
+}
+
+void PackedLinear::accumulate(const std::int8_t* xq, int N, std::int32_t* acc) const {
+  if (!m_.setting.quantized()) throw UsageError("PackedLinear::accumulate needs an 8- or 4-bit setting");
+  if (avx2_ && N >= 4) accumulate_tiled_avx2(m_, xq, N, acc);
+  else if (avx2_) accumulate_avx2(m_, xq, N, acc);
+  else accumulate_portable(xq, N, acc);
+}
+
+void PackedLinear::forward_float(const float* x, int N, float* y) const {
+  const std::int64_t K = m_.kept_per_row(), rows = m_.rows, cols = m_.cols;
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (int n = 0; n < N; ++n) {
+      const float* xr = x + std::int64_t(n) * cols;
+      float a = 0;
+      for (std::int64_t k = 0; k < K; ++k) a += vals_[r * K + k] * xr[cols_[r * K + k]];
+      y[std::int64_t(n) * rows + r] = a;
+    }
+}
+
+void PackedLinear::forward(const float* x, int N, float* y, const float* bias) const {
+  const std::int64_t rows = m_.rows;
+  if (m_.setting.quantized()) {
+    std::vector<std::int8_t> xq(std::size_t(N) * m_.cols);
+    std::vector<float> sx(N);
+    std::vector<std::int32_t> acc(std::size_t(N) * rows);
+    quantize_activations(x, N, m_.cols, xq.data(), sx.data());
+    accumulate(xq.data(), N, acc.data());
+    for (int n = 0; n < N; ++n)
+      for (std::int64_t r = 0; r < rows; ++r)
+        y[n * rows + r] = sx[n] * m_.scales[r] * float(acc[n * rows + r]) + (bias ? bias[r] : 0.0f);
+    return;
+  }
+  forward_float(x, N, y);
+  if (bias)
+    for (int n = 0; n < N; ++n)
+      for (std::int64_t r = 0; r < rows; ++r) y[n * rows + r] += bias[r];
+}
+
+}  // namespace core::nxm

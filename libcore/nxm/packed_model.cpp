@@ -1,0 +1,122 @@
+// Batch-1 inference of a packed BERT classifier (see packed_model.hpp).
+#include "nxm/packed_model.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/errors.hpp"
+#include "train/layers.hpp"
+
+namespace core::nxm {
+
+void PackedBert::Linear::forward(const float* x, int N, float* y) const {
+  if (packed) packed->forward(x, N, y, bias.data());
+  else train::linear_forward<float>(y, x, dense.data(), bias.data(), N, in, out);
+}
+
+const std::vector<float>& PackedBert::tensor(const std::string& name) const {
+  const auto it = dense_.find(name);
+  if (it == dense_.end()) throw DataError("packed model lacks tensor " + name);
+  return it->second;
+}
+
+PackedBert::PackedBert(const PackedModel& model) : config_(model.config), dense_(model.dense) {
+  if (config_.architecture() != train::Arch::bert) throw UsageError("eval: the packed model is not a BERT classifier");
+  const train::ParamLayout layout(config_);
+  const auto comps = component_matrices(layout);
+  blocks_.resize(config_.n_layer);
+  static constexpr train::BlockTensor kBias[] = {train::kQkvB, train::kAttnProjB, train::kFcB, train::kFcProjB};
+  for (const auto& c : comps) {
+    Linear& lin = blocks_[c.layer][static_cast<int>(c.component)];
+    const PackedMatrix& pm = model.matrices.at(c.name);
+    lin.in = static_cast<int>(c.cols);
+    lin.out = static_cast<int>(c.rows);
+    if (pm.setting == Setting{0, 0, 32}) lin.dense = pm.unpack();
+    else lin.packed = std::make_unique<PackedLinear>(pm);
+    lin.bias = tensor(layout.block(c.layer, kBias[static_cast<int>(c.component)]).name);
+  }
+}
+
+std::vector<float> PackedBert::classify(std::span<const std::int32_t> tokens) {
+  const int T = static_cast<int>(tokens.size()), C = config_.n_embd, NH = config_.n_head;
+  if (T < 1 || T > config_.n_positions) throw UsageError("classify: sequence length outside [1, n_positions]");
+  for (std::int32_t t : tokens)
+    if (t < 0 || t >= config_.vocab_size) throw DataError("token id " + std::to_string(t) + " outside the vocabulary");
+  const std::size_t TC = std::size_t(T) * C;
+  x_.resize(TC);
+  ln_.resize(TC);
+  qkv_.resize(3 * TC);
+  att_.resize(std::size_t(NH) * T * T);
+  atty_.resize(TC);
+  tmp_.resize(TC);
+  fc_.resize(4 * TC);
+  fcg_.resize(4 * TC);
+  mean_.resize(T);
+  rstd_.resize(T);
+  const std::vector<std::int32_t> seg(T, 0);
+  train::embedding_forward<float>(x_.data(), tokens.data(), seg.data(), tensor("wte.weight").data(),
+                                  tensor("wpe.weight").data(), tensor("wse.weight").data(), 1, T, C);
+  const float eps = static_cast<float>(config_.layer_norm_eps);
+  for (int l = 0; l < config_.n_layer; ++l) {
+    const std::string h = "h." + std::to_string(l) + ".";
+    auto& lin = blocks_[l];
+    train::layernorm_forward<float>(ln_.data(), mean_.data(), rstd_.data(), x_.data(), tensor(h + "ln_1.weight").data(),
+                                    tensor(h + "ln_1.bias").data(), T, C, eps);
+    lin[0].forward(ln_.data(), T, qkv_.data());
+    train::attention_forward<float>(atty_.data(), att_.data(), qkv_.data(), nullptr, false, 1, T, C, NH);
+    lin[1].forward(atty_.data(), T, tmp_.data());
+    train::add_inplace<float>(x_.data(), tmp_.data(), TC);
+    train::layernorm_forward<float>(ln_.data(), mean_.data(), rstd_.data(), x_.data(), tensor(h + "ln_2.weight").data(),
+                                    tensor(h + "ln_2.bias").data(), T, C, eps);
+    lin[2].forward(ln_.data(), T, fc_.data());
+    train::gelu_forward<float>(fcg_.data(), fc_.data(), std::int64_t(4) * TC);
+    lin[3].forward(fcg_.data(), T, tmp_.data());
+    train::add_inplace<float>(x_.data(), tmp_.data(), TC);
+  }
+  // Only position 0 feeds the classifier: the final LayerNorm, pooler and classifier on that row.
+  std::vector<float> cls(C), pre(C), pooled(C), logits(config_.num_labels);
+  float m, r;
+  train::layernorm_forward<float>(cls.data(), &m, &r, x_.data(), tensor("ln_f.weight").data(), tensor("ln_f.bias").data(),
+                                  1, C, eps);
+  train::linear_forward<float>(pre.data(), cls.data(), tensor("pooler.weight").data(), tensor("pooler.bias").data(), 1, C, C);
+  train::tanh_forward<float>(pooled.data(), pre.data(), C);
+  train::linear_forward<float>(logits.data(), pooled.data(), tensor("classifier.weight").data(),
+                               tensor("classifier.bias").data(), 1, C, config_.num_labels);
+  return logits;
+}
+
+double packed_accuracy(PackedBert& model, const EncodedSet& set) {
+  int right = 0;
+  for (int i = 0; i < set.size(); ++i) {
+    const auto z = model.classify(std::span(set.tokens.data() + std::size_t(i) * set.T, set.lengths[i]));
+    right += static_cast<int>(std::max_element(z.begin(), z.end()) - z.begin()) == set.labels[i];
+  }
+  return set.size() ? double(right) / set.size() : 0.0;
+}
+
+std::vector<Latency> packed_latency(const std::vector<PackedBert*>& models, const EncodedSet& set, int count,
+                                    int repeats) {
+  count = std::min(count, set.size());
+  std::vector<std::vector<double>> times(models.size());
+  for (int rep = 0; rep <= repeats; ++rep)
+    for (int i = 0; i < count; ++i)
+      for (std::size_t m = 0; m < models.size(); ++m) {
+        const auto t0 = std::chrono::steady_clock::now();
+        models[m]->classify(std::span(set.tokens.data() + std::size_t(i) * set.T, set.lengths[i]));
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (rep > 0) times[m].push_back(s);  // pass 0 warms the caches
+      }
+  std::vector<Latency> out(models.size());
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    auto& t = times[m];
+    if (t.empty()) continue;
+    double sum = 0;
+    for (double x : t) sum += x;
+    out[m].mean_s = sum / t.size();
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    out[m].median_s = t[t.size() / 2];
+  }
+  return out;
+}
+
+}  // namespace core::nxm

@@ -1,0 +1,51 @@
+// Inference of a packed BERT classifier (batch 1, one unpadded sequence) with the packed kernels:
+// embeddings, pre-LN blocks whose four component linears run through PackedLinear (dense:32
+// components through the trainer's fp32 GEMM), final LayerNorm, tanh pooler on position 0 and the
+// classifier. The same code path with a dense:32 plan is the fp32 baseline and with dense:8 the
+// dense int8 baseline, so latency ratios compare only the linears.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "nxm/kernel.hpp"
+#include "nxm/packed.hpp"
+#include "nxm/task.hpp"
+
+namespace core::nxm {
+
+class PackedBert {
+ public:
+  explicit PackedBert(const PackedModel& model);  // UsageError unless arch is bert
+  // Logits [num_labels] of one sequence of token ids (length <= n_positions).
+  std::vector<float> classify(std::span<const std::int32_t> tokens);
+  const train::ModelConfig& config() const { return config_; }
+
+ private:
+  struct Linear {
+    std::unique_ptr<PackedLinear> packed;  // null: fp32 dense weights in `dense`
+    std::vector<float> dense;
+    std::vector<float> bias;
+    int in = 0, out = 0;
+    void forward(const float* x, int N, float* y) const;
+  };
+  const std::vector<float>& tensor(const std::string& name) const;
+  train::ModelConfig config_;
+  std::map<std::string, std::vector<float>> dense_;
+  std::vector<std::array<Linear, 4>> blocks_;  // qkv, ao, ffn1, ffn2 per layer
+  std::vector<float> x_, ln_, qkv_, att_, atty_, tmp_, fc_, fcg_, mean_, rstd_;
+};
+
+// Accuracy of the packed model on an encoded set (every example run alone, batch 1).
+double packed_accuracy(PackedBert& model, const EncodedSet& set);
+// Mean and median batch-1 latency (seconds) of each model over the first `count` examples, `repeats`
+// passes after one warm-up pass; the models run interleaved (example by example, in turn), so a change
+// of the machine's load during the measurement affects them alike.
+struct Latency {
+  double mean_s = 0, median_s = 0;
+};
+std::vector<Latency> packed_latency(const std::vector<PackedBert*>& models, const EncodedSet& set, int count,
+                                    int repeats);
+
+}  // namespace core::nxm
