@@ -1,0 +1,137 @@
+// ltd-pretrain train and schedule (see pretrain.hpp): the trainer extension that draws the token
+// subsets, schedules the learning rate by LayerTokens and counts LayerTokens and GEMM FLOPs.
+#include "ltd/pretrain.hpp"
+
+#include <memory>
+#include <string>
+
+#include "common/errors.hpp"
+#include "common/log.hpp"
+#include "ltd/sampler.hpp"
+#include "ltd/schedule.hpp"
+#include "train/gemm.hpp"
+#include "train/model.hpp"
+
+namespace core::ltd {
+
+double block_flops(const train::ModelConfig& model, int n) {
+  const double C = model.n_embd;
+  return 3.0 * (24.0 * n * C * C + 4.0 * double(n) * n * C);
+}
+
+namespace {
+
+// The counters of a run, kept in its checkpoints so a resumed run reports the whole run.
+struct LtdCounters {
+  std::uint64_t layer_tokens = 0;      // consumed so far
+  double gemm_flops = 0;               // measured (train steps only)
+  double baseline_gemm_flops = 0;      // the same steps at full length
+  nlohmann::json to_json() const {
+    return {{"layer_tokens", layer_tokens}, {"gemm_flops", gemm_flops}, {"baseline_gemm_flops", baseline_gemm_flops}};
+  }
+};
+
+}  // namespace
+
+train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, const train::StepHook& hook) {
+  o.validate();
+  const auto sched = std::make_shared<const LtdSchedule>(o);
+  const RoutingPlan& plan = sched->plan();
+  const int B = o.train_micro_batch_size_per_gpu, n = o.data.seq_len;
+  const std::uint64_t baseline_lt = sched->baseline_layer_tokens();
+  auto counters = std::make_shared<LtdCounters>();
+  auto step_start_flops = std::make_shared<std::uint64_t>(0);
+
+  if (plan.dropping)
+    log::info("random-LTD: layers {} of {} keep {} -> {} of {} tokens over {} steps (multiples of {})",
+              nlohmann::json(plan.layers).dump(), plan.n_layer, kept_tokens(plan, 0), plan.max_value, n,
+              plan.require_steps, plan.seq_per_step);
+  else
+    log::info("random-LTD off: every layer runs on all {} tokens", n);
+
+  train::TrainExtension ext;
+  ext.before_micro = [=](train::Model<float>& model, std::int64_t step, int micro) {
+    if (micro == 0) *step_start_flops = train::gemm_flops_counted();
+    model.set_token_subsets(draw_token_subsets(plan, sched->kept(step), step, /*rank=*/0, micro, B));
+  };
+  ext.lr = [=](std::int64_t step) { return sched->lr(step, counters->layer_tokens); };
+  ext.on_step = [=](std::int64_t step, nlohmann::json& rec) {
+    const int kept = sched->kept(step);
+    const std::uint64_t lt = sched->layer_tokens(step);
+    counters->layer_tokens += lt;
+    const double measured = double(train::gemm_flops_counted() - *step_start_flops);
+    const double routed = plan.dropping ? double(plan.layers.size()) : 0.0;
+    const double full = measured + routed * double(sched->sequences_per_step()) *
+                                       (block_flops(o.model, n) - block_flops(o.model, kept));
+    counters->gemm_flops += measured;
+    counters->baseline_gemm_flops += full;
+    rec["kept_tokens"] = kept;
+    rec["layer_tokens"] = lt;
+    rec["cumulative_layer_tokens"] = counters->layer_tokens;
+    rec["effective_tokens"] = double(counters->layer_tokens) / plan.n_layer;
+    rec["gemm_flops"] = measured;
+    rec["baseline_gemm_flops"] = full;
+    rec["gflops_per_s"] = measured / rec["step_s"].get<double>() / 1e9;
+  };
+  ext.checkpoint_state = [=](std::int64_t) { return counters->to_json(); };
+  ext.on_resume = [=](const nlohmann::json& state, std::int64_t start) {
+    const std::uint64_t expected = sched->consumed_before(start);
+    const std::uint64_t saved = state.value("layer_tokens", expected);
+    if (saved != expected)
+      throw UsageError("--resume: the checkpoint at step " + std::to_string(start) + " consumed " +
+                       std::to_string(saved) + " LayerTokens, the configured random-LTD schedule gives " +
+                       std::to_string(expected) + ": resume with the run's data_efficiency.* and batch settings");
+    counters->layer_tokens = saved;
+    counters->gemm_flops = state.value("gemm_flops", 0.0);
+    counters->baseline_gemm_flops = state.value("baseline_gemm_flops", 0.0);
+  };
+  ext.on_summary = [=](nlohmann::json& summary) {
+    const std::int64_t steps = summary.value("steps", std::int64_t(0));
+    const double baseline = double(baseline_lt) * double(steps);
+    summary["layer_tokens"] = counters->layer_tokens;
+    summary["baseline_layer_tokens"] = baseline_lt * std::uint64_t(steps);
+    summary["layer_token_saving"] = baseline > 0 ? 1.0 - double(counters->layer_tokens) / baseline : 0.0;
+    summary["effective_tokens"] = double(counters->layer_tokens) / plan.n_layer;
+    summary["gemm_flops"] = counters->gemm_flops;
+    summary["baseline_gemm_flops"] = counters->baseline_gemm_flops;
+    summary["flops_saving"] =
+        counters->baseline_gemm_flops > 0 ? 1.0 - counters->gemm_flops / counters->baseline_gemm_flops : 0.0;
+    summary["random_ltd"] = plan.dropping;
+    summary["random_ltd_layers"] = plan.layers;
+    summary["kept_tokens"] = steps > 0 ? sched->kept(steps - 1) : sched->kept(0);
+  };
+  return train::run_training(o, rundir, hook, ext);
+}
+
+nlohmann::json schedule_table(const LtdTrainOptions& o, std::int64_t steps) {
+  const LtdSchedule sched(o);
+  nlohmann::json kept = nlohmann::json::array(), lt = nlohmann::json::array(), cum = nlohmann::json::array(),
+                 eff = nlohmann::json::array(), lr = nlohmann::json::array();
+  std::uint64_t consumed = 0;
+  const int L = sched.plan().n_layer;
+  for (std::int64_t t = 0; t < steps; ++t) {
+    const std::uint64_t step_lt = sched.layer_tokens(t);
+    lr.push_back(sched.lr(t, consumed));
+    consumed += step_lt;
+    kept.push_back(sched.kept(t));
+    lt.push_back(step_lt);
+    cum.push_back(consumed);
+    eff.push_back(double(step_lt) / L);
+  }
+  const std::uint64_t baseline = sched.baseline_layer_tokens() * std::uint64_t(steps);
+  return {{"steps", steps},
+          {"kept_tokens", kept},
+          {"layer_tokens", lt},
+          {"cumulative_layer_tokens", cum},
+          {"effective_tokens", eff},
+          {"lr", lr},
+          {"total_layer_tokens", consumed},
+          {"baseline_layer_tokens", baseline},
+          {"layer_token_saving", baseline > 0 ? 1.0 - double(consumed) / double(baseline) : 0.0},
+          {"total_effective_tokens", double(consumed) / L},
+          {"random_ltd", sched.plan().dropping},
+          {"random_ltd_layers", sched.plan().layers},
+          {"layer_token_lr_schedule", sched.layer_token_lr()}};
+}
+
+}  // namespace core::ltd
