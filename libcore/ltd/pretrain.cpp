@@ -2,6 +2,7 @@
 // subsets, schedules the learning rate by LayerTokens and counts LayerTokens and GEMM FLOPs.
 #include "ltd/pretrain.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -19,26 +20,45 @@ double block_flops(const train::ModelConfig& model, int n) {
   return 3.0 * (24.0 * n * C * C + 4.0 * double(n) * n * C);
 }
 
-namespace {
+double full_length_flops(double measured, const LtdSchedule& sched, const train::ModelConfig& model,
+                         std::int64_t step) {
+  const RoutingPlan& plan = sched.plan();
+  if (!plan.dropping) return measured;
+  return measured + double(plan.layers.size()) * double(sched.sequences_per_step()) *
+                        (block_flops(model, plan.seq_len) - block_flops(model, sched.kept(step)));
+}
 
-// The counters of a run, kept in its checkpoints so a resumed run reports the whole run.
-struct LtdCounters {
-  std::uint64_t layer_tokens = 0;      // consumed so far
-  double gemm_flops = 0;               // measured (train steps only)
-  double baseline_gemm_flops = 0;      // the same steps at full length
-  nlohmann::json to_json() const {
-    return {{"layer_tokens", layer_tokens}, {"gemm_flops", gemm_flops}, {"baseline_gemm_flops", baseline_gemm_flops}};
-  }
-};
+nlohmann::json LtdCounters::to_json() const {
+  return {{"layer_tokens", layer_tokens}, {"gemm_flops", gemm_flops}, {"baseline_gemm_flops", baseline_gemm_flops}};
+}
 
-}  // namespace
+void LtdCounters::from_json(const nlohmann::json& state) {
+  layer_tokens = state.value("layer_tokens", std::uint64_t(0));
+  gemm_flops = state.value("gemm_flops", 0.0);
+  baseline_gemm_flops = state.value("baseline_gemm_flops", 0.0);
+}
+
+void LtdCounters::summarise(nlohmann::json& summary, const LtdSchedule& sched, std::int64_t steps) const {
+  const std::uint64_t baseline = sched.baseline_layer_tokens() * std::uint64_t(steps);
+  summary["layer_tokens"] = layer_tokens;
+  summary["baseline_layer_tokens"] = baseline;
+  summary["layer_token_saving"] = baseline > 0 ? 1.0 - double(layer_tokens) / double(baseline) : 0.0;
+  summary["effective_tokens"] = double(layer_tokens) / sched.plan().n_layer;
+  summary["gemm_flops"] = gemm_flops;
+  summary["baseline_gemm_flops"] = baseline_gemm_flops;
+  summary["flops_saving"] = baseline_gemm_flops > 0 ? 1.0 - gemm_flops / baseline_gemm_flops : 0.0;
+  summary["random_ltd"] = sched.plan().dropping;
+  summary["random_ltd_layers"] = sched.plan().layers;
+  summary["kept_tokens"] = sched.kept(std::max<std::int64_t>(steps - 1, 0));
+  if (steps > 0 && summary.value("mean_step_s", 0.0) > 0)  // measured, not the full-length formula
+    summary["gflops_per_s"] = gemm_flops / double(steps) / summary["mean_step_s"].get<double>() / 1e9;
+}
 
 train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, const train::StepHook& hook) {
   o.validate();
   const auto sched = std::make_shared<const LtdSchedule>(o);
   const RoutingPlan& plan = sched->plan();
   const int B = o.train_micro_batch_size_per_gpu, n = o.data.seq_len;
-  const std::uint64_t baseline_lt = sched->baseline_layer_tokens();
   auto counters = std::make_shared<LtdCounters>();
   auto step_start_flops = std::make_shared<std::uint64_t>(0);
 
@@ -56,17 +76,11 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, c
   };
   ext.lr = [=](std::int64_t step) { return sched->lr(step, counters->layer_tokens); };
   ext.on_step = [=](std::int64_t step, nlohmann::json& rec) {
-    const int kept = sched->kept(step);
-    const std::uint64_t lt = sched->layer_tokens(step);
-    counters->layer_tokens += lt;
     const double measured = double(train::gemm_flops_counted() - *step_start_flops);
-    const double routed = plan.dropping ? double(plan.layers.size()) : 0.0;
-    const double full = measured + routed * double(sched->sequences_per_step()) *
-                                       (block_flops(o.model, n) - block_flops(o.model, kept));
-    counters->gemm_flops += measured;
-    counters->baseline_gemm_flops += full;
-    rec["kept_tokens"] = kept;
-    rec["layer_tokens"] = lt;
+    const double full = full_length_flops(measured, *sched, o.model, step);
+    counters->add(sched->layer_tokens(step), measured, full);
+    rec["kept_tokens"] = sched->kept(step);
+    rec["layer_tokens"] = sched->layer_tokens(step);
     rec["cumulative_layer_tokens"] = counters->layer_tokens;
     rec["effective_tokens"] = double(counters->layer_tokens) / plan.n_layer;
     rec["gemm_flops"] = measured;
@@ -81,24 +95,11 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, c
       throw UsageError("--resume: the checkpoint at step " + std::to_string(start) + " consumed " +
                        std::to_string(saved) + " LayerTokens, the configured random-LTD schedule gives " +
                        std::to_string(expected) + ": resume with the run's data_efficiency.* and batch settings");
+    counters->from_json(state);
     counters->layer_tokens = saved;
-    counters->gemm_flops = state.value("gemm_flops", 0.0);
-    counters->baseline_gemm_flops = state.value("baseline_gemm_flops", 0.0);
   };
   ext.on_summary = [=](nlohmann::json& summary) {
-    const std::int64_t steps = summary.value("steps", std::int64_t(0));
-    const double baseline = double(baseline_lt) * double(steps);
-    summary["layer_tokens"] = counters->layer_tokens;
-    summary["baseline_layer_tokens"] = baseline_lt * std::uint64_t(steps);
-    summary["layer_token_saving"] = baseline > 0 ? 1.0 - double(counters->layer_tokens) / baseline : 0.0;
-    summary["effective_tokens"] = double(counters->layer_tokens) / plan.n_layer;
-    summary["gemm_flops"] = counters->gemm_flops;
-    summary["baseline_gemm_flops"] = counters->baseline_gemm_flops;
-    summary["flops_saving"] =
-        counters->baseline_gemm_flops > 0 ? 1.0 - counters->gemm_flops / counters->baseline_gemm_flops : 0.0;
-    summary["random_ltd"] = plan.dropping;
-    summary["random_ltd_layers"] = plan.layers;
-    summary["kept_tokens"] = steps > 0 ? sched->kept(steps - 1) : sched->kept(0);
+    counters->summarise(summary, *sched, summary.value("steps", std::int64_t(0)));
   };
   return train::run_training(o, rundir, hook, ext);
 }

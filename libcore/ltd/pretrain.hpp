@@ -7,6 +7,7 @@
 
 #include "common/rundir.hpp"
 #include "ltd/config.hpp"
+#include "ltd/schedule.hpp"
 #include "train/trainer.hpp"
 
 namespace core::ltd {
@@ -14,6 +15,28 @@ namespace core::ltd {
 // Matmul FLOPs of one block's forward + backward over one sequence of n tokens (2 m n k per product;
 // backward twice the forward): 3 (24 n C^2 + 4 n^2 C).
 double block_flops(const train::ModelConfig& model, int n);
+
+// The GEMM FLOPs step `step` would have spent at full length, from those it spent (`measured`): the
+// random-LTD layers' blocks on n instead of r_t tokens for every sequence of the step.
+double full_length_flops(double measured, const LtdSchedule& schedule, const train::ModelConfig& model,
+                         std::int64_t step);
+
+// The LayerToken and GEMM FLOP counters of a run (kept in its checkpoints: a resumed run reports the whole run).
+struct LtdCounters {
+  std::uint64_t layer_tokens = 0;  // consumed so far
+  double gemm_flops = 0;           // measured over the training steps (not validation)
+  double baseline_gemm_flops = 0;  // the same steps at full length
+  void add(std::uint64_t step_layer_tokens, double measured, double full_length) {
+    layer_tokens += step_layer_tokens;
+    gemm_flops += measured;
+    baseline_gemm_flops += full_length;
+  }
+  nlohmann::json to_json() const;
+  void from_json(const nlohmann::json& state);
+  // Adds layer_tokens, baseline_layer_tokens, layer_token_saving, effective_tokens, gemm_flops,
+  // baseline_gemm_flops, flops_saving, random_ltd, random_ltd_layers, kept_tokens (of the last step).
+  void summarise(nlohmann::json& summary, const LtdSchedule& schedule, std::int64_t steps) const;
+};
 
 // The trainer extension of a random-LTD run (kept counts, subsets, LayerToken lr, counters,
 // checkpointed state) and the run itself.

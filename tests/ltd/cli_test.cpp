@@ -94,3 +94,59 @@ TEST_CASE("train on tiny.yaml: the summary and metrics; --resume continues the s
   REQUIRE(got.size() == ref.size());
   for (std::size_t i = 0; i < ref.size(); ++i) CHECK(got[i] == ref[i]);
 }
+
+TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style classification") {
+  TempDir tmp("ltd_cli_finetune");
+  const std::vector<std::string> small = {"train_iters=6", "eval_interval=3", kLtd + "random_ltd_schedule.min_value=16",
+                                          kLtd + "random_ltd_schedule.schedule_config.require_steps=4",
+                                          kLtd + "layer_token_lr_schedule.warmup_layer_tokens=1024"};
+  // GPT: pretrain, then finetune from the run (the model comes from the checkpoint).
+  REQUIRE(run_tool("ltd-pretrain", with({"train", "--config", tiny_config(), "--out", (tmp / "gpt").string()}, small))
+              .exit_code == 0);
+  auto r = run_tool("ltd-pretrain", with({"finetune", "--checkpoint", (tmp / "gpt").string(), "data.seq_len=64",
+                                          "--out", (tmp / "gpt_ft").string()}, small));
+  REQUIRE(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["layer_token_saving"].get<double>() > 0.0);
+
+  // BERT: a separable toy task (sentences of 'a' are 1, of 'b' 0) after a short MLM pretraining.
+  std::string train = "sentence\tlabel\n", eval = "sentence\tlabel\n", text;
+  for (int i = 0; i < 40; ++i) {
+    train += std::string(5 + i % 20, 'a') + " \t1\n" + std::string(5 + (i * 7) % 20, 'b') + " \t0\n";
+    text += std::string(5 + i % 20, 'a') + " " + std::string(5 + (i * 7) % 20, 'b') + "\n";
+  }
+  for (int i = 0; i < 10; ++i) eval += std::string(6 + i, 'a') + "\t1\n" + std::string(7 + i, 'b') + "\t0\n";
+  core::test::write_text(tmp / "train.tsv", train);
+  core::test::write_text(tmp / "eval.tsv", eval);
+  core::test::write_text(tmp / "text.txt", text);
+  const std::vector<std::string> bert = {"model.arch=bert", "model.vocab_size=258", "data.input=" + (tmp / "text.txt").string(),
+                                         "data.val_fraction=0.2", "data.seq_len=32"};
+  REQUIRE(run_tool("ltd-pretrain", with(with({"train", "--config", tiny_config(), "--out", (tmp / "bert").string()},
+                                             small), bert)).exit_code == 0);
+  const std::vector<std::string> ft = {"finetune", "--checkpoint", (tmp / "bert").string(), "data.seq_len=32",
+                                       "glue.train_file=" + (tmp / "train.tsv").string(),
+                                       "glue.eval_file=" + (tmp / "eval.tsv").string(), "train_iters=40",
+                                       "eval_interval=20", "optimizer.params.lr=0.003",
+                                       kLtd + "random_ltd_schedule.min_value=8",
+                                       kLtd + "random_ltd_schedule.schedule_config.require_steps=30",
+                                       kLtd + "layer_token_lr_schedule.warmup_layer_tokens=4096"};
+  r = run_tool("ltd-pretrain", with(ft, {"--out", (tmp / "bert_ft").string()}));
+  REQUIRE(r.exit_code == 0);
+  const auto s = last_json_line(r.out);
+  CHECK(s["eval_examples"] == 20);
+  CHECK(s["accuracy"].get<double>() >= 0.9);
+  CHECK(s["layer_token_saving"].get<double>() > 0.0);
+
+  // Bad input: a label that is not a class (65, naming file:line), a missing file (66), no [CLS] id (2).
+  core::test::write_text(tmp / "bad.tsv", "sentence\tlabel\nfine\t1\nbroken\tx\n");
+  r = run_tool("ltd-pretrain", with(ft, {"glue.train_file=" + (tmp / "bad.tsv").string(), "--out", (tmp / "b1").string()}));
+  CHECK(r.exit_code == 65);
+  CHECK(r.err.find("bad.tsv:3") != std::string::npos);
+  r = run_tool("ltd-pretrain", with(ft, {"glue.eval_file=" + (tmp / "none.tsv").string(), "--out", (tmp / "b2").string()}));
+  CHECK(r.exit_code == 66);
+  REQUIRE(run_tool("ltd-pretrain", with(with({"train", "--config", tiny_config(), "--out", (tmp / "bert257").string()},
+                                             small), with(bert, {"model.vocab_size=257"}))).exit_code == 0);
+  r = run_tool("ltd-pretrain", with({"finetune", "--checkpoint", (tmp / "bert257").string(), "data.seq_len=32",
+                                     "--out", (tmp / "b3").string()}, small));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("[CLS]") != std::string::npos);
+}
