@@ -2,6 +2,7 @@
 #include "ltd/finetune.hpp"
 
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -147,6 +148,7 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
   Progress progress("finetune", static_cast<std::uint64_t>(o.train_iters));
   for (std::int64_t step = 0; step < o.train_iters; ++step) {
     Timer timer;
+    const std::clock_t cpu0 = std::clock();
     model.grads().zero();
     const std::uint64_t flops0 = train::gemm_flops_counted();
     const int kept = sched.kept(step);
@@ -180,7 +182,8 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
     const double secs = timer.seconds();
     time_sum += secs;
     const double measured = double(train::gemm_flops_counted() - flops0);
-    counters.add(sched.layer_tokens(step), measured, full_length_flops(measured, sched, o.model, step));
+    counters.add(sched.layer_tokens(step), measured, full_length_flops(measured, sched, o.model, step),
+                 double(std::clock() - cpu0) / CLOCKS_PER_SEC);
     last_loss = loss;
     nlohmann::json rec = {{"step", step + 1}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"step_s", secs},
                           {"kept_tokens", kept}, {"layer_tokens", sched.layer_tokens(step)},

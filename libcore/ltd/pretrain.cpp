@@ -3,6 +3,7 @@
 #include "ltd/pretrain.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <memory>
 #include <string>
 
@@ -29,13 +30,15 @@ double full_length_flops(double measured, const LtdSchedule& sched, const train:
 }
 
 nlohmann::json LtdCounters::to_json() const {
-  return {{"layer_tokens", layer_tokens}, {"gemm_flops", gemm_flops}, {"baseline_gemm_flops", baseline_gemm_flops}};
+  return {{"layer_tokens", layer_tokens}, {"gemm_flops", gemm_flops}, {"baseline_gemm_flops", baseline_gemm_flops},
+          {"train_cpu_s", train_cpu_s}};
 }
 
 void LtdCounters::from_json(const nlohmann::json& state) {
   layer_tokens = state.value("layer_tokens", std::uint64_t(0));
   gemm_flops = state.value("gemm_flops", 0.0);
   baseline_gemm_flops = state.value("baseline_gemm_flops", 0.0);
+  train_cpu_s = state.value("train_cpu_s", 0.0);
 }
 
 void LtdCounters::summarise(nlohmann::json& summary, const LtdSchedule& sched, std::int64_t steps) const {
@@ -47,6 +50,7 @@ void LtdCounters::summarise(nlohmann::json& summary, const LtdSchedule& sched, s
   summary["gemm_flops"] = gemm_flops;
   summary["baseline_gemm_flops"] = baseline_gemm_flops;
   summary["flops_saving"] = baseline_gemm_flops > 0 ? 1.0 - gemm_flops / baseline_gemm_flops : 0.0;
+  summary["train_cpu_s"] = train_cpu_s;
   summary["random_ltd"] = sched.plan().dropping;
   summary["random_ltd_layers"] = sched.plan().layers;
   summary["kept_tokens"] = sched.kept(std::max<std::int64_t>(steps - 1, 0));
@@ -61,6 +65,7 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, c
   const int B = o.train_micro_batch_size_per_gpu, n = o.data.seq_len;
   auto counters = std::make_shared<LtdCounters>();
   auto step_start_flops = std::make_shared<std::uint64_t>(0);
+  auto step_start_cpu = std::make_shared<std::clock_t>(0);
 
   if (plan.dropping)
     log::info("random-LTD: layers {} of {} keep {} -> {} of {} tokens over {} steps (multiples of {})",
@@ -71,14 +76,19 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, c
 
   train::TrainExtension ext;
   ext.before_micro = [=](train::Model<float>& model, std::int64_t step, int micro) {
-    if (micro == 0) *step_start_flops = train::gemm_flops_counted();
+    if (micro == 0) {
+      *step_start_flops = train::gemm_flops_counted();
+      *step_start_cpu = std::clock();
+    }
     model.set_token_subsets(draw_token_subsets(plan, sched->kept(step), step, /*rank=*/0, micro, B));
   };
   ext.lr = [=](std::int64_t step) { return sched->lr(step, counters->layer_tokens); };
   ext.on_step = [=](std::int64_t step, nlohmann::json& rec) {
     const double measured = double(train::gemm_flops_counted() - *step_start_flops);
     const double full = full_length_flops(measured, *sched, o.model, step);
-    counters->add(sched->layer_tokens(step), measured, full);
+    const double cpu_s = double(std::clock() - *step_start_cpu) / CLOCKS_PER_SEC;
+    counters->add(sched->layer_tokens(step), measured, full, cpu_s);
+    rec["step_cpu_s"] = cpu_s;
     rec["kept_tokens"] = sched->kept(step);
     rec["layer_tokens"] = sched->layer_tokens(step);
     rec["cumulative_layer_tokens"] = counters->layer_tokens;

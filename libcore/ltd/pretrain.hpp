@@ -26,15 +26,17 @@ struct LtdCounters {
   std::uint64_t layer_tokens = 0;  // consumed so far
   double gemm_flops = 0;           // measured over the training steps (not validation)
   double baseline_gemm_flops = 0;  // the same steps at full length
-  void add(std::uint64_t step_layer_tokens, double measured, double full_length) {
+  double train_cpu_s = 0;          // process CPU time of the training steps (a busy machine's wall clock is not theirs)
+  void add(std::uint64_t step_layer_tokens, double measured, double full_length, double cpu_s) {
     layer_tokens += step_layer_tokens;
     gemm_flops += measured;
     baseline_gemm_flops += full_length;
+    train_cpu_s += cpu_s;
   }
   nlohmann::json to_json() const;
   void from_json(const nlohmann::json& state);
   // Adds layer_tokens, baseline_layer_tokens, layer_token_saving, effective_tokens, gemm_flops,
-  // baseline_gemm_flops, flops_saving, random_ltd, random_ltd_layers, kept_tokens (of the last step).
+  // baseline_gemm_flops, flops_saving, train_cpu_s, random_ltd, random_ltd_layers, kept_tokens (of the last step).
   void summarise(nlohmann::json& summary, const LtdSchedule& schedule, std::int64_t steps) const;
 };
 

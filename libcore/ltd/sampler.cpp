@@ -1,44 +1,19 @@
-// Counter-based random numbers and selection sampling of sorted token subsets (see sampler.hpp).
+// Sorted token subsets per (step, rank, layer, sequence) (see sampler.hpp); the hash and the selection
+// sampling are kernels/token_routing.hpp's, which the device kernel runs too.
 #include "ltd/sampler.hpp"
+
+#include "kernels/token_routing.hpp"
 
 namespace core::ltd {
 
 namespace {
-// MurmurHash3's 64-bit finaliser (a bijection with full avalanche).
-std::uint64_t fmix(std::uint64_t z) {
-  z ^= z >> 33;
-  z *= 0xff51afd7ed558ccdULL;
-  z ^= z >> 33;
-  z *= 0xc4ceb9fe1a85ec53ULL;
-  return z ^ (z >> 33);
-}
-// Folds one more key field into the hash state.
-std::uint64_t absorb(std::uint64_t h, std::uint64_t field) { return fmix(h ^ fmix(field + 0x9e3779b97f4a7c15ULL)); }
-
 std::uint64_t key_hash(const SubsetKey& k) {
-  std::uint64_t h = fmix(k.seed ^ 0x5851f42d4c957f2dULL);
-  h = absorb(h, static_cast<std::uint64_t>(k.step));
-  h = absorb(h, static_cast<std::uint64_t>(k.rank));
-  h = absorb(h, static_cast<std::uint64_t>(k.layer));
-  return absorb(h, static_cast<std::uint64_t>(k.sequence));
-}
-
-std::uint64_t draw(std::uint64_t key, std::uint64_t counter) {
-  return fmix(key ^ fmix(counter * 0xd1342543de82ef95ULL + 0x2545f4914f6cdd1dULL));
+  return kernels::routing::subset_key(k.seed, k.step, k.rank, k.layer, k.sequence);
 }
 }  // namespace
 
-std::uint64_t counter_random(const SubsetKey& key, std::uint64_t counter) { return draw(key_hash(key), counter); }
-
 void sample_sorted_subset(const SubsetKey& key, int n, int r, std::int32_t* out) {
-  const std::uint64_t k = key_hash(key);
-  int taken = 0;
-  for (int i = 0; i < n && taken < r; ++i) {
-    const std::uint64_t left = std::uint64_t(n - i), needed = std::uint64_t(r - taken);
-    // A uniform integer in [0, left) by the multiply-shift map (bias below left / 2^64).
-    const std::uint64_t u = static_cast<std::uint64_t>((static_cast<unsigned __int128>(draw(k, i)) * left) >> 64);
-    if (u < needed) out[taken++] = i;
-  }
+  kernels::routing::sample_sorted_subset(key_hash(key), n, r, out);
 }
 
 std::vector<train::TokenSubset> draw_token_subsets(const RoutingPlan& plan, int kept, std::int64_t step, int rank,

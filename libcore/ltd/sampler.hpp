@@ -1,6 +1,7 @@
 // The random token subsets of random-LTD (Yao et al. 2022): for each (step, rank, layer, sequence) a
 // uniform r-subset of the n positions, in increasing order. The random numbers come from a counter-based
-// generator keyed on those values and the seed (draw i = a hash of the key and i), so a resumed run, any
+// generator keyed on those values and the seed (draw i = a hash of the key and i; the hash and the
+// sampling are kernels/token_routing.hpp's, shared with the device kernel), so a resumed run, any
 // thread count and any order of drawing give the same subsets, and data-parallel ranks differ.
 // Selection sampling (Knuth, TAOCP vol. 2, Algorithm 3.4.2 S) visits the positions once and keeps
 // position i with probability (still needed) / (still left): a uniform subset, sorted, in O(n) and with
@@ -20,9 +21,6 @@ struct SubsetKey {
   int rank = 0, layer = 0;
   std::int64_t sequence = 0;  // within the optimizer step (micro step x micro batch + row)
 };
-
-// Draw `counter` of the stream `key` names: a 64-bit value, a pure function of (key, counter).
-std::uint64_t counter_random(const SubsetKey& key, std::uint64_t counter);
 
 // out[0..r) = a uniform r-subset of [0, n), strictly increasing (0 <= r <= n).
 void sample_sorted_subset(const SubsetKey& key, int n, int r, std::int32_t* out);

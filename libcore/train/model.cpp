@@ -8,6 +8,7 @@
 
 #include "common/errors.hpp"
 #include "train/layers.hpp"
+#include "train/token_rows.hpp"
 
 namespace core::train {
 
@@ -185,24 +186,6 @@ void Model<T>::check_subsets() const {
 }
 
 template <class T>
-void Model<T>::gather_rows(const TokenSubset& s, const T* src, T* dst) const {
-  const std::size_t C = config().n_embd;
-  for (int b = 0; b < batch_.B; ++b)
-    for (int i = 0; i < s.kept; ++i)
-      std::memcpy(dst + (std::size_t(b) * s.kept + i) * C,
-                  src + (std::size_t(b) * batch_.T + s.positions[std::size_t(b) * s.kept + i]) * C, C * sizeof(T));
-}
-
-template <class T>
-void Model<T>::scatter_rows(const TokenSubset& s, const T* src, T* dst) const {
-  const std::size_t C = config().n_embd;
-  for (int b = 0; b < batch_.B; ++b)
-    for (int i = 0; i < s.kept; ++i)
-      std::memcpy(dst + (std::size_t(b) * batch_.T + s.positions[std::size_t(b) * s.kept + i]) * C,
-                  src + (std::size_t(b) * s.kept + i) * C, C * sizeof(T));
-}
-
-template <class T>
 void Model<T>::block_forward(int l) {
   if (!routed(l)) {
     block_rows_forward(l, resid(l), resid(l + 1), batch_.T, batch_.attention_mask);
@@ -210,22 +193,20 @@ void Model<T>::block_forward(int l) {
   }
   // Random-LTD: gather -> the block on the kept rows -> scatter; the other rows pass through.
   const TokenSubset& s = subsets_[l];
-  const std::size_t rows = std::size_t(batch_.B) * s.kept, C = config().n_embd;
+  const int B = batch_.B, Tn = batch_.T, C = config().n_embd;
+  const std::size_t rows = std::size_t(B) * s.kept;
   routed_in_.resize(rows * C);
   routed_out_.resize(rows * C);
-  gather_rows(s, resid(l), routed_in_.data());
+  gather_token_rows(routed_in_.data(), resid(l), s.positions.data(), B, Tn, s.kept, C);
   const std::uint8_t* mask = nullptr;
   if (batch_.attention_mask) {
     routed_mask_.resize(rows);
-    for (int b = 0; b < batch_.B; ++b)
-      for (int i = 0; i < s.kept; ++i)
-        routed_mask_[std::size_t(b) * s.kept + i] =
-            batch_.attention_mask[std::size_t(b) * batch_.T + s.positions[std::size_t(b) * s.kept + i]];
+    gather_token_rows(routed_mask_.data(), batch_.attention_mask, s.positions.data(), B, Tn, s.kept, 1);
     mask = routed_mask_.data();
   }
   block_rows_forward(l, routed_in_.data(), routed_out_.data(), s.kept, mask);
-  std::memcpy(resid(l + 1), resid(l), std::size_t(batch_.B) * batch_.T * C * sizeof(T));
-  scatter_rows(s, routed_out_.data(), resid(l + 1));
+  std::memcpy(resid(l + 1), resid(l), std::size_t(B) * Tn * C * sizeof(T));
+  scatter_token_rows(resid(l + 1), routed_out_.data(), s.positions.data(), B, Tn, s.kept, C);
 }
 
 template <class T>
@@ -236,10 +217,11 @@ void Model<T>::block_backward(int l) {
   }
   // The kept rows' gradients through the block; the dropped rows' gradients pass through (identity).
   const TokenSubset& s = subsets_[l];
-  gather_rows(s, resid(l), routed_in_.data());
-  gather_rows(s, acts_.dres.data(), routed_out_.data());
+  const int B = batch_.B, Tn = batch_.T, C = config().n_embd;
+  gather_token_rows(routed_in_.data(), resid(l), s.positions.data(), B, Tn, s.kept, C);
+  gather_token_rows(routed_out_.data(), acts_.dres.data(), s.positions.data(), B, Tn, s.kept, C);
   block_rows_backward(l, routed_in_.data(), routed_out_.data(), s.kept);
-  scatter_rows(s, routed_out_.data(), acts_.dres.data());
+  scatter_token_rows(acts_.dres.data(), routed_out_.data(), s.positions.data(), B, Tn, s.kept, C);
 }
 
 template <class T>

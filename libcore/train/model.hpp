@@ -99,9 +99,6 @@ class Model {
   void block_rows_backward(int l, const T* x, T* dres, int Tn);
   bool routed(int l) const { return !subsets_.empty() && !subsets_[l].positions.empty(); }
   void check_subsets() const;
-  // Copies the kept rows of src [B*T, C] to dst [B*kept, C] (gather) or back (scatter).
-  void gather_rows(const TokenSubset& s, const T* src, T* dst) const;
-  void scatter_rows(const TokenSubset& s, const T* src, T* dst) const;
   void embed_backward();
 
   std::unique_ptr<ParamLayout> layout_;
