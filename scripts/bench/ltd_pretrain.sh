@@ -9,9 +9,10 @@
 # training sentences, then finetuned on SST-2 without dropping and scored on GLUE's dev set (test.tsv).
 # Per pair: final validation loss ratio (random-LTD / baseline), LayerToken saving (the formula), measured
 # GEMM FLOP saving, wall-clock saving of the training steps (validation excluded) and its ratio to the
-# LayerToken saving (paper: 25.6 / 33.3 = 0.77 for GPT-3 1.3B), and the same for the process CPU time of the
-# training steps (train_cpu_s: on a machine shared with other jobs the wall clock also measures them). Writes OUT_DIR/summary.json and the run
-# directories; scripts/plot/ltd_pretrain.py OUT_DIR/gpt_* -o loss.png plots the loss against LayerTokens.
+# LayerToken saving (paper: 25.6 / 33.3 = 0.77 for GPT-3 1.3B), and the same for the process CPU time of
+# the training steps (train_cpu_s: on a machine shared with other jobs the wall clock measures them too).
+# Writes OUT_DIR/summary.json and the run directories; scripts/plot/ltd_pretrain.py OUT_DIR/gpt_* -o
+# loss.png plots the loss against LayerTokens.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${1:-$ROOT/build/default}"
