@@ -5,6 +5,7 @@
 #define EIGEN_DONT_PARALLELIZE
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@
 namespace core::train {
 
 namespace {
+
+std::atomic<std::uint64_t> flops_counted{0};  // relaxed: a statistic, read between steps
 
 template <class T>
 using CMat = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
@@ -67,6 +70,7 @@ void gemm_serial(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const
 template <class T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
           T beta, T* C, int ldc, const T* row_bias) {
+  flops_counted.fetch_add(2 * std::uint64_t(M) * std::uint64_t(N) * std::uint64_t(K), std::memory_order_relaxed);
 #ifdef _OPENMP
   const double work = double(M) * N * K;
   if (work >= double(1 << 24) && omp_get_max_threads() > 1 && !omp_in_parallel()) {
@@ -97,6 +101,8 @@ template void gemm<float>(bool, bool, int, int, int, float, const float*, int, c
                           int, const float*);
 template void gemm<double>(bool, bool, int, int, int, double, const double*, int, const double*, int, double,
                            double*, int, const double*);
+
+std::uint64_t gemm_flops_counted() { return flops_counted.load(std::memory_order_relaxed); }
 
 double measure_gemm_gflops(int n, int reps) {
   const std::size_t nn = std::size_t(n) * n;

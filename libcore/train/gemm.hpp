@@ -5,12 +5,17 @@
 // row_bias (length N, optional): C's rows are first set to row_bias, then the product is added
 // (beta is ignored) — the bias of a linear layer, filled by the thread that computes the block.
 #pragma once
+#include <cstdint>
 
 namespace core::train {
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
           T beta, T* C, int ldc, const T* row_bias = nullptr);
+
+// Floating-point operations of every gemm() call in this process so far (2 M N K each, all threads,
+// float and double): the FLOPs a step measurably spends (ltd-pretrain reports them per step).
+std::uint64_t gemm_flops_counted();
 
 // Achieved GFLOP/s of float32 C = A B for square n x n row-major matrices (best of `reps` timed
 // products after one warm-up): the machine's GEMM peak through this same library and thread count.

@@ -8,6 +8,7 @@
 
 #include "common/errors.hpp"
 #include "train/layers.hpp"
+#include "train/token_rows.hpp"
 
 namespace core::train {
 
@@ -131,6 +132,7 @@ T Model<T>::forward(const Batch& batch, Task task) {
   }
   task_ = task;
   ensure_acts(batch.B, batch.T);
+  check_subsets();
   embed_forward();
   for (int l = 0; l < config().n_layer; ++l) block_forward(l);
   return head_forward();
@@ -175,31 +177,95 @@ void Model<T>::embed_backward() {
 }
 
 template <class T>
+void Model<T>::check_subsets() const {
+  if (subsets_.empty()) return;
+  if (static_cast<int>(subsets_.size()) != config().n_layer)
+    throw UsageError("token subsets: " + std::to_string(subsets_.size()) + " given for " +
+                     std::to_string(config().n_layer) + " layers");
+  const int B = batch_.B, Tn = batch_.T;
+  for (int l = 0; l < config().n_layer; ++l) {
+    const TokenSubset& s = subsets_[l];
+    if (s.positions.empty()) continue;
+    const std::string where = "token subset of layer " + std::to_string(l);
+    if (s.kept <= 0 || s.kept > Tn || s.positions.size() != std::size_t(B) * s.kept)
+      throw UsageError(where + ": " + std::to_string(s.positions.size()) + " positions for " + std::to_string(B) +
+                       " sequences of " + std::to_string(s.kept) + " kept (of " + std::to_string(Tn) + ")");
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < s.kept; ++i) {
+        const std::int32_t p = s.positions[std::size_t(b) * s.kept + i];
+        if (p < 0 || p >= Tn || (i > 0 && p <= s.positions[std::size_t(b) * s.kept + i - 1]))
+          throw UsageError(where + ": sequence " + std::to_string(b) + " is not strictly increasing in [0, " +
+                           std::to_string(Tn) + ")");
+      }
+  }
+}
+
+template <class T>
 void Model<T>::block_forward(int l) {
+  if (!routed(l)) {
+    block_rows_forward(l, resid(l), resid(l + 1), batch_.T, batch_.attention_mask);
+    return;
+  }
+  // Random-LTD: gather -> the block on the kept rows -> scatter; the other rows pass through.
+  const TokenSubset& s = subsets_[l];
+  const int B = batch_.B, Tn = batch_.T, C = config().n_embd;
+  const std::size_t rows = std::size_t(B) * s.kept;
+  routed_in_.resize(rows * C);
+  routed_out_.resize(rows * C);
+  gather_token_rows(routed_in_.data(), resid(l), s.positions.data(), B, Tn, s.kept, C);
+  const std::uint8_t* mask = nullptr;
+  if (batch_.attention_mask) {
+    routed_mask_.resize(rows);
+    gather_token_rows(routed_mask_.data(), batch_.attention_mask, s.positions.data(), B, Tn, s.kept, 1);
+    mask = routed_mask_.data();
+  }
+  block_rows_forward(l, routed_in_.data(), routed_out_.data(), s.kept, mask);
+  std::memcpy(resid(l + 1), resid(l), std::size_t(B) * Tn * C * sizeof(T));
+  scatter_token_rows(resid(l + 1), routed_out_.data(), s.positions.data(), B, Tn, s.kept, C);
+}
+
+template <class T>
+void Model<T>::block_backward(int l) {
+  if (!routed(l)) {
+    block_rows_backward(l, resid(l), acts_.dres.data(), batch_.T);
+    return;
+  }
+  // The kept rows' gradients through the block; the dropped rows' gradients pass through (identity).
+  const TokenSubset& s = subsets_[l];
+  const int B = batch_.B, Tn = batch_.T, C = config().n_embd;
+  gather_token_rows(routed_in_.data(), resid(l), s.positions.data(), B, Tn, s.kept, C);
+  gather_token_rows(routed_out_.data(), acts_.dres.data(), s.positions.data(), B, Tn, s.kept, C);
+  block_rows_backward(l, routed_in_.data(), routed_out_.data(), s.kept);
+  scatter_token_rows(acts_.dres.data(), routed_out_.data(), s.positions.data(), B, Tn, s.kept, C);
+}
+
+template <class T>
+void Model<T>::block_rows_forward(int l, const T* x, T* xout, int Tn, const std::uint8_t* key_mask) {
   const ModelConfig& c = config();
-  const int B = batch_.B, Tn = batch_.T, C = c.n_embd, N = B * Tn;
-  const std::size_t NC = std::size_t(N) * C, att = std::size_t(B) * c.n_head * Tn * Tn;
+  const int B = batch_.B, C = c.n_embd, N = B * Tn;
+  // Block l's slices are laid out for B x batch_.T rows; B x Tn (<= that) use their first rows.
+  const std::size_t NC = std::size_t(N) * C;
+  const std::size_t NCf = std::size_t(B) * batch_.T * C, Nf = std::size_t(B) * batch_.T;
+  const std::size_t attf = std::size_t(B) * c.n_head * batch_.T * batch_.T;
   Acts& a = acts_;
-  T* ln1 = a.ln1.data() + l * NC;
-  T* qkv = a.qkv.data() + l * 3 * NC;
-  T* atty = a.atty.data() + l * NC;
-  T* xmid = a.xmid.data() + l * NC;
-  T* ln2 = a.ln2.data() + l * NC;
-  T* fch = a.fch.data() + l * 4 * NC;
-  T* fchg = a.fch_gelu.data() + l * 4 * NC;
-  const T* x = resid(l);
-  T* xout = resid(l + 1);
+  T* ln1 = a.ln1.data() + l * NCf;
+  T* qkv = a.qkv.data() + l * 3 * NCf;
+  T* atty = a.atty.data() + l * NCf;
+  T* xmid = a.xmid.data() + l * NCf;
+  T* ln2 = a.ln2.data() + l * NCf;
+  T* fch = a.fch.data() + l * 4 * NCf;
+  T* fchg = a.fch_gelu.data() + l * 4 * NCf;
   auto P = [&](BlockTensor t) { return params_.block(l, t); };
 
-  layernorm_forward<T>(ln1, a.ln1_mean.data() + l * N, a.ln1_rstd.data() + l * N, x, P(kLn1W), P(kLn1B), N, C,
+  layernorm_forward<T>(ln1, a.ln1_mean.data() + l * Nf, a.ln1_rstd.data() + l * Nf, x, P(kLn1W), P(kLn1B), N, C,
                        T(c.layer_norm_eps));
   linear_forward<T>(qkv, ln1, P(kQkvW), P(kQkvB), N, C, 3 * C);
-  attention_forward<T>(atty, a.att.data() + l * att, qkv, batch_.attention_mask, c.architecture() == Arch::gpt, B,
-                       Tn, C, c.n_head);
+  attention_forward<T>(atty, a.att.data() + l * attf, qkv, key_mask, c.architecture() == Arch::gpt, B, Tn, C,
+                       c.n_head);
   linear_forward<T>(xmid, atty, P(kAttnProjW), P(kAttnProjB), N, C, C);
   add_inplace<T>(xmid, x, NC);
-  layernorm_forward<T>(ln2, a.ln2_mean.data() + l * N, a.ln2_rstd.data() + l * N, xmid, P(kLn2W), P(kLn2B), N, C,
-                       T(c.layer_norm_eps));
+  layernorm_forward<T>(ln2, a.ln2_mean.data() + l * Nf, a.ln2_rstd.data() + l * Nf, xmid, P(kLn2W), P(kLn2B), N,
+                       C, T(c.layer_norm_eps));
   linear_forward<T>(fch, ln2, P(kFcW), P(kFcB), N, C, 4 * C);
   gelu_forward<T>(fchg, fch, std::int64_t(4) * NC);
   linear_forward<T>(xout, fchg, P(kFcProjW), P(kFcProjB), N, 4 * C, C);
@@ -207,34 +273,34 @@ void Model<T>::block_forward(int l) {
 }
 
 template <class T>
-void Model<T>::block_backward(int l) {
+void Model<T>::block_rows_backward(int l, const T* x, T* dres, int Tn) {
   const ModelConfig& c = config();
-  const int B = batch_.B, Tn = batch_.T, C = c.n_embd, N = B * Tn;
-  const std::size_t NC = std::size_t(N) * C, att = std::size_t(B) * c.n_head * Tn * Tn;
+  const int B = batch_.B, C = c.n_embd, N = B * Tn;
+  const std::size_t NC = std::size_t(N) * C;
+  const std::size_t NCf = std::size_t(B) * batch_.T * C, Nf = std::size_t(B) * batch_.T;
+  const std::size_t attf = std::size_t(B) * c.n_head * batch_.T * batch_.T;
   Acts& a = acts_;
   auto P = [&](BlockTensor t) { return params_.block(l, t); };
   auto G = [&](BlockTensor t) { return grads_.block(l, t); };
-  T* dres = a.dres.data();
-  const T* x = resid(l);
-  const T* xmid = a.xmid.data() + l * NC;
+  const T* xmid = a.xmid.data() + l * NCf;
 
   // x_out = xmid + c_proj(gelu(c_fc(ln_2(xmid))))
-  linear_backward<T>(a.dfch_gelu.data(), G(kFcProjW), G(kFcProjB), dres, a.fch_gelu.data() + l * 4 * NC,
+  linear_backward<T>(a.dfch_gelu.data(), G(kFcProjW), G(kFcProjB), dres, a.fch_gelu.data() + l * 4 * NCf,
                      P(kFcProjW), N, 4 * C, C, false);
-  gelu_backward<T>(a.dfch.data(), a.fch.data() + l * 4 * NC, a.dfch_gelu.data(), std::int64_t(4) * NC);
-  linear_backward<T>(a.dln.data(), G(kFcW), G(kFcB), a.dfch.data(), a.ln2.data() + l * NC, P(kFcW), N, C, 4 * C,
+  gelu_backward<T>(a.dfch.data(), a.fch.data() + l * 4 * NCf, a.dfch_gelu.data(), std::int64_t(4) * NC);
+  linear_backward<T>(a.dln.data(), G(kFcW), G(kFcB), a.dfch.data(), a.ln2.data() + l * NCf, P(kFcW), N, C, 4 * C,
                      false);
-  layernorm_backward<T>(dres, G(kLn2W), G(kLn2B), a.dln.data(), xmid, P(kLn2W), a.ln2_mean.data() + l * N,
-                        a.ln2_rstd.data() + l * N, N, C);
+  layernorm_backward<T>(dres, G(kLn2W), G(kLn2B), a.dln.data(), xmid, P(kLn2W), a.ln2_mean.data() + l * Nf,
+                        a.ln2_rstd.data() + l * Nf, N, C);
   // xmid = x + c_proj(attn(c_attn(ln_1(x))))
-  linear_backward<T>(a.datty.data(), G(kAttnProjW), G(kAttnProjB), dres, a.atty.data() + l * NC, P(kAttnProjW), N,
-                     C, C, false);
-  attention_backward<T>(a.dqkv.data(), a.datt.data(), a.datty.data(), a.qkv.data() + l * 3 * NC,
-                        a.att.data() + l * att, B, Tn, C, c.n_head);
-  linear_backward<T>(a.dln.data(), G(kQkvW), G(kQkvB), a.dqkv.data(), a.ln1.data() + l * NC, P(kQkvW), N, C,
+  linear_backward<T>(a.datty.data(), G(kAttnProjW), G(kAttnProjB), dres, a.atty.data() + l * NCf, P(kAttnProjW),
+                     N, C, C, false);
+  attention_backward<T>(a.dqkv.data(), a.datt.data(), a.datty.data(), a.qkv.data() + l * 3 * NCf,
+                        a.att.data() + l * attf, B, Tn, C, c.n_head);
+  linear_backward<T>(a.dln.data(), G(kQkvW), G(kQkvB), a.dqkv.data(), a.ln1.data() + l * NCf, P(kQkvW), N, C,
                      3 * C, false);
-  layernorm_backward<T>(dres, G(kLn1W), G(kLn1B), a.dln.data(), x, P(kLn1W), a.ln1_mean.data() + l * N,
-                        a.ln1_rstd.data() + l * N, N, C);
+  layernorm_backward<T>(dres, G(kLn1W), G(kLn1B), a.dln.data(), x, P(kLn1W), a.ln1_mean.data() + l * Nf,
+                        a.ln1_rstd.data() + l * Nf, N, C);
 }
 
 template <class T>

@@ -26,6 +26,16 @@ struct Batch {
   const std::int32_t* labels = nullptr;          // [B] classify: class ids
 };
 
+// The positions one block runs on under random layerwise token dropping (random-LTD, Yao et al.
+// 2022; the tool is ltd-pretrain): `kept` positions of each sequence, `positions` [B * kept] each
+// sequence's own, strictly increasing, in [0, T). The block runs on the gathered rows (GPT: causal
+// in kept order; BERT: the padding mask gathered), its output is scattered back, and the rows it did
+// not keep pass through unchanged (backward: the identity for them).
+struct TokenSubset {
+  int kept = 0;
+  std::vector<std::int32_t> positions;  // empty: the block runs on every position
+};
+
 template <class T>
 class Model {
  public:
@@ -44,6 +54,9 @@ class Model {
   // Throws DataError for ids out of range, UsageError for T > n_positions or a task the
   // architecture lacks.
   T forward(const Batch& batch, Task task);
+  // Per block (n_layer entries, or none: every block on every position) until set again; forward()
+  // refuses subsets that do not fit its batch (UsageError).
+  void set_token_subsets(std::vector<TokenSubset> subsets) { subsets_ = std::move(subsets); }
   // Adds dloss * d(loss)/d(params) of the last forward (which had targets) into grads().
   void backward(T dloss = T(1));
   // classify: adds the gradient of another loss of the logits into grads(), given d(loss)/d(logits)
@@ -83,12 +96,21 @@ class Model {
   T head_forward();
   void head_backward(T dloss);
   void block_backward(int l);
+  // Block l over B sequences of Tn rows: x [B*Tn, C] -> xout; backward turns dres (dL/dxout) into
+  // dL/dx in place. Its activations take the first B*Tn rows of block l's slices.
+  void block_rows_forward(int l, const T* x, T* xout, int Tn, const std::uint8_t* key_mask);
+  void block_rows_backward(int l, const T* x, T* dres, int Tn);
+  bool routed(int l) const { return !subsets_.empty() && !subsets_[l].positions.empty(); }
+  void check_subsets() const;
   void embed_backward();
 
   std::unique_ptr<ParamLayout> layout_;
   FlatBuffers<T> params_, grads_;
   Acts acts_;
   Batch batch_;
+  std::vector<TokenSubset> subsets_;
+  AlignedVector<T> routed_in_, routed_out_;  // a routed block's gathered rows (and their gradients)
+  std::vector<std::uint8_t> routed_mask_;    // its gathered key padding mask
   std::vector<std::int32_t> default_segments_;  // zeros for a bert batch given without segment ids
   Task task_ = Task::lm;
   int count_ = 0;  // positions (or sequences) the last loss averaged over

@@ -232,8 +232,15 @@ void trim_metrics(const fs::path& file, std::int64_t step) {
 }  // namespace
 
 TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook& hook) {
+  return run_training(o, rundir, hook, TrainExtension{});
+}
+
+TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook& hook, const TrainExtension& ext) {
   o.validate();
   const bool cuda = o.device == "cuda";
+  if (cuda && (ext.before_micro || ext.lr))
+    throw UsageError("device=cuda: this command runs on the host only (its extension of the training step has no "
+                     "device path yet); use device=cpu");
   if (cuda) log::info("device: {}", require_cuda_device());
   if (o.threads > 0) set_num_threads(o.threads);
   const TokenData data = load_token_data(o.data);
@@ -263,6 +270,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       check_resume_matches(read_checkpoint_state(*ckpt), *ckpt, o, data);
       const auto state = load_checkpoint(*ckpt, model.params(), opt);
       start = state.at("step").get<std::int64_t>();
+      if (ext.on_resume) ext.on_resume(state.value("extension", nlohmann::json::object()), start);
       if (start > o.train_iters)
         throw UsageError("--resume: checkpoint " + ckpt->string() + " is at step " + std::to_string(start) +
                          ", past train_iters = " + std::to_string(o.train_iters));
@@ -306,8 +314,9 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   const double flops = model.flops_per_step(B, T, task, head_rows) * accum;
   const double tokens_per_step = double(B) * T * accum;
 
-  auto checkpoint_state = [&] {
+  auto checkpoint_state = [&](std::int64_t at) {
     nlohmann::json s;
+    if (ext.checkpoint_state) s["extension"] = ext.checkpoint_state(at);
     s["tokenizer"] = data.tokenizer;
     s["data_tokens"] = data_state(data);
     s["model"] = model_state_json(o.model);
@@ -320,7 +329,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   auto checkpoint = [&](std::int64_t at) {
     if (at == saved_step) return;
     sync_host();
-    ckpt_dir = save_checkpoint(rundir.checkpoints(), at, model.params(), opt, checkpoint_state(),
+    ckpt_dir = save_checkpoint(rundir.checkpoints(), at, model.params(), opt, checkpoint_state(at),
                                o.keep_checkpoints).string();
     saved_step = at;
   };
@@ -360,8 +369,10 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
           continue;
         }
       }
+      if (ext.before_micro) ext.before_micro(model, step, micro);
       loss += model.forward(b, task);
       model.backward(1.0f / float(accum));
+      if (ext.before_micro) model.set_token_subsets({});
     }
     loss /= accum;
     double norm = 0;
@@ -372,8 +383,9 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       throw DataError("training diverged at step " + std::to_string(step + 1) + " (loss " + std::to_string(loss) +
                       ", grad norm " + std::to_string(norm) + "); lower optimizer.params.lr");
     const double clip = (o.gradient_clipping > 0 && norm > o.gradient_clipping) ? o.gradient_clipping / norm : 1.0;
-    const double lr = scheduled_lr(schedule, step, o.optimizer.params.lr, o.scheduler.params.warmup_num_steps, total,
-                                   o.scheduler.params.cos_min_ratio);
+    const double lr = ext.lr ? ext.lr(step)
+                             : scheduled_lr(schedule, step, o.optimizer.params.lr, o.scheduler.params.warmup_num_steps,
+                                            total, o.scheduler.params.cos_min_ratio);
     if constexpr (kCudaBuild)
       if (gpu) gpu->adamw(hyper, lr, clip);
     if (!gpu) opt.step(model.params(), model.grads(), lr, clip);
@@ -393,6 +405,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       rec["mfu"] = flops / secs / (kCudaPeakTflops * 1e12);
       rec["peak_device_mib"] = device_peak_mib = std::max(device_peak_mib, device_used_mib());
     }
+    if (ext.on_step) ext.on_step(step, rec);
     if ((step + 1) % o.eval_interval == 0 || step + 1 == o.train_iters) {
       last_val = validation_loss(model, gpu, data, o);
       rec["val_loss"] = last_val;
@@ -427,6 +440,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     out.summary["mfu"] = timed_steps > 0 ? flops / mean_step / (kCudaPeakTflops * 1e12) : 0.0;
     out.summary["peak_device_mib"] = device_peak_mib;
   }
+  if (ext.on_summary) ext.on_summary(out.summary);
   if (!std::isfinite(last_loss)) out.summary["final_loss"] = nullptr;
   if (!std::isfinite(last_val)) out.summary["val_loss"] = nullptr;
   return out;

@@ -121,6 +121,28 @@ struct TrainOptions {
 // Called after every optimizer step with the step's metrics record (tests use it to request a stop).
 using StepHook = std::function<void(const nlohmann::json& record)>;
 
+template <class T>
+class Model;
+
+// What a tool built over this loop adds to it (ltd-pretrain: random-LTD and the LayerToken learning-rate
+// schedule). Every member is optional; an empty one leaves the loop as zpp-train runs it. Host (CPU) path only.
+struct TrainExtension {
+  // Before the forward of micro step `micro` of optimizer step `step` (0-based), e.g. to set the model's
+  // token subsets (Model::set_token_subsets); the loop clears them after the micro step's backward, so
+  // validation runs on every token.
+  std::function<void(Model<float>& model, std::int64_t step, int micro)> before_micro;
+  // The learning rate of optimizer step `step`, in place of scheduler.*.
+  std::function<double(std::int64_t step)> lr;
+  // Adds fields to step `step`'s metrics record (before validation and the record's writing).
+  std::function<void(std::int64_t step, nlohmann::json& record)> on_step;
+  // Adds fields to the summary.
+  std::function<void(nlohmann::json& summary)> on_summary;
+  // Fields state.json of a checkpoint after `step` steps keeps (under "extension"), and what --resume
+  // does with them (called with the state of the checkpoint it continues and its step).
+  std::function<nlohmann::json(std::int64_t step)> checkpoint_state;
+  std::function<void(const nlohmann::json& state, std::int64_t step)> on_resume;
+};
+
 struct TrainOutcome {
   nlohmann::json summary;    // final_loss, val_loss, tokens_per_s, ...
   bool interrupted = false;  // stopped by a signal after checkpointing
@@ -128,6 +150,8 @@ struct TrainOutcome {
 
 // Runs training into `rundir` (metrics.jsonl, checkpoints/). Library errors are thrown.
 TrainOutcome run_training(const TrainOptions& options, RunDir& rundir, const StepHook& hook = {});
+TrainOutcome run_training(const TrainOptions& options, RunDir& rundir, const StepHook& hook,
+                          const TrainExtension& extension);
 
 // Dense bf16 peak the CUDA path's MFU is measured against (H200, TFLOP/s): MFU = model FLOPs per
 // step (Model::flops_per_step: 6 N per token for the matmuls plus attention) / step time / this.

@@ -1,0 +1,47 @@
+// `ltd-pretrain finetune`: continues a checkpoint with random-LTD (Yao et al. 2022 apply it to
+// finetuning too) and the LayerToken lr schedule. The model is the checkpoint's (model.* keys are not
+// read). A GPT goes on with the causal LM objective on data.input (train's loop with init_from); a
+// BERT learns sequence classification from GLUE-style TSV files (`sentence<TAB>label`, a header line;
+// SST-2 in ../shared/datasets/glue/SST-2): each example is [CLS] + its tokens, cut or padded to
+// data.seq_len under the padding mask, [CLS] = the id after [MASK] (model.vocab_size must hold the
+// tokenizer's ids, [MASK] and [CLS]); the random-LTD layers gather the padding mask with the tokens.
+// Accuracy and loss on glue.eval_file every eval_interval steps and at the end, on every token.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "common/rundir.hpp"
+#include "ltd/config.hpp"
+#include "train/trainer.hpp"
+
+namespace core::ltd {
+
+struct GlueData {
+  std::string train_file = "../shared/datasets/glue/SST-2/train.tsv";
+  std::string eval_file = "../shared/datasets/glue/SST-2/test.tsv";  // GLUE's labelled dev set (872)
+  std::int64_t max_train_examples = 0;  // 0: all
+  template <class V>
+  void visit(V& v) {
+    v("train_file", train_file, "bert: TSV of sentence<TAB>label with a header line (GLUE's form)");
+    v("eval_file", eval_file, "bert: TSV scored for accuracy (SST-2's test.tsv is GLUE's dev set)");
+    v("max_train_examples", max_train_examples, "bert: the first N training examples (0: all)",
+      core::at_least<std::int64_t>(0));
+  }
+};
+
+struct FinetuneOptions : LtdTrainOptions {
+  std::string checkpoint;  // a run directory or checkpoint folder (model_source.hpp)
+  GlueData glue;
+  template <class V>
+  void visit(V& v) {
+    LtdTrainOptions::visit(v);
+    v("checkpoint", checkpoint, "the pretrained model: a run directory or a checkpoints/step_N folder");
+    v.section("glue", glue);
+  }
+  // The model is known once the checkpoint is read: run_finetune validates then.
+  void validate() const;
+};
+
+// Runs the finetuning into rundir; the summary has train's fields (for BERT: accuracy too).
+train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir& rundir);
+
+}  // namespace core::ltd

@@ -1,0 +1,148 @@
+// ltd-pretrain train and schedule (see pretrain.hpp): the trainer extension that draws the token
+// subsets, schedules the learning rate by LayerTokens and counts LayerTokens and GEMM FLOPs.
+#include "ltd/pretrain.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <memory>
+#include <string>
+
+#include "common/errors.hpp"
+#include "common/log.hpp"
+#include "ltd/sampler.hpp"
+#include "ltd/schedule.hpp"
+#include "train/gemm.hpp"
+#include "train/model.hpp"
+
+namespace core::ltd {
+
+double block_flops(const train::ModelConfig& model, int n) {
+  const double C = model.n_embd;
+  return 3.0 * (24.0 * n * C * C + 4.0 * double(n) * n * C);
+}
+
+double full_length_flops(double measured, const LtdSchedule& sched, const train::ModelConfig& model,
+                         std::int64_t step) {
+  const RoutingPlan& plan = sched.plan();
+  if (!plan.dropping) return measured;
+  return measured + double(plan.layers.size()) * double(sched.sequences_per_step()) *
+                        (block_flops(model, plan.seq_len) - block_flops(model, sched.kept(step)));
+}
+
+nlohmann::json LtdCounters::to_json() const {
+  return {{"layer_tokens", layer_tokens}, {"gemm_flops", gemm_flops}, {"baseline_gemm_flops", baseline_gemm_flops},
+          {"train_cpu_s", train_cpu_s}};
+}
+
+void LtdCounters::from_json(const nlohmann::json& state) {
+  layer_tokens = state.value("layer_tokens", std::uint64_t(0));
+  gemm_flops = state.value("gemm_flops", 0.0);
+  baseline_gemm_flops = state.value("baseline_gemm_flops", 0.0);
+  train_cpu_s = state.value("train_cpu_s", 0.0);
+}
+
+void LtdCounters::summarise(nlohmann::json& summary, const LtdSchedule& sched, std::int64_t steps) const {
+  const std::uint64_t baseline = sched.baseline_layer_tokens() * std::uint64_t(steps);
+  summary["layer_tokens"] = layer_tokens;
+  summary["baseline_layer_tokens"] = baseline;
+  summary["layer_token_saving"] = baseline > 0 ? 1.0 - double(layer_tokens) / double(baseline) : 0.0;
+  summary["effective_tokens"] = double(layer_tokens) / sched.plan().n_layer;
+  summary["gemm_flops"] = gemm_flops;
+  summary["baseline_gemm_flops"] = baseline_gemm_flops;
+  summary["flops_saving"] = baseline_gemm_flops > 0 ? 1.0 - gemm_flops / baseline_gemm_flops : 0.0;
+  summary["train_cpu_s"] = train_cpu_s;
+  summary["random_ltd"] = sched.plan().dropping;
+  summary["random_ltd_layers"] = sched.plan().layers;
+  summary["kept_tokens"] = sched.kept(std::max<std::int64_t>(steps - 1, 0));
+  if (steps > 0 && summary.value("mean_step_s", 0.0) > 0)  // measured, not the full-length formula
+    summary["gflops_per_s"] = gemm_flops / double(steps) / summary["mean_step_s"].get<double>() / 1e9;
+}
+
+train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, const train::StepHook& hook) {
+  o.validate();
+  const auto sched = std::make_shared<const LtdSchedule>(o);
+  const RoutingPlan& plan = sched->plan();
+  const int B = o.train_micro_batch_size_per_gpu, n = o.data.seq_len;
+  auto counters = std::make_shared<LtdCounters>();
+  auto step_start_flops = std::make_shared<std::uint64_t>(0);
+  auto step_start_cpu = std::make_shared<std::clock_t>(0);
+
+  if (plan.dropping)
+    log::info("random-LTD: layers {} of {} keep {} -> {} of {} tokens over {} steps (multiples of {})",
+              nlohmann::json(plan.layers).dump(), plan.n_layer, kept_tokens(plan, 0), plan.max_value, n,
+              plan.require_steps, plan.seq_per_step);
+  else
+    log::info("random-LTD off: every layer runs on all {} tokens", n);
+
+  train::TrainExtension ext;
+  ext.before_micro = [=](train::Model<float>& model, std::int64_t step, int micro) {
+    if (micro == 0) {
+      *step_start_flops = train::gemm_flops_counted();
+      *step_start_cpu = std::clock();
+    }
+    model.set_token_subsets(draw_token_subsets(plan, sched->kept(step), step, /*rank=*/0, micro, B));
+  };
+  ext.lr = [=](std::int64_t step) { return sched->lr(step, counters->layer_tokens); };
+  ext.on_step = [=](std::int64_t step, nlohmann::json& rec) {
+    const double measured = double(train::gemm_flops_counted() - *step_start_flops);
+    const double full = full_length_flops(measured, *sched, o.model, step);
+    const double cpu_s = double(std::clock() - *step_start_cpu) / CLOCKS_PER_SEC;
+    counters->add(sched->layer_tokens(step), measured, full, cpu_s);
+    rec["step_cpu_s"] = cpu_s;
+    rec["kept_tokens"] = sched->kept(step);
+    rec["layer_tokens"] = sched->layer_tokens(step);
+    rec["cumulative_layer_tokens"] = counters->layer_tokens;
+    rec["effective_tokens"] = double(counters->layer_tokens) / plan.n_layer;
+    rec["gemm_flops"] = measured;
+    rec["baseline_gemm_flops"] = full;
+    rec["gflops_per_s"] = measured / rec["step_s"].get<double>() / 1e9;
+  };
+  ext.checkpoint_state = [=](std::int64_t) { return counters->to_json(); };
+  ext.on_resume = [=](const nlohmann::json& state, std::int64_t start) {
+    const std::uint64_t expected = sched->consumed_before(start);
+    const std::uint64_t saved = state.value("layer_tokens", expected);
+    if (saved != expected)
+      throw UsageError("--resume: the checkpoint at step " + std::to_string(start) + " consumed " +
+                       std::to_string(saved) + " LayerTokens, the configured random-LTD schedule gives " +
+                       std::to_string(expected) + ": resume with the run's data_efficiency.* and batch settings");
+    counters->from_json(state);
+    counters->layer_tokens = saved;
+  };
+  ext.on_summary = [=](nlohmann::json& summary) {
+    counters->summarise(summary, *sched, summary.value("steps", std::int64_t(0)));
+  };
+  return train::run_training(o, rundir, hook, ext);
+}
+
+nlohmann::json schedule_table(const LtdTrainOptions& o, std::int64_t steps) {
+  const LtdSchedule sched(o);
+  nlohmann::json kept = nlohmann::json::array(), lt = nlohmann::json::array(), cum = nlohmann::json::array(),
+                 eff = nlohmann::json::array(), lr = nlohmann::json::array();
+  std::uint64_t consumed = 0;
+  const int L = sched.plan().n_layer;
+  for (std::int64_t t = 0; t < steps; ++t) {
+    const std::uint64_t step_lt = sched.layer_tokens(t);
+    lr.push_back(sched.lr(t, consumed));
+    consumed += step_lt;
+    kept.push_back(sched.kept(t));
+    lt.push_back(step_lt);
+    cum.push_back(consumed);
+    eff.push_back(double(step_lt) / L);
+  }
+  const std::uint64_t baseline = sched.baseline_layer_tokens() * std::uint64_t(steps);
+  return {{"steps", steps},
+          {"kept_tokens", kept},
+          {"layer_tokens", lt},
+          {"cumulative_layer_tokens", cum},
+          {"effective_tokens", eff},
+          {"lr", lr},
+          {"total_layer_tokens", consumed},
+          {"baseline_layer_tokens", baseline},
+          {"layer_token_saving", baseline > 0 ? 1.0 - double(consumed) / double(baseline) : 0.0},
+          {"total_effective_tokens", double(consumed) / L},
+          {"random_ltd", sched.plan().dropping},
+          {"random_ltd_layers", sched.plan().layers},
+          {"layer_token_lr_schedule", sched.layer_token_lr()}};
+}
+
+}  // namespace core::ltd

@@ -1,0 +1,34 @@
+// The random token subsets of random-LTD (Yao et al. 2022): for each (step, rank, layer, sequence) a
+// uniform r-subset of the n positions, in increasing order. The random numbers come from a counter-based
+// generator keyed on those values and the seed (draw i = a hash of the key and i; the hash and the
+// sampling are kernels/token_routing.hpp's, shared with the device kernel), so a resumed run, any
+// thread count and any order of drawing give the same subsets, and data-parallel ranks differ.
+// Selection sampling (Knuth, TAOCP vol. 2, Algorithm 3.4.2 S) visits the positions once and keeps
+// position i with probability (still needed) / (still left): a uniform subset, sorted, in O(n) and with
+// no cap on n (DeepSpeed's sort kernel stops at 2048).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "ltd/config.hpp"
+#include "train/model.hpp"
+
+namespace core::ltd {
+
+struct SubsetKey {
+  std::uint64_t seed = 0;
+  std::int64_t step = 0;
+  int rank = 0, layer = 0;
+  std::int64_t sequence = 0;  // within the optimizer step (micro step x micro batch + row)
+};
+
+// out[0..r) = a uniform r-subset of [0, n), strictly increasing (0 <= r <= n).
+void sample_sorted_subset(const SubsetKey& key, int n, int r, std::int32_t* out);
+
+// The token subsets of micro step `micro` (B sequences of plan.seq_len) at optimizer step `step`: one per
+// layer, `kept` positions per sequence in the random-LTD layers, empty (every position) in the others
+// and everywhere when kept = seq_len.
+std::vector<train::TokenSubset> draw_token_subsets(const RoutingPlan& plan, int kept, std::int64_t step, int rank,
+                                                   int micro, int B);
+
+}  // namespace core::ltd

@@ -1,0 +1,152 @@
+// ltd-pretrain end to end: bad random-LTD configs exit 2 naming the key; `schedule --steps K` prints the
+// per-step arrays and the saving; `train` on tiny.yaml writes the summary (zpp-train's fields plus
+// layer_tokens, layer_token_saving, flops_saving) and per-step LayerTokens; --resume continues a run
+// with the losses of the uninterrupted one.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+using core::test::run_tool;
+using core::test::TempDir;
+
+namespace {
+const std::string kLtd = "data_efficiency.data_routing.random_ltd.";
+nlohmann::json last_json_line(const std::string& out) {
+  const auto pos = out.find_last_of('\n', out.size() >= 2 ? out.size() - 2 : 0);
+  return nlohmann::json::parse(pos == std::string::npos ? out : out.substr(pos + 1));
+}
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+std::string tiny_config() { return (core::test::source_dir() / "configs/ltd-pretrain/tiny.yaml").string(); }
+std::vector<double> losses(const std::filesystem::path& metrics) {
+  std::vector<double> out;
+  std::istringstream in(core::test::read_text(metrics));
+  std::string line;
+  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line)["loss"].get<double>());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("bad random-LTD configs exit 2 naming the key") {
+  TempDir tmp("ltd_cli_bad");
+  for (const auto& [override_, key] : std::vector<std::pair<std::string, std::string>>{
+           {kLtd + "total_layer_num=7", kLtd + "total_layer_num"},
+           {kLtd + "random_ltd_layer_id=[0,9]", kLtd + "random_ltd_layer_id"},
+           {kLtd + "random_ltd_schedule.schedule_config.seq_per_step=0", "seq_per_step"},
+           {kLtd + "random_ltd_schedule.min_value=200", "min_value"},
+           {kLtd + "no_such_key=1", "no_such_key"}}) {
+    CAPTURE(override_);
+    const auto r = run_tool("ltd-pretrain", {"train", "--config", tiny_config(), override_, "--out", (tmp / "x").string()});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(key) != std::string::npos);
+    CHECK(!std::filesystem::exists(tmp / "x/checkpoints"));
+  }
+}
+
+TEST_CASE("schedule --steps K prints the per-step arrays") {
+  const auto r = run_tool("ltd-pretrain", {"schedule", "--config", tiny_config(), "--steps", "70"});
+  REQUIRE(r.exit_code == 0);
+  const auto j = last_json_line(r.out);
+  for (const char* key : {"kept_tokens", "layer_tokens", "cumulative_layer_tokens", "effective_tokens", "lr"})
+    CHECK(j[key].size() == 70);
+  CHECK(std::is_sorted(j["kept_tokens"].begin(), j["kept_tokens"].end()));
+  CHECK(j["kept_tokens"].back() == 64);
+  CHECK(j["cumulative_layer_tokens"].back() == j["total_layer_tokens"]);
+  CHECK(j["layer_token_saving"].get<double>() > 0.1);
+  CHECK(j["lr"][0] == 0.0);  // the lr at a step follows the LayerTokens consumed before it
+}
+
+TEST_CASE("train on tiny.yaml: the summary and metrics; --resume continues the same run") {
+  TempDir tmp("ltd_cli_train");
+  const std::vector<std::string> shorten = {"train_iters=8", "eval_interval=4",
+                                            kLtd + "random_ltd_schedule.schedule_config.require_steps=6",
+                                            kLtd + "layer_token_lr_schedule.warmup_layer_tokens=2048"};
+  const auto r = run_tool("ltd-pretrain", with({"train", "--config", tiny_config(), "--out", (tmp / "full").string()},
+                                               shorten));
+  REQUIRE(r.exit_code == 0);
+  const auto s = last_json_line(r.out);
+  for (const char* key : {"final_loss", "val_loss", "tokens_per_s", "mean_step_s", "checkpoint", "layer_tokens",
+                          "layer_token_saving", "flops_saving", "effective_tokens"})
+    CHECK(s.contains(key));
+  CHECK(s["layer_token_saving"].get<double>() > 0.0);
+  CHECK(s["flops_saving"].get<double>() > 0.0);
+  const auto ref = losses(tmp / "full/metrics.jsonl");
+  REQUIRE(ref.size() == 8);
+
+  // A run stopped at step 3 (the same schedule: total_layer_tokens fixed) and resumed to 8.
+  const std::string total = kLtd + "layer_token_lr_schedule.total_layer_tokens=" +
+                            std::to_string(s["layer_tokens"].get<std::uint64_t>());
+  const auto part = with(with({"train", "--config", tiny_config(), "--out", (tmp / "split").string()}, shorten), {total});
+  auto first = run_tool("ltd-pretrain", with(part, {"train_iters=3"}));
+  REQUIRE(first.exit_code == 0);
+  auto again = run_tool("ltd-pretrain", with(part, {"--resume"}));
+  REQUIRE(again.exit_code == 0);
+  const auto got = losses(tmp / "split/metrics.jsonl");
+  REQUIRE(got.size() == ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) CHECK(got[i] == ref[i]);
+}
+
+TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style classification") {
+  TempDir tmp("ltd_cli_finetune");
+  const std::vector<std::string> small = {"train_iters=6", "eval_interval=3", kLtd + "random_ltd_schedule.min_value=16",
+                                          kLtd + "random_ltd_schedule.schedule_config.require_steps=4",
+                                          kLtd + "layer_token_lr_schedule.warmup_layer_tokens=1024"};
+  // GPT: pretrain, then finetune from the run (the model comes from the checkpoint).
+  REQUIRE(run_tool("ltd-pretrain", with({"train", "--config", tiny_config(), "--out", (tmp / "gpt").string()}, small))
+              .exit_code == 0);
+  auto r = run_tool("ltd-pretrain", with({"finetune", "--checkpoint", (tmp / "gpt").string(), "data.seq_len=64",
+                                          "--out", (tmp / "gpt_ft").string()}, small));
+  REQUIRE(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["layer_token_saving"].get<double>() > 0.0);
+
+  // BERT: a separable toy task (sentences of 'a' are 1, of 'b' 0) after a short MLM pretraining.
+  std::string train = "sentence\tlabel\n", eval = "sentence\tlabel\n", text;
+  for (int i = 0; i < 40; ++i) {
+    train += std::string(5 + i % 20, 'a') + " \t1\n" + std::string(5 + (i * 7) % 20, 'b') + " \t0\n";
+    text += std::string(5 + i % 20, 'a') + " " + std::string(5 + (i * 7) % 20, 'b') + "\n";
+  }
+  for (int i = 0; i < 10; ++i) eval += std::string(6 + i, 'a') + "\t1\n" + std::string(7 + i, 'b') + "\t0\n";
+  core::test::write_text(tmp / "train.tsv", train);
+  core::test::write_text(tmp / "eval.tsv", eval);
+  core::test::write_text(tmp / "text.txt", text);
+  const std::vector<std::string> bert = {"model.arch=bert", "model.vocab_size=258", "data.input=" + (tmp / "text.txt").string(),
+                                         "data.val_fraction=0.2", "data.seq_len=32"};
+  REQUIRE(run_tool("ltd-pretrain", with(with({"train", "--config", tiny_config(), "--out", (tmp / "bert").string()},
+                                             small), bert)).exit_code == 0);
+  const std::vector<std::string> ft = {"finetune", "--checkpoint", (tmp / "bert").string(), "data.seq_len=32",
+                                       "glue.train_file=" + (tmp / "train.tsv").string(),
+                                       "glue.eval_file=" + (tmp / "eval.tsv").string(), "train_iters=40",
+                                       "eval_interval=20", "optimizer.params.lr=0.003",
+                                       kLtd + "random_ltd_schedule.min_value=8",
+                                       kLtd + "random_ltd_schedule.schedule_config.require_steps=30",
+                                       kLtd + "layer_token_lr_schedule.warmup_layer_tokens=4096"};
+  r = run_tool("ltd-pretrain", with(ft, {"--out", (tmp / "bert_ft").string()}));
+  REQUIRE(r.exit_code == 0);
+  const auto s = last_json_line(r.out);
+  CHECK(s["eval_examples"] == 20);
+  CHECK(s["accuracy"].get<double>() >= 0.9);
+  CHECK(s["layer_token_saving"].get<double>() > 0.0);
+
+  // Bad input: a label that is not a class (65, naming file:line), a missing file (66), no [CLS] id (2).
+  core::test::write_text(tmp / "bad.tsv", "sentence\tlabel\nfine\t1\nbroken\tx\n");
+  r = run_tool("ltd-pretrain", with(ft, {"glue.train_file=" + (tmp / "bad.tsv").string(), "--out", (tmp / "b1").string()}));
+  CHECK(r.exit_code == 65);
+  CHECK(r.err.find("bad.tsv:3") != std::string::npos);
+  r = run_tool("ltd-pretrain", with(ft, {"glue.eval_file=" + (tmp / "none.tsv").string(), "--out", (tmp / "b2").string()}));
+  CHECK(r.exit_code == 66);
+  REQUIRE(run_tool("ltd-pretrain", with(with({"train", "--config", tiny_config(), "--out", (tmp / "bert257").string()},
+                                             small), with(bert, {"model.vocab_size=257"}))).exit_code == 0);
+  r = run_tool("ltd-pretrain", with({"finetune", "--checkpoint", (tmp / "bert257").string(), "data.seq_len=32",
+                                     "--out", (tmp / "b3").string()}, small));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("[CLS]") != std::string::npos);
+}
