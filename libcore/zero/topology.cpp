@@ -33,11 +33,16 @@ Topology discover_topology(const comm::RankInfo& info, int configured) {
   return t;
 }
 
-CommGroups::CommGroups(std::unique_ptr<comm::Communicator> world_comm, const Topology& t, int h) : topo(t), hpz_size(h) {
+void check_hpz_size(int h, const Topology& t) {
   if (h < 1 || t.ranks_per_node % h != 0)
     throw UsageError("zero_optimization.zero_hpz_partition_size = " + std::to_string(h) + " does not divide the " +
                      std::to_string(t.ranks_per_node) +
-                     " ranks per node: a secondary partition group must lie inside one node");
+                     " ranks per node: a secondary partition group must lie inside one node (set "
+                     "distributed.ranks_per_node or launch more ranks per node)");
+}
+
+CommGroups::CommGroups(std::unique_ptr<comm::Communicator> world_comm, const Topology& t, int h) : topo(t), hpz_size(h) {
+  check_hpz_size(h, t);
   world = std::make_unique<LinkCounter>(std::move(world_comm), t.node);
   auto split = [&](int color) {
     auto c = world->split(color, t.rank);

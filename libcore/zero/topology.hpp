@@ -29,6 +29,9 @@ struct Topology {
 // block placement (local rank = rank mod local size, equal node sizes): UsageError otherwise.
 Topology discover_topology(const comm::RankInfo& info, int configured);
 
+// UsageError unless h divides the ranks per node (an hpZ group lies inside one node).
+void check_hpz_size(int h, const Topology& topo);
+
 // The counted communicators of a job. hpz is null when h == 1.
 struct CommGroups {
   Topology topo;

@@ -1,10 +1,13 @@
-// zpp-train: transformer training on one rank (CPU path; GPT and BERT also on one CUDA device with --device cuda).
+// zpp-train: transformer training (CPU path; GPT and BERT also on one CUDA device with --device cuda), on
+// one rank or data parallel with ZeRO stages 0-3 and ZeRO++ under mpirun / srun (libcore/zero).
 //   zpp-train prepare --input TEXT [--format jsonl] --tokenizer bytes|gpt2:DIR --out DIR   -> llm.c token shards
 //   zpp-train train [--config FILE] [key=value ...] [--resume] [--device cuda] --out DIR  train GPT/BERT (default)
+//   mpirun -np N zpp-train train zero_optimization.stage=3 ...   ZeRO / ZeRO++ across N ranks
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
 //   zpp-train export --checkpoint DIR --format hf|llmc --out DIR   for transformers / llm.c
 //   zpp-train eval --checkpoint DIR [--input DATA] [data.split=val|train|all seq_len=.. stride=..]  loss over a split
 //   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
+#include "comm/rank.hpp"
 #include "common/cli.hpp"
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -15,11 +18,13 @@
 #include "train/transformer_cuda.hpp"
 #include "train/sample.hpp"
 #include "train/trainer.hpp"
+#include "zero/train_job.hpp"
 
 namespace {
 
-int run_train(core::RunContext& ctx, const core::train::TrainOptions& o) {
-  const auto outcome = core::train::run_training(o, *ctx.rundir);
+int run_train(core::RunContext& ctx, const core::zero::ZeroTrainOptions& o) {
+  const core::comm::RankInfo ranks = core::comm::discover_ranks(std::nullopt, std::nullopt);
+  const auto outcome = core::zero::run_zero_training(o, ctx.rundir.get(), ranks);
   ctx.emit_result(outcome.summary);
   return static_cast<int>(outcome.interrupted ? core::ExitCode::interrupted : core::ExitCode::ok);
 }
@@ -80,8 +85,15 @@ int run_prepare(core::RunContext& ctx, const core::text::PrepareOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  core::App app("zpp-train", "Transformer (GPT/BERT) training core on one rank");
-  app.command<core::train::TrainOptions>("train", "Train a GPT (next-token loss) or a BERT encoder (masked-LM loss)", run_train, /*is_default=*/true)
+  core::App app("zpp-train", "Transformer (GPT/BERT) training: one rank, or ZeRO-3 / ZeRO++ data parallel under mpirun/srun");
+  app.use_ranks([] {  // under mpirun/srun only rank 0 writes the run directory and the result
+    const core::comm::RankInfo r = core::comm::discover_ranks(std::nullopt, std::nullopt);
+    return std::pair{r.rank, r.world_size};
+  });
+  app.command<core::zero::ZeroTrainOptions>("train",
+                                            "Train a GPT (next-token loss) or a BERT encoder (masked-LM loss); "
+                                            "zero_optimization.* as DeepSpeed's under mpirun/srun",
+                                            run_train, /*is_default=*/true)
       .switch_flag("--resume", "resume", "continue from the newest checkpoint in --out")
       .stops_at_signal();
   app.command<core::train::SampleOptions>("sample", "Generate text from a checkpoint", run_sample)
