@@ -27,6 +27,9 @@ void validate(const ZeroOptions& z, const Bf16Options& bf16, const DistributedOp
   if (bf16.enabled && z.stage != 3)
     throw UsageError("bf16.enabled needs zero_optimization.stage = 3 (16-bit weights gathered from fp32 master "
                      "shards); stages 0-2 train in fp32 here");
+  if (z.overlap_comm)
+    throw UsageError("zero_optimization.overlap_comm = true: this CPU trainer runs communication on the training "
+                     "thread (no overlap yet); set it to false");
   if (d.quantization_block_size % 2 != 0)
     throw UsageError("distributed.quantization_block_size = " + std::to_string(d.quantization_block_size) +
                      ": must be even (two int4 codes a byte)");

@@ -33,9 +33,11 @@ struct ZeroOptions {
       core::positive<std::int64_t>());
     v("allgather_bucket_size", allgather_bucket_size,
       "stages 1-2: elements all-gathered at a time after the optimizer step", core::positive<std::int64_t>());
-    v("overlap_comm", overlap_comm, "overlap gradient reduction and weight gathers with compute");
+    v("overlap_comm", overlap_comm,
+      "overlap gradient reduction and weight gathers with compute (not yet: must be false)");
     v("stage3_prefetch_bucket_size", stage3_prefetch_bucket_size,
-      "stage 3: elements of the next groups gathered ahead (with overlap_comm)", core::positive<std::int64_t>());
+      "stage 3: elements of the next groups gathered ahead; takes effect with overlap_comm (not yet)",
+      core::positive<std::int64_t>());
   }
 };
 
@@ -63,7 +65,7 @@ struct DistributedOptions {
 };
 
 // UsageError naming the key for combinations that are not defined (ZeRO++ outside stage 3, bf16
-// outside stage 3, an odd quantization block).
+// outside stage 3, an odd quantization block) or not implemented (overlap_comm).
 void validate(const ZeroOptions& z, const Bf16Options& bf16, const DistributedOptions& d);
 
 }  // namespace core::zero

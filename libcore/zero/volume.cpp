@@ -31,7 +31,7 @@ namespace {
 // ranks, in communicator order) `members` lists.
 struct Costing {
   int rank, alpha;
-  LinkBytes bytes;
+  StepVolume v;
   void add(const std::vector<int>& members, Collective c, std::size_t count, DType dtype) {
     const int n = int(members.size());
     int me = 0;
@@ -39,14 +39,16 @@ struct Costing {
     for (int q = 0; q < n; ++q) {
       if (q == me) continue;
       const std::uint64_t b = bytes_to_peer(c, count, dtype, me, q, n);
-      (members[q] / alpha == rank / alpha ? bytes.intra : bytes.inter) += b;
+      const bool intra = members[q] / alpha == rank / alpha;
+      (intra ? v.bytes.intra : v.bytes.inter) += b;
+      if (b > 0) ++(intra ? v.intra_messages : v.inter_messages);
     }
   }
 };
 
 }  // namespace
 
-LinkBytes step_bytes(const VolumeModel& m, int rank) {
+StepVolume step_volume(const VolumeModel& m, int rank) {
   const int N = m.world_size, alpha = m.ranks_per_node, nodes = N / alpha, h = m.zero.zero_hpz_partition_size;
   const int G = int(m.group_sizes.size()), stage = m.zero.stage;
   std::vector<int> world, intra, inter, hpz;
@@ -118,7 +120,7 @@ LinkBytes step_bytes(const VolumeModel& m, int rank) {
       elems = c = 0;
     }
   }
-  return cost.bytes;
+  return cost.v;
 }
 
 MeanLinkBytes mean_step_bytes(const VolumeModel& m) {

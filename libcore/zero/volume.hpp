@@ -23,7 +23,13 @@ struct VolumeModel {
   int micro_steps = 1;  // gradient_accumulation_steps
 };
 
-LinkBytes step_bytes(const VolumeModel& m, int rank);
+// Bytes, and messages (a collective's transfer to one peer), that `rank` sends per step.
+struct StepVolume {
+  LinkBytes bytes;
+  std::uint64_t intra_messages = 0, inter_messages = 0;
+};
+StepVolume step_volume(const VolumeModel& m, int rank);
+inline LinkBytes step_bytes(const VolumeModel& m, int rank) { return step_volume(m, rank).bytes; }
 // step_bytes averaged over the ranks.
 struct MeanLinkBytes {
   double intra = 0, inter = 0;

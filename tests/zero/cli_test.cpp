@@ -2,7 +2,7 @@
 // JSON (rank 0 only) with bytes_per_step, write one run directory, and ZeRO++ sends about a fifth of
 // ZeRO-3's cross-node bytes; a topology that cannot be built exits 2 naming the key; a rank killed
 // mid-run ends the job with a nonzero exit well before the communicator timeout; one process runs
-// stage 3 without a launcher.
+// stage 3 without a launcher; `simulate` predicts the bytes the 4 ranks sent.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -72,6 +72,15 @@ TEST_CASE("tiny-zero3 and tiny-zeropp under mpirun -np 4: one summary, one run d
   CHECK(ratio < 0.26);
   CHECK(ratio > 0.1);
   CHECK(b["bytes_per_step"]["intra"].get<double>() > 0);
+  // The simulator, given the same model and topology, predicts exactly the bytes the ranks sent.
+  const auto sim = run_tool("zpp-train", {"simulate", "model.n_layer=2", "model.n_head=2", "model.n_embd=64",
+                                          "model.n_positions=64", "model.vocab_size=256", "nodes=2", "ranks_per_node=2",
+                                          "train_micro_batch_size_per_gpu=2", "seq_len=64"});
+  REQUIRE(sim.exit_code == 0);
+  const auto p = nlohmann::json::parse(sim.out);
+  CHECK(p["variants"]["zero3"]["bytes_per_step"] == a["bytes_per_step"]);
+  CHECK(p["variants"]["zeropp"]["bytes_per_step"] == b["bytes_per_step"]);
+  CHECK(p["variants"]["zeropp"]["speedup"].get<double>() > 1.0);
   // Without --out rank 0 alone made the default run directory.
   int runs = 0;
   for (const auto& e : std::filesystem::directory_iterator(tmp / "runs" / "zpp-train")) runs += e.is_directory();

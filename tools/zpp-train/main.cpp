@@ -6,7 +6,10 @@
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
 //   zpp-train export --checkpoint DIR --format hf|llmc --out DIR   for transformers / llm.c
 //   zpp-train eval --checkpoint DIR [--input DATA] [data.split=val|train|all seq_len=.. stride=..]  loss over a split
+//   zpp-train simulate [nodes=24 ranks_per_node=16 inter_node.bandwidth_gbs=..] [--format table]  ZeRO++ at scale
 //   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
+#include <iostream>
+
 #include "comm/rank.hpp"
 #include "common/cli.hpp"
 #include "common/errors.hpp"
@@ -18,6 +21,7 @@
 #include "train/transformer_cuda.hpp"
 #include "train/sample.hpp"
 #include "train/trainer.hpp"
+#include "zero/simulate.hpp"
 #include "zero/train_job.hpp"
 
 namespace {
@@ -27,6 +31,13 @@ int run_train(core::RunContext& ctx, const core::zero::ZeroTrainOptions& o) {
   const auto outcome = core::zero::run_zero_training(o, ctx.rundir.get(), ranks);
   ctx.emit_result(outcome.summary);
   return static_cast<int>(outcome.interrupted ? core::ExitCode::interrupted : core::ExitCode::ok);
+}
+
+int run_simulate(core::RunContext& ctx, const core::zero::SimulateOptions& o) {
+  const nlohmann::json p = core::zero::simulate(o);
+  if (o.format == "table") std::cout << core::zero::simulation_table(p) << std::flush;
+  else ctx.emit_result(p);
+  return 0;
 }
 
 int run_eval(core::RunContext& ctx, const core::train::EvalOptions& o) {
@@ -113,6 +124,11 @@ int main(int argc, char** argv) {
       .flag("--input", "input", "text file, or - for standard input")
       .flag("--format", "format", "text (one document) or jsonl (a {\"text\": ...} document per line)")
       .flag("--tokenizer", "tokenizer", "bytes or gpt2:DIR");
+  app.command<core::zero::SimulateOptions>(
+         "simulate", "Predict ZeRO-3 and ZeRO++ step times at scale (alpha-beta model over the real byte volumes)",
+         run_simulate)
+      .flag("--format", "format", "json or table")
+      .without_rundir();
   app.command<PeakOptions>("peak", "Measure the GEMM peak of the library the trainer uses (float32 CPU, bf16 GPU)", run_peak)
       .without_rundir();
   return app.main(argc, argv);
