@@ -225,3 +225,30 @@ TEST_CASE("closed forms: stage 3 sends 3 (N-1) shards a step; ZeRO++ cuts the cr
   CHECK(ratio < 0.26);
   CHECK(ratio > 0.15);
 }
+
+TEST_CASE("--resume continues a stage-3 run bit for bit on the same ranks, and on 2 ranks to rounding") {
+  TempDir dir("zero_resume");
+  auto o = tiny_options(text_file(dir), 12);
+  o.scheduler.params.total_num_steps = 12;  // the same schedule for the 6-step part
+  EngineOptions e = stage(3);
+  e.zero.zero_hpz_partition_size = 2;
+  const Run full = train_on_ranks(4, 2, e, o, dir, "full");
+  auto first = o;
+  first.train_iters = 6;
+  train_on_ranks(4, 2, e, first, dir, "part");
+  auto more = o;
+  more.resume = true;
+  const Run resumed = train_on_ranks(4, 2, e, more, dir, "part");
+  REQUIRE(resumed.losses.size() == 12);
+  CHECK(resumed.losses == full.losses);
+  CHECK(bit_equal(resumed.weights, full.weights));
+  // The 6-step checkpoint on 2 ranks of 2 micro steps each: the same 4 micro batches a step.
+  core::fs::create_directories(dir.path() / "two" / "checkpoints");
+  core::fs::copy(dir.path() / "part" / "checkpoints" / "step_00000006", dir.path() / "two" / "checkpoints" / "step_00000006",
+                 core::fs::copy_options::recursive);
+  more.gradient_accumulation_steps = 2;
+  EngineOptions e2 = stage(3);
+  const Run two = train_on_ranks(2, 1, e2, more, dir, "two");
+  REQUIRE(two.losses.size() == 6);
+  for (int i = 0; i < 6; ++i) CHECK(two.losses[i] == doctest::Approx(full.losses[6 + i]).epsilon(1e-4));
+}
