@@ -3,6 +3,9 @@
 #include "zero/quantize.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
 #include <cmath>
 #include <string>
 
@@ -12,10 +15,19 @@ namespace core::zero {
 
 namespace {
 
+// max |x| through the bit patterns: for floats without the sign bit the integer order is the float
+// order (a NaN's pattern is above infinity's, so a NaN shows), and an integer max reduction
+// vectorizes where a float one may not (its NaN rules are not associative).
 float block_absmax(const float* x, std::size_t n) {
-  float m = 0.0f;
-  for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(x[i]));
-  return m;
+  std::uint32_t m = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    m = std::max(m, bits & 0x7fffffffu);
+  }
+  float out;
+  std::memcpy(&out, &m, sizeof out);
+  return out;
 }
 
 // The codes of one block for a largest code `qmax`: returns the scale, writes round(x / s) to q.
@@ -106,6 +118,34 @@ void dequantize_int4(const std::uint8_t* packed, const float* scales, std::size_
 void dequantize_add_int4(const std::uint8_t* packed, const float* scales, std::size_t n, std::size_t block,
                          float* out) {
   dequantize_int4_as<true>(packed, scales, n, block, out);
+}
+
+QuantizeThroughput measure_quantize_throughput(std::size_t n, std::size_t block, int reps) {
+  std::vector<float> x(n), y(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = float(std::sin(double(i) * 0.001)) * float(1 + i % 7);
+  std::vector<std::int8_t> q8(n);
+  std::vector<std::uint8_t> q4(int4_bytes(n));
+  std::vector<float> scales(block_count(n, block));
+  const auto seconds = [](auto&& fn) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // Interleaved, so that a busy machine slows the three alike; the best time of each counts.
+  double t_copy = 1e30, t8 = 1e30, t4 = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    t_copy = std::min(t_copy, seconds([&] { std::memcpy(y.data(), x.data(), n * sizeof(float)); }));
+    t8 = std::min(t8, seconds([&] {
+      quantize_int8(x.data(), n, block, q8.data(), scales.data());
+      dequantize_int8(q8.data(), scales.data(), n, block, y.data());
+    }));
+    t4 = std::min(t4, seconds([&] {
+      quantize_int4(x.data(), n, block, q4.data(), scales.data());
+      dequantize_int4(q4.data(), scales.data(), n, block, y.data());
+    }));
+  }
+  const double bytes = double(n) * sizeof(float);
+  return {bytes / t8 / 1e9, bytes / t4 / 1e9, bytes / t_copy / 1e9};
 }
 
 std::vector<int> qgz_chunk_order(int nodes, int ranks_per_node) {

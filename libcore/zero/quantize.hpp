@@ -31,4 +31,11 @@ void dequantize_add_int4(const std::uint8_t* packed, const float* scales, std::s
 // contiguous chunks of global ranks {m * ranks_per_node + d : m}. 2 x 4: 0 4 1 5 2 6 3 7.
 std::vector<int> qgz_chunk_order(int nodes, int ranks_per_node);
 
+// Round-trip throughput on this machine (GB/s of fp32 input, best of `reps`): quantize + dequantize
+// of n floats in blocks of `block`, int8 and int4, against memcpy of the same n floats.
+struct QuantizeThroughput {
+  double int8_gbs = 0, int4_gbs = 0, memcpy_gbs = 0;
+};
+QuantizeThroughput measure_quantize_throughput(std::size_t n, std::size_t block, int reps);
+
 }  // namespace core::zero

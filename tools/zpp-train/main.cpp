@@ -7,6 +7,7 @@
 //   zpp-train export --checkpoint DIR --format hf|llmc --out DIR   for transformers / llm.c
 //   zpp-train eval --checkpoint DIR [--input DATA] [data.split=val|train|all seq_len=.. stride=..]  loss over a split
 //   zpp-train simulate [nodes=24 ranks_per_node=16 inter_node.bandwidth_gbs=..] [--format table]  ZeRO++ at scale
+//   zpp-train quantize-speed [n=.. block=2048]  int8/int4 round trips against memcpy (GB/s)
 //   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
 #include <iostream>
 
@@ -21,6 +22,7 @@
 #include "train/transformer_cuda.hpp"
 #include "train/sample.hpp"
 #include "train/trainer.hpp"
+#include "zero/quantize.hpp"
 #include "zero/simulate.hpp"
 #include "zero/train_job.hpp"
 
@@ -55,6 +57,27 @@ int run_export(core::RunContext& ctx, const core::train::ExportOptions& o) {
 
 int run_sample(core::RunContext& ctx, const core::train::SampleOptions& o) {
   ctx.emit_result(core::train::generate(o));
+  return 0;
+}
+
+struct QuantizeSpeedOptions {
+  std::int64_t n = 1 << 24;
+  int block = 2048;
+  int reps = 5;
+  template <class V>
+  void visit(V& v) {
+    v("n", n, "floats per round trip (64 MiB by default: larger than the caches)", core::positive<std::int64_t>());
+    v("block", block, "elements per fp32 scale (even)", core::positive<int>());
+    v("reps", reps, "timed round trips (the best counts)", core::positive<int>());
+  }
+};
+
+int run_quantize_speed(core::RunContext& ctx, const QuantizeSpeedOptions& o) {
+  if (o.block % 2 != 0) throw core::UsageError("block = " + std::to_string(o.block) + ": must be even");
+  const auto t = core::zero::measure_quantize_throughput(std::size_t(o.n), std::size_t(o.block), o.reps);
+  ctx.emit_result({{"int8_gbs", t.int8_gbs}, {"int4_gbs", t.int4_gbs}, {"memcpy_gbs", t.memcpy_gbs},
+                   {"int8_vs_memcpy", t.int8_gbs / t.memcpy_gbs}, {"int4_vs_memcpy", t.int4_gbs / t.memcpy_gbs},
+                   {"n", o.n}, {"block", o.block}});
   return 0;
 }
 
@@ -128,6 +151,10 @@ int main(int argc, char** argv) {
          "simulate", "Predict ZeRO-3 and ZeRO++ step times at scale (alpha-beta model over the real byte volumes)",
          run_simulate)
       .flag("--format", "format", "json or table")
+      .without_rundir();
+  app.command<QuantizeSpeedOptions>(
+         "quantize-speed", "Measure qwZ/qgZ's int8 and int4 quantize + dequantize throughput against memcpy",
+         run_quantize_speed)
       .without_rundir();
   app.command<PeakOptions>("peak", "Measure the GEMM peak of the library the trainer uses (float32 CPU, bf16 GPU)", run_peak)
       .without_rundir();
