@@ -34,12 +34,14 @@ float block_absmax(const float* x, std::size_t n) {
 template <class Code>
 float quantize_block(const float* x, std::size_t n, float qmax, Code* q) {
   const float absmax = block_absmax(x, n);
-  if (!(absmax > 0.0f)) {
+  if (absmax == 0.0f) {
     std::fill(q, q + n, Code(0));
     return 0.0f;
   }
+  // |x| <= absmax, so |x inv| <= qmax up to one rounding and its nearest integer is at most qmax:
+  // no clamp needed.
   const float scale = absmax / qmax, inv = qmax / absmax;
-  for (std::size_t i = 0; i < n; ++i) q[i] = static_cast<Code>(std::clamp(std::nearbyint(x[i] * inv), -qmax, qmax));
+  for (std::size_t i = 0; i < n; ++i) q[i] = static_cast<Code>(static_cast<int>(std::nearbyint(x[i] * inv)));
   return scale;
 }
 
@@ -63,10 +65,10 @@ void quantize_int4(const float* x, std::size_t n, std::size_t block, std::uint8_
   for (std::size_t b = 0, i = 0; i < n; ++b, i += block) {
     const std::size_t len = std::min(block, n - i);
     const float absmax = block_absmax(x + i, len);
-    const float inv = absmax > 0.0f ? 7.0f / absmax : 0.0f;
-    scales[b] = absmax > 0.0f ? absmax / 7.0f : 0.0f;
-    const auto code = [&](float v) {
-      return static_cast<std::uint8_t>(static_cast<int>(std::clamp(std::nearbyint(v * inv), -7.0f, 7.0f)) & 0x0f);
+    const float inv = absmax == 0.0f ? 0.0f : 7.0f / absmax;
+    scales[b] = absmax == 0.0f ? 0.0f : absmax / 7.0f;
+    const auto code = [&](float v) {  // |v inv| <= 7 as in quantize_block
+      return static_cast<std::uint8_t>(static_cast<int>(std::nearbyint(v * inv)) & 0x0f);
     };
     const float* xb = x + i;
     std::uint8_t* out = packed + i / 2;  // i is even: blocks start on a byte

@@ -6,7 +6,8 @@
 //         nibble, 2i + 1 in the high one, each a 4-bit two's complement; an odd tail leaves the last
 //         high nibble 0.
 // int4 needs an even block size (UsageError), so that blocks start on a byte. A block of zeros has
-// s = 0 and codes 0. Dequantization is code * s, so |x - x^| <= s / 2.
+// s = 0 and codes 0; a block holding a NaN or an infinity dequantizes to NaN (a diverged gradient
+// stays visible). Dequantization is code * s, so |x - x^| <= s / 2.
 // Also the chunk order of qgZ's hierarchical all-to-all (Sec. 4.3 of the paper).
 #pragma once
 #include <cstddef>

@@ -78,6 +78,24 @@ TEST_CASE("quantization error is at most half a step; zero and constant blocks a
   }
 }
 
+TEST_CASE("a block with a NaN or an infinity dequantizes to NaN, its neighbours unharmed") {
+  std::vector<float> x = {1.0f, std::nanf(""), 2.0f, 3.0f, -INFINITY, 1.0f, 0.5f, 0.25f};
+  std::vector<std::int8_t> q8(8);
+  std::vector<std::uint8_t> q4(4);
+  std::vector<float> s(4), y(8);
+  quantize_int8(x.data(), 8, 2, q8.data(), s.data());
+  dequantize_int8(q8.data(), s.data(), 8, 2, y.data());
+  CHECK(std::isnan(y[0]));
+  CHECK(std::isnan(y[4]));
+  CHECK(y[2] == doctest::Approx(2.0f).epsilon(0.01));
+  CHECK(y[7] == doctest::Approx(0.25f).epsilon(0.01));
+  quantize_int4(x.data(), 8, 2, q4.data(), s.data());
+  dequantize_int4(q4.data(), s.data(), 8, 2, y.data());
+  CHECK(std::isnan(y[1]));
+  CHECK(std::isnan(y[5]));
+  CHECK(y[3] == doctest::Approx(3.0f));
+}
+
 TEST_CASE("qgZ's chunk order hands each local rank the chunks of its peers on every node") {
   CHECK(qgz_chunk_order(2, 4) == std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7});
   CHECK(qgz_chunk_order(1, 3) == std::vector<int>{0, 1, 2});
