@@ -135,6 +135,34 @@ TEST_CASE("a rank killed mid-run ends the job with a nonzero exit, long before t
   CHECK(seconds < 60);  // the communicator timeout is 300 s
 }
 
+TEST_CASE("SIGUSR1 to mpirun stops every rank at one step (checkpoint, exit 75); --resume continues the run") {
+  TempDir tmp("zero_cli_stop");
+  const std::string out = (tmp / "run").string(), data = shards(tmp);
+  const std::string launch = "'" TOOLKIT_MPIEXEC "' -np 2 --oversubscribe '" +
+                             (core::test::bin_dir() / "zpp-train").string() + "' train --config '" +
+                             config("tiny-zeropp.yaml") + "' '" + data + "' distributed.ranks_per_node=1 " +
+                             "zero_optimization.zero_hpz_partition_size=1 --out '" + out + "'";
+  const std::string script =
+      "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n" + launch +
+      " train_iters=100000 > /dev/null 2>&1 &\n"
+      "MP=$!\n"
+      "for i in $(seq 1 600); do [ -s '" + out + "/metrics.jsonl' ] && break; sleep 0.1; done\n"
+      "kill -USR1 $MP\n"
+      "wait $MP; echo $?\n";
+  const auto r = run_tool("/bin/bash", {"-c", script});
+  REQUIRE(r.exit_code == 0);
+  CHECK(std::stoi(r.out) == 75);
+  int stopped_at = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp / "run" / "checkpoints"))
+    stopped_at = std::max(stopped_at, std::stoi(e.path().filename().string().substr(5)));
+  REQUIRE(stopped_at > 0);
+  const auto resumed = run_tool("/bin/bash", {"-c", "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n" +
+                                                        launch + " --resume train_iters=" + std::to_string(stopped_at + 2) +
+                                                        " -q"});
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(nlohmann::json::parse(resumed.out).at("steps") == stopped_at + 2);
+}
+
 TEST_CASE("one process runs stage 3 with ZeRO++ keys without a launcher") {
   TempDir tmp("zero_cli_one");
   const auto r = run_tool("zpp-train", with({"train", "--config", config("tiny-zero3.yaml"), shards(tmp),
