@@ -133,18 +133,31 @@ T Model<T>::forward(const Batch& batch, Task task) {
   task_ = task;
   ensure_acts(batch.B, batch.T);
   check_subsets();
+  hook(0, Pass::forward, true);
   embed_forward();
-  for (int l = 0; l < config().n_layer; ++l) block_forward(l);
-  return head_forward();
+  for (int l = 0; l < config().n_layer; ++l) {
+    hook(1 + l, Pass::forward, true);
+    block_forward(l);
+    hook(1 + l, Pass::forward, false);
+  }
+  const T loss = head_forward();
+  hook(0, Pass::forward, false);
+  return loss;
 }
 
 template <class T>
 void Model<T>::backward(T dloss) {
   const bool has_targets = task_ == Task::classify ? batch_.labels != nullptr : batch_.targets != nullptr;
   if (!has_targets) throw UsageError("backward() needs a forward pass with targets");
+  hook(0, Pass::backward, true);
   head_backward(dloss);
-  for (int l = config().n_layer - 1; l >= 0; --l) block_backward(l);
+  for (int l = config().n_layer - 1; l >= 0; --l) {
+    hook(1 + l, Pass::backward, true);
+    block_backward(l);
+    hook(1 + l, Pass::backward, false);
+  }
   embed_backward();
+  hook(0, Pass::backward, false);
 }
 
 template <class T>

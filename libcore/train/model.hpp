@@ -7,6 +7,7 @@
 // split per layer (embed, block l, head) so a device path can replace the pieces one by one.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -66,6 +67,14 @@ class Model {
   // targets the head runs only on the rows that have one).
   const T* logits() const { return task_ == Task::classify ? acts_.cls_logits.data() : acts_.logits.data(); }
 
+  // Called around each parameter group's use, in the order of use: forward embed (0, held until the
+  // head is done), block l (1 + l), then backward in reverse (head and embed under group 0). A data-
+  // parallel engine gathers a group's weights before and releases them after (ZeRO-3), and reduces
+  // a group's gradients once its backward is done (ZeRO-2). Empty: no calls.
+  enum class Pass { forward, backward };
+  using GroupHook = std::function<void(int group, Pass pass, bool before)>;
+  void set_group_hook(GroupHook hook) { group_hook_ = std::move(hook); }
+
   // Bytes of the activation buffers a forward + backward over a B x Tn batch allocates.
   static std::size_t activation_bytes(const ModelConfig& cfg, int B, int Tn);
 
@@ -120,6 +129,10 @@ class Model {
   std::vector<int> head_rows_;
   std::vector<std::int32_t> head_targets_;
   bool gathered_ = false;
+  GroupHook group_hook_;
+  void hook(int group, Pass pass, bool before) {
+    if (group_hook_) group_hook_(group, pass, before);
+  }
   const std::int32_t* head_targets() const { return gathered_ ? head_targets_.data() : batch_.targets; }
   int head_row_count() const { return gathered_ ? static_cast<int>(head_rows_.size()) : batch_.B * batch_.T; }
 };

@@ -22,6 +22,7 @@
 #include "kernels/runtime.hpp"
 #endif
 #include "train/checkpoint.hpp"
+#include "train/data_parallel.hpp"
 #include "train/gemm.hpp"
 #include "train/transformer_cuda.hpp"
 #include "train/model_source.hpp"
@@ -232,11 +233,18 @@ void trim_metrics(const fs::path& file, std::int64_t step) {
 }  // namespace
 
 TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook& hook) {
-  return run_training(o, rundir, hook, TrainExtension{});
+  return run_training(o, &rundir, nullptr, hook, TrainExtension{});
 }
 
 TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook& hook, const TrainExtension& ext) {
+  return run_training(o, &rundir, nullptr, hook, ext);
+}
+
+TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* dp, const StepHook& hook,
+                          const TrainExtension& ext) {
   o.validate();
+  if (dp && o.device != "cpu") throw UsageError("device=cuda trains on one rank; data-parallel runs use device=cpu");
+  const int world = dp ? dp->world_size() : 1, rank = dp ? dp->rank() : 0;
   const bool cuda = o.device == "cuda";
   if (cuda && (ext.before_micro || ext.lr))
     throw UsageError("device=cuda: this command runs on the host only (its extension of the training step has no "
@@ -261,11 +269,13 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   std::int64_t start = 0;
   std::string ckpt_dir;  // the checkpoint that holds the state at `saved_step`
   std::int64_t saved_step = -1;
-  const auto existing = latest_checkpoint(rundir.checkpoints());
+  const auto existing = rundir ? latest_checkpoint(rundir->checkpoints()) : std::nullopt;
   if (existing && !o.resume)
-    throw UsageError("--out " + rundir.path().string() + " already holds a run (checkpoint " + existing->string() +
+    throw UsageError("--out " + rundir->path().string() + " already holds a run (checkpoint " + existing->string() +
                      "): pass --resume to continue it, or train into another --out");
-  if (o.resume) {
+  if (o.resume && !rundir) {  // another rank of a data-parallel run: rank 0 reads the checkpoint
+    init_weights(o, model.params());
+  } else if (o.resume) {
     if (auto ckpt = existing) {
       check_resume_matches(read_checkpoint_state(*ckpt), *ckpt, o, data);
       const auto state = load_checkpoint(*ckpt, model.params(), opt);
@@ -283,11 +293,18 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
         log::warn("the checkpoint was written with {} threads, this run uses {}: the continuation is not "
                   "bit-identical (the GEMM blocks depend on the thread count)", state.value("threads", 0), num_threads());
     } else {
-      log::warn("--resume: no complete checkpoint under {}; starting from scratch", rundir.checkpoints().string());
+      log::warn("--resume: no complete checkpoint under {}; starting from scratch", rundir->checkpoints().string());
       init_weights(o, model.params());
     }
   } else {
     init_weights(o, model.params());
+  }
+  if (dp) {  // rank 0's state (fresh or resumed) on every rank
+    const auto where = dp->broadcast({{"start", start}, {"saved_step", saved_step}, {"checkpoint", ckpt_dir}});
+    start = where.at("start").get<std::int64_t>();
+    saved_step = where.at("saved_step").get<std::int64_t>();
+    ckpt_dir = where.at("checkpoint").get<std::string>();
+    dp->attach(model, opt);
   }
   std::shared_ptr<TransformerCuda> gpu_owner;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
   if constexpr (kCudaBuild) {
@@ -311,8 +328,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   const LrSchedule schedule = parse_lr_schedule(o.scheduler.type);
   // The host runs a BERT's MLM head on the masked rows only (mlm_probability of them, expected).
   const double head_rows = task == Task::mlm && !cuda ? std::max(1.0, o.mlm_probability * B * T) : -1.0;
-  const double flops = model.flops_per_step(B, T, task, head_rows) * accum;
-  const double tokens_per_step = double(B) * T * accum;
+  const double flops = model.flops_per_step(B, T, task, head_rows) * accum * world;  // all ranks together
+  const double tokens_per_step = double(B) * T * accum * world;
 
   auto checkpoint_state = [&](std::int64_t at) {
     nlohmann::json s;
@@ -329,11 +346,14 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   auto checkpoint = [&](std::int64_t at) {
     if (at == saved_step) return;
     sync_host();
-    ckpt_dir = save_checkpoint(rundir.checkpoints(), at, model.params(), opt, checkpoint_state(at),
-                               o.keep_checkpoints).string();
+    if (dp) dp->gather_state();
+    if (rundir)
+      ckpt_dir = save_checkpoint(rundir->checkpoints(), at, model.params(), opt, checkpoint_state(at),
+                                 o.keep_checkpoints).string();
     saved_step = at;
   };
-  trim_metrics(rundir.path() / "metrics.jsonl", start);
+  if (rundir) trim_metrics(rundir->path() / "metrics.jsonl", start);
+  bool stop_agreed = false;  // data-parallel runs stop together, on the step after any rank was asked
 
   std::vector<std::int32_t> tok, tgt;
   double last_loss = std::nan(""), last_val = std::nan(""), time_sum = 0, device_peak_mib = 0;
@@ -343,7 +363,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
   TrainOutcome out;
   std::int64_t step = start;
   for (; step < o.train_iters; ++step) {
-    if (stop_requested()) {
+    if (dp ? stop_agreed : stop_requested()) {
       checkpoint(step);
       log::warn("stop requested (signal {}): checkpoint {} written at step {}", stop_signal(), ckpt_dir, step);
       out.interrupted = true;
@@ -353,9 +373,10 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     if constexpr (kCudaBuild)
       if (gpu) gpu->zero_grads();
     if (!gpu) model.grads().zero();
+    if (dp) dp->begin_step();
     double loss = 0;
     for (int micro = 0; micro < accum; ++micro) {
-      const std::uint64_t stream = batch_stream(step, micro, accum);
+      const std::uint64_t stream = batch_stream(step, micro * world + rank, accum * world);
       sample_train_batch(data, B, T, o.seed, stream, tok, tgt);
       maybe_mask(o, data, tok, tgt, stream);
       Batch b;
@@ -378,7 +399,14 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     double norm = 0;
     if constexpr (kCudaBuild)
       if (gpu) norm = gpu->grad_norm();
-    if (!gpu) norm = global_grad_norm(model.grads());
+    if (dp) {
+      const DataParallel::Totals totals = dp->finish_gradients(loss, stop_requested());
+      loss = totals.loss;
+      norm = totals.grad_norm;
+      stop_agreed = totals.stop;
+    } else if (!gpu) {
+      norm = global_grad_norm(model.grads());
+    }
     if (!std::isfinite(loss) || !std::isfinite(norm))
       throw DataError("training diverged at step " + std::to_string(step + 1) + " (loss " + std::to_string(loss) +
                       ", grad norm " + std::to_string(norm) + "); lower optimizer.params.lr");
@@ -388,7 +416,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
                                             total, o.scheduler.params.cos_min_ratio);
     if constexpr (kCudaBuild)
       if (gpu) gpu->adamw(hyper, lr, clip);
-    if (!gpu) opt.step(model.params(), model.grads(), lr, clip);
+    if (dp) dp->optimizer_step(lr, clip);
+    else if (!gpu) opt.step(model.params(), model.grads(), lr, clip);
     const double secs = timer.seconds();  // the GPU step ended with the loss download and the norm (both wait)
     if (step > start) {  // the first step pays for allocations
       time_sum += secs;
@@ -401,6 +430,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
                           {"lr", lr},                   {"grad_norm", norm},
                           {"step_s", secs},             {"tokens_per_s", tokens_per_step / secs},
                           {"gflops_per_s", flops / secs / 1e9}, {"peak_rss_mib", peak_rss_mib()}};
+    if (dp) rec.update(dp->step_metrics());
     if (gpu) {
       rec["mfu"] = flops / secs / (kCudaPeakTflops * 1e12);
       rec["peak_device_mib"] = device_peak_mib = std::max(device_peak_mib, device_used_mib());
@@ -410,7 +440,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
       last_val = validation_loss(model, gpu, data, o);
       rec["val_loss"] = last_val;
     }
-    rundir.metrics().write(rec);
+    if (rundir) rundir->metrics().write(rec);
     progress.update(static_cast<std::uint64_t>(step + 1), "loss " + std::to_string(loss).substr(0, 6));
     if (hook) hook(rec);
     if (o.save_interval > 0 && (step + 1) % o.save_interval == 0 && step + 1 < o.train_iters) checkpoint(step + 1);
@@ -441,6 +471,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
     out.summary["peak_device_mib"] = device_peak_mib;
   }
   if (ext.on_summary) ext.on_summary(out.summary);
+  if (dp) out.summary.update(dp->summary());
   if (!std::isfinite(last_loss)) out.summary["final_loss"] = nullptr;
   if (!std::isfinite(last_val)) out.summary["val_loss"] = nullptr;
   return out;

@@ -153,6 +153,14 @@ TrainOutcome run_training(const TrainOptions& options, RunDir& rundir, const Ste
 TrainOutcome run_training(const TrainOptions& options, RunDir& rundir, const StepHook& hook,
                           const TrainExtension& extension);
 
+class DataParallel;
+// The same loop on one rank of a data-parallel run (data_parallel.hpp): rank r of N trains on micro
+// batches r, N + r, ... of the one-rank run with N times the micro steps, so N ranks see the batches
+// of one rank with gradient_accumulation_steps * N. `rundir` is rank 0's (null on the other ranks:
+// only rank 0 reads and writes checkpoints and metrics; the engine hands the state to the others).
+TrainOutcome run_training(const TrainOptions& options, RunDir* rundir, DataParallel* dp, const StepHook& hook = {},
+                          const TrainExtension& extension = {});
+
 // Dense bf16 peak the CUDA path's MFU is measured against (H200, TFLOP/s): MFU = model FLOPs per
 // step (Model::flops_per_step: 6 N per token for the matmuls plus attention) / step time / this.
 inline constexpr double kCudaPeakTflops = 790.0;

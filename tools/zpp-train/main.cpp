@@ -1,10 +1,18 @@
-// zpp-train: transformer training on one rank (CPU path; GPT and BERT also on one CUDA device with --device cuda).
+// zpp-train: transformer training (CPU path; GPT and BERT also on one CUDA device with --device cuda), on
+// one rank or data parallel with ZeRO stages 0-3 and ZeRO++ under mpirun / srun (libcore/zero).
 //   zpp-train prepare --input TEXT [--format jsonl] --tokenizer bytes|gpt2:DIR --out DIR   -> llm.c token shards
 //   zpp-train train [--config FILE] [key=value ...] [--resume] [--device cuda] --out DIR  train GPT/BERT (default)
+//   mpirun -np N zpp-train train zero_optimization.stage=3 ...   ZeRO / ZeRO++ across N ranks
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
 //   zpp-train export --checkpoint DIR --format hf|llmc --out DIR   for transformers / llm.c
 //   zpp-train eval --checkpoint DIR [--input DATA] [data.split=val|train|all seq_len=.. stride=..]  loss over a split
+//   zpp-train simulate [nodes=24 ranks_per_node=16 inter_node.bandwidth_gbs=..] [--format table]  ZeRO++ at scale
+//   zpp-train quantize-speed [n=.. block=2048]  int8/int4 round trips against memcpy (GB/s)
 //   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
+#include <iostream>
+
+#include "comm/rank.hpp"
+#include "comm/world.hpp"
 #include "common/cli.hpp"
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -15,13 +23,24 @@
 #include "train/transformer_cuda.hpp"
 #include "train/sample.hpp"
 #include "train/trainer.hpp"
+#include "zero/quantize.hpp"
+#include "zero/simulate.hpp"
+#include "zero/train_job.hpp"
 
 namespace {
 
-int run_train(core::RunContext& ctx, const core::train::TrainOptions& o) {
-  const auto outcome = core::train::run_training(o, *ctx.rundir);
+int run_train(core::RunContext& ctx, const core::zero::ZeroTrainOptions& o) {
+  const core::comm::RankInfo ranks = core::comm::discover_ranks(std::nullopt, std::nullopt);
+  const auto outcome = core::zero::run_zero_training(o, ctx.rundir.get(), ranks);
   ctx.emit_result(outcome.summary);
   return static_cast<int>(outcome.interrupted ? core::ExitCode::interrupted : core::ExitCode::ok);
+}
+
+int run_simulate(core::RunContext& ctx, const core::zero::SimulateOptions& o) {
+  const nlohmann::json p = core::zero::simulate(o);
+  if (o.format == "table") std::cout << core::zero::simulation_table(p) << std::flush;
+  else ctx.emit_result(p);
+  return 0;
 }
 
 int run_eval(core::RunContext& ctx, const core::train::EvalOptions& o) {
@@ -39,6 +58,27 @@ int run_export(core::RunContext& ctx, const core::train::ExportOptions& o) {
 
 int run_sample(core::RunContext& ctx, const core::train::SampleOptions& o) {
   ctx.emit_result(core::train::generate(o));
+  return 0;
+}
+
+struct QuantizeSpeedOptions {
+  std::int64_t n = 1 << 24;
+  int block = 2048;
+  int reps = 5;
+  template <class V>
+  void visit(V& v) {
+    v("n", n, "floats per round trip (64 MiB by default: larger than the caches)", core::positive<std::int64_t>());
+    v("block", block, "elements per fp32 scale (even)", core::positive<int>());
+    v("reps", reps, "timed round trips (the best counts)", core::positive<int>());
+  }
+};
+
+int run_quantize_speed(core::RunContext& ctx, const QuantizeSpeedOptions& o) {
+  if (o.block % 2 != 0) throw core::UsageError("block = " + std::to_string(o.block) + ": must be even");
+  const auto t = core::zero::measure_quantize_throughput(std::size_t(o.n), std::size_t(o.block), o.reps);
+  ctx.emit_result({{"int8_gbs", t.int8_gbs}, {"int4_gbs", t.int4_gbs}, {"memcpy_gbs", t.memcpy_gbs},
+                   {"int8_vs_memcpy", t.int8_gbs / t.memcpy_gbs}, {"int4_vs_memcpy", t.int4_gbs / t.memcpy_gbs},
+                   {"n", o.n}, {"block", o.block}});
   return 0;
 }
 
@@ -80,8 +120,17 @@ int run_prepare(core::RunContext& ctx, const core::text::PrepareOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  core::App app("zpp-train", "Transformer (GPT/BERT) training core on one rank");
-  app.command<core::train::TrainOptions>("train", "Train a GPT (next-token loss) or a BERT encoder (masked-LM loss)", run_train, /*is_default=*/true)
+  core::App app("zpp-train", "Transformer (GPT/BERT) training: one rank, or ZeRO-3 / ZeRO++ data parallel under mpirun/srun");
+  app.use_ranks(
+      [] {  // under mpirun/srun only rank 0 writes the run directory and the result
+        const core::comm::RankInfo r = core::comm::discover_ranks(std::nullopt, std::nullopt);
+        return std::pair{r.rank, r.world_size};
+      },
+      core::comm::abort_job);  // a rank that fails before the engine exists (a missing file) ends the job too
+  app.command<core::zero::ZeroTrainOptions>("train",
+                                            "Train a GPT (next-token loss) or a BERT encoder (masked-LM loss); "
+                                            "zero_optimization.* as DeepSpeed's under mpirun/srun",
+                                            run_train, /*is_default=*/true)
       .switch_flag("--resume", "resume", "continue from the newest checkpoint in --out")
       .stops_at_signal();
   app.command<core::train::SampleOptions>("sample", "Generate text from a checkpoint", run_sample)
@@ -101,6 +150,15 @@ int main(int argc, char** argv) {
       .flag("--input", "input", "text file, or - for standard input")
       .flag("--format", "format", "text (one document) or jsonl (a {\"text\": ...} document per line)")
       .flag("--tokenizer", "tokenizer", "bytes or gpt2:DIR");
+  app.command<core::zero::SimulateOptions>(
+         "simulate", "Predict ZeRO-3 and ZeRO++ step times at scale (alpha-beta model over the real byte volumes)",
+         run_simulate)
+      .flag("--format", "format", "json or table")
+      .without_rundir();
+  app.command<QuantizeSpeedOptions>(
+         "quantize-speed", "Measure qwZ/qgZ's int8 and int4 quantize + dequantize throughput against memcpy",
+         run_quantize_speed)
+      .without_rundir();
   app.command<PeakOptions>("peak", "Measure the GEMM peak of the library the trainer uses (float32 CPU, bf16 GPU)", run_peak)
       .without_rundir();
   return app.main(argc, argv);

@@ -1,0 +1,484 @@
+// ZeRO stages 0-3 and ZeRO++ over the model's flat parameter groups (see engine.hpp).
+#include "zero/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "common/errors.hpp"
+#include "zero/qgz.hpp"
+#include "zero/quantize.hpp"
+
+namespace core::zero {
+
+using comm::DType;
+using comm::ReduceOp;
+using train::AlignedVector;
+using Pass = train::Model<float>::Pass;
+
+void validate(const ZeroOptions& z, const Bf16Options& bf16, const DistributedOptions& d) {
+  const bool zpp = z.zero_quantized_weights || z.zero_quantized_gradients || z.zero_hpz_partition_size > 1;
+  if (zpp && z.stage != 3)
+    throw UsageError("zero_optimization.zero_quantized_weights, zero_hpz_partition_size > 1 and "
+                     "zero_quantized_gradients (ZeRO++) need zero_optimization.stage = 3, got stage " +
+                     std::to_string(z.stage));
+  if (bf16.enabled && z.stage != 3)
+    throw UsageError("bf16.enabled needs zero_optimization.stage = 3 (16-bit weights gathered from fp32 master "
+                     "shards); stages 0-2 train in fp32 here");
+  if (z.overlap_comm)
+    throw UsageError("zero_optimization.overlap_comm = true: this CPU trainer runs communication on the training "
+                     "thread (no overlap yet); set it to false");
+  if (d.quantization_block_size % 2 != 0)
+    throw UsageError("distributed.quantization_block_size = " + std::to_string(d.quantization_block_size) +
+                     ": must be even (two int4 codes a byte)");
+}
+
+std::size_t shard_size(std::size_t size, int parts) {
+  const std::size_t per = (size + parts - 1) / parts;
+  return (per + 15) / 16 * 16;
+}
+
+struct Engine::State {
+  train::Model<float>* model = nullptr;
+  train::AdamW<float>* opt = nullptr;
+  int G = 0;
+  std::vector<std::size_t> size, shard, sec;  // S_g, s_g (N parts), t_g (h parts)
+  std::vector<AlignedVector<float>> master, m, v, grad;
+  std::vector<std::vector<unsigned char>> secondary;
+  std::vector<bool> secondary_valid;
+  std::int64_t t = 0;
+  bool training = false;
+  std::vector<int> pending;  // stage 2/3: groups whose gradients wait for the bucket's reduce
+  std::size_t pending_elems = 0;
+  std::vector<unsigned char> buf_a, buf_b, buf_c, buf_d;  // staging
+  std::vector<float> fbuf_a, fbuf_b;
+  QgzScratch qgz;
+  double intra_sum = 0, inter_sum = 0;
+  std::int64_t steps = 0;
+};
+
+namespace {
+
+template <class T>
+T* grow(std::vector<unsigned char>& b, std::size_t count) {
+  if (b.size() < count * sizeof(T)) b.resize(count * sizeof(T));
+  return reinterpret_cast<T*>(b.data());
+}
+
+float* grow(std::vector<float>& b, std::size_t count) {
+  if (b.size() < count) b.resize(count);
+  return b.data();
+}
+
+// n floats into a buffer of `dtype` (f32 or bf16) and back.
+void pack(const float* src, std::size_t n, DType dtype, void* dst) {
+  if (dtype == DType::f32) {
+    std::memcpy(dst, src, n * sizeof(float));
+    return;
+  }
+  auto* d = static_cast<std::uint16_t*>(dst);
+  for (std::size_t i = 0; i < n; ++i) d[i] = comm::float_to_bf16(src[i]);
+}
+
+void unpack(const void* src, std::size_t n, DType dtype, float* dst) {
+  if (dtype == DType::f32) {
+    std::memcpy(dst, src, n * sizeof(float));
+    return;
+  }
+  const auto* s = static_cast<const std::uint16_t*>(src);
+  for (std::size_t i = 0; i < n; ++i) dst[i] = comm::bf16_to_float(s[i]);
+}
+
+unsigned char* at(void* p, std::size_t bytes) { return static_cast<unsigned char*>(p) + bytes; }
+
+}  // namespace
+
+Engine::Engine(std::unique_ptr<comm::Communicator> world, const Topology& topo, const EngineOptions& options)
+    : groups_(std::move(world), topo, options.zero.zero_hpz_partition_size), opt_(options), s_(std::make_unique<State>()) {
+  validate(opt_.zero, Bf16Options{opt_.bf16}, DistributedOptions{.quantization_block_size = int(opt_.block)});
+}
+
+Engine::~Engine() = default;
+
+void Engine::attach(train::Model<float>& model, train::AdamW<float>& opt) {
+  State& s = *s_;
+  s.model = &model;
+  s.opt = &opt;
+  auto& params = model.params();
+  s.G = params.num_groups();
+  const int N = world_size(), r = rank(), h = groups_.hpz_size;
+  comm::Communicator& w = groups_.world->inner();  // setup traffic is not a step's
+  const nlohmann::json t = broadcast(opt.steps_taken());
+  s.t = t.get<std::int64_t>();
+  opt.set_steps_taken(s.t);
+  const int stage = opt_.zero.stage;
+  for (int g = 0; g < s.G; ++g) {
+    const std::size_t S = params.group_size(g), sh = shard_size(S, N);
+    s.size.push_back(S);
+    s.shard.push_back(sh);
+    s.sec.push_back(shard_size(S, h));
+    w.broadcast(params.group(g), S, DType::f32, 0);
+    w.broadcast(opt.m().group(g), S, DType::f32, 0);
+    w.broadcast(opt.v().group(g), S, DType::f32, 0);
+    if (stage == 0) continue;
+    const std::size_t lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
+    const auto slice = [&](const float* full) {
+      AlignedVector<float> out(sh, 0.0f);
+      std::copy(full + lo, full + hi, out.begin());
+      return out;
+    };
+    s.m.push_back(slice(opt.m().group(g)));
+    s.v.push_back(slice(opt.v().group(g)));
+    s.grad.emplace_back(sh, 0.0f);
+    if (stage == 3) s.master.push_back(slice(params.group(g)));
+  }
+  s.secondary.assign(s.G, {});
+  s.secondary_valid.assign(s.G, false);
+  if (stage == 3 && opt_.poison_released)
+    for (int g = 0; g < s.G; ++g) std::fill_n(params.group(g), s.size[g], std::numeric_limits<float>::quiet_NaN());
+  if (stage >= 2) model.set_group_hook([this](int g, Pass p, bool before) { on_group(g, p, before); });
+}
+
+void Engine::begin_step() {
+  State& s = *s_;
+  for (auto& g : s.grad) std::fill(g.begin(), g.end(), 0.0f);
+  std::fill(s.secondary_valid.begin(), s.secondary_valid.end(), false);
+  s.training = true;
+  groups_.reset_bytes();
+}
+
+// ---- stage 3 weight gathers -------------------------------------------------------------------
+
+namespace {
+
+// Stores n gathered values as the model's weights: the gather dtype's values (bf16: rounded).
+void store_weights(const float* src, std::size_t n, bool bf16, float* dst) {
+  if (!bf16) {
+    std::memcpy(dst, src, n * sizeof(float));
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) dst[i] = comm::bf16_to_float(comm::float_to_bf16(src[i]));
+}
+
+}  // namespace
+
+void Engine::on_group(int g, Pass pass, bool before) {
+  State& s = *s_;
+  const int stage = opt_.zero.stage;
+  const DType dtype = opt_.bf16 ? DType::bf16 : DType::f32;
+  const std::size_t esz = comm::dtype_size(dtype);
+  float* dst = s.model->params().group(g);
+  const std::size_t S = s.size[g];
+  if (stage == 3 && before) {
+    const int N = world_size();
+    const bool hpz = groups_.hpz != nullptr;
+    if (hpz && s.secondary_valid[g]) {  // inside the hpZ group
+      const int h = groups_.hpz_size;
+      const std::size_t t = s.sec[g];
+      void* all = grow<unsigned char>(s.buf_a, h * t * esz);
+      groups_.hpz->all_gather(s.secondary[g].data(), all, t, dtype);
+      unpack(all, S, dtype, dst);
+      return;
+    }
+    const std::size_t sh = s.shard[g];
+    if (opt_.zero.zero_quantized_weights) {
+      const std::size_t nb = block_count(sh, opt_.block);
+      auto* codes = grow<std::int8_t>(s.buf_a, N * sh);
+      auto* scales = grow<float>(s.buf_b, N * nb);
+      quantize_int8(s.master[g].data(), sh, opt_.block, codes + rank() * sh, scales + rank() * nb);
+      groups_.world->all_gather(codes + rank() * sh, codes, sh, DType::i8);
+      groups_.world->all_gather(scales + rank() * nb, scales, nb, DType::f32);
+      float* full = grow(s.fbuf_a, N * sh);
+      for (int q = 0; q < N; ++q) dequantize_int8(codes + q * sh, scales + q * nb, sh, opt_.block, full + q * sh);
+      store_weights(full, S, opt_.bf16, dst);
+    } else {
+      void* all = grow<unsigned char>(s.buf_a, N * sh * esz);
+      void* mine = at(all, rank() * sh * esz);
+      pack(s.master[g].data(), sh, dtype, mine);
+      groups_.world->all_gather(mine, all, sh, dtype);
+      unpack(all, S, dtype, dst);
+    }
+    if (hpz && s.training && pass == Pass::forward) {  // keep this rank's secondary shard
+      const std::size_t t = s.sec[g], lo = std::min(S, groups_.hpz->rank() * t), hi = std::min(S, lo + t);
+      float* tmp = grow(s.fbuf_b, t);
+      std::fill_n(tmp, t, 0.0f);
+      std::copy(dst + lo, dst + hi, tmp);
+      s.secondary[g].resize(t * esz);
+      pack(tmp, t, dtype, s.secondary[g].data());
+      s.secondary_valid[g] = true;
+    }
+    return;
+  }
+  if (stage == 3 && !before && opt_.poison_released)
+    std::fill_n(dst, S, std::numeric_limits<float>::quiet_NaN());
+  if (!before && pass == Pass::backward) {  // stages 2 and 3: reduce as the buckets fill
+    s.pending.push_back(g);
+    s.pending_elems += S;
+    if (s.pending_elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
+      reduce_bucket(s.pending);
+      s.pending.clear();
+      s.pending_elems = 0;
+    }
+  }
+}
+
+// ---- gradient reduction ----------------------------------------------------------------------
+
+void Engine::reduce_all_groups() {
+  State& s = *s_;
+  std::vector<int> bucket;
+  std::size_t elems = 0;
+  for (int g = s.G - 1; g >= 0; --g) {
+    bucket.push_back(g);
+    elems += s.size[g];
+    if (elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
+      reduce_bucket(bucket);
+      bucket.clear();
+      elems = 0;
+    }
+  }
+}
+
+void Engine::reduce_bucket(const std::vector<int>& gs) {
+  State& s = *s_;
+  const int N = world_size(), stage = opt_.zero.stage;
+  const float inv_n = 1.0f / float(N);
+  auto& grads = s.model->grads();
+  if (stage == 0) {
+    std::size_t total = 0;
+    for (const int g : gs) total += s.size[g];
+    float* buf = grow(s.fbuf_a, total);
+    for (std::size_t off = 0; const int g : gs) {
+      std::copy_n(grads.group(g), s.size[g], buf + off);
+      off += s.size[g];
+    }
+    groups_.world->all_reduce(buf, buf, total, DType::f32, ReduceOp::sum);
+    for (std::size_t off = 0; const int g : gs) {
+      float* out = grads.group(g);
+      for (std::size_t i = 0; i < s.size[g]; ++i) out[i] = buf[off + i] * inv_n;
+      off += s.size[g];
+    }
+    return;
+  }
+  if (opt_.zero.zero_quantized_gradients) {
+    reduce_scatter_qgz(gs);
+  } else {
+    const DType dtype = opt_.bf16 ? DType::bf16 : DType::f32;
+    const std::size_t esz = comm::dtype_size(dtype);
+    std::size_t c = 0;
+    for (const int g : gs) c += s.shard[g];
+    void* send = grow<unsigned char>(s.buf_a, N * c * esz);
+    void* recv = grow<unsigned char>(s.buf_b, c * esz);
+    float* tmp = grow(s.fbuf_a, std::max<std::size_t>(c, 1));
+    for (int q = 0; q < N; ++q) {
+      for (std::size_t off = 0; const int g : gs) {  // block q of group g, zero beyond the group
+        const std::size_t sh = s.shard[g], lo = std::min(s.size[g], q * sh), hi = std::min(s.size[g], lo + sh);
+        std::fill_n(tmp + off, sh, 0.0f);
+        std::copy(grads.group(g) + lo, grads.group(g) + hi, tmp + off);
+        off += sh;
+      }
+      pack(tmp, c, dtype, at(send, q * c * esz));
+    }
+    groups_.world->reduce_scatter(send, recv, c, dtype, ReduceOp::sum);
+    unpack(recv, c, dtype, tmp);
+    for (std::size_t off = 0; const int g : gs) {
+      float* out = s.grad[g].data();
+      for (std::size_t i = 0; i < s.shard[g]; ++i) out[i] += tmp[off + i] * inv_n;
+      off += s.shard[g];
+    }
+  }
+  if (stage >= 2)  // the model's gradients of these groups are consumed: the next micro step starts at 0
+    for (const int g : gs) std::fill_n(grads.group(g), s.size[g], 0.0f);
+}
+
+void Engine::reduce_scatter_qgz(const std::vector<int>& gs) {
+  State& s = *s_;
+  const int N = world_size();
+  auto& grads = s.model->grads();
+  std::size_t c = 0;  // a chunk: this bucket's blocks of one destination rank
+  for (const int g : gs) c += s.shard[g];
+  float* chunks = grow(s.fbuf_a, N * c);
+  for (int q = 0; q < N; ++q)
+    for (std::size_t off = 0; const int g : gs) {
+      const std::size_t sh = s.shard[g], lo = std::min(s.size[g], q * sh), hi = std::min(s.size[g], lo + sh);
+      float* dst = chunks + q * c + off;
+      std::fill_n(dst, sh, 0.0f);
+      std::copy(grads.group(g) + lo, grads.group(g) + hi, dst);
+      off += sh;
+    }
+  float* mean = grow(s.fbuf_b, c);
+  qgz_reduce_scatter_mean(chunks, c, mean, groups_, opt_.block, s.qgz);
+  for (std::size_t off = 0; const int g : gs) {
+    float* out = s.grad[g].data();
+    for (std::size_t i = 0; i < s.shard[g]; ++i) out[i] += mean[off + i];
+    off += s.shard[g];
+  }
+}
+
+train::DataParallel::Totals Engine::finish_gradients(double local_loss, bool stop_requested) {
+  State& s = *s_;
+  const int stage = opt_.zero.stage, r = rank();
+  if (stage <= 1) reduce_all_groups();
+  // The squared norm of this rank's shard of the mean gradient (the same numbers in every stage).
+  double sq = 0;
+  for (int g = 0; g < s.G; ++g) {
+    const std::size_t S = s.size[g], sh = s.shard[g], lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
+    const float* p = stage == 0 ? s.model->grads().group(g) + lo : s.grad[g].data();
+    for (std::size_t i = 0; i < hi - lo; ++i) sq += double(p[i]) * double(p[i]);
+  }
+  float totals[3] = {float(sq), float(local_loss), stop_requested ? 1.0f : 0.0f};
+  groups_.world->all_reduce(totals, totals, 3, DType::f32, ReduceOp::sum);
+  return {double(totals[1]) / world_size(), std::sqrt(double(totals[0])), totals[2] > 0};
+}
+
+// ---- optimizer --------------------------------------------------------------------------------
+
+void Engine::optimizer_step(double lr, double grad_scale) {
+  State& s = *s_;
+  s.training = false;
+  const int stage = opt_.zero.stage, N = world_size(), r = rank();
+  auto& params = s.model->params();
+  if (stage == 0) {
+    s.opt->step(params, s.model->grads(), lr, grad_scale);
+    s.t = s.opt->steps_taken();
+    return;
+  }
+  ++s.t;
+  const train::AdamWHyper& hyper = s.opt->hyper();
+  train::AdamWUpdate u{lr, hyper.beta1, hyper.beta2, hyper.eps, 0.0, grad_scale, s.t};
+  const auto& layout = params.layout();
+  for (int g = 0; g < s.G; ++g) {
+    const std::size_t S = s.size[g], sh = s.shard[g], lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
+    for (const auto& view : layout.groups()[g].tensors) {
+      const std::size_t a = std::max(lo, view.offset), b = std::min(hi, view.offset + view.numel);
+      if (a >= b) continue;
+      u.weight_decay = view.decay ? hyper.weight_decay : 0.0;
+      float* p = stage == 3 ? s.master[g].data() + (a - lo) : params.group(g) + a;
+      train::adamw_update(p, s.m[g].data() + (a - lo), s.v[g].data() + (a - lo), s.grad[g].data() + (a - lo),
+                          std::int64_t(b - a), u);
+    }
+  }
+  s.opt->set_steps_taken(s.t);
+  if (stage == 3) {  // the next forward gathers; the secondary shards held this step's weights
+    std::fill(s.secondary_valid.begin(), s.secondary_valid.end(), false);
+    return;
+  }
+  // Stages 1 and 2: every rank takes the updated shards, in buckets of allgather_bucket_size.
+  std::vector<int> bucket;
+  std::size_t elems = 0;
+  for (int g = 0; g < s.G; ++g) {
+    bucket.push_back(g);
+    elems += s.size[g];
+    if (elems < std::size_t(opt_.zero.allgather_bucket_size) && g + 1 < s.G) continue;
+    std::size_t c = 0;
+    for (const int k : bucket) c += s.shard[k];
+    float* all = grow(s.fbuf_a, N * c);
+    for (std::size_t off = 0; const int k : bucket) {
+      const std::size_t S = s.size[k], sh = s.shard[k], lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
+      std::fill_n(all + r * c + off, sh, 0.0f);
+      std::copy(params.group(k) + lo, params.group(k) + hi, all + r * c + off);
+      off += sh;
+    }
+    groups_.world->all_gather(all + r * c, all, c, DType::f32);
+    for (int q = 0; q < N; ++q)
+      for (std::size_t off = 0; const int k : bucket) {
+        const std::size_t S = s.size[k], sh = s.shard[k], lo = std::min(S, q * sh), hi = std::min(S, lo + sh);
+        std::copy(all + q * c + off, all + q * c + off + (hi - lo), params.group(k) + lo);
+        off += sh;
+      }
+    bucket.clear();
+    elems = 0;
+  }
+}
+
+// ---- state, metrics ---------------------------------------------------------------------------
+
+void Engine::gather_state() {
+  State& s = *s_;
+  const int stage = opt_.zero.stage, N = world_size(), r = rank();
+  if (stage == 0) return;
+  comm::Communicator& w = groups_.world->inner();
+  const auto gather = [&](const AlignedVector<float>& shard, float* full, int g) {
+    const std::size_t sh = s.shard[g];
+    float* all = grow(s.fbuf_a, N * sh);
+    std::copy(shard.begin(), shard.end(), all + r * sh);
+    w.all_gather(all + r * sh, all, sh, DType::f32);
+    std::copy_n(all, s.size[g], full);
+  };
+  for (int g = 0; g < s.G; ++g) {
+    gather(s.m[g], s.opt->m().group(g), g);
+    gather(s.v[g], s.opt->v().group(g), g);
+    if (stage == 3) gather(s.master[g], s.model->params().group(g), g);
+  }
+  s.opt->set_steps_taken(s.t);
+}
+
+nlohmann::json Engine::broadcast(const nlohmann::json& value) {
+  comm::Communicator& w = groups_.world->inner();
+  std::string text = rank() == 0 ? value.dump() : std::string();
+  std::uint64_t len = text.size();
+  w.broadcast(&len, sizeof len, DType::u8, 0);
+  text.resize(len);
+  w.broadcast(text.data(), len, DType::u8, 0);
+  return nlohmann::json::parse(text);
+}
+
+nlohmann::json Engine::step_metrics() {
+  State& s = *s_;
+  const LinkBytes mine = groups_.bytes();
+  const int N = world_size();
+  std::vector<std::uint64_t> all(2 * N);
+  const std::uint64_t pair[2] = {mine.intra, mine.inter};
+  groups_.world->inner().all_gather(pair, all.data(), sizeof pair, DType::u8);
+  double intra = 0, inter = 0;
+  for (int q = 0; q < N; ++q) {
+    intra += double(all[2 * q]);
+    inter += double(all[2 * q + 1]);
+  }
+  intra /= N;
+  inter /= N;
+  s.intra_sum += intra;
+  s.inter_sum += inter;
+  ++s.steps;
+  return {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}}};
+}
+
+nlohmann::json Engine::memory_per_rank() const {
+  const State& s = *s_;
+  const int stage = opt_.zero.stage;
+  const double esz = opt_.bf16 ? 2.0 : 4.0;
+  double full = 0, shard = 0, sec = 0;
+  for (int g = 0; g < s.G; ++g) {
+    full += double(s.size[g]);
+    shard += double(s.shard[g]);
+    sec += double(s.sec[g]);
+  }
+  nlohmann::json m;
+  m["weights"] = 4.0 * (stage == 3 ? shard : full);
+  m["gradients"] = 4.0 * (stage >= 2 ? shard : full);
+  m["optimizer"] = 8.0 * (stage >= 1 ? shard : full);
+  m["hpz_secondary"] = groups_.hpz ? esz * sec : 0.0;
+  m["total"] = m["weights"].get<double>() + m["gradients"].get<double>() + m["optimizer"].get<double>() +
+               m["hpz_secondary"].get<double>();
+  return m;
+}
+
+nlohmann::json Engine::summary() const {
+  const State& s = *s_;
+  const Topology& t = groups_.topo;
+  nlohmann::json z = {{"stage", opt_.zero.stage},
+                      {"zero_quantized_weights", opt_.zero.zero_quantized_weights},
+                      {"zero_hpz_partition_size", opt_.zero.zero_hpz_partition_size},
+                      {"zero_quantized_gradients", opt_.zero.zero_quantized_gradients},
+                      {"bf16", opt_.bf16},
+                      {"ranks", t.world_size},
+                      {"ranks_per_node", t.ranks_per_node},
+                      {"nodes", t.nodes},
+                      {"memory_per_rank_bytes", memory_per_rank()}};
+  const double steps = s.steps > 0 ? double(s.steps) : 1.0;
+  return {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}}, {"zero", z}};
+}
+
+}  // namespace core::zero

@@ -1,0 +1,83 @@
+// ZeRO data parallelism (Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training
+// Trillion Parameter Models") and ZeRO++ (Wang et al. 2023) behind train::DataParallel.
+//
+// A parameter group of the model's flat layout (params.hpp: "embed", "h.l") is a flat bucket of
+// S_g elements, split into N shards of s_g = ceil(S_g / N) rounded up to 16 elements; rank r owns
+// [r s_g, (r + 1) s_g). Every stage reduces gradients as a sum and scales it by 1/N, takes the
+// global norm from per-shard partial sums in one scalar all-reduce (with the loss and the stop flag)
+// and runs the same element-wise AdamW, so stages 1-3 reproduce stage 0 bit for bit where the
+// backend's reduction order is the same (the thread backend: rank order).
+//   stage 0  full state per rank; gradient all-reduce after the last micro step.
+//   stage 1  AdamW moments sharded; gradient reduce-scatter after the last micro step; AdamW on the
+//            owned shard; the updated weights all-gathered.
+//   stage 2  as 1, the reduce-scatter of a group as soon as its backward is done (every micro step,
+//            accumulated into the gradient shard), so full gradients need not outlive a layer.
+//   stage 3  + fp32 master weights sharded: each group is all-gathered before its forward and again
+//            before its backward (the model's group hooks) and released after use.
+//   qwZ      stage 3's gathers send int8 blocks of the master shard with fp32 scales.
+//   hpZ      the first forward gather of a step leaves a secondary shard of 1/h of the group with
+//            each rank of a group of h ranks inside a node; later gathers of the step all-gather the
+//            secondary shards inside that group; dropped after the optimizer step.
+//   qgZ      the gradient reduce-scatter is the hierarchical all-to-all of ZeRO++ Sec. 4.3: chunks
+//            reordered (qgz_chunk_order), int4, intra-node all-to-all, dequantize + sum in fp32,
+//            int4 again, inter-node all-to-all, dequantize + sum, times 1/N.
+// reduce_bucket_size (allgather_bucket_size) fuses consecutive groups into one reduce (gather) call
+// up to that many elements.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "train/data_parallel.hpp"
+#include "zero/options.hpp"
+#include "zero/topology.hpp"
+
+namespace core::zero {
+
+struct EngineOptions {
+  ZeroOptions zero;
+  bool bf16 = false;
+  std::size_t block = 2048;
+  // Tests: fill a stage-3 group's weights with NaN when it is released, so that any use of weights
+  // that were not gathered shows in the loss.
+  bool poison_released = false;
+};
+
+// Shard size of a group of `size` elements split `parts` ways (a multiple of 16 elements).
+std::size_t shard_size(std::size_t size, int parts);
+
+class Engine final : public train::DataParallel {
+ public:
+  // Collective over `world`: builds the sub-communicators. UsageError for an invalid topology.
+  Engine(std::unique_ptr<comm::Communicator> world, const Topology& topo, const EngineOptions& options);
+  ~Engine() override;
+
+  int rank() const override { return groups_.topo.rank; }
+  int world_size() const override { return groups_.topo.world_size; }
+  void attach(train::Model<float>& model, train::AdamW<float>& opt) override;
+  void begin_step() override;
+  Totals finish_gradients(double local_loss, bool stop_requested) override;
+  void optimizer_step(double lr, double grad_scale) override;
+  void gather_state() override;
+  nlohmann::json broadcast(const nlohmann::json& value) override;
+  nlohmann::json step_metrics() override;
+  nlohmann::json summary() const override;
+
+  const CommGroups& groups() const { return groups_; }
+  // Bytes of model state this rank holds for its shards (the ZeRO paper's accounting, per rank).
+  nlohmann::json memory_per_rank() const;
+
+ private:
+  struct State;
+  void on_group(int group, train::Model<float>::Pass pass, bool before);
+  // Reduces the gradients of `groups` (one fused call): all-reduce (stage 0) into the model's
+  // gradients, or reduce-scatter / qgZ into the gradient shards (+=), each times 1/N.
+  void reduce_bucket(const std::vector<int>& groups);
+  void reduce_scatter_qgz(const std::vector<int>& groups);
+  // Every group in buckets of reduce_bucket_size, in backward order (stages 0 and 1).
+  void reduce_all_groups();
+  CommGroups groups_;
+  EngineOptions opt_;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace core::zero
