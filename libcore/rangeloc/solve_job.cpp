@@ -151,8 +151,10 @@ SolveResult run_solve(const SolveOptions& o) {
       a.init = init;
       a.cost = gn.cost;
       a.iterations = gn.iterations;
+      a.factorizations = gn.factorizations;
       a.converged = gn.converged;
       a.solve_s = solve_s;
+      a.iteration_s = gn.seconds_per_iteration;
       log::info("try {} ({}): cost {:.9g} after {} iterations, {} (pivot {:.3g}, stationarity {:.2g})", i + 1, init,
                 a.cost.total(), a.iterations, a.certificate.certified ? "certified" : "not certified: " + a.certificate.reason,
                 a.certificate.min_pivot, a.certificate.stationarity);
@@ -215,12 +217,18 @@ nlohmann::json SolveResult::to_json() const {
       {"stationarity", c.stationarity},
       {"rho", c.rho},
       {"rho_gap", c.rho_gap},
+      {"rho_gap_rounding", c.rho_gap_rounding},
       {"reason", c.reason},
       {"tries", from_candidate ? 0 : static_cast<int>(attempts.size())},
       {"iterations", best.iterations},
+      {"factorizations", best.factorizations},
       {"converged", best.converged},
       {"rmse", best.rmse >= 0 ? nlohmann::json(best.rmse) : nlohmann::json(nullptr)},
-      {"times_s", {{"solve", best.solve_s}, {"multipliers", best.multipliers_s}, {"certificate", best.certificate_s}}},
+      {"times_s",
+       {{"solve", best.solve_s},
+        {"multipliers", best.multipliers_s},
+        {"certificate", best.certificate_s},
+        {"gn_iteration", best.iteration_s}}},
       {"times_total_s", {{"solve", total_solve}, {"multipliers", total_mult}, {"certificate", total_cert}}},
   };
   double best_cost = best.cost.total();

@@ -54,7 +54,9 @@ struct SolveOptions {
     v("max_iterations", max_iterations, "Gauss-Newton iteration limit per try", core::in_range(1, 100000));
     v("pivot_tol", pivot_tol, "certified only when every relative (Jacobi-scaled) pivot of H exceeds this", core::in_range(0.0, 1.0));
     v("stationarity_tol", stationarity_tol, "relative ||H y|| above which a solution is not stationary", core::in_range(0.0, 1.0));
-    v("rho_tol", rho_tol, "relative |rho - cost| above which the certificate is refused", core::in_range(0.0, 1.0));
+    v("rho_tol", rho_tol,
+      "the certificate is refused when |rho - cost| exceeds this fraction of cost plus the magnitude of rho's terms",
+      core::in_range(0.0, 1.0));
     v("sdp_check", sdp_check, "also solve the SDP relaxation with libcore/certify when N <= this (0: never)", core::in_range(0, 200));
     v("tag", tag, "STAR-loc: tag (from_id) whose ranges are used");
     v("group_window", group_window, "STAR-loc: ranges within this many seconds share one state", core::at_least(0.0));
@@ -69,11 +71,13 @@ struct Attempt {
   std::string init;
   CostParts cost;
   int iterations = 0;
+  int factorizations = 0;
   bool converged = false;
   Certificate certificate;
   double rmse = -1;     // < 0: no ground truth
   double rmse_xy = -1;  // 3-D only: the horizontal error
   double solve_s = 0, multipliers_s = 0, certificate_s = 0;
+  double iteration_s = 0;  // one Gauss-Newton iteration (linearise, factor, solve, line search)
 };
 
 struct SolveResult {
