@@ -141,6 +141,7 @@ SolveResult run_solve(const SolveOptions& o) {
     res.attempts.push_back(a);
     best_theta = theta;
   } else {
+    bool certified_found = false;
     for (int i = 0; i < o.tries; ++i) {
       const std::string init = i == 0 ? o.init : "random";
       Timer timer;
@@ -159,17 +160,25 @@ SolveResult run_solve(const SolveOptions& o) {
                 a.cost.total(), a.iterations, a.certificate.certified ? "certified" : "not certified: " + a.certificate.reason,
                 a.certificate.min_pivot, a.certificate.stationarity);
       res.attempts.push_back(a);
-      if (a.cost.total() < best_cost || a.certificate.certified) {
+      const bool first_certified = a.certificate.certified && !certified_found;
+      certified_found = certified_found || a.certificate.certified;
+      if (first_certified || (!certified_found && a.cost.total() < best_cost)) {
         best_cost = a.cost.total();
         best_theta = gn.theta;
       }
-      if (a.certificate.certified) break;
+      if (a.certificate.certified && o.stop_at_certified) break;
     }
   }
-  const Attempt* chosen = &res.attempts.back();
-  if (!chosen->certificate.certified)
+  // The first certified attempt, else the cheapest (the same choice as best_theta above).
+  const Attempt* chosen = nullptr;
+  for (const auto& a : res.attempts)
+    if (a.certificate.certified) {
+      chosen = &a;
+      break;
+    }
+  if (!chosen)
     for (const auto& a : res.attempts)
-      if (a.cost.total() < chosen->cost.total()) chosen = &a;
+      if (!chosen || a.cost.total() < chosen->cost.total()) chosen = &a;
   res.best = *chosen;
   res.estimate = pb.trajectory(best_theta);
   if (res.data.has_groundtruth()) {

@@ -24,6 +24,7 @@ struct SolveOptions {
   std::string prior = "cv";
   std::string init = "random";  // gt | flip | random
   int tries = 10;
+  bool stop_at_certified = true;
   std::string candidate;        // trajectory CSV to certify as given
   double sigma_d = 0.1;         // range noise of the cost
   double sigma_a = 0.2;         // acceleration (cv) / velocity (zv) noise of the prior
@@ -47,6 +48,7 @@ struct SolveOptions {
     v("init", init, "first initialisation: gt (ground truth), flip (ground truth reflected through the anchors' plane) or random",
       core::one_of({"gt", "flip", "random"}));
     v("tries", tries, "at most this many Gauss-Newton runs (init, then random), stopping at the first certified", core::in_range(1, 100000));
+    v("stop_at_certified", stop_at_certified, "stop at the first certified try (false: run all tries, for studies)");
     v("candidate", candidate, "trajectory CSV t,x,y[,z][,vx,vy[,vz]] at the state times, certified as given");
     v("sigma_d", sigma_d, "range noise standard deviation of the cost", core::positive<double>());
     v("sigma_a", sigma_a, "prior noise: acceleration (cv) or velocity step (zv)", core::positive<double>());
