@@ -3,9 +3,9 @@
 prior, Gauss-Newton from gt, flip and RANDOM random trajectories (all run, none stopped early), each
 certified; prints n, the lowest cost found, which inits reached it, which were certified, and the RMSE
 (3-D and horizontal x-y) of the certified (else cheapest) solution. Bias calibration is on (the paper's
-treatment of its real data). sigma_d = 0.05 m, sigma_a = 0.1 (cv: m/s^2, zv: m per step).
+treatment of its real data). sigma_d = 0.05 m; sigma_a from --sigma-a (default 0.01; cv: m/s^2, zv: m per step).
 
-Usage: scripts/bench/range_certify_starloc.py BUILD_DIR [DATASETS_DIR] [--random 3] [--windows 0,0.05]
+Usage: scripts/bench/range_certify_starloc.py BUILD_DIR [DATASETS_DIR] [--random 3] [--windows 0,0.05] [--sigma-a 0.01]
 """
 import argparse
 import json
@@ -24,6 +24,7 @@ def main():
     ap.add_argument("--random", type=int, default=3)
     ap.add_argument("--windows", default="0,0.05")
     ap.add_argument("--priors", default="cv,zv")
+    ap.add_argument("--sigma-a", default="0.01")
     args = ap.parse_args()
     tool = args.build / "bin" / "range-certify"
     root = args.datasets / "uwb" / "starloc"
@@ -38,8 +39,8 @@ def main():
                 for prior in args.priors.split(","):
                     rows = []
                     for init in ("gt", "flip"):
-                        rows.append(solve(tool, root, run, window, prior, init, 1, tmp))
-                    rows.append(solve(tool, root, run, window, prior, "random", args.random, tmp))
+                        rows.append(solve(tool, root, run, window, prior, init, 1, args.sigma_a, tmp))
+                    rows.append(solve(tool, root, run, window, prior, "random", args.random, args.sigma_a, tmp))
                     attempts = [a for r in rows for a in r["attempts"]]
                     lowest = min(a["cost"] for a in attempts)
                     names = [a["init"] if a["init"] != "random" else "r" for a in attempts]
@@ -53,9 +54,9 @@ def main():
           "was certified; '.' otherwise")
 
 
-def solve(tool, root, run, window, prior, init, tries, tmp):
+def solve(tool, root, run, window, prior, init, tries, sigma_a, tmp):
     cmd = [str(tool), "solve", "--input", f"starloc:{root / run}", f"group_window={window}", f"prior={prior}",
-           f"init={init}", f"tries={tries}", "stop_at_certified=false", "sigma_d=0.05", "sigma_a=0.1",
+           f"init={init}", f"tries={tries}", "stop_at_certified=false", "sigma_d=0.05", f"sigma_a={sigma_a}",
            "--out", f"{tmp}/run", "-q"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 3):
