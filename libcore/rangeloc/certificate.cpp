@@ -73,17 +73,20 @@ Multipliers closed_form_multipliers(const Problem& pb, const Eigen::VectorXd& th
   const double w = pb.data_weight();
   double qy_h = 0.0, lambda_z = 0.0;
   for (int n = 0; n < pb.states(); ++n) {
-    const Eigen::VectorXd p = pb.positions(theta, n);
+    const SmallVector p = pb.positions(theta, n);
     double sum_e = 0.0;
     for (int i = pb.first(n); i < pb.first(n + 1); ++i) {
       const auto& m = pb.measurements()[i];
       const auto a = pb.anchors().col(m.anchor);
       const double e = m.range * m.range - (a - p).squaredNorm();
       sum_e += e;
-      qy_h += w * (m.range * m.range - a.squaredNorm()) * e;
+      const double term = w * (m.range * m.range - a.squaredNorm()) * e;
+      qy_h += term;
+      mult.rho_scale += std::abs(term);
     }
     mult.lambda(n) = -2.0 * w * sum_e;
     lambda_z += mult.lambda(n) * p.squaredNorm();
+    mult.rho_scale += 0.5 * std::abs(mult.lambda(n)) * p.squaredNorm();
   }
   mult.rho = qy_h - 0.5 * lambda_z;
   return mult;
@@ -96,6 +99,8 @@ Certificate certify_solution(const Problem& pb, const Eigen::VectorXd& theta, co
   cert.cost = pb.cost(theta).total();
   cert.rho = mult.rho;
   cert.rho_gap = std::abs(mult.rho - cert.cost) / std::max(std::abs(cert.cost), std::numeric_limits<double>::min());
+  cert.rho_gap_rounding =
+      std::abs(mult.rho - cert.cost) / std::max(std::abs(cert.cost) + mult.rho_scale, std::numeric_limits<double>::min());
 
   // Jacobi scaling S = diag(H)^-1/2; a non-positive diagonal entry already shows H is not PSD.
   std::vector<SmallVector> scale(N);
@@ -177,8 +182,9 @@ Certificate certify_solution(const Problem& pb, const Eigen::VectorXd& theta, co
   if (cert.reason.empty()) {
     if (cert.stationarity > opts.stationarity_tol)
       cert.reason = "not a stationary point: relative ||H y|| = " + std::to_string(cert.stationarity);
-    else if (cert.rho_gap > opts.rho_tol)
-      cert.reason = "rho and cost disagree: relative gap " + std::to_string(cert.rho_gap);
+    else if (cert.rho_gap_rounding > opts.rho_tol)
+      cert.reason = "rho and cost disagree: gap " + std::to_string(cert.rho_gap) + " of the cost, " +
+                    std::to_string(cert.rho_gap_rounding) + " of the terms that make up rho";
     else if (cert.min_pivot <= opts.pivot_tol)
       cert.reason = "smallest relative pivot " + std::to_string(cert.min_pivot) + " at state " +
                     std::to_string(cert.min_pivot_state) + " is not above pivot_tol";

@@ -25,6 +25,9 @@ namespace core::rangeloc {
 struct Multipliers {
   double rho = 0.0;        // of the homogenising constraint: the dual value
   Eigen::VectorXd lambda;  // one per state, of z_n = ||p_n||^2
+  // Sum of the magnitudes of the terms that make up rho: its rounding error is ~1e-16 of this, which
+  // far exceeds 1e-16 rho when positions are far from the origin (b_mn and z_n ~ ||p||^2).
+  double rho_scale = 0.0;
 };
 
 Multipliers closed_form_multipliers(const Problem& problem, const Eigen::VectorXd& theta);
@@ -32,7 +35,7 @@ Multipliers closed_form_multipliers(const Problem& problem, const Eigen::VectorX
 struct CertificateOptions {
   double pivot_tol = 1e-9;         // smallest relative (Jacobi-scaled) pivot that counts as positive
   double stationarity_tol = 1e-6;  // ||S H y|| / ||S^-1 y|| of a stationary point
-  double rho_tol = 1e-6;           // |rho - cost| / cost
+  double rho_tol = 1e-6;           // |rho - cost| / (cost + rho_scale): agreement to the rounding of rho
 };
 
 struct Certificate {
@@ -43,6 +46,7 @@ struct Certificate {
   double stationarity = 0.0;    // relative ||H y||
   double rho = 0.0, cost = 0.0;
   double rho_gap = 0.0;         // |rho - cost| / cost
+  double rho_gap_rounding = 0.0;  // |rho - cost| / (cost + rho_scale), what rho_tol bounds
   std::string reason;           // why not certified (empty when certified)
 };
 

@@ -26,19 +26,20 @@ GaussNewtonResult gauss_newton(const Problem& problem, Eigen::VectorXd theta, co
       const double floor = 1e-12 * std::max(max_diag, 1e-300);
       for (int n = 0; n < a.blocks(); ++n)
         for (int i = 0; i < k; ++i) damped.diag(n)(i, i) += mu * std::max(a.diag(n)(i, i), floor);
+      ++r.factorizations;
       if (!chol.compute(damped)) {
         mu *= 10;
         continue;
       }
       const Eigen::VectorXd delta = -chol.solve(b);
       const double predicted = -(2.0 * b.dot(delta) + delta.dot(a.multiply(delta)));
-      const Eigen::VectorXd candidate = theta + delta;
-      const CostParts next = problem.cost(candidate);
       const double total = cost.total();
       if (predicted <= options.relative_decrease_tol * total) {
         stationary = true;
         break;
       }
+      const Eigen::VectorXd candidate = theta + delta;
+      const CostParts next = problem.cost(candidate);
       if (next.total() < total) {
         accepted = true;
         const double decrease = total - next.total();
@@ -46,6 +47,9 @@ GaussNewtonResult gauss_newton(const Problem& problem, Eigen::VectorXd theta, co
         cost = problem.linearize(theta, a, b);
         mu = std::max(mu / 3.0, 1e-12);
         if (decrease <= options.relative_decrease_tol * total) stationary = true;
+      } else if (predicted <= 1e-12 * total) {
+        stationary = true;  // the model's decrease is below what the cost's rounding lets a step show
+        break;
       } else {
         mu *= 4.0;
       }
@@ -59,7 +63,7 @@ GaussNewtonResult gauss_newton(const Problem& problem, Eigen::VectorXd theta, co
   r.cost = cost;
   r.iterations = it;
   r.gradient_norm = 2.0 * b.lpNorm<Eigen::Infinity>();
-  r.seconds_per_iteration = timer.seconds() / std::max(1, it);
+  r.seconds_per_iteration = timer.seconds() / std::max(1, r.factorizations);
   return r;
 }
 

@@ -20,9 +20,10 @@ struct GaussNewtonResult {
   Eigen::VectorXd theta;
   CostParts cost;
   int iterations = 0;
+  int factorizations = 0;  // damped systems factored (accepted and rejected steps)
   bool converged = false;
   double gradient_norm = 0.0;  // ||gradient||_inf at theta
-  double seconds_per_iteration = 0.0;
+  double seconds_per_iteration = 0.0;  // per damped step tried (factor, solve, cost; relinearise when accepted)
 };
 
 GaussNewtonResult gauss_newton(const Problem& problem, Eigen::VectorXd theta, const GaussNewtonOptions& options = {});

@@ -55,7 +55,7 @@ CostParts Problem::cost(const Eigen::VectorXd& theta) const {
   CostParts c;
   const int k = state_size();
   for (int n = 0; n < states(); ++n) {
-    const Eigen::VectorXd p = positions(theta, n);
+    const SmallVector p = positions(theta, n);
     for (int i = first_[n]; i < first_[n + 1]; ++i) {
       const auto& m = measurements_[i];
       const double e = m.range * m.range - (anchors_.col(m.anchor) - p).squaredNorm();
@@ -79,9 +79,9 @@ CostParts Problem::linearize(const Eigen::VectorXd& theta, BlockTridiagonal& a, 
   a.set_zero();
   b.setZero(variables());
   CostParts c;
-  Eigen::VectorXd jac(d_);
+  SmallVector jac(d_);
   for (int n = 0; n < N; ++n) {
-    const Eigen::VectorXd p = positions(theta, n);
+    const SmallVector p = positions(theta, n);
     auto ann = a.diag(n).topLeftCorner(d_, d_);
     auto bn = b.segment(n * k, d_);
     for (int i = first_[n]; i < first_[n + 1]; ++i) {

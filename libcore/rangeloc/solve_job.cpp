@@ -141,6 +141,7 @@ SolveResult run_solve(const SolveOptions& o) {
     res.attempts.push_back(a);
     best_theta = theta;
   } else {
+    bool certified_found = false;
     for (int i = 0; i < o.tries; ++i) {
       const std::string init = i == 0 ? o.init : "random";
       Timer timer;
@@ -151,23 +152,33 @@ SolveResult run_solve(const SolveOptions& o) {
       a.init = init;
       a.cost = gn.cost;
       a.iterations = gn.iterations;
+      a.factorizations = gn.factorizations;
       a.converged = gn.converged;
       a.solve_s = solve_s;
+      a.iteration_s = gn.seconds_per_iteration;
       log::info("try {} ({}): cost {:.9g} after {} iterations, {} (pivot {:.3g}, stationarity {:.2g})", i + 1, init,
                 a.cost.total(), a.iterations, a.certificate.certified ? "certified" : "not certified: " + a.certificate.reason,
                 a.certificate.min_pivot, a.certificate.stationarity);
       res.attempts.push_back(a);
-      if (a.cost.total() < best_cost || a.certificate.certified) {
+      const bool first_certified = a.certificate.certified && !certified_found;
+      certified_found = certified_found || a.certificate.certified;
+      if (first_certified || (!certified_found && a.cost.total() < best_cost)) {
         best_cost = a.cost.total();
         best_theta = gn.theta;
       }
-      if (a.certificate.certified) break;
+      if (a.certificate.certified && o.stop_at_certified) break;
     }
   }
-  const Attempt* chosen = &res.attempts.back();
-  if (!chosen->certificate.certified)
+  // The first certified attempt, else the cheapest (the same choice as best_theta above).
+  const Attempt* chosen = nullptr;
+  for (const auto& a : res.attempts)
+    if (a.certificate.certified) {
+      chosen = &a;
+      break;
+    }
+  if (!chosen)
     for (const auto& a : res.attempts)
-      if (a.cost.total() < chosen->cost.total()) chosen = &a;
+      if (!chosen || a.cost.total() < chosen->cost.total()) chosen = &a;
   res.best = *chosen;
   res.estimate = pb.trajectory(best_theta);
   if (res.data.has_groundtruth()) {
@@ -215,12 +226,18 @@ nlohmann::json SolveResult::to_json() const {
       {"stationarity", c.stationarity},
       {"rho", c.rho},
       {"rho_gap", c.rho_gap},
+      {"rho_gap_rounding", c.rho_gap_rounding},
       {"reason", c.reason},
       {"tries", from_candidate ? 0 : static_cast<int>(attempts.size())},
       {"iterations", best.iterations},
+      {"factorizations", best.factorizations},
       {"converged", best.converged},
       {"rmse", best.rmse >= 0 ? nlohmann::json(best.rmse) : nlohmann::json(nullptr)},
-      {"times_s", {{"solve", best.solve_s}, {"multipliers", best.multipliers_s}, {"certificate", best.certificate_s}}},
+      {"times_s",
+       {{"solve", best.solve_s},
+        {"multipliers", best.multipliers_s},
+        {"certificate", best.certificate_s},
+        {"gn_iteration", best.iteration_s}}},
       {"times_total_s", {{"solve", total_solve}, {"multipliers", total_mult}, {"certificate", total_cert}}},
   };
   double best_cost = best.cost.total();

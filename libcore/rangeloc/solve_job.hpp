@@ -24,6 +24,7 @@ struct SolveOptions {
   std::string prior = "cv";
   std::string init = "random";  // gt | flip | random
   int tries = 10;
+  bool stop_at_certified = true;
   std::string candidate;        // trajectory CSV to certify as given
   double sigma_d = 0.1;         // range noise of the cost
   double sigma_a = 0.2;         // acceleration (cv) / velocity (zv) noise of the prior
@@ -47,6 +48,7 @@ struct SolveOptions {
     v("init", init, "first initialisation: gt (ground truth), flip (ground truth reflected through the anchors' plane) or random",
       core::one_of({"gt", "flip", "random"}));
     v("tries", tries, "at most this many Gauss-Newton runs (init, then random), stopping at the first certified", core::in_range(1, 100000));
+    v("stop_at_certified", stop_at_certified, "stop at the first certified try (false: run all tries, for studies)");
     v("candidate", candidate, "trajectory CSV t,x,y[,z][,vx,vy[,vz]] at the state times, certified as given");
     v("sigma_d", sigma_d, "range noise standard deviation of the cost", core::positive<double>());
     v("sigma_a", sigma_a, "prior noise: acceleration (cv) or velocity step (zv)", core::positive<double>());
@@ -54,7 +56,9 @@ struct SolveOptions {
     v("max_iterations", max_iterations, "Gauss-Newton iteration limit per try", core::in_range(1, 100000));
     v("pivot_tol", pivot_tol, "certified only when every relative (Jacobi-scaled) pivot of H exceeds this", core::in_range(0.0, 1.0));
     v("stationarity_tol", stationarity_tol, "relative ||H y|| above which a solution is not stationary", core::in_range(0.0, 1.0));
-    v("rho_tol", rho_tol, "relative |rho - cost| above which the certificate is refused", core::in_range(0.0, 1.0));
+    v("rho_tol", rho_tol,
+      "the certificate is refused when |rho - cost| exceeds this fraction of cost plus the magnitude of rho's terms",
+      core::in_range(0.0, 1.0));
     v("sdp_check", sdp_check, "also solve the SDP relaxation with libcore/certify when N <= this (0: never)", core::in_range(0, 200));
     v("tag", tag, "STAR-loc: tag (from_id) whose ranges are used");
     v("group_window", group_window, "STAR-loc: ranges within this many seconds share one state", core::at_least(0.0));
@@ -69,11 +73,13 @@ struct Attempt {
   std::string init;
   CostParts cost;
   int iterations = 0;
+  int factorizations = 0;
   bool converged = false;
   Certificate certificate;
   double rmse = -1;     // < 0: no ground truth
   double rmse_xy = -1;  // 3-D only: the horizontal error
   double solve_s = 0, multipliers_s = 0, certificate_s = 0;
+  double iteration_s = 0;  // one Gauss-Newton iteration (linearise, factor, solve, line search)
 };
 
 struct SolveResult {
