@@ -129,3 +129,66 @@ TEST_CASE("compressed matrices: <= keep nonzeros per group, only integer multipl
     }
   }
 }
+
+TEST_CASE("straight-through estimator: the gradient at Q(W) drives the latent weights through the quantizer") {
+  // L(V) = 0.5 ||x V^T - y||^2 for a 4 x 16 layer; QAT evaluates it at V = Q(W) (int4 rows) and applies
+  // dL/dV there to the latent W (what compress does with qat = joint / finetune).
+  std::mt19937 rng(13);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  const int rows = 4, cols = 16, n = 8;
+  std::vector<float> w(rows * cols), x(n * cols), y(n * rows);
+  for (auto& v : w) v = float(0.5 * nd(rng));
+  for (auto& v : x) v = float(nd(rng));
+  for (auto& v : y) v = float(nd(rng));
+  const auto loss = [&](const std::vector<float>& v) {
+    double l = 0;
+    for (int i = 0; i < n; ++i)
+      for (int r = 0; r < rows; ++r) {
+        double z = -y[i * rows + r];
+        for (int j = 0; j < cols; ++j) z += double(x[i * cols + j]) * v[r * cols + j];
+        l += 0.5 * z * z;
+      }
+    return l;
+  };
+  const auto quantized = [&](std::vector<float> v) {
+    fake_quantize(v.data(), rows, cols, 4);
+    return v;
+  };
+  const auto ste_gradient = [&](const std::vector<float>& latent) {
+    const auto q = quantized(latent);
+    std::vector<double> g(rows * cols, 0.0);
+    for (int i = 0; i < n; ++i)
+      for (int r = 0; r < rows; ++r) {
+        double z = -y[i * rows + r];
+        for (int j = 0; j < cols; ++j) z += double(x[i * cols + j]) * q[r * cols + j];
+        for (int j = 0; j < cols; ++j) g[r * cols + j] += z * x[i * cols + j];
+      }
+    return g;
+  };
+  const auto q = quantized(w);
+  const auto g = ste_gradient(w);
+  // It is the gradient with respect to the quantized weights (central differences there) ...
+  for (int k : {0, 5, 17, 40, 63}) {
+    auto vp = q, vm = q;
+    vp[k] += 1e-2f;
+    vm[k] -= 1e-2f;
+    CHECK(g[k] == doctest::Approx((loss(vp) - loss(vm)) / 2e-2).epsilon(1e-3));
+  }
+  // ... while the loss of Q(W) is flat in W almost everywhere: a small move of a weight that is not its
+  // row's largest leaves Q(W), and the loss, unchanged, so the true gradient is 0.
+  int flat = 0;
+  for (int k = 0; k < rows * cols; ++k) {
+    auto wp = w;
+    wp[k] += 1e-5f;
+    flat += loss(quantized(wp)) == loss(q);
+  }
+  CHECK(flat >= rows * cols - rows - 2);
+  // Descending along it through the quantizer lowers the quantized loss.
+  std::vector<float> latent = w;
+  const double before = loss(quantized(latent));
+  for (int step = 0; step < 100; ++step) {
+    const auto gs = ste_gradient(latent);
+    for (int k = 0; k < rows * cols; ++k) latent[k] -= float(0.01 * gs[k]);
+  }
+  CHECK(loss(quantized(latent)) < 0.5 * before);
+}
