@@ -25,9 +25,9 @@ namespace core::nerf {
 
 struct TrackingOptions {
   int pixels = 200;
-  int iterations = 10;
-  double lr_rotation = 0.002;     // rad
-  double lr_translation = 0.002;  // m
+  int iterations = 20;
+  double lr_rotation = 0.003;     // rad
+  double lr_translation = 0.003;  // m
   double colour_weight = 0.5;
   double outlier_factor = 10.0;
   bool variance_normalised = false;  // measured: normalised residuals drift from the true pose on our maps
@@ -87,7 +87,7 @@ struct SlamOptions {
   SamplingOptions sampling;
   TrackingOptions tracking;
   MappingOptions mapping;
-  std::vector<double> bound;   // [xmin, ymin, zmin, xmax, ymax, zmax]; empty: from the first frame
+  std::vector<double> bound{-2.6, -2.6, -0.1, 2.6, 2.6, 2.7};  // the synthetic room; []: from the first frame
   double bound_margin = 1.0;   // metres added around the first frame's points when bound is empty
   std::string decoders;        // safetensors of pretrained decoders; "none": random decoders
   bool use_groundtruth_poses = false;  // mapping only (pretraining, ablations)

@@ -139,7 +139,6 @@ PretrainOptions::PretrainOptions() {
   slam.mapping.decoder_lr = 0.005;
   slam.mapping.iterations = 30;
   slam.mapping.pixels = 1000;
-  slam.bound = {-2.6, -2.6, -0.1, 2.6, 2.6, 2.7};
 }
 
 PretrainResult run_pretrain(const PretrainOptions& o, const fs::path& run_dir) {

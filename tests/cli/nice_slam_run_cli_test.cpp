@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ TEST_CASE("synth then run on the tiny config: trajectory, metrics, ATE") {
   CHECK(fs::exists(fs::path(run) / "trajectory.txt"));
   const std::string metrics = read_text(fs::path(run) / "metrics.jsonl");
   CHECK(std::count(metrics.begin(), metrics.end(), '\n') == 20);
+  // The plot script draws the trajectory against the ground truth (where python3-matplotlib exists).
+  if (std::system("/usr/bin/python3 -c 'import matplotlib, numpy' 2>/dev/null") == 0) {
+    const std::string cmd = (source_dir() / "scripts/plot/nice_slam_run.py").string() + " " + run + " >/dev/null";
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(fs::file_size(fs::path(run) / "artifacts/trajectory.png") > 1000);
+  }
   // eval of the written trajectory agrees with the run's own figure.
   auto e = run_tool("nice-slam-run", {"eval", "--estimate", run + "/trajectory.txt", "--groundtruth",
                                       data + "/groundtruth.txt"});
