@@ -199,7 +199,7 @@ Dataset open_dataset(const fs::path& dir, const DatasetOptions& o) {
 
   Intrinsics cam;
   if (o.fx != 0) {
-    if (o.fy == 0) throw UsageError("config key 'dataset.fy' is required when dataset.fx is given");
+    if (o.fy == 0) throw UsageError("config key 'data.fy' is required when data.fx is given");
     cam.fx = o.fx;
     cam.fy = o.fy;
     cam.cx = o.cx;
@@ -219,8 +219,8 @@ Dataset open_dataset(const fs::path& dir, const DatasetOptions& o) {
     }
     if (cam.fx == 0 || cam.fy == 0) throw DataError((dir / "camera.json").string() + ": zero focal length");
   } else {
-    throw UsageError(dir.string() + " has no camera.json: give the intrinsics as dataset.fx, dataset.fy, "
-                                    "dataset.cx, dataset.cy");
+    throw UsageError(dir.string() + " has no camera.json: give the intrinsics as data.fx, data.fy, "
+                                    "data.cx, data.cy");
   }
   // Frame selection.
   std::vector<FrameRecord> chosen;
@@ -233,7 +233,7 @@ Dataset open_dataset(const fs::path& dir, const DatasetOptions& o) {
   read_depth_png16(d.frames.front().depth, w, h);
   d.downscale = o.downscale;
   if (w % o.downscale || h % o.downscale)
-    throw UsageError("dataset.downscale=" + std::to_string(o.downscale) + " does not divide the image size " +
+    throw UsageError("data.downscale=" + std::to_string(o.downscale) + " does not divide the image size " +
                      std::to_string(w) + "x" + std::to_string(h));
   const double s = 1.0 / o.downscale;
   cam.width = w / o.downscale;

@@ -118,6 +118,7 @@ void NiceModel<T>::init(const ModelOptions& o, const Vec3& lo, const Vec3& hi, s
   decoder[0].init({C, H, H, 1}, rng);
   decoder[1].init({C, H, H, 1}, rng);
   decoder[2].init({2 * C, H, H, 1}, rng);
+  decoder[2].W.back().setZero();  // the fine level starts as no correction of the middle level
   decoder[3].init({C, H, H, 3}, rng);
 }
 

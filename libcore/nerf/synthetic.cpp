@@ -281,49 +281,66 @@ std::vector<ImuSample> synthesize_imu(const SplineTrajectory& traj, const SynthO
   return out;
 }
 
-SynthResult write_synthetic_sequence(const SynthOptions& o, const fs::path& dir) {
-  fs::create_directories(dir / "rgb");
-  fs::create_directories(dir / "depth");
+namespace {
+constexpr double kTimeBase = 1000.0;  // timestamps in seconds, as TUM's (any origin)
+}
+
+SyntheticSequence synthesize_frames(const SynthOptions& o) {
   const SyntheticScene scene(o.seed, o.variant);
   const double speed = o.variant == "fast-textureless" ? 3 * o.speed : o.speed;
-  const double duration = (o.frames - 1) / o.fps;
-  const SplineTrajectory traj(o.seed, duration, speed, scene);
-  const Intrinsics cam = synth_camera(o);
-  const double t_base = 1000.0;  // timestamps in seconds, as TUM's (any origin)
-  SynthResult r;
-  r.dir = dir;
-  r.frames = o.frames;
-  std::string rgb = "# colour images\n# timestamp filename\n", dep = "# depth images\n# timestamp filename\n";
-  Trajectory gt;
-  std::size_t valid = 0;
+  const SplineTrajectory traj(o.seed, (o.frames - 1) / o.fps, speed, scene);
+  SyntheticSequence seq;
+  seq.camera = synth_camera(o);
   Rng seeds(o.seed ^ 0xf4a3e5ULL);
   Vec3 last = traj.at(0).pose.t;
   for (int i = 0; i < o.frames; ++i) {
     const double t = i / o.fps;
     const TrajectorySample s = traj.at(t);
-    r.path_length += (s.pose.t - last).norm();
+    seq.path_length += (s.pose.t - last).norm();
     last = s.pose.t;
-    ColorImage c;
-    DepthImage d;
-    render_synthetic_frame(scene, cam, s.pose, o, seeds(), c, d);
-    valid += std::size_t(std::count_if(d.depth.begin(), d.depth.end(), [](float z) { return z > 0; }));
-    char name[64];
-    std::snprintf(name, sizeof name, "%.6f.png", t_base + t);
-    write_color_png(dir / "rgb" / name, c);
-    write_depth_png(dir / "depth" / name, d, 5000.0);
-    char line[128];
-    std::snprintf(line, sizeof line, "%.6f rgb/%s\n", t_base + t, name);
-    rgb += line;
-    std::snprintf(line, sizeof line, "%.6f depth/%s\n", t_base + t, name);
-    dep += line;
-    gt.push_back({t_base + t, s.pose});
+    RgbdFrame f;
+    f.timestamp = kTimeBase + t;
+    f.groundtruth = s.pose;
+    render_synthetic_frame(scene, seq.camera, s.pose, o, seeds(), f.color, f.depth);
+    seq.frames.push_back(std::move(f));
   }
-  r.valid_depth_fraction = double(valid) / (double(o.frames) * cam.width * cam.height);
+  return seq;
+}
+
+SynthResult write_synthetic_sequence(const SynthOptions& o, const fs::path& dir) {
+  fs::create_directories(dir / "rgb");
+  fs::create_directories(dir / "depth");
+  const SyntheticSequence seq = synthesize_frames(o);
+  SynthResult r;
+  r.dir = dir;
+  r.frames = o.frames;
+  r.path_length = seq.path_length;
+  std::string rgb = "# colour images\n# timestamp filename\n", dep = "# depth images\n# timestamp filename\n";
+  Trajectory gt;
+  std::size_t valid = 0;
+  for (const RgbdFrame& f : seq.frames) {
+    valid += std::size_t(std::count_if(f.depth.depth.begin(), f.depth.depth.end(), [](float z) { return z > 0; }));
+    char name[64];
+    std::snprintf(name, sizeof name, "%.6f.png", f.timestamp);
+    write_color_png(dir / "rgb" / name, f.color);
+    write_depth_png(dir / "depth" / name, f.depth, 5000.0);
+    char line[128];
+    std::snprintf(line, sizeof line, "%.6f rgb/%s\n", f.timestamp, name);
+    rgb += line;
+    std::snprintf(line, sizeof line, "%.6f depth/%s\n", f.timestamp, name);
+    dep += line;
+    gt.push_back({f.timestamp, *f.groundtruth});
+  }
+  r.valid_depth_fraction = double(valid) / (double(o.frames) * seq.camera.width * seq.camera.height);
+  const SyntheticScene scene(o.seed, o.variant);
+  const double speed = o.variant == "fast-textureless" ? 3 * o.speed : o.speed;
+  const double duration = (o.frames - 1) / o.fps;
+  const SplineTrajectory traj(o.seed, duration, speed, scene);
   const auto imu = synthesize_imu(traj, o, 0.0, duration, &r.gyro_bias, &r.accel_bias);
   std::string imu_text = "# timestamp wx wy wz ax ay az (rad/s, m/s^2, IMU = camera frame)\n";
   for (const auto& m : imu) {
     char line[256];
-    std::snprintf(line, sizeof line, "%.6f %.9g %.9g %.9g %.9g %.9g %.9g\n", t_base + m.timestamp, m.gyro.x(),
+    std::snprintf(line, sizeof line, "%.6f %.9g %.9g %.9g %.9g %.9g %.9g\n", kTimeBase + m.timestamp, m.gyro.x(),
                   m.gyro.y(), m.gyro.z(), m.accel.x(), m.accel.y(), m.accel.z());
     imu_text += line;
   }
@@ -332,7 +349,7 @@ SynthResult write_synthetic_sequence(const SynthOptions& o, const fs::path& dir)
   write_file_atomic(dir / "depth.txt", dep);
   write_file_atomic(dir / "imu.txt", imu_text);
   write_tum_trajectory(dir / "groundtruth.txt", gt);
-  write_camera_json(dir / "camera.json", cam, 5000.0);
+  write_camera_json(dir / "camera.json", seq.camera, 5000.0);
   nlohmann::json info = r.to_json();
   info["options"] = {{"frames", o.frames},        {"variant", o.variant},       {"seed", o.seed},
                      {"width", o.width},          {"height", o.height},         {"fps", o.fps},

@@ -147,6 +147,14 @@ void render_synthetic_frame(const SyntheticScene& scene, const Intrinsics& camer
                             const SynthOptions& options, std::uint64_t frame_seed, ColorImage& colour,
                             DepthImage& depth);
 
+// The sequence in memory: frames with their ground-truth poses (timestamps from 1000 s) and camera.
+struct SyntheticSequence {
+  Intrinsics camera;
+  std::vector<RgbdFrame> frames;
+  double path_length = 0;
+};
+SyntheticSequence synthesize_frames(const SynthOptions& options);
+
 // Writes the sequence in the TUM layout into dir: rgb/ and depth/ PNGs, rgb.txt, depth.txt,
 // groundtruth.txt, imu.txt (`timestamp wx wy wz ax ay az`), camera.json, synth.json (the options and
 // the biases drawn).

@@ -3,6 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -28,4 +31,52 @@ TEST_CASE("eval: ATE and RPE of the shared TUM pair; missing and malformed input
   CHECK(bad.exit_code == 65);
   CHECK(bad.err.find("bad.txt:1") != std::string::npos);
   CHECK(run_tool("nice-slam-run", {"eval", "--estimate", est}).exit_code == 2);
+}
+
+TEST_CASE("synth then run on the tiny config: trajectory, metrics, ATE") {
+  TempDir dir("nsr-run");
+  const auto data = (dir / "data").string();
+  auto s = run_tool("nice-slam-run", {"synth", "--out", data, "--frames", "20", "width=80", "height=60"});
+  REQUIRE(s.exit_code == 0);
+  CHECK(json::parse(s.out)["frames"] == 20);
+  const auto run = (dir / "run").string();
+  auto r = run_tool("nice-slam-run", {"run", "--dataset", data, "--config",
+                                      (source_dir() / "configs/nice-slam-run/tiny.yaml").string(), "--out", run});
+  REQUIRE(r.exit_code == 0);
+  const auto j = json::parse(r.out);
+  MESSAGE("tiny run: ATE " << j["ate_rmse"] << " m, " << j["fps"] << " fps");
+  CHECK(j["frames"] == 20);
+  CHECK(j["ate_rmse"].get<double>() < 0.05);
+  CHECK(j["fps"].get<double>() > 0);
+  CHECK(fs::exists(fs::path(run) / "trajectory.txt"));
+  const std::string metrics = read_text(fs::path(run) / "metrics.jsonl");
+  CHECK(std::count(metrics.begin(), metrics.end(), '\n') == 20);
+  // The plot script draws the trajectory against the ground truth (where python3-matplotlib exists).
+  if (std::system("/usr/bin/python3 -c 'import matplotlib, numpy' 2>/dev/null") == 0) {
+    const std::string cmd = (source_dir() / "scripts/plot/nice_slam_run.py").string() + " " + run + " >/dev/null";
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(fs::file_size(fs::path(run) / "artifacts/trajectory.png") > 1000);
+  }
+  // eval of the written trajectory agrees with the run's own figure.
+  auto e = run_tool("nice-slam-run", {"eval", "--estimate", run + "/trajectory.txt", "--groundtruth",
+                                      data + "/groundtruth.txt"});
+  REQUIRE(e.exit_code == 0);
+  CHECK(json::parse(e.out)["ate_rmse"].get<double>() == doctest::Approx(j["ate_rmse"].get<double>()).epsilon(1e-6));
+}
+
+TEST_CASE("run: missing dataset is exit 66; SIGTERM writes the trajectory so far and exits 75") {
+  TempDir dir("nsr-sig");
+  CHECK(run_tool("nice-slam-run", {"run", "--dataset", (dir / "none").string(), "--out", (dir / "r0").string()})
+            .exit_code == 66);
+  const auto run = (dir / "r1").string();
+  auto r = run_tool_signalled("nice-slam-run",
+                              {"run", "--config", (source_dir() / "configs/nice-slam-run/tiny.yaml").string(),
+                               "synth.frames=200", "--out", run},
+                              SIGTERM, std::chrono::seconds(4), std::chrono::seconds(120));
+  CHECK(r.ended_in_time);
+  CHECK(r.exit_code == 75);
+  CHECK(fs::exists(fs::path(run) / "trajectory.txt"));
+  const auto j = json::parse(r.out);
+  CHECK(j["stopped"] == true);
+  CHECK(j["frames"].get<int>() < 200);
 }

@@ -1,0 +1,158 @@
+// NICE-SLAM's tracking and mapping loop (Zhu et al. 2022, Sec. 3.3-3.4) on the CPU.
+//  - Tracking: the camera pose (rotation as a left SO(3) increment, translation) is optimised with Adam
+//    on the depth residual normalised by the rendered standard deviation plus a weighted L1 colour loss
+//    over `pixels` random pixels (eq. 9-10); rays whose depth error exceeds `outlier_factor` times the
+//    median are dropped; the iterate with the lowest loss is kept. The start is the constant-velocity
+//    prediction from the two previous estimates.
+//  - Mapping every `every` frames: grid features of the stage's levels are optimised over the current
+//    frame and a window of keyframes chosen by overlap (pixels of the current frame back-projected with
+//    their depth, counted where they project into a keyframe), in stages: middle, then fine, then colour
+//    (iteration ratios middle_ratio and fine_ratio, as the reference); decoders stay fixed unless
+//    decoder_lr > 0 (pretraining).
+//  - Keyframes: every `keyframe_every` frames and the first.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+#include "nerf/dataset.hpp"
+#include "nerf/render.hpp"
+
+namespace core::nerf {
+
+struct TrackingOptions {
+  int pixels = 200;
+  int iterations = 20;
+  double lr_rotation = 0.003;     // rad
+  double lr_translation = 0.003;  // m
+  double colour_weight = 0.5;
+  double outlier_factor = 10.0;
+  bool variance_normalised = false;  // measured: normalised residuals drift from the true pose on our maps
+  int edge = 2;  // pixels ignored at the image border
+  template <class V>
+  void visit(V& v) {
+    v("pixels", pixels, "pixels sampled per tracking iteration", core::in_range(1, 1000000));
+    v("iterations", iterations, "Adam iterations per frame", core::in_range(0, 100000));
+    v("lr_rotation", lr_rotation, "Adam step size of the rotation (rad)", core::at_least(0.0));
+    v("lr_translation", lr_translation, "Adam step size of the translation (m)", core::at_least(0.0));
+    v("colour_weight", colour_weight, "weight of the L1 colour loss", core::at_least(0.0));
+    v("outlier_factor", outlier_factor, "drop rays whose depth error exceeds this times the median (0: keep all)",
+      core::at_least(0.0));
+    v("variance_normalised", variance_normalised,
+      "depth residuals divided by the rendered standard deviation (NICE-SLAM eq. 9); false: plain L1");
+    v("edge", edge, "border pixels never sampled", core::in_range(0, 1000));
+  }
+};
+
+struct MappingOptions {
+  int every = 5;
+  int pixels = 1000;
+  int iterations = 60;
+  int first_iterations = 300;
+  int window = 5;  // frames per mapping window, current frame included
+  double middle_ratio = 0.4, fine_ratio = 0.6;
+  double lr_coarse = 0.001, lr_middle = 0.1, lr_fine = 0.005, lr_colour = 0.005;
+  double lr_middle_late = 0.005;  // middle features during the fine and colour stages
+  double decoder_lr = 0.0;
+  double colour_weight = 0.2;
+  int coarse_every = 0;  // a coarse-level step every n middle-stage iterations (0: none)
+  int keyframe_every = 5;
+  template <class V>
+  void visit(V& v) {
+    v("every", every, "map every n frames", core::in_range(1, 100000));
+    v("pixels", pixels, "pixels sampled per mapping iteration (over the window)", core::in_range(1, 10000000));
+    v("iterations", iterations, "iterations per mapping call", core::in_range(0, 100000));
+    v("first_iterations", first_iterations, "iterations of the first mapping call", core::in_range(0, 1000000));
+    v("window", window, "frames per mapping window (current frame included)", core::in_range(1, 1000));
+    v("middle_ratio", middle_ratio, "share of iterations in the middle stage", core::in_range(0.0, 1.0));
+    v("fine_ratio", fine_ratio, "share of iterations up to the end of the fine stage", core::in_range(0.0, 1.0));
+    v("lr_coarse", lr_coarse, "coarse feature step size", core::at_least(0.0));
+    v("lr_middle", lr_middle, "middle feature step size in the middle stage", core::at_least(0.0));
+    v("lr_middle_late", lr_middle_late, "middle feature step size in the fine and colour stages", core::at_least(0.0));
+    v("lr_fine", lr_fine, "fine feature step size", core::at_least(0.0));
+    v("lr_colour", lr_colour, "colour feature step size", core::at_least(0.0));
+    v("decoder_lr", decoder_lr, "decoder step size (0: decoders fixed, as with pretrained ones)", core::at_least(0.0));
+    v("colour_weight", colour_weight, "weight of the L1 colour loss", core::at_least(0.0));
+    v("coarse_every", coarse_every, "a coarse-level step every n middle-stage iterations (0: none)",
+      core::at_least(0));
+    v("keyframe_every", keyframe_every, "a keyframe every n frames", core::in_range(1, 100000));
+  }
+};
+
+struct SlamOptions {
+  ModelOptions model;
+  SamplingOptions sampling;
+  TrackingOptions tracking;
+  MappingOptions mapping;
+  std::vector<double> bound{-2.6, -2.6, -0.1, 2.6, 2.6, 2.7};  // the synthetic room; []: from the first frame
+  double bound_margin = 1.0;   // metres added around the first frame's points when bound is empty
+  std::string decoders;        // safetensors of pretrained decoders; "none": random decoders
+  bool use_groundtruth_poses = false;  // mapping only (pretraining, ablations)
+  std::uint64_t seed = 0;
+  template <class V>
+  void visit(V& v) {
+    v.section("model", model);
+    v.section("sampling", sampling);
+    v.section("tracking", tracking);
+    v.section("mapping", mapping);
+    v("bound", bound, "scene bound [xmin, ymin, zmin, xmax, ymax, zmax] in metres ([]: first frame's points + margin)");
+    v("bound_margin", bound_margin, "margin around the first frame's points when bound is []", core::at_least(0.0));
+    v("decoders", decoders, "pretrained decoders (.safetensors; '': the shipped ones; 'none': random)");
+    v("use_groundtruth_poses", use_groundtruth_poses, "skip tracking and map with the ground-truth poses");
+  }
+};
+
+struct FrameStats {
+  std::size_t index = 0;
+  double timestamp = 0;
+  Pose pose;
+  double track_loss = 0, depth_l1 = 0;
+  int track_iterations = 0, map_iterations = 0;
+  double track_s = 0, map_s = 0;
+  bool keyframe = false;
+  double position_error = -1;  // |t - t_gt| when ground truth exists (frame 0 anchored to it)
+};
+
+class NiceSlam {
+ public:
+  NiceSlam(const SlamOptions& options, const Intrinsics& camera, NiceModel<float> model);
+  // Tracks (unless the first frame or ground-truth mode), maps when due, and returns the frame's stats.
+  FrameStats process(const RgbdFrame& frame);
+  const NiceModel<float>& model() const { return model_; }
+  const Trajectory& trajectory() const { return trajectory_; }
+  const Intrinsics& camera() const { return camera_; }
+  // Grid features optimised by mapping with the given frames and poses (pretraining, tests).
+  void map_frames(const std::vector<const RgbdFrame*>& frames, const std::vector<Pose>& poses, int iterations);
+  // Pose optimisation of one frame from `start` (tests call it directly).
+  Pose track(const RgbdFrame& frame, const Pose& start, FrameStats& stats);
+
+ private:
+  struct Keyframe {
+    RgbdFrame frame;
+    Pose pose;
+  };
+  std::vector<std::size_t> select_window(const RgbdFrame& frame, const Pose& pose);
+  SlamOptions opt_;
+  Intrinsics camera_;
+  NiceModel<float> model_;
+  std::vector<Vec3> pixel_rays_;  // unit-depth ray of every pixel
+  std::vector<Keyframe> keyframes_;
+  Trajectory trajectory_;
+  Rng rng_;
+  std::size_t frames_seen_ = 0;
+};
+
+// The bound from options or from the first frame's back-projected depth.
+void slam_bound(const SlamOptions& options, const Intrinsics& camera, const RgbdFrame& first, const Pose& pose,
+                Vec3& lo, Vec3& hi);
+
+// Decoder weights to and from safetensors (names decoder.<level>.<W|b>.<layer>; F32).
+void save_decoders(const std::filesystem::path& path, const NiceModel<float>& model, const nlohmann::json& provenance);
+void load_decoders(const std::filesystem::path& path, NiceModel<float>& model);
+// The decoders the project ships (datasets/nice-slam-run/decoders.safetensors in the source tree).
+std::filesystem::path shipped_decoders_path();
+
+}  // namespace core::nerf
