@@ -23,7 +23,7 @@ void add_outer(Triplets& out, const SparseVector& a, const SparseVector& b, doub
 }  // namespace
 
 DataMatrix::DataMatrix(const Problem& p, const std::string& cholesky)
-    : d_(p.d), n_(p.num_poses()), L_factor_(cholesky) {
+    : d_(p.d), n_(p.num_poses()), L_factor_(resolve_cholesky_backend(cholesky, p.d, p.num_landmarks() > 0)) {
   const int d = d_, n = n_;
   auto t_index = [](int i) { return i; };
   auto r_index = [n, d](int i, int c) { return n + d * i + c; };
