@@ -3,6 +3,8 @@
 #include "slam/data_matrix.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <unordered_map>
 #include <utility>
 
 #include "common/errors.hpp"
@@ -23,7 +25,7 @@ void add_outer(Triplets& out, const SparseVector& a, const SparseVector& b, doub
 }  // namespace
 
 DataMatrix::DataMatrix(const Problem& p, const std::string& cholesky)
-    : d_(p.d), n_(p.num_poses()), L_factor_(cholesky) {
+    : d_(p.d), n_(p.num_poses()), L_factor_(resolve_cholesky_backend(cholesky, p.d, p.num_landmarks() > 0)) {
   const int d = d_, n = n_;
   auto t_index = [](int i) { return i; };
   auto r_index = [n, d](int i, int c) { return n + d * i + c; };
@@ -49,23 +51,37 @@ DataMatrix::DataMatrix(const Problem& p, const std::string& cholesky)
   landmark_start_.assign(p.num_landmarks() + 1, 0);
   for (const LandmarkEdge& e : observations_) ++landmark_start_[e.landmark + 1];
   for (int j = 0; j < p.num_landmarks(); ++j) landmark_start_[j + 1] += landmark_start_[j];
-  std::vector<SparseVector> b;
+  // Pairs of poses seeing one landmark couple their (1 + d) x (1 + d) blocks [t_i, R_i columns]; the
+  // blocks are accumulated per pose pair first, so that the triplet list grows with the number of
+  // co-visible pose pairs, not with sum_j k_j^2 (1 + d)^2.
+  const int w = d + 1;
+  std::unordered_map<std::uint64_t, std::size_t> block_of;  // (pose a, pose b) -> offset in blocks
+  std::vector<double> blocks;
+  std::vector<Eigen::VectorXd> b;
   for (int j = 0; j < p.num_landmarks(); ++j) {
     const int begin = landmark_start_[j], k = landmark_start_[j + 1] - begin;
     double total = 0.0;
-    b.assign(k, {});
+    b.assign(k, Eigen::VectorXd(w));
     for (int q = 0; q < k; ++q) {
       const LandmarkEdge& e = observations_[begin + q];
       total += e.tau;
-      b[q] = {{t_index(e.pose), 1.0}};
-      for (int c = 0; c < d; ++c) b[q].emplace_back(r_index(e.pose, c), e.y(c));
+      b[q] << 1.0, e.y;  // z_q = t_i + R_i y_q
     }
     for (int q = 0; q < k; ++q)
       for (int s = 0; s < k; ++s) {
-        const double wq = observations_[begin + q].tau, ws = observations_[begin + s].tau;
-        const double G = (q == s ? wq : 0.0) - wq * ws / total;
-        add_outer(M, b[q], b[s], G);
+        const LandmarkEdge &eq = observations_[begin + q], &es = observations_[begin + s];
+        const double G = (q == s ? eq.tau : 0.0) - eq.tau * es.tau / total;
+        const std::uint64_t key = static_cast<std::uint64_t>(eq.pose) * static_cast<std::uint64_t>(n) + es.pose;
+        auto [it, fresh] = block_of.emplace(key, blocks.size());
+        if (fresh) blocks.resize(blocks.size() + w * w, 0.0);
+        Eigen::Map<Eigen::MatrixXd>(blocks.data() + it->second, w, w) += G * b[q] * b[s].transpose();
       }
+  }
+  for (const auto& [key, offset] : block_of) {
+    const int a = static_cast<int>(key / n), c = static_cast<int>(key % n);
+    auto global = [&](int pose, int local) { return local == 0 ? t_index(pose) : r_index(pose, local - 1); };
+    for (int col = 0; col < w; ++col)
+      for (int row = 0; row < w; ++row) M.emplace_back(global(a, row), global(c, col), blocks[offset + col * w + row]);
   }
   // Full d x d diagonal rotation blocks (explicit zeros) so that K - diag(0, Lambda) keeps K's pattern.
   for (int i = 0; i < n; ++i)

@@ -4,7 +4,8 @@
 //  - Landmarks are eliminated one at a time: landmark j seen from poses i_k with weights w_k and
 //    points y_k contributes sum_kl G_kl b_k b_l^T, b_k = e(t_ik) + sum_c y_kc e(R_ik column c), with
 //    G = W^1/2 (I - s s^T / s^T s) W^1/2, s = sqrt(w) (the weighted projector; the MATLAB code of
-//    the paper assumes equal weights). Cost O(sum_j k_j^2): linear in the number of landmarks.
+//    the paper assumes equal weights), accumulated in (1 + d)^2 blocks per co-visible pose pair. Cost
+//    O(sum_j k_j^2): linear in the number of landmarks.
 //  - Translations are eliminated implicitly: with t_0 fixed at 0 (the gauge), K = [L B; B^T C] over
 //    [t_1..t_{n-1} | R] and Q = C - B^T L^-1 B, applied through a sparse Cholesky factor of L, never
 //    formed. Q X costs one sparse product and one solve with d..r right-hand sides.

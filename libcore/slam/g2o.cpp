@@ -57,8 +57,8 @@ const std::map<std::string, Tag>& known_tags() {
 
 class LineParser {
  public:
-  LineParser(const fs::path& file, int line, std::vector<std::string> tokens)
-      : file_(file), line_(line), tokens_(std::move(tokens)) {}
+  LineParser(const fs::path& file, int line, std::vector<std::string> tokens, bool normalize)
+      : file_(file), line_(line), tokens_(std::move(tokens)), normalize_(normalize) {}
   [[noreturn]] void fail(const std::string& what) const {
     throw DataError(file_.string() + ":" + std::to_string(line_) + ": " + what);
   }
@@ -100,13 +100,15 @@ class LineParser {
   Eigen::Matrix3d rotation_from_quaternion(int first) const {
     const Eigen::Vector4d q = numbers(first, 4);  // qx qy qz qw
     if (q.norm() < 1e-12) fail(tokens_[0] + ": zero quaternion");
-    return Eigen::Quaterniond(q(3), q(0), q(1), q(2)).normalized().toRotationMatrix();
+    const Eigen::Quaterniond quaternion(q(3), q(0), q(1), q(2));
+    return normalize_ ? quaternion.normalized().toRotationMatrix() : quaternion.toRotationMatrix();
   }
 
  private:
   const fs::path& file_;
   int line_;
   std::vector<std::string> tokens_;
+  bool normalize_;
 };
 
 double tau_from(const Eigen::MatrixXd& translational_information) {
@@ -131,13 +133,13 @@ struct Offset {
 
 }  // namespace
 
-G2oGraph read_g2o(const fs::path& path) {
+G2oGraph read_g2o(const fs::path& path, const G2oOptions& options) {
   std::ifstream in(path);
   if (!in) throw InputMissingError("cannot open g2o file " + path.string());
-  return parse_g2o(in, path.string());
+  return parse_g2o(in, path.string(), options);
 }
 
-G2oGraph parse_g2o(std::istream& in, const std::string& name) {
+G2oGraph parse_g2o(std::istream& in, const std::string& name, const G2oOptions& options) {
   const fs::path path(name);
   G2oGraph g;
   std::unordered_map<long long, Vertex> vertices;
@@ -165,7 +167,7 @@ G2oGraph parse_g2o(std::istream& in, const std::string& name) {
       }
       continue;
     }
-    const LineParser p(path, line_no, tokens);
+    const LineParser p(path, line_no, tokens, options.normalize_quaternions);
     const int values = static_cast<int>(tokens.size()) - 1;
     if (values != known->second.values)
       p.fail(tag + " expects " + std::to_string(known->second.values) + " values, got " + std::to_string(values));
@@ -241,7 +243,8 @@ G2oGraph parse_g2o(std::istream& in, const std::string& name) {
   if (indefinite > 0)
     log::warn("{}: {} pose edges have an indefinite information matrix (their translational and rotational "
               "blocks, the only parts the weights use, are positive definite)", path.string(), indefinite);
-  if (edges.empty()) throw DataError(path.string() + ": no edges (" + std::to_string(line_no) + " lines read)");
+  if (edges.empty() && !options.estimate_only)
+    throw DataError(path.string() + ": no edges (" + std::to_string(line_no) + " lines read)");
 
   // Vertex kinds: declared, or (when the file declares none) implied by the edges.
   g.has_vertices = !vertices.empty();
@@ -301,7 +304,7 @@ G2oGraph parse_g2o(std::istream& in, const std::string& name) {
   Components comp(n + P.num_landmarks());
   for (const PoseEdge& e : P.pose_edges) comp.join(e.i, e.j);
   for (const LandmarkEdge& e : P.landmark_edges) comp.join(e.pose, n + e.landmark);
-  for (long long id : ids) {
+  for (long long id : options.estimate_only ? std::vector<long long>{} : ids) {
     const Vertex& v = vertices.at(id);
     const int node = (v.kind == Kind::pose ? 0 : n) + index.at(id);
     if (comp.find(node) != comp.find(0))
@@ -335,7 +338,7 @@ G2oGraph parse_g2o(std::istream& in, const std::string& name) {
 }
 
 Estimate read_g2o_estimate(const fs::path& path, const Problem& problem) {
-  const G2oGraph c = read_g2o(path);
+  const G2oGraph c = read_g2o(path, G2oOptions{.estimate_only = true});
   if (!c.has_vertices) throw DataError(path.string() + ": the candidate declares no vertices");
   if (c.problem.d != problem.d)
     throw DataError(path.string() + ": the candidate is " + std::to_string(c.problem.d) + "D, the problem " +

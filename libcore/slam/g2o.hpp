@@ -30,12 +30,21 @@ struct G2oGraph {
   std::vector<std::string> skipped_tags;
 };
 
-G2oGraph read_g2o(const std::filesystem::path& path);
+struct G2oOptions {
+  // false: an edge's quaternion as written (SE-Sync's reader: R~ is then not exactly a rotation;
+  // the benchmark files' quaternions are unit to 2e-6, which moves their optima by up to 3e-5).
+  bool normalize_quaternions = true;
+  // Only the vertices matter (a candidate): a file without edges, or a disconnected one, is fine.
+  bool estimate_only = false;
+};
+
+G2oGraph read_g2o(const std::filesystem::path& path, const G2oOptions& options = {});
 // The same from a stream; `name` stands for the file in messages.
-G2oGraph parse_g2o(std::istream& in, const std::string& name);
+G2oGraph parse_g2o(std::istream& in, const std::string& name, const G2oOptions& options = {});
 
 // A second file's vertex estimates mapped onto `problem`'s poses and landmarks by g2o id
-// (for --candidate); DataError naming the file when one of the problem's vertices is absent.
+// (for --candidate: the file may hold vertices only); DataError naming the file when one of the
+// problem's vertices is absent.
 Estimate read_g2o_estimate(const std::filesystem::path& path, const Problem& problem);
 
 // The graph with its vertices at `x` and its edge lines verbatim (atomic write; IoError).

@@ -60,7 +60,7 @@ SolveJobResult run_solve(const SolveOptions& o) {
     r.graph = simulate_world(o.world).graph;
     r.source = "simulated world (seed " + std::to_string(o.world.seed) + ")";
   } else {
-    r.graph = read_g2o(o.input);
+    r.graph = read_g2o(o.input, G2oOptions{.normalize_quaternions = o.quaternions == "normalize"});
     r.source = o.input;
   }
   const Problem& p = r.graph.problem;

@@ -19,6 +19,7 @@ struct SolveOptions {
   std::string input;      // g2o file; empty: the simulated world
   std::string candidate;  // g2o file with vertices: certify it instead of solving
   std::string cholesky = "auto";
+  std::string quaternions = "normalize";
   int rank_min = 0;
   int rank_max = 10;
   std::string init = "chordal";
@@ -35,8 +36,11 @@ struct SolveOptions {
   void visit(V& v) {
     v("input", input, "g2o file (empty: the simulated world of the world section)");
     v("candidate", candidate, "g2o file whose vertices are certified instead of solving");
-    v("cholesky", cholesky, "sparse Cholesky back-end: auto (cholmod when built), cholmod or simplicial",
+    v("cholesky", cholesky, "sparse Cholesky back-end: auto (simplicial for 2D pose graphs, else cholmod when built), cholmod or simplicial",
       core::one_of({"auto", "cholmod", "simplicial"}));
+    v("quaternions", quaternions,
+      "edge quaternions: normalize, or as_is (SE-Sync's reader: a non-unit quaternion scales the rotation)",
+      core::one_of({"normalize", "as_is"}));
     v("rank_min", rank_min, "first staircase rank (0: d + 1)", core::in_range(0, 1000));
     v("rank_max", rank_max, "last staircase rank", core::in_range(2, 1000));
     v("init", init, "initialisation: chordal or random", core::one_of({"chordal", "random"}));

@@ -51,6 +51,11 @@ std::vector<std::string> cholesky_backends() {
 #endif
 }
 
+std::string resolve_cholesky_backend(const std::string& backend, int d, bool has_landmarks) {
+  if (backend != "auto") return backend;
+  return d == 2 && !has_landmarks ? "simplicial" : cholesky_backends().front();
+}
+
 SparseCholesky::SparseCholesky(const std::string& backend)
     : backend_(backend == "auto" ? cholesky_backends().front() : backend) {
   if (backend_ == "simplicial") impl_ = std::make_unique<Simplicial>();

@@ -19,6 +19,11 @@ using SparseMatrixd = Eigen::SparseMatrix<double>;
 // "cholmod" (when the build found CHOLMOD) and "simplicial", the first being what "auto" picks.
 std::vector<std::string> cholesky_backends();
 
+// "auto" for a problem: Eigen's simplicial factorisation for 2D pose graphs, CHOLMOD's supernodal one
+// for 3D problems and problems with landmarks (where the co-visibility blocks make supernodes pay);
+// scripts/bench/slam_certify_posegraphs.sh times both on every benchmark. Other names pass through.
+std::string resolve_cholesky_backend(const std::string& backend, int d, bool has_landmarks);
+
 class SparseCholesky {
  public:
   explicit SparseCholesky(const std::string& backend);  // "auto" or a name; UsageError for an absent one
