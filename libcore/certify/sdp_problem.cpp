@@ -53,6 +53,8 @@ void check_matrix(const SdpProblem& p, const SdpMatrix& M, const std::string& na
 
 void SdpProblem::validate() const {
   if (blocks.empty()) throw DataError("SDP has no blocks");
+  // min <C, X> over X >= 0 alone has no dual to iterate on (an empty Schur complement): 0 or unbounded.
+  if (num_constraints() == 0) throw DataError("SDP has no constraints");
   for (std::size_t k = 0; k < blocks.size(); ++k)
     if (blocks[k].size <= 0)
       throw DataError("SDP block " + std::to_string(k + 1) + " has size " + std::to_string(blocks[k].size));

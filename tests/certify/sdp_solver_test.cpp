@@ -117,6 +117,10 @@ TEST_CASE("degenerate problems end with a status, never spin") {
   opts.max_iterations = 50;
   const SdpResult r3 = solve_sdp(p, opts);
   CHECK(r3.iterations <= 50);
+  // No constraints at all (found by fuzz_sdpa: an empty Schur complement reached Eigen's maxCoeff).
+  p.A.clear();
+  p.b.resize(0);
+  CHECK_THROWS_WITH_AS(solve_sdp(p), "SDP has no constraints", core::DataError);
 }
 
 TEST_CASE("unbounded inputs report dual_infeasible") {
