@@ -193,7 +193,9 @@ void Gpt2Tokenizer::merge_bytes(std::string_view piece, std::vector<std::int32_t
     std::vector<Candidate> heap;
   };
   thread_local Scratch scratch;
-  auto& [prev, next, lefts, heap] = scratch;
+  // Plain references, not a structured binding: clang before 16 cannot capture bindings in the lambdas below.
+  auto &prev = scratch.prev, &next = scratch.next, &lefts = scratch.lefts;
+  auto& heap = scratch.heap;
   prev.resize(piece.size());
   next.resize(piece.size());
   for (std::int32_t k = 0; k < n; ++k) prev[k] = k - 1, next[k] = k + 1 < n ? k + 1 : kNone;
