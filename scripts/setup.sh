@@ -2,6 +2,7 @@
 # Installs every Debian package the toolkit needs (only when something is missing), then
 # configures and builds with a CMake preset. Idempotent: run it as often as you like.
 #   scripts/setup.sh [preset]      (default preset: "default"; see CMakePresets.json)
+#   scripts/setup.sh --packages-only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-default}"
@@ -27,6 +28,8 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+[[ "$preset" == --packages-only ]] && exit 0
 
 jobs="${TOOLKIT_BUILD_JOBS:-$(nproc)}"
 cmake --preset "$preset" >&2

@@ -1,0 +1,55 @@
+// Shared pieces of the libFuzzer targets (scripts/fuzz.sh builds and runs them). The rule every parser keeps:
+// any bytes end in a result or in core::Error (DataError, UsageError, ...: exit 65/2/66/74 in the tools), never
+// another exception (libFuzzer reports it as an uncaught exception), a crash, a sanitizer report or a hang.
+#pragma once
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "common/errors.hpp"
+
+namespace fuzz {
+
+// The input as text.
+inline std::string_view text(const std::uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// A private temporary folder for this process (removed at exit): parsers that take paths read files in it.
+inline const std::filesystem::path& scratch() {
+  static const struct Dir {
+    std::filesystem::path path;
+    Dir() : path(std::filesystem::temp_directory_path() / ("toolkit-fuzz-" + std::to_string(::getpid()))) {
+      std::filesystem::create_directories(path);
+    }
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } dir;
+  return dir.path;
+}
+
+// Writes `bytes` to scratch()/name and returns the path.
+inline std::filesystem::path file(const std::string& name, std::string_view bytes) {
+  const auto path = scratch() / name;
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+// Runs the parser; a core::Error is the expected answer to bad bytes, anything else propagates.
+template <class F>
+int expect_clean(F&& parse) {
+  try {
+    parse();
+  } catch (const core::Error&) {
+  }
+  return 0;
+}
+
+}  // namespace fuzz
