@@ -13,40 +13,23 @@ import argparse
 import json
 import os
 import pathlib
-import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-EX_DATAERR, EX_NOINPUT, EX_IOERR = 65, 66, 74
-
-
-def fail(code, message):
-    print(f"loss.py: {message}", file=sys.stderr)
-    sys.exit(code)
+from run_files import EX_DATAERR, EX_IOERR, fail, metrics_records  # noqa: E402
 
 
 def read_metrics(run: pathlib.Path):
     path = run / "metrics.jsonl"
-    if not path.is_file():
-        fail(EX_NOINPUT, f"{path} not found" + ("" if run.is_dir() else f" ({run} is not a directory)"))
     train, val = {}, {}
-    with path.open() as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                fail(EX_DATAERR, f"{path}:{lineno}: not a JSON object ({e})")
-            if not isinstance(rec, dict):
-                fail(EX_DATAERR, f"{path}:{lineno}: not a JSON object")
-            if "step" in rec and isinstance(rec.get("loss"), (int, float)):
-                train[rec["step"]] = rec["loss"]
-            if "step" in rec and isinstance(rec.get("val_loss"), (int, float)):
-                val[rec["step"]] = rec["val_loss"]
+    for _, _, rec in metrics_records(run):
+        if "step" in rec and isinstance(rec.get("loss"), (int, float)):
+            train[rec["step"]] = rec["loss"]
+        if "step" in rec and isinstance(rec.get("val_loss"), (int, float)):
+            val[rec["step"]] = rec["val_loss"]
     if not train:
         fail(EX_DATAERR, f"{path}: no records with 'step' and 'loss'")
     steps = sorted(train)

@@ -11,42 +11,26 @@ named), 66 a run directory or metrics file missing, 74 the PNG cannot be written
 name and renamed).
 """
 import argparse
-import json
 import os
 import pathlib
-import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-EX_DATAERR, EX_NOINPUT, EX_IOERR = 65, 66, 74
-
-
-def fail(code, message):
-    print(f"ltd_pretrain.py: {message}", file=sys.stderr)
-    sys.exit(code)
+from run_files import EX_DATAERR, EX_IOERR, fail, metrics_records  # noqa: E402
 
 
 def read_run(run: pathlib.Path):
     path = run / "metrics.jsonl"
-    if not path.is_file():
-        fail(EX_NOINPUT, f"{path} not found" + ("" if run.is_dir() else f" ({run} is not a directory)"))
     records = {}
-    with path.open() as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                fail(EX_DATAERR, f"{path}:{lineno}: not a JSON object ({e})")
-            if not isinstance(rec, dict) or "step" not in rec:
-                fail(EX_DATAERR, f"{path}:{lineno}: not a metrics record (no 'step')")
-            if "cumulative_layer_tokens" not in rec or "loss" not in rec:
-                fail(EX_DATAERR, f"{path}:{lineno}: no 'loss' and 'cumulative_layer_tokens' (not an ltd-pretrain run?)")
-            records[rec["step"]] = rec
+    for _, lineno, rec in metrics_records(run):
+        if "step" not in rec:
+            fail(EX_DATAERR, f"{path}:{lineno}: not a metrics record (no 'step')")
+        if "cumulative_layer_tokens" not in rec or "loss" not in rec:
+            fail(EX_DATAERR, f"{path}:{lineno}: no 'loss' and 'cumulative_layer_tokens' (not an ltd-pretrain run?)")
+        records[rec["step"]] = rec
     if not records:
         fail(EX_DATAERR, f"{path}: no records")
     return [records[s] for s in sorted(records)]

@@ -14,19 +14,13 @@ import argparse
 import json
 import os
 import pathlib
-import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-EX_DATAERR, EX_NOINPUT, EX_IOERR = 65, 66, 74
-
-
-def fail(code, message):
-    print(f"nxm_compress.py: {message}", file=sys.stderr)
-    sys.exit(code)
+from run_files import EX_DATAERR, EX_IOERR, EX_NOINPUT, fail  # noqa: E402
 
 
 def load_json(path):
