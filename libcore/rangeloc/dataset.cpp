@@ -28,6 +28,14 @@ void Trajectory::fill_velocities() {
 
 Trajectory read_trajectory(const fs::path& path, int dim) {
   const io::NumericTable t = io::read_numeric_csv(path);
+  if (dim == 0) {
+    // t,x,y | t,x,y,z | t,x,y,vx,vy | t,x,y,z,vx,vy,vz
+    if (t.cols == 3 || t.cols == 5) dim = 2;
+    else if (t.cols == 4 || t.cols == 7) dim = 3;
+    else
+      throw DataError(at_line(path, t.source_lines.front()) + ": " + std::to_string(t.cols) +
+                      " columns; a trajectory has 3 (t,x,y), 4 (t,x,y,z), 5 (t,x,y,vx,vy) or 7 (t,x,y,z,vx,vy,vz)");
+  }
   const std::size_t with_v = 1 + 2 * dim, without_v = 1 + dim;
   if (t.cols != with_v && t.cols != without_v)
     throw DataError(at_line(path, t.source_lines.front()) + ": expected " + std::to_string(without_v) + " (t,x,y" +

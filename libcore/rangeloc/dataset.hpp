@@ -61,8 +61,8 @@ void write_anchors(const Dataset& data, const std::filesystem::path& path);
 // states in range); `where` names the source in the DataError.
 void check_measurements(const Dataset& data, const std::string& where);
 
-// Reads t,x,y[,z][,vx,vy[,vz]] for dimension `dim`: times strictly increasing (DataError FILE:LINE).
-// Missing velocities are filled by finite differences.
+// Reads t,x,y[,z][,vx,vy[,vz]] for dimension `dim` (0: from the column count, 3/5 -> 2-D, 4/7 -> 3-D):
+// times strictly increasing (DataError FILE:LINE). Missing velocities are filled by finite differences.
 Trajectory read_trajectory(const std::filesystem::path& path, int dim);
 // Writes t,x,y[,z] and, when present, vx,vy[,vz].
 void write_trajectory(const Trajectory& trajectory, const std::filesystem::path& path);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/errors.hpp"
+#include "io/csv.hpp"
+
 namespace core::rangeloc {
 
 Eigen::MatrixXd interpolate_positions(const Trajectory& st, Prior prior, const std::vector<double>& query) {
@@ -41,6 +44,39 @@ Eigen::MatrixXd interpolate_positions(const Trajectory& st, Prior prior, const s
       out(k, q) = (lambda * a + psi * b)(0);
     }
   }
+  return out;
+}
+
+std::vector<double> read_query_times(const std::filesystem::path& times_file) {
+  const io::NumericTable t = io::read_numeric_csv(times_file);
+  std::size_t col = 0;
+  if (t.cols > 1) {
+    const auto it = std::find(t.columns.begin(), t.columns.end(), "t");
+    if (it == t.columns.end())
+      throw DataError(times_file.string() + ": " + std::to_string(t.cols) +
+                      " columns and none named 't' (give one column of times, or a header with a 't' column)");
+    col = static_cast<std::size_t>(it - t.columns.begin());
+  }
+  std::vector<double> times;
+  times.reserve(t.rows);
+  for (std::size_t r = 0; r < t.rows; ++r) times.push_back(t.at(r, col));
+  return times;
+}
+
+std::vector<double> query_grid(const Trajectory& st, double dt) {
+  std::vector<double> times;
+  if (!(dt > 0) || st.size() == 0) return times;
+  const double t0 = st.times.front(), t1 = st.times.back();
+  const double steps = std::floor((t1 - t0) / dt * (1.0 + 1e-12));
+  if (steps > 1e8) throw UsageError("a query step of " + std::to_string(dt) + " s gives more than 10^8 query times");
+  for (long long k = 0; k <= static_cast<long long>(steps); ++k) times.push_back(t0 + static_cast<double>(k) * dt);
+  return times;
+}
+
+Trajectory query_trajectory(const Trajectory& states, Prior prior, const std::vector<double>& times) {
+  Trajectory out;
+  out.times = times;
+  out.positions = interpolate_positions(states, prior, times);
   return out;
 }
 

@@ -15,6 +15,21 @@ namespace core::rangeloc {
 void SolveOptions::validate() const {
   if (!time_range.empty() && (time_range.size() != 2 || !(time_range[0] < time_range[1])))
     throw UsageError("config key 'time_range' must be [t0, t1] with t0 < t1");
+  if (!query_times.empty() && query_dt > 0)
+    throw UsageError("config keys 'query_times' and 'query_dt' exclude each other; give one");
+}
+
+void QueryOptions::validate() const {
+  if (trajectory.empty()) throw UsageError("range-certify query needs --trajectory FILE");
+  if (output.empty()) throw UsageError("range-certify query needs --output FILE");
+  if (times.empty() == (dt <= 0)) throw UsageError("range-certify query needs exactly one of --times FILE and --dt SECONDS");
+}
+
+std::size_t run_query(const QueryOptions& o) {
+  const Trajectory states = read_trajectory(o.trajectory, 0);
+  const std::vector<double> times = o.times.empty() ? query_grid(states, o.dt) : read_query_times(o.times);
+  write_trajectory(query_trajectory(states, parse_prior(o.prior), times), o.output);
+  return times.size();
 }
 
 Dataset load_problem_data(const SolveOptions& o, StarlocInfo* info) {
@@ -120,6 +135,7 @@ SolveResult run_solve(const SolveOptions& o) {
   res.data = load_problem_data(o, &res.starloc);
   if (!res.starloc.anchors_note.empty()) log::warn("{}", res.starloc.anchors_note);
   res.prior = parse_prior(o.prior);
+  std::vector<double> query = o.query_times.empty() ? std::vector<double>{} : read_query_times(o.query_times);
   const Problem pb(res.data, res.prior, o.sigma_d, o.sigma_a);
   log::info("{}: {} states, {} ranges, {} anchors, {}-D, prior {}", res.data.source, pb.states(), pb.num_measurements(),
             pb.anchors().cols(), pb.dim(), o.prior);
@@ -181,6 +197,8 @@ SolveResult run_solve(const SolveOptions& o) {
       if (!chosen || a.cost.total() < chosen->cost.total()) chosen = &a;
   res.best = *chosen;
   res.estimate = pb.trajectory(best_theta);
+  if (o.query_dt > 0) query = query_grid(res.estimate, o.query_dt);
+  if (!query.empty()) res.queried = query_trajectory(res.estimate, res.prior, query);
   if (res.data.has_groundtruth()) {
     res.best.rmse = rmse(res.estimate, res.prior, res.data.groundtruth);
     if (res.data.dim == 3) res.best.rmse_xy = rmse(res.estimate, res.prior, res.data.groundtruth, 2);
@@ -244,6 +262,7 @@ nlohmann::json SolveResult::to_json() const {
   for (const auto& a : attempts) best_cost = std::min(best_cost, a.cost.total());
   j["best_cost"] = best_cost;
   if (best.rmse_xy >= 0) j["rmse_xy"] = best.rmse_xy;
+  if (queried.size() > 0) j["queries"] = queried.size();
   nlohmann::json list = nlohmann::json::array();
   for (const auto& a : attempts)
     list.push_back({{"init", a.init}, {"cost", a.cost.total()}, {"certified", a.certificate.certified},

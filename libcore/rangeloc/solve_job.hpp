@@ -39,6 +39,8 @@ struct SolveOptions {
   double group_window = 0.0;
   bool calibrate = true;
   std::vector<double> time_range;
+  std::string query_times;      // CSV of times at which to write the estimate (trajectory_query.csv)
+  double query_dt = 0.0;        // or a grid with this step over the state times (0: none)
   SimOptions sim;               // the problem of a run without input
 
   template <class V>
@@ -64,10 +66,38 @@ struct SolveOptions {
     v("group_window", group_window, "STAR-loc: ranges within this many seconds share one state", core::at_least(0.0));
     v("calibrate", calibrate, "STAR-loc: subtract each anchor's mean range bias (computed with the ground truth)");
     v("time_range", time_range, "STAR-loc: [t0, t1] seconds of the run to use (empty: all)");
+    v("query_times", query_times,
+      "CSV of times (column 't' or a single column) at which the run directory gets trajectory_query.csv (GP interpolation)");
+    v("query_dt", query_dt, "or query the estimate every this many seconds over the state times (0: no queries)",
+      core::at_least(0.0));
     v.section("sim", sim);
   }
   void validate() const;
 };
+
+// `range-certify query`: a trajectory CSV (e.g. a run's trajectory.csv, with velocities) queried at
+// other times by the motion prior's GP interpolation.
+struct QueryOptions {
+  std::string trajectory;  // t,x,y[,z][,vx,vy[,vz]]
+  std::string times;       // CSV of query times
+  double dt = 0.0;         // or a grid over the trajectory's times
+  std::string prior = "cv";
+  std::string output;      // CSV t,x,y[,z]
+
+  template <class V>
+  void visit(V& v) {
+    v("trajectory", trajectory, "trajectory CSV t,x,y[,z][,vx,vy[,vz]] (a run's trajectory.csv)");
+    v("times", times, "CSV of query times (column 't' or a single column)");
+    v("dt", dt, "or query every this many seconds between the first and last state (0: use 'times')", core::at_least(0.0));
+    v("prior", prior, "interpolation: cv (the constant-velocity GP posterior mean) or zv/none (linear)",
+      core::one_of({"cv", "zv", "none"}));
+    v("output", output, "CSV to write: t,x,y[,z]");
+  }
+  void validate() const;
+};
+
+// Writes the queried positions to options.output; returns the number of query times.
+std::size_t run_query(const QueryOptions& options);
 
 struct Attempt {
   std::string init;
@@ -86,6 +116,7 @@ struct SolveResult {
   Dataset data;
   Prior prior = Prior::cv;
   Trajectory estimate;
+  Trajectory queried;                // the estimate at the query times (empty without queries)
   Attempt best;                      // the certified attempt, else the lowest cost
   std::vector<Attempt> attempts;
   bool from_candidate = false;

@@ -81,6 +81,66 @@ TEST_CASE("sim then solve: certified JSON on stdout, run directory with trajecto
   CHECK(json::parse(bad.out)["reason"].get<std::string>().find("stationary") != std::string::npos);
 }
 
+TEST_CASE("continuous-time queries: solve's query_dt and the query command give the same GP interpolation") {
+  TempDir dir("rc-cli-query");
+  REQUIRE(sim(dir, "data", {"--n", "20", "--anchors", "5", "--dim", "2", "--seed", "4"}).exit_code == 0);
+  const auto run = dir / "run";
+  auto r = run_tool("range-certify",
+                    {"solve", "--input", (dir / "data").string(), "--init", "gt", "query_dt=0.25", "--out", run.string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(json::parse(r.out)["queries"] == 77);  // 19 s of states, a quarter-second grid
+  const std::string from_solve = read_text(run / "artifacts/trajectory_query.csv");
+  CHECK(from_solve.rfind("t,x,y\n", 0) == 0);
+
+  const auto est = (run / "artifacts/trajectory.csv").string();
+  auto q = run_tool("range-certify", {"query", "--trajectory", est, "--dt", "0.25", "--output", (dir / "q.csv").string()});
+  REQUIRE(q.exit_code == 0);
+  CHECK(json::parse(q.out)["rows"] == 77);
+  CHECK(read_text(dir / "q.csv") == from_solve);
+
+  // At the state times the interpolation returns the states themselves.
+  write_text(dir / "times.csv", "t\n3\n0\n");
+  REQUIRE(run_tool("range-certify", {"query", "--trajectory", est, "--times", (dir / "times.csv").string(), "--output",
+                                     (dir / "at.csv").string()})
+              .exit_code == 0);
+  std::istringstream traj(read_text(est)), at(read_text(dir / "at.csv"));
+  std::string line, row0, row3;
+  for (int i = 0; i <= 4 && std::getline(traj, line); ++i) {
+    if (i == 1) row0 = line;
+    if (i == 4) row3 = line;
+  }
+  std::getline(at, line);
+  auto fields = [](const std::string& l, int k) {  // the first k comma-separated numbers
+    std::vector<double> v;
+    std::istringstream in(l);
+    std::string f;
+    while (static_cast<int>(v.size()) < k && std::getline(in, f, ',')) v.push_back(std::stod(f));
+    return v;
+  };
+  std::getline(at, line);
+  for (int k = 0; k < 3; ++k) CHECK(fields(line, 3)[k] == doctest::Approx(fields(row3, 3)[k]).epsilon(1e-12));
+  std::getline(at, line);
+  for (int k = 0; k < 3; ++k) CHECK(fields(line, 3)[k] == doctest::Approx(fields(row0, 3)[k]).epsilon(1e-12));
+
+  // Bad input: exactly one of --times/--dt (2), a missing file (66), a bad field with FILE:LINE (65).
+  CHECK(run_tool("range-certify", {"query", "--trajectory", est, "--output", (dir / "x.csv").string()}).exit_code == 2);
+  CHECK(run_tool("range-certify", {"query", "--trajectory", est, "--dt", "1", "--times", (dir / "times.csv").string(),
+                                   "--output", (dir / "x.csv").string()})
+            .exit_code == 2);
+  CHECK(run_tool("range-certify", {"query", "--trajectory", (dir / "none.csv").string(), "--dt", "1", "--output",
+                                   (dir / "x.csv").string()})
+            .exit_code == 66);
+  write_text(dir / "bad.csv", "t\n1\nnan\n");
+  auto bad = run_tool("range-certify", {"query", "--trajectory", est, "--times", (dir / "bad.csv").string(), "--output",
+                                        (dir / "x.csv").string()});
+  CHECK(bad.exit_code == 65);
+  CHECK(bad.err.find("bad.csv:3") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "x.csv"));
+  CHECK(run_tool("range-certify", {"solve", "--input", (dir / "data").string(), "query_dt=1", "query_times=" +
+                                   (dir / "times.csv").string(), "--out", (dir / "r2").string()})
+            .exit_code == 2);
+}
+
 TEST_CASE("coplanar anchors in 3-D: the reflection ambiguity is never certified (exit 3)") {
   TempDir dir("rc-cli-planar");
   REQUIRE(sim(dir, "data", {"--n", "30", "--anchors", "4", "--dim", "3", "--seed", "2", "planar_anchors=true"}).exit_code == 0);

@@ -1,9 +1,11 @@
 // range-certify: certified continuous-time range-only localization ("Safe and Smooth", Dümbgen,
 // Holmes, Barfoot, RA-L 2023).
 //   range-certify solve --input DIR|starloc:FOLDER/RUN [--prior cv|zv|none] [--init gt|flip|random]
-//                       [--tries K] [--candidate FILE] [sigma_d=.. sigma_a=..] --out RUN
+//                       [--tries K] [--candidate FILE] [sigma_d=.. sigma_a=..]
+//                       [query_times=FILE | query_dt=S] --out RUN
 //                       -> JSON, exit 0 certified / 3 not
 //   range-certify sim --n N --anchors K --dim 2|3 --seed S [key=value...] --output DIR
+//   range-certify query --trajectory FILE (--times FILE | --dt S) [--prior cv|zv|none] --output FILE
 #include "common/cli.hpp"
 #include "common/log.hpp"
 #include "rangeloc/solve_job.hpp"
@@ -17,6 +19,7 @@ static int run_solve(RunContext& ctx, const rangeloc::SolveOptions& opts) {
             c.certified ? "certified globally optimal" : "NOT certified (" + c.reason + ")");
   if (ctx.rundir) {
     rangeloc::write_trajectory(r.estimate, ctx.rundir->artifact("trajectory.csv"));
+    if (r.queried.size() > 0) rangeloc::write_trajectory(r.queried, ctx.rundir->artifact("trajectory_query.csv"));
     rangeloc::Dataset anchors_only = r.data;
     anchors_only.measurements.clear();
     anchors_only.groundtruth = {};
@@ -45,6 +48,13 @@ static int run_sim(RunContext& ctx, const rangeloc::SimCommandOptions& opts) {
   return 0;
 }
 
+static int run_query(RunContext& ctx, const rangeloc::QueryOptions& opts) {
+  const std::size_t rows = rangeloc::run_query(opts);
+  log::info("wrote {} queried positions to {}", rows, opts.output);
+  ctx.emit_result({{"output", opts.output}, {"rows", rows}, {"prior", opts.prior}});
+  return 0;
+}
+
 int main(int argc, char** argv) {
   App app("range-certify", "Certified continuous-time range-only localization (Safe and Smooth, RA-L 2023)");
   app.command<rangeloc::SolveOptions>("solve", "Estimate a trajectory from ranges and certify it; exit 0 certified, 3 not",
@@ -59,6 +69,13 @@ int main(int argc, char** argv) {
       .flag("--anchors", "anchors", "number of anchors")
       .flag("--dim", "dim", "2 or 3")
       .flag("--output", "output", "dataset folder to write")
+      .without_rundir();
+  app.command<rangeloc::QueryOptions>("query", "Positions of a trajectory CSV at other times (GP interpolation)", run_query)
+      .flag("--trajectory", "trajectory", "trajectory CSV (a run's trajectory.csv)")
+      .flag("--times", "times", "CSV of query times")
+      .flag("--dt", "dt", "or a grid step in seconds")
+      .flag("--prior", "prior", "cv | zv | none")
+      .flag("--output", "output", "CSV to write (t,x,y[,z])")
       .without_rundir();
   return app.main(argc, argv);
 }
