@@ -15,6 +15,7 @@
 
 #include "common/config.hpp"
 #include "train/trainer.hpp"
+#include "zero/train_job.hpp"
 
 namespace core::ltd {
 
@@ -124,24 +125,27 @@ struct RoutingPlan {
 // Checks data_efficiency against the model and data (UsageError naming the key) and resolves defaults.
 RoutingPlan resolve_routing(const DataEfficiency& de, const train::ModelConfig& model, int seq_len);
 
-// `ltd-pretrain train`: zpp-train's options plus data_efficiency.
-struct LtdTrainOptions : train::TrainOptions {
+// `ltd-pretrain train`: zpp-train's options (ZeRO data parallelism included) plus data_efficiency.
+struct LtdTrainOptions : zero::ZeroTrainOptions {
   DataEfficiency data_efficiency;
   template <class V>
   void visit(V& v) {
-    train::TrainOptions::visit(v);
+    zero::ZeroTrainOptions::visit(v);
     v.section("data_efficiency", data_efficiency);
   }
   void validate() const;
 };
 
-// `ltd-pretrain schedule`: the same options and the number of steps to tabulate (0: train_iters).
+// `ltd-pretrain schedule`: the same options, the number of steps to tabulate (0: train_iters) and the
+// data-parallel ranks of the run (B counts every rank's sequences).
 struct ScheduleOptions : LtdTrainOptions {
   std::int64_t steps = 0;
+  int ranks = 1;
   template <class V>
   void visit(V& v) {
     LtdTrainOptions::visit(v);
     v("steps", steps, "steps to tabulate (0: train_iters)", core::at_least<std::int64_t>(0));
+    v("ranks", ranks, "data-parallel ranks of the run (mpirun -np)", core::in_range(1, 1 << 20));
   }
 };
 

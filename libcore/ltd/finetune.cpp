@@ -235,7 +235,11 @@ train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir& rundir)
   o.LtdTrainOptions::validate();  // random-LTD against the checkpoint's model
   log::info("finetune: {} model of {} layers from {}", o.model.arch, o.model.n_layer, src.path.string());
   if (o.threads > 0) train::set_num_threads(o.threads);
-  if (o.model.architecture() == train::Arch::bert) return finetune_classifier(o, src, rundir);
+  if (o.model.architecture() == train::Arch::bert) {
+    if (o.zero_optimization.stage != 0)
+      throw UsageError("zero_optimization.stage: BERT classification finetuning runs on one rank (stage 0)");
+    return finetune_classifier(o, src, rundir);
+  }
   o.init_from = options.checkpoint;
   return run_ltd_training(o, rundir);
 }

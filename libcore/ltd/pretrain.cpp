@@ -58,9 +58,11 @@ void LtdCounters::summarise(nlohmann::json& summary, const LtdSchedule& sched, s
     summary["gflops_per_s"] = gemm_flops / double(steps) / summary["mean_step_s"].get<double>() / 1e9;
 }
 
-train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, const train::StepHook& hook) {
+train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
+                                     const train::StepHook& hook) {
   o.validate();
-  const auto sched = std::make_shared<const LtdSchedule>(o);
+  const auto sched = std::make_shared<const LtdSchedule>(o, ranks.world_size);
+  const int rank = ranks.rank;
   const RoutingPlan& plan = sched->plan();
   const int B = o.train_micro_batch_size_per_gpu, n = o.data.seq_len;
   auto counters = std::make_shared<LtdCounters>();
@@ -80,7 +82,7 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, c
       *step_start_flops = train::gemm_flops_counted();
       *step_start_cpu = std::clock();
     }
-    model.set_token_subsets(draw_token_subsets(plan, sched->kept(step), step, /*rank=*/0, micro, B));
+    model.set_token_subsets(draw_token_subsets(plan, sched->kept(step), step, rank, micro, B));
   };
   ext.lr = [=](std::int64_t step) { return sched->lr(step, counters->layer_tokens); };
   ext.on_step = [=](std::int64_t step, nlohmann::json& rec) {
@@ -111,11 +113,15 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, c
   ext.on_summary = [=](nlohmann::json& summary) {
     counters->summarise(summary, *sched, summary.value("steps", std::int64_t(0)));
   };
-  return train::run_training(o, rundir, hook, ext);
+  return zero::run_zero_training(o, rundir, ranks, hook, ext);
 }
 
-nlohmann::json schedule_table(const LtdTrainOptions& o, std::int64_t steps) {
-  const LtdSchedule sched(o);
+train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, const train::StepHook& hook) {
+  return run_ltd_training(o, &rundir, comm::RankInfo{}, hook);
+}
+
+nlohmann::json schedule_table(const LtdTrainOptions& o, std::int64_t steps, int ranks) {
+  const LtdSchedule sched(o, ranks);
   nlohmann::json kept = nlohmann::json::array(), lt = nlohmann::json::array(), cum = nlohmann::json::array(),
                  eff = nlohmann::json::array(), lr = nlohmann::json::array();
   std::uint64_t consumed = 0;

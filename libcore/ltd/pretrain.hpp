@@ -40,13 +40,17 @@ struct LtdCounters {
   void summarise(nlohmann::json& summary, const LtdSchedule& schedule, std::int64_t steps) const;
 };
 
-// The trainer extension of a random-LTD run (kept counts, subsets, LayerToken lr, counters,
-// checkpointed state) and the run itself.
-train::TrainOutcome run_ltd_training(const LtdTrainOptions& options, RunDir& rundir,
+// The trainer extension of a random-LTD run on rank `ranks.rank` of `ranks.world_size` (kept counts,
+// this rank's subsets, LayerToken lr over all ranks' sequences, counters, checkpointed state) and the
+// run itself: one rank, or ZeRO data parallelism as zpp-train runs it. `rundir` is null except on rank 0.
+// gemm_flops and train_cpu_s count this rank's work.
+train::TrainOutcome run_ltd_training(const LtdTrainOptions& options, RunDir* rundir, const comm::RankInfo& ranks,
                                      const train::StepHook& hook = {});
+// The same in a single process (one rank, or ZeRO on one rank when zero_optimization asks for it).
+train::TrainOutcome run_ltd_training(const LtdTrainOptions& options, RunDir& rundir, const train::StepHook& hook = {});
 
 // {kept_tokens, layer_tokens, cumulative_layer_tokens, effective_tokens, lr: per-step arrays;
-//  layer_tokens, baseline_layer_tokens, layer_token_saving, effective_tokens: totals}.
-nlohmann::json schedule_table(const LtdTrainOptions& options, std::int64_t steps);
+//  layer_tokens, baseline_layer_tokens, layer_token_saving, effective_tokens: totals} of a run on `ranks` ranks.
+nlohmann::json schedule_table(const LtdTrainOptions& options, std::int64_t steps, int ranks = 1);
 
 }  // namespace core::ltd

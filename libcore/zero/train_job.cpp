@@ -16,12 +16,12 @@ void check_zero_job(const ZeroTrainOptions& o, const comm::RankInfo& ranks) {
 }
 
 train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
-                                      const train::StepHook& hook) {
+                                      const train::StepHook& hook, const train::TrainExtension& extension) {
   check_zero_job(o, ranks);
   const ZeroOptions& z = o.zero_optimization;
   if (ranks.world_size == 1 && z.stage == 0) {
     if (!rundir) throw Error(ExitCode::internal, "a one-rank run needs its run directory");
-    return train::run_training(o, *rundir, hook);
+    return train::run_training(o, *rundir, hook, extension);
   }
   if (o.device != "cpu")
     throw UsageError("device=cuda trains on one rank; zero_optimization.stage > 0 and runs of several ranks use "
@@ -39,7 +39,7 @@ train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir,
             z.zero_quantized_gradients ? " + qgZ" : "", topo.world_size, topo.nodes, topo.ranks_per_node,
             engine.groups().world->backend());
   try {
-    return train::run_training(o, rundir, &engine, hook);
+    return train::run_training(o, rundir, &engine, hook, extension);
   } catch (const std::exception& e) {
     // Across processes a failure on one rank ends the whole job at once, before unwinding frees the
     // communicators (which would wait for the others) and instead of leaving them in a collective

@@ -90,6 +90,15 @@ CommandResult run_tool(const std::string& tool, const std::vector<std::string>& 
   return r;
 }
 
+CommandResult run_tool_mpi(const std::string& mpiexec, int np, const std::string& tool, const std::vector<std::string>& args,
+                           const fs::path& cwd) {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  std::vector<std::string> all = {"-np", std::to_string(np), "--oversubscribe", (bin_dir() / tool).string()};
+  all.insert(all.end(), args.begin(), args.end());
+  return run_tool(mpiexec, all, cwd);
+}
+
 SignalledResult run_tool_signalled(const std::string& tool, const std::vector<std::string>& args, int sig,
                                    std::chrono::milliseconds after, std::chrono::milliseconds grace) {
   TempDir scratch("run-" + tool);

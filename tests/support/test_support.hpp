@@ -38,6 +38,10 @@ struct CommandResult {
 CommandResult run_tool(const std::string& tool, const std::vector<std::string>& args, const fs::path& cwd = {},
                        const fs::path& stdin_file = {});
 
+// Runs bin_dir()/tool on `np` ranks under `mpiexec` (Open MPI's mpirun: --oversubscribe, root allowed).
+CommandResult run_tool_mpi(const std::string& mpiexec, int np, const std::string& tool, const std::vector<std::string>& args,
+                           const fs::path& cwd = {});
+
 // Runs bin_dir()/tool with args, sends it `sig` `after` its start and waits up to `grace` for it to
 // end (then SIGKILL). exit_code is 128 + the signal when a signal ended the process.
 struct SignalledResult : CommandResult {

@@ -25,12 +25,7 @@ namespace {
 const std::vector<std::string> kShort = {"train_iters=6", "eval_iters=1", "eval_interval=6"};
 
 core::test::CommandResult mpirun(int np, const std::vector<std::string>& args, const std::filesystem::path& cwd = {}) {
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  std::vector<std::string> all = {"-np", std::to_string(np), "--oversubscribe",
-                                  (core::test::bin_dir() / "zpp-train").string()};
-  all.insert(all.end(), args.begin(), args.end());
-  return run_tool(TOOLKIT_MPIEXEC, all, cwd);
+  return core::test::run_tool_mpi(TOOLKIT_MPIEXEC, np, "zpp-train", args, cwd);
 }
 
 std::string config(const char* name) { return (core::test::source_dir() / "configs/zpp-train" / name).string(); }
