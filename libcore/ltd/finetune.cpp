@@ -12,6 +12,7 @@
 #include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "common/rng.hpp"
+#include "common/signals.hpp"
 #include "common/timer.hpp"
 #include "ltd/pretrain.hpp"
 #include "ltd/sampler.hpp"
@@ -141,12 +142,56 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
   const Rng rng(o.seed);
 
   LtdCounters counters;
+  const nlohmann::json run_state = {{"tokenizer", tok->spec()}, {"model", train::model_state_json(o.model)},
+                                    {"seq_len", T}, {"seed", o.seed}, {"task", "classify"}};
+  std::int64_t start = 0;
+  const auto existing = train::latest_checkpoint(rundir.checkpoints());
+  if (existing && !o.resume)
+    throw UsageError("--out " + rundir.path().string() + " already holds a run (checkpoint " + existing->string() +
+                     "): pass --resume to continue it, or finetune into another --out");
+  if (existing) {
+    const nlohmann::json saved = train::read_checkpoint_state(*existing);
+    for (const char* key : {"model", "seq_len", "seed", "task"})
+      if (saved.value(key, nlohmann::json()) != run_state[key])
+        throw UsageError(std::string("--resume: ") + key + " differs from checkpoint " + existing->string() +
+                         ": resume with the run's config or finetune into another --out");
+    const nlohmann::json state = train::load_checkpoint(*existing, model.params(), opt);
+    start = state.at("step").get<std::int64_t>();
+    if (start > o.train_iters)
+      throw UsageError("--resume: checkpoint " + existing->string() + " is at step " + std::to_string(start) +
+                       ", past train_iters = " + std::to_string(o.train_iters));
+    counters.from_json(state.value("extension", nlohmann::json::object()));
+    if (counters.layer_tokens != sched.consumed_before(start))
+      throw UsageError("--resume: the checkpoint consumed " + std::to_string(counters.layer_tokens) +
+                       " LayerTokens, the configured random-LTD schedule gives " +
+                       std::to_string(sched.consumed_before(start)) + " at step " + std::to_string(start));
+    log::info("resumed from {} at step {}", existing->string(), start);
+  } else if (o.resume) {
+    log::warn("--resume: no complete checkpoint under {}; starting from scratch", rundir.checkpoints().string());
+  }
+  train::trim_metrics(rundir.path() / "metrics.jsonl", start);
+  std::string ckpt;
+  const auto checkpoint = [&](std::int64_t step) {
+    nlohmann::json state = run_state;
+    state["threads"] = train::num_threads();
+    state["extension"] = counters.to_json();
+    ckpt = train::save_checkpoint(rundir.checkpoints(), step, model.params(), opt, state, o.keep_checkpoints).string();
+  };
+
   std::vector<std::int32_t> tokens(std::size_t(B) * T), labels(B);
   std::vector<std::uint8_t> mask(std::size_t(B) * T);
   double last_loss = std::nan(""), time_sum = 0;
   Scored last_eval{std::nan(""), std::nan("")};
   Progress progress("finetune", static_cast<std::uint64_t>(o.train_iters));
-  for (std::int64_t step = 0; step < o.train_iters; ++step) {
+  train::TrainOutcome out;
+  std::int64_t step = start;
+  for (; step < o.train_iters; ++step) {
+    if (stop_requested()) {
+      checkpoint(step);
+      log::warn("stop requested (signal {}): checkpoint {} written at step {}", stop_signal(), ckpt, step);
+      out.interrupted = true;
+      break;
+    }
     Timer timer;
     const std::clock_t cpu0 = std::clock();
     model.grads().zero();
@@ -195,30 +240,26 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
     }
     rundir.metrics().write(rec);
     progress.update(static_cast<std::uint64_t>(step + 1), "loss " + std::to_string(loss).substr(0, 6));
+    if (o.save_interval > 0 && (step + 1) % o.save_interval == 0 && step + 1 < o.train_iters) checkpoint(step + 1);
   }
   progress.finish();
-  nlohmann::json state = {{"tokenizer", tok->spec()}, {"model", train::model_state_json(o.model)},
-                          {"seq_len", T}, {"seed", o.seed}, {"threads", train::num_threads()}};
-  const std::string ckpt =
-      train::save_checkpoint(rundir.checkpoints(), o.train_iters, model.params(), opt, state, o.keep_checkpoints)
-          .string();
-  train::TrainOutcome out;
-  const double mean_step = time_sum / double(o.train_iters);
-  out.summary = {{"steps", o.train_iters},
+  if (!out.interrupted) checkpoint(o.train_iters);
+  const double mean_step = step > start ? time_sum / double(step - start) : 0.0;
+  out.summary = {{"steps", step},
                  {"final_loss", last_loss},
                  {"val_loss", last_eval.loss},
                  {"accuracy", last_eval.accuracy},
                  {"eval_examples", eval_set.size()},
-                 {"tokens_per_s", double(B) * T * accum / mean_step},
+                 {"tokens_per_s", mean_step > 0 ? double(B) * T * accum / mean_step : 0.0},
                  {"mean_step_s", mean_step},
                  {"parameters", model.layout().parameter_count()},
                  {"threads", train::num_threads()},
                  {"peak_rss_mib", peak_rss_mib()},
                  {"tokenizer", tok->spec()},
-                 {"interrupted", false},
+                 {"interrupted", out.interrupted},
                  {"checkpoint", ckpt},
                  {"device", "cpu"}};
-  counters.summarise(out.summary, sched, o.train_iters);
+  counters.summarise(out.summary, sched, step);
   return out;
 }
 

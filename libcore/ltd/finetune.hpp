@@ -6,6 +6,8 @@
 // data.seq_len under the padding mask, [CLS] = the id after [MASK] (model.vocab_size must hold the
 // tokenizer's ids, [MASK] and [CLS]); the random-LTD layers gather the padding mask with the tokens.
 // Accuracy and loss on glue.eval_file every eval_interval steps and at the end, on every token.
+// Both continue bit for bit with --resume (checkpoints every save_interval steps, at the end and on a
+// stop signal, which ends the run with `interrupted`).
 #pragma once
 #include <nlohmann/json.hpp>
 

@@ -26,6 +26,9 @@ void load_weights(const fs::path& path, FlatBuffers<float>& params);
 // Writes a complete checkpoint folder and returns it; older complete ones beyond `keep` are removed.
 fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
                          AdamW<float>& opt, const nlohmann::json& state, int keep = 2);
+// Keeps the records of metrics.jsonl up to `step` (those a resumed run does not write again): a run
+// killed after its last checkpoint left records past it, and its last line may be cut short.
+void trim_metrics(const fs::path& file, std::int64_t step);
 // The newest folder under root that has DONE, if any.
 std::optional<fs::path> latest_checkpoint(const fs::path& root);
 // Restores params and the optimizer (moments and step count); returns state.json.

@@ -211,25 +211,6 @@ void check_resume_matches(const nlohmann::json& state, const fs::path& ckpt, con
                      "; resume with the run's config or train into another --out");
 }
 
-// Keeps the records of metrics.jsonl up to `step` (those a resumed run does not write again): a run
-// killed after its last checkpoint left records past it, and its last line may be cut short.
-void trim_metrics(const fs::path& file, std::int64_t step) {
-  std::ifstream in(file);
-  if (!in) return;
-  std::string kept, line;
-  bool dropped = false;
-  while (std::getline(in, line)) {
-    const auto rec = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!rec.is_object() || rec.value("step", std::int64_t(0)) > step) {
-      dropped = true;
-      continue;
-    }
-    kept += line + "\n";
-  }
-  in.close();
-  if (dropped) write_file_atomic(file, kept);
-}
-
 }  // namespace
 
 TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook& hook) {

@@ -136,6 +136,32 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
   CHECK(s["accuracy"].get<double>() >= 0.9);
   CHECK(s["layer_token_saving"].get<double>() > 0.0);
 
+  // Resume: 25 steps then --resume to 40 gives the straight run's records and accuracy bit for bit;
+  // a finished run is not overwritten without --resume.
+  const std::string total = kLtd + "layer_token_lr_schedule.total_layer_tokens=" +
+                            std::to_string(s["layer_tokens"].get<std::uint64_t>());
+  const auto straight = run_tool("ltd-pretrain", with(ft, {total, "--out", (tmp / "straight").string()}));
+  REQUIRE(straight.exit_code == 0);
+  REQUIRE(run_tool("ltd-pretrain", with(ft, {total, "train_iters=25", "--out", (tmp / "split").string()})).exit_code == 0);
+  r = run_tool("ltd-pretrain", with(ft, {total, "--resume", "--out", (tmp / "split").string()}));
+  REQUIRE(r.exit_code == 0);
+  const auto records = [](const std::filesystem::path& run) {
+    std::vector<std::string> out;
+    std::istringstream in(core::test::read_text(run / "metrics.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      const auto rec = nlohmann::json::parse(line);  // (the split run also evaluates at its step 25)
+      nlohmann::json kept;
+      for (const char* key : {"step", "loss", "lr", "grad_norm", "kept_tokens", "cumulative_layer_tokens", "gemm_flops"})
+        kept[key] = rec.at(key);
+      out.push_back(kept.dump());
+    }
+    return out;
+  };
+  CHECK(records(tmp / "split") == records(tmp / "straight"));
+  CHECK(last_json_line(r.out)["accuracy"] == last_json_line(straight.out)["accuracy"]);
+  CHECK(last_json_line(r.out)["layer_tokens"] == last_json_line(straight.out)["layer_tokens"]);
+  CHECK(run_tool("ltd-pretrain", with(ft, {total, "--out", (tmp / "split").string()})).exit_code == 2);
+
   // Bad input: a label that is not a class (65, naming file:line), a missing file (66), no [CLS] id (2).
   core::test::write_text(tmp / "bad.tsv", "sentence\tlabel\nfine\t1\nbroken\tx\n");
   r = run_tool("ltd-pretrain", with(ft, {"glue.train_file=" + (tmp / "bad.tsv").string(), "--out", (tmp / "b1").string()}));

@@ -2,7 +2,7 @@
 // LayerToken learning-rate schedule, over zpp-train's training core.
 //   ltd-pretrain train [--config FILE] [key=value ...] [--resume] --out DIR   (default command)
 //   mpirun -np N ltd-pretrain train zero_optimization.stage=3 ...           data parallel, as zpp-train
-//   ltd-pretrain finetune --checkpoint RUN [key=value ...] --out DIR            GPT: causal LM; BERT: GLUE classification
+//   ltd-pretrain finetune --checkpoint RUN [key=value ...] [--resume] --out DIR GPT: causal LM; BERT: GLUE classification
 //   ltd-pretrain schedule [--config FILE] [key=value ...] --steps K           kept counts, LayerTokens, lr
 #include "comm/rank.hpp"
 #include "comm/world.hpp"
@@ -21,8 +21,9 @@ int run_train(core::RunContext& ctx, const core::ltd::LtdTrainOptions& o) {
 }
 
 int run_finetune(core::RunContext& ctx, const core::ltd::FinetuneOptions& o) {
-  ctx.emit_result(core::ltd::run_finetune(o, *ctx.rundir).summary);
-  return 0;
+  const auto outcome = core::ltd::run_finetune(o, *ctx.rundir);
+  ctx.emit_result(outcome.summary);
+  return static_cast<int>(outcome.interrupted ? core::ExitCode::interrupted : core::ExitCode::ok);
 }
 
 int run_schedule(core::RunContext& ctx, const core::ltd::ScheduleOptions& o) {
@@ -48,7 +49,9 @@ int main(int argc, char** argv) {
                                           "Finetune a checkpoint with random-LTD: GPT causal LM, or BERT classification "
                                           "(GLUE TSV, e.g. SST-2)",
                                           run_finetune)
-      .flag("--checkpoint", "checkpoint", "run directory or checkpoints/step_N folder of the pretrained model");
+      .flag("--checkpoint", "checkpoint", "run directory or checkpoints/step_N folder of the pretrained model")
+      .switch_flag("--resume", "resume", "continue from the newest checkpoint in --out")
+      .stops_at_signal();
   app.command<core::ltd::ScheduleOptions>("schedule", "Per-step kept tokens, LayerTokens and lr of a run, without training",
                                           run_schedule)
       .flag("--steps", "steps", "steps to tabulate (default: train_iters)")
