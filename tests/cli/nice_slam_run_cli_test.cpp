@@ -72,7 +72,8 @@ TEST_CASE("run: missing dataset is exit 66; SIGTERM writes the trajectory so far
   auto r = run_tool_signalled("nice-slam-run",
                               {"run", "--config", (source_dir() / "configs/nice-slam-run/tiny.yaml").string(),
                                "synth.frames=200", "--out", run},
-                              SIGTERM, std::chrono::seconds(4), std::chrono::seconds(120));
+                              SIGTERM, std::chrono::seconds(3), std::chrono::seconds(120),
+                              file_has_lines(fs::path(run) / "command.txt"));  // started: signals are handled
   CHECK(r.ended_in_time);
   CHECK(r.exit_code == 75);
   CHECK(fs::exists(fs::path(run) / "trajectory.txt"));

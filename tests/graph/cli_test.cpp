@@ -159,7 +159,8 @@ TEST_CASE("SIGTERM stops a count inside one huge root (exit 75, no result)") {
   const auto r = core::test::run_tool_signalled(
       "graphzero-mine", {"count", "--graph", (dir / "star.el").string(), "--pattern", "10-star", "--threads", "1",
                          "--graph-cache", "off", "--out", (dir / "run").string(), "-q"},
-      SIGTERM, std::chrono::milliseconds(500));
+      SIGTERM, std::chrono::milliseconds(300), std::chrono::seconds(5),
+      core::test::file_has_lines(dir / "run" / "command.txt"));  // the run (and its signal handling) has started
   CHECK(r.ended_in_time);
   CHECK(r.exit_code == 75);
   CHECK_FALSE(std::filesystem::exists(dir / "run" / "result.json"));

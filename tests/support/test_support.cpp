@@ -99,20 +99,38 @@ CommandResult run_tool_mpi(const std::string& mpiexec, int np, const std::string
   return run_tool(mpiexec, all, cwd);
 }
 
+std::function<bool()> file_has_lines(const fs::path& file, std::size_t lines) {
+  return [file, lines] {
+    std::ifstream in(file);
+    std::size_t n = 0;
+    for (std::string line; n <= lines && std::getline(in, line);) ++n;
+    return n > lines;
+  };
+}
+
 SignalledResult run_tool_signalled(const std::string& tool, const std::vector<std::string>& args, int sig,
-                                   std::chrono::milliseconds after, std::chrono::milliseconds grace) {
+                                   std::chrono::milliseconds after, std::chrono::milliseconds grace,
+                                   const std::function<bool()>& ready) {
   TempDir scratch("run-" + tool);
   const pid_t pid = spawn_tool(tool, args, {}, scratch / "stdout", scratch / "stderr");
-  std::this_thread::sleep_for(after);
-  ::kill(pid, sig);
   SignalledResult r;
   int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  while (!(r.ended_in_time = ::waitpid(pid, &status, WNOHANG) == pid) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (!r.ended_in_time) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
+  bool ended = false;  // before the signal (a start that failed): reported as not ended in time
+  if (ready) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    while (!ready() && std::chrono::steady_clock::now() < limit && !(ended = ::waitpid(pid, &status, WNOHANG) == pid))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!ended) {
+    std::this_thread::sleep_for(after);
+    ::kill(pid, sig);
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (!(r.ended_in_time = ::waitpid(pid, &status, WNOHANG) == pid) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!r.ended_in_time) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+    }
   }
   r.exit_code = exit_code_of(status);
   r.out = read_text(scratch / "stdout");

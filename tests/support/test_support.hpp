@@ -2,6 +2,7 @@
 // a tool end to end with its stdout, stderr and exit code captured.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -43,13 +44,18 @@ CommandResult run_tool_mpi(const std::string& mpiexec, int np, const std::string
                            const fs::path& cwd = {});
 
 // Runs bin_dir()/tool with args, sends it `sig` `after` its start and waits up to `grace` for it to
-// end (then SIGKILL). exit_code is 128 + the signal when a signal ended the process.
+// end (then SIGKILL). exit_code is 128 + the signal when a signal ended the process. With `ready`,
+// `after` counts from the moment ready() first holds (polled; at most 5 minutes), so that a slow start
+// on a loaded machine does not receive the signal before it could handle it.
 struct SignalledResult : CommandResult {
   bool ended_in_time = false;  // false: it outlived `grace` and was killed
 };
 SignalledResult run_tool_signalled(const std::string& tool, const std::vector<std::string>& args, int sig,
                                    std::chrono::milliseconds after,
-                                   std::chrono::milliseconds grace = std::chrono::seconds(5));
+                                   std::chrono::milliseconds grace = std::chrono::seconds(5),
+                                   const std::function<bool()>& ready = {});
+// A `ready` condition: `file` exists and holds more than `lines` lines.
+std::function<bool()> file_has_lines(const fs::path& file, std::size_t lines = 0);
 
 // Writes text to a file (creating parent folders).
 void write_text(const fs::path& path, const std::string& text);

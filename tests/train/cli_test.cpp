@@ -17,6 +17,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -130,7 +131,8 @@ TEST_CASE("train on text, sample, prepare shards and train on them") {
   const auto training = core::test::run_tool_signalled(
       "zpp-train", with(with({"train", "data.input=" + (tmp / "t.txt").string(), "--out", (tmp / "stop").string()}, kTiny),
                         {"train_iters=1000000"}),
-      SIGTERM, std::chrono::milliseconds(1000));
+      SIGTERM, std::chrono::milliseconds(200), std::chrono::seconds(5),
+      core::test::file_has_lines(tmp / "stop" / "metrics.jsonl"));  // training has started
   CHECK(training.ended_in_time);
   CHECK(training.exit_code == 75);
   CHECK(last_json_line(training.out)["interrupted"] == true);
@@ -313,9 +315,15 @@ TEST_CASE("scripts/slurm/zpp_train.sbatch passes USR1 on, requeues at exit 75, a
   // Two allocations that each end in the time-limit warning; the second continues the first.
   for (int round = 1; round <= 2; ++round) {
     CAPTURE(round);
+    std::size_t steps_before = 0;  // the signal comes once this allocation has trained a step
+    {
+      std::ifstream m(tmp / "run/metrics.jsonl");
+      for (std::string line; std::getline(m, line);) ++steps_before;
+    }
     const auto r = core::test::run_tool_signalled(
         "/bin/bash", {(core::test::source_dir() / "scripts/slurm/zpp_train.sbatch").string(), "train_iters=1000000"},
-        SIGUSR1, std::chrono::milliseconds(1500), std::chrono::seconds(30));
+        SIGUSR1, std::chrono::milliseconds(300), std::chrono::seconds(30),
+        core::test::file_has_lines(tmp / "run/metrics.jsonl", steps_before));
     CHECK(r.ended_in_time);
     CHECK(r.exit_code == 75);
   }
