@@ -2,7 +2,7 @@
 // explorer and generalised orientation; an interpreter and a compiled (JIT) back-end; the outer
 // loop split over MPI ranks when launched under mpirun/srun.
 //   graphzero-mine count  --graph FILE|rmat:S|gnp:N:P --pattern NAME|EDGES [--induced edge|vertex]
-//                         [--threads T] [--backend interp|jit]          -> JSON {count, time_s, ...}
+//                         [--threads T] [--backend interp|jit] [--formula auto|on|off] -> JSON {count, time_s, ...}
 //   graphzero-mine motifs --graph FILE --size K [--induced ...]         -> JSON {patterns: [...]}
 //   graphzero-mine plan   --graph FILE --pattern P                       -> JSON {plan, text}
 //   graphzero-mine list   --graph FILE --pattern P --limit N  -> one JSON array per match, then JSON
@@ -62,14 +62,17 @@ int main(int argc, char** argv) {
       .flag("--threads", "threads", "worker threads (0: all)")
       .flag("--backend", "backend", "interp or jit")
       .flag("--jit-cache", "jit_cache", "folder of compiled kernels")
+      .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
       .stops_at_signal();
   graph_flags(app.command<jobs::MotifOptions>("motifs", "Count every connected pattern of --size vertices", run_motifs))
       .flag("--size", "size", "pattern size (1..7)")
+      .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
       .flag("--threads", "threads", "worker threads (0: all)")
       .stops_at_signal();
   pattern_flags(app.command<jobs::PlanOptions>("plan", "Print the chosen matching order, restrictions and predicted cost",
                                                run_plan))
       .switch_flag("--emit-cpp", "emit_cpp", "include the generated C++ in the result")
+      .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
       .without_rundir();
   pattern_flags(app.command<jobs::ListOptions>("list", "Stream matches (one JSON array of vertex ids per line), then the result",
                                                run_list))
