@@ -182,6 +182,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"counts_per_second", match_s > 0 ? static_cast<double>(count) / match_s : 0.0},
                       {"pattern", o.pattern},
                       {"pattern_edges", pattern.to_string()},
+                      {"pattern_vertices", pattern.size()},
                       {"canonical", canonical_form(pattern).to_string()},
                       {"induced", o.induced},
                       {"backend", o.backend},

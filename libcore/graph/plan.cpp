@@ -469,6 +469,7 @@ std::string Plan::hash() const {
 nlohmann::json Plan::to_json() const {
   nlohmann::json j;
   j["pattern"] = pattern.to_string();
+  j["pattern_vertices"] = pattern.size();
   j["induced"] = to_string(induced);
   j["order"] = order;
   nlohmann::json r = nlohmann::json::array();

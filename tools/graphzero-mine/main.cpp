@@ -53,7 +53,10 @@ int main(int argc, char** argv) {
   };
   const auto pattern_flags = [&](Command& c) -> Command& {
     return graph_flags(c)
-        .flag("--pattern", "pattern", "pattern name, edge list 0-1,1-2,2-0, or pattern file")
+        .flag("--pattern", "pattern",
+              "pattern name (triangle, wedge, diamond, paw, rectangle/square, pentagon, house, bowtie, dumbbell, "
+              "K-clique, K-cycle, K-path, K-star; K counts vertices: 4-star is a hub with 3 leaves, GraphMiner's "
+              "3star), edge list 0-1,1-2,2-0 (ids 0..N-1, no gaps), or pattern file")
         .flag("--pattern-labels", "pattern_labels", "labels of the pattern's vertices, e.g. 0,1,0")
         .flag("--vertex-labels", "vertex_labels", "vertex label file of the graph");
   };
