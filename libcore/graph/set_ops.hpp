@@ -2,6 +2,8 @@
 // ascending, duplicate-free uint32 arrays. Skewed sizes use galloping (exponential + binary
 // search from the small side); similar sizes use a branch-free merge, or an 8x8 all-pairs AVX2
 // block compare (Schlegel et al. / Lemire et al. style) selected at run time when the CPU has it.
+// Also the counting kernels of the plans' formulas: pairs, wedge tables and GraphPi's
+// inclusion-exclusion over independent tail vertices (iep_count).
 // Outputs need 8 slack slots past the largest possible result and must not alias an input.
 // This header is self-contained (standard library and <immintrin.h> only): the compiled
 // back-end embeds its text into the generated code.
