@@ -67,6 +67,8 @@ Command& Command::positional(const std::string& key, const std::string& help) {
 
 Command& Command::without_rundir() {
   rundir_ = false;
+  // Not listed by --help (an explicit --out is still refused with a message below).
+  if (CLI::Option* out = cli_->get_option_no_throw("--out")) out->group("");
   return *this;
 }
 

@@ -35,13 +35,18 @@ class Emitter {
     os_ << kSetOpsSource << "\n";
     os_ << "using gzk::u32;\n";
     os_ << "extern \"C\" std::uint64_t gz_count_range(const std::uint64_t* off, const u32* adj, const u32* lower,\n"
-           "    const std::int32_t* labels, u32 begin, u32 end, u32* scratch, std::uint64_t cap, u32 n) {\n";
-    os_ << "  (void)labels; (void)scratch; (void)cap; (void)adj; (void)lower; (void)n;\n";
+           "    const std::int32_t* labels, u32 begin, u32 end, u32* scratch, std::uint64_t cap, u32 n, int* overflow) {\n";
+    os_ << "  (void)labels; (void)scratch; (void)cap; (void)adj; (void)lower; (void)n; (void)overflow;\n";
     os_ << "  std::uint64_t count = 0;\n";
     // Plan::root_common: the two tables follow the k*k*2 scratch buffers (JitKernel::count).
     if (plan_.root_common) {
       os_ << "  u32* common = scratch + " << k_ * k_ * 2 << " * cap;\n";
       os_ << "  u32* bcommon = common + n;\n";
+    }
+    // Plan::iep: the filtered tail sets, then 2^iep intersection buffers (JitKernel::count).
+    if (plan_.iep) {
+      os_ << "  u32* iep_sets = scratch + " << k_ * k_ * 2 << " * cap;\n";
+      os_ << "  u32* iep_scratch = iep_sets + " << plan_.iep << " * cap;\n";
     }
     os_ << "  for (u32 v0 = begin; v0 < end; ++v0) {\n";
     label_check(0, "v0", 2);
@@ -128,6 +133,12 @@ class Emitter {
       cur_ = saved;
       return;
     }
+    if (plan_.iep && next == k_ - plan_.iep) {
+      for (std::size_t i = 0; i < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
+      count_iep(d, in);
+      cur_ = saved;
+      return;
+    }
     const bool pairs = plan_.pairs != PairMode::none && next == k_ - 2;
     if (!(pairs && plan_.root_common))  // the only op here builds A, counted instead
       for (std::size_t i = 0; i < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
@@ -194,6 +205,29 @@ class Emitter {
     };
     os_ << ind(in + 2) << member(a, "gzk::contains(pN0, nN0, x) && gzk::contains(pNd, nNd, x)") << ",\n";
     os_ << ind(in + 2) << member(b, "gzk::contains(pB, nB, x)") << ");\n";
+    os_ << ind(in) << "}\n";
+  }
+
+  // The inclusion-exclusion tail (mirrors Interpreter::count_iep).
+  void count_iep(int d, int in) {
+    const int t = plan_.iep, first = k_ - t;
+    os_ << ind(in) << "{\n";
+    os_ << ind(in + 1) << "const u32* sp[" << t << "]; std::size_t sn[" << t << "];\n";
+    for (int i = 0; i < t; ++i) {
+      const std::string name = "T" + std::to_string(i);
+      os_ << ind(in + 1) << "const u32* p" << name << " = p" << cur_[first + i] << "; std::size_t n" << name << " = n"
+          << cur_[first + i] << ";\n";
+      truncate(name, bound(first + i, d), in + 1);
+      std::string ex;
+      int nex = 0;
+      for (int j : iep_excluded(plan_, first + i)) ex += (nex++ ? ", " : "") + v(j);
+      os_ << ind(in + 1) << "const u32 ex" << i << "[] = {" << (nex ? ex : "0") << "};\n";
+      os_ << ind(in + 1) << "sp[" << i << "] = p" << name << ";\n";
+      os_ << ind(in + 1) << "sn[" << i << "] = gzk::iep_filter(sp[" << i << "], n" << name << ", ex" << i << ", " << nex
+          << ", labels, " << plan_.levels[first + i].label << ", iep_sets + " << i << " * cap);\n";
+    }
+    os_ << ind(in + 1) << "if (!gzk::add_iep_matches(count, gzk::iep_count(" << t << ", sp, sn, iep_scratch, cap), "
+        << plan_.iep_redundancy << "u)) *overflow = 1;\n";
     os_ << ind(in) << "}\n";
   }
 
@@ -351,12 +385,19 @@ std::uint64_t JitKernel::count(const Graph& g, const ExecOptions& opt) const {
   std::vector<std::vector<std::uint32_t>> scratch(opt.threads);
   std::vector<std::uint64_t> counts(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    if (scratch[t].empty()) scratch[t].resize(k * k * 2 * cap + (plan_.root_common ? 2 * std::size_t{g.n()} : 0));
-    counts[t] += fn_(g.offsets.data(), g.adj.data(), lower.data(), g.labels.empty() ? nullptr : g.labels.data(), begin, end,
-                     scratch[t].data(), cap, g.n());
+    if (scratch[t].empty())
+      scratch[t].resize(k * k * 2 * cap + (plan_.root_common ? 2 * std::size_t{g.n()} : 0) +
+                        (plan_.iep ? (plan_.iep + (std::size_t{1} << plan_.iep)) * cap : 0));
+    int overflow = 0;
+    const std::uint64_t c = fn_(g.offsets.data(), g.adj.data(), lower.data(), g.labels.empty() ? nullptr : g.labels.data(),
+                                begin, end, scratch[t].data(), cap, g.n(), &overflow);
+    if (overflow || __builtin_add_overflow(counts[t], c, &counts[t]))
+      throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   });
   std::uint64_t total = 0;
-  for (auto c : counts) total += c;
+  for (auto c : counts)
+    if (__builtin_add_overflow(total, c, &total))
+      throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   return total;
 }
 

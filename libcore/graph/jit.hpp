@@ -40,7 +40,7 @@ class JitKernel {
 
  private:
   using Fn = std::uint64_t (*)(const std::uint64_t*, const std::uint32_t*, const std::uint32_t*, const std::int32_t*,
-                               std::uint32_t, std::uint32_t, std::uint32_t*, std::uint64_t, std::uint32_t);
+                               std::uint32_t, std::uint32_t, std::uint32_t*, std::uint64_t, std::uint32_t, int*);
   const Plan& plan_;
   void* handle_ = nullptr;
   Fn fn_ = nullptr;

@@ -109,9 +109,11 @@ Ranks discover() {
   return r;
 }
 
-Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g, std::uint64_t seed) {
+Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g, std::uint64_t seed,
+              Formula formula) {
   const GraphStats stats = graph_stats(g, seed);
-  return order.empty() ? choose_plan(p, mode, stats) : make_plan(p, mode, order, stats);
+  return order.empty() ? choose_plan(p, mode, stats, formula)
+                       : make_plan(p, mode, order, stats, RootCommon::by_cost, formula);
 }
 
 nlohmann::json plan_summary(const Plan& plan) {
@@ -120,6 +122,8 @@ nlohmann::json plan_summary(const Plan& plan) {
           {"automorphisms", plan.automorphisms},
           {"predicted_cost", plan.predicted_cost},
           {"orders_considered", plan.orders_considered},
+          {"formula", plan.to_json()["formula"]},
+          {"iep", plan.to_json()["iep"]},
           {"hash", plan.hash()}};
 }
 
@@ -138,7 +142,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   const int threads = resolve_threads(o.threads);
   Input in = load_input(o);
   Timer t;
-  const Plan plan = plan_for(pattern, mode, o.order, in.graph, o.seed);
+  const Plan plan = plan_for(pattern, mode, o.order, in.graph, o.seed, parse_formula(o.formula));
   const double plan_s = t.seconds();
   log::info("plan ({:.2f} ms):\n{}", plan_s * 1e3, plan.to_text());
   save_plan(rundir, plan, "plan");
@@ -178,6 +182,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"counts_per_second", match_s > 0 ? static_cast<double>(count) / match_s : 0.0},
                       {"pattern", o.pattern},
                       {"pattern_edges", pattern.to_string()},
+                      {"pattern_vertices", pattern.size()},
                       {"canonical", canonical_form(pattern).to_string()},
                       {"induced", o.induced},
                       {"backend", o.backend},
@@ -204,7 +209,7 @@ std::optional<nlohmann::json> motifs(const MotifOptions& o) {
   std::vector<double> plan_times;
   for (const Pattern& p : patterns) {
     Timer one;
-    plans.push_back(choose_plan(p, mode, stats));
+    plans.push_back(choose_plan(p, mode, stats, parse_formula(o.formula)));
     plan_times.push_back(one.seconds());
   }
   const double plan_s = t.seconds();
@@ -229,7 +234,7 @@ nlohmann::json plan(const PlanOptions& o) {
   const Pattern pattern = make_pattern(o.pattern, o.pattern_labels);
   Input in = load_input(o);
   Timer t;
-  const Plan plan = plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed);
+  const Plan plan = plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed, parse_formula(o.formula));
   const double plan_s = t.seconds();
   nlohmann::json r = {{"plan", plan.to_json()}, {"text", plan.to_text()}, {"plan_time_s", plan_s}, {"graph", in.info}};
   if (o.emit_cpp) r["cpp"] = emit_cpp(plan);
@@ -240,7 +245,8 @@ nlohmann::json list(const ListOptions& o, RunDir* rundir, std::ostream& matches)
   const Pattern pattern = make_pattern(o.pattern, o.pattern_labels);
   Input in = load_input(o);
   Timer t;
-  const Plan plan = plan_for(pattern, parse_induced(o.induced), {}, in.graph, o.seed);
+  // Listing enumerates every level: no counting formula.
+  const Plan plan = plan_for(pattern, parse_induced(o.induced), {}, in.graph, o.seed, Formula::never);
   const double plan_s = t.seconds();
   save_plan(rundir, plan, "plan");
   t.reset();

@@ -37,6 +37,14 @@ void visit_mining_keys(V& v, O& o) {
     core::one_of({"edge", "vertex"}));
   v("threads", o.threads, "worker threads (0: all hardware threads)", core::at_least(0));
 }
+template <class V, class O>
+void visit_formula_key(V& v, O& o) {
+  v("formula", o.formula,
+    "count the last levels by a formula instead of enumerating them (inclusion-exclusion over independent "
+    "tail vertices, closed-form pairs): auto (when the cost model predicts it cheaper), on (wherever the "
+    "pattern allows), off (enumerate)",
+    core::one_of({"auto", "on", "off"}));
+}
 
 struct CountOptions : GraphKeys {
   std::string pattern = "4-clique";
@@ -46,12 +54,14 @@ struct CountOptions : GraphKeys {
   std::string backend = "interp";
   std::string jit_cache;
   std::vector<int> order;
+  std::string formula = "auto";
   template <class V>
   void visit(V& v) {
     visit_graph_keys(v, *this);
     v("pattern", pattern, "pattern name (triangle, 4-clique, 5-cycle, house, ...), edges 0-1,1-2,2-0, or a file");
     v("pattern_labels", pattern_labels, "labels of the pattern's vertices, e.g. 0,1,0 (empty: unlabeled)");
     visit_mining_keys(v, *this);
+    visit_formula_key(v, *this);
     v("backend", backend, "interp (plan interpreter) or jit (generated C++, compiled and cached)",
       core::one_of({"interp", "jit"}));
     v("jit_cache", jit_cache, "folder of compiled kernels (empty: ~/.cache/toolkit/graphzero-jit)");
@@ -65,12 +75,14 @@ struct PlanOptions : GraphKeys {
   std::string induced = "edge";
   std::vector<int> order;
   bool emit_cpp = false;
+  std::string formula = "auto";
   template <class V>
   void visit(V& v) {
     visit_graph_keys(v, *this);
     v("pattern", pattern, "pattern name, edge list or file");
     v("pattern_labels", pattern_labels, "labels of the pattern's vertices, e.g. 0,1,0");
     v("induced", induced, "edge or vertex", core::one_of({"edge", "vertex"}));
+    visit_formula_key(v, *this);
     v("order", order, "matching order to use instead of the explorer's choice (empty: explore)");
     v("emit_cpp", emit_cpp, "include the generated C++ of the compiled back-end in the result");
   }
@@ -96,11 +108,13 @@ struct MotifOptions : GraphKeys {
   int size = 4;
   std::string induced = "edge";
   int threads = 0;
+  std::string formula = "auto";
   template <class V>
   void visit(V& v) {
     visit_graph_keys(v, *this);
     v("size", size, "pattern size k: every connected k-vertex pattern is counted", core::in_range(1, 7));
     visit_mining_keys(v, *this);
+    visit_formula_key(v, *this);
   }
 };
 

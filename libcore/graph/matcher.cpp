@@ -44,6 +44,12 @@ class Interpreter {
         member_b_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 1, j)));
       }
     }
+    if (plan.iep) {
+      iep_sets_.resize(static_cast<std::size_t>(plan.iep) * cap);
+      iep_scratch_.resize((std::size_t{1} << plan.iep) * cap);
+      for (int t = k_ - plan.iep; t < k_; ++t) iep_excluded_.push_back(iep_excluded(plan, t));
+    }
+    cap_ = cap;
     v_.resize(k_);
     match_.resize(k_);
   }
@@ -123,6 +129,11 @@ class Interpreter {
     const int next = d + 1;
     if (!kList && next == k_ - 1 && plan_.levels[next].label < 0) {  // the last level: counted
       count += count_candidates(d, next);
+      return;
+    }
+    if (!kList && plan_.iep && next == k_ - plan_.iep) {
+      for (const SetOp& op : ops) apply(op, d);
+      count_iep(d);
       return;
     }
     const bool pairs = !kList && plan_.pairs != PairMode::none && next == k_ - 2;
@@ -240,6 +251,24 @@ class Interpreter {
         });
   }
 
+  // The last plan_.iep levels by inclusion-exclusion (Plan::iep), after the ops of depth d.
+  void count_iep(int d) {
+    const int t = plan_.iep, first = k_ - t;
+    const Vertex* p[gzk::kMaxIep];
+    std::size_t n[gzk::kMaxIep];
+    for (int i = 0; i < t; ++i) {
+      const Span s = truncate(cur(d, first + i), bound_at(first + i, d));
+      Vertex ex[kMaxPatternSize];
+      int nex = 0;
+      for (int j : iep_excluded_[i]) ex[nex++] = v_[j];
+      p[i] = s.p;
+      n[i] = gzk::iep_filter(p[i], s.n, ex, nex, g_.labels.data(), plan_.levels[first + i].label,
+                             iep_sets_.data() + i * cap_);
+    }
+    if (!gzk::add_iep_matches(count, gzk::iep_count(t, p, n, iep_scratch_.data(), cap_), plan_.iep_redundancy))
+      throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
+  }
+
   void found(std::uint64_t n) {
     if constexpr (kList) {
       std::lock_guard lock(*emit_mu);
@@ -267,6 +296,9 @@ class Interpreter {
   bool common_ready_ = false;
   std::vector<std::uint32_t> bcommon_;  // Plan::root_common: |B ∩ N(x)| while level k-3 is chosen
   std::vector<std::int8_t> member_a_, member_b_;  // root_common_member per earlier level
+  std::size_t cap_ = 0;                            // scratch buffer length
+  std::vector<Vertex> iep_sets_, iep_scratch_;     // Plan::iep: filtered tail sets, intersections
+  std::vector<std::vector<int>> iep_excluded_;     // Plan::iep: iep_excluded per tail level
 };
 
 }  // namespace
@@ -296,7 +328,8 @@ std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions&
   });
   std::uint64_t total = 0;
   for (auto& w : workers)
-    if (w) total += w->count;
+    if (w && __builtin_add_overflow(total, w->count, &total))
+      throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   return total;
 }
 

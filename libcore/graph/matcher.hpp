@@ -1,7 +1,8 @@
 // The plan interpreter: nested loops over the levels of a Plan, candidate sets built by the
 // plan's hoisted set operations (set_ops.hpp), upper bounds applied as prefixes of sorted
-// lists, the last level (or an ordered pair of last levels) counted without materialising it, and
-// independent last pairs by inclusion-exclusion, from wedge tables under Plan::root_common.
+// lists, the last level (or an ordered pair of last levels) counted without materialising it,
+// independent last pairs by inclusion-exclusion, from wedge tables under Plan::root_common, and
+// independent tails of 3..6 levels by GraphPi's inclusion-exclusion over set partitions (Plan::iep).
 // Counts are exact (64-bit).
 // The graph must be the one the plan was made for: relabelled by degree for the intended
 // orientation (any labelling gives the same counts, only the speed differs) and labeled when

@@ -235,8 +235,8 @@ Pattern from_edges(int k, std::initializer_list<std::pair<int, int>> edges) {
 }  // namespace
 
 std::vector<std::string> pattern_names() {
-  return {"triangle", "wedge", "diamond", "tailed-triangle", "paw", "house", "bowtie",
-          "K-clique", "K-cycle", "K-path", "K-star"};
+  return {"triangle", "wedge", "diamond", "tailed-triangle", "paw", "rectangle", "square", "pentagon", "house",
+          "bowtie", "dumbbell", "K-clique", "K-cycle", "K-path", "K-star"};
 }
 
 Pattern named_pattern(const std::string& name) {
@@ -246,6 +246,9 @@ Pattern named_pattern(const std::string& name) {
   if (name == "tailed-triangle" || name == "paw") return from_edges(4, {{0, 1}, {1, 2}, {2, 0}, {0, 3}});
   if (name == "house") return from_edges(5, {{0, 1}, {1, 2}, {2, 3}, {3, 0}, {0, 4}, {1, 4}});
   if (name == "bowtie") return from_edges(5, {{0, 1}, {1, 2}, {2, 0}, {0, 3}, {3, 4}, {4, 0}});
+  if (name == "rectangle" || name == "square") return named_pattern("4-cycle");
+  if (name == "pentagon") return named_pattern("5-cycle");
+  if (name == "dumbbell") return from_edges(6, {{0, 1}, {1, 2}, {2, 0}, {0, 3}, {3, 4}, {4, 5}, {5, 3}});
   const auto check = [&](int k, int lo) {
     if (k < lo || k > kMaxPatternSize)
       throw UsageError("pattern '" + name + "': size must be in [" + std::to_string(lo) + ", " +
@@ -278,7 +281,10 @@ Pattern named_pattern(const std::string& name) {
   throw UsageError("unknown pattern '" + name + "' (known: " + known + ", an edge list like 0-1,1-2,2-0, or a pattern file)");
 }
 
-Pattern parse_edge_string(const std::string& spec) {
+namespace {
+
+// The edges of "0-1,1-2,..." on vertices 0..max, without the check that every id is used.
+Pattern parse_edges(const std::string& spec) {
   std::vector<std::pair<int, int>> edges;
   int max_v = -1;
   std::stringstream ss(spec);
@@ -297,6 +303,24 @@ Pattern parse_edge_string(const std::string& spec) {
   if (max_v + 1 > kMaxPatternSize) throw UsageError("pattern '" + spec + "' has more than " + std::to_string(kMaxPatternSize) + " vertices");
   Pattern p(max_v + 1);
   for (const auto& [u, v] : edges) p.add_edge(u, v);
+  return p;
+}
+
+}  // namespace
+
+Pattern parse_edge_string(const std::string& spec) {
+  Pattern p = parse_edges(spec);
+  const int max_v = p.size() - 1;
+  std::string unused;
+  int used = 0;
+  for (int v = 0; v <= max_v; ++v) {
+    if (p.degree(v) > 0) ++used;
+    else unused += (unused.empty() ? "" : ", ") + std::to_string(v);
+  }
+  if (!unused.empty())
+    throw UsageError("pattern '" + spec + "': vertex ids must be 0.." + std::to_string(max_v) +
+                     " without gaps, but no edge uses " + unused + " (number the " + std::to_string(used) +
+                     " vertices 0.." + std::to_string(used - 1) + ")");
   return p;
 }
 
@@ -326,7 +350,7 @@ Pattern read_pattern_file(const std::filesystem::path& path) {
     }
     if (ls >> second) throw DataError(path.string() + ":" + std::to_string(line_no) + ": expected one edge per line");
     try {
-      parse_edge_string(first);  // this line's edge on its own, so that an error names the line
+      parse_edges(first);  // this line's edge on its own, so that an error names the line
     } catch (const UsageError& e) {
       throw DataError(path.string() + ":" + std::to_string(line_no) + ": " + e.what());
     }

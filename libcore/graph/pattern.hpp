@@ -58,12 +58,14 @@ Pattern canonical_form(const Pattern& p);
 // All connected graphs on k vertices (1 <= k <= 8), canonical, ordered by edge count then code.
 std::vector<Pattern> connected_patterns(int k);
 
-// Named patterns: triangle, wedge, diamond, tailed-triangle (paw), house, bowtie, and the families
-// K-clique, K-cycle, K-path, K-star (K vertices). Throws UsageError for unknown names.
+// Named patterns: triangle, wedge, diamond, tailed-triangle (paw), rectangle/square (4-cycle),
+// pentagon (5-cycle), house, bowtie, dumbbell (two triangles joined by an edge), and the families
+// K-clique, K-cycle, K-path, K-star, all of K vertices: K-star is a hub with K-1 leaves (3-star is a
+// wedge; GraphMiner's "3star" has 3 leaves, our 4-star). Throws UsageError for unknown names.
 Pattern named_pattern(const std::string& name);
 std::vector<std::string> pattern_names();
 
-// "0-1,1-2,2-0": vertices 0..max must all be used.
+// "0-1,1-2,2-0": vertices 0..max must all be used (a gap is a UsageError naming the unused ids).
 Pattern parse_edge_string(const std::string& spec);
 
 // File: one edge per line ('u v' or 'u-v'), '#' comments, optional 'labels a b c ...' line.

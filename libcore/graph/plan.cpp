@@ -10,6 +10,7 @@
 
 #include "common/errors.hpp"
 #include "common/rng.hpp"
+#include "graph/set_ops.hpp"
 
 namespace core::graph {
 
@@ -21,10 +22,20 @@ Induced parse_induced(const std::string& s) {
 
 const char* to_string(Induced m) { return m == Induced::edge ? "edge" : "vertex"; }
 
+Formula parse_formula(const std::string& s) {
+  if (s == "auto") return Formula::by_cost;
+  if (s == "off") return Formula::never;
+  if (s == "on") return Formula::always;
+  throw UsageError("formula must be 'auto', 'on' or 'off', got '" + s + "'");
+}
+
+const char* to_string(Formula f) { return f == Formula::by_cost ? "auto" : f == Formula::never ? "off" : "on"; }
+
 GraphStats graph_stats(const Graph& g, std::uint64_t seed) {
   GraphStats s;
   s.n = g.n();
   s.m = static_cast<double>(g.m());
+  s.max_degree = g.max_degree();
   double d2 = 0, dout = 0;
   for (Vertex v = 0; v < g.n(); ++v) {
     const auto nb = g.neighbors(v);
@@ -79,6 +90,8 @@ struct Schedule {
   Induced induced = Induced::edge;
   std::array<int, kMaxPatternSize> order{}, label{};
   std::array<std::uint32_t, kMaxPatternSize> adj{}, non{}, upper{};  // earlier levels only
+  bool formulas = true;  // false: Formula::never, every level enumerated
+  int iep = 0;           // Plan::iep
 
   int first(int t) const { return std::countr_zero(adj[t]); }
   // The inputs of target t's set up to depth d: equal signatures give equal sets.
@@ -114,12 +127,30 @@ struct Schedule {
   }
   // See Plan::pairs.
   PairMode pairs() const {
-    if (k < 3 || induced != Induced::edge) return PairMode::none;
+    if (k < 3 || induced != Induced::edge || !formulas || iep) return PairMode::none;
     const int a = k - 2, b = k - 1;
     if (((adj[b] >> a) & 1u) || label[a] >= 0 || label[b] >= 0) return PairMode::none;
     if (!((upper[b] >> a) & 1u)) return PairMode::independent;
     if (adj[b] == adj[a] && upper[b] == (upper[a] | (1u << a))) return PairMode::ordered;
     return PairMode::none;
+  }
+  // The longest tail (>= 3 levels) that Plan::iep can count, 0 when none: pairwise non-adjacent
+  // levels, edge-induced, at most gzk::kMaxIep, and every partial sum of the inclusion-exclusion
+  // ((t-1)! max_degree^t) far inside the 128-bit range.
+  int max_iep(const GraphStats& s) const {
+    if (induced != Induced::edge || !formulas) return 0;
+    int best = 0;
+    double bits = 0;  // log2 (t-1)!
+    for (int t = 2; t <= std::min(k - 1, gzk::kMaxIep); ++t) {
+      const int level = k - t;
+      bool independent = true;
+      for (int j = level + 1; j < k; ++j) independent = independent && !((adj[j] >> level) & 1u);
+      if (!independent) break;
+      bits += std::log2(t - 1.0);
+      if (bits + t * std::log2(s.max_degree + 2) > 120) break;
+      if (t >= 3) best = t;
+    }
+    return best;
   }
   // Whether Plan::root_common applies: A = N(v_0) ∩ N(v_d) unbounded, B ⊆ N(v_0) fixed before d.
   bool root_common_applies() const {
@@ -210,6 +241,35 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
       }
       if (op.target == k - 2) a_work += work - before;
     });
+    if (sc.iep && d == k - sc.iep - 1) {
+      // Per prefix: the tail sets filtered, then one merge per distinct intersection of two or
+      // more of them (equal sets, as the op signatures show, share theirs), then 3^t products.
+      const int t = sc.iep, first = k - t;
+      std::array<int, kMaxPatternSize> cls{};
+      std::array<double, 1 << gzk::kMaxIep> est{};
+      double iep_work = std::pow(3.0, t);
+      for (int i = 0; i < t; ++i) {
+        cls[i] = i;
+        for (int j = 0; j < i && cls[i] == i; ++j)
+          if (sc.signature(first + i, d) == sc.signature(first + j, d)) cls[i] = cls[j];
+        est[1 << i] = size[first + i];
+        iep_work += size[first + i] * 0.25;
+      }
+      for (int m = 1; m < (1 << t); ++m) {
+        if ((m & (m - 1)) == 0) continue;
+        int rep = 0;
+        for (int i = 0; i < t; ++i)
+          if ((m >> i) & 1) rep |= 1 << cls[i];
+        if (rep != m) {
+          est[m] = est[rep];
+          continue;
+        }
+        const int low = m & -m, rest = m ^ low;
+        iep_work += est[low] + est[rest];
+        est[m] = std::min(est[low], est[rest]) * s.closure;
+      }
+      return total + prefixes * (work + iep_work);
+    }
     if (pairs && d == k - 3) {
       const double direct = total + prefixes * (work + size[k - 2] + size[k - 1]);
       if (!sc.root_common_applies()) return direct;
@@ -235,7 +295,43 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
   return total;
 }
 
-Plan expand(const Pattern& p, const Schedule& sc, std::uint64_t automorphisms, const GraphStats& stats) {
+// The number of automorphisms fixing the vertices of levels 0..levels-1 pointwise.
+std::uint64_t stabiliser_order(const std::vector<Perm>& autos, const Schedule& sc, int levels) {
+  return static_cast<std::uint64_t>(std::count_if(autos.begin(), autos.end(), [&](const Perm& a) {
+    for (int l = 0; l < levels; ++l)
+      if (a[sc.order[l]] != sc.order[l]) return false;
+    return true;
+  }));
+}
+
+// The formulas of one order: the cheapest tail (Formula::by_cost) or the longest (always) among
+// pairs/root tables and inclusion-exclusion tails; none for Formula::never.
+Schedule with_formula(Schedule sc, Formula formula, const GraphStats& stats, double* cost) {
+  sc.formulas = formula != Formula::never;
+  sc.iep = 0;
+  const int longest = sc.max_iep(stats);
+  double best = predict_cost(sc, stats);
+  if (formula == Formula::always && longest) {
+    sc.iep = longest;
+    best = predict_cost(sc, stats);
+  } else if (formula == Formula::by_cost) {
+    int best_t = 0;
+    for (int t = 3; t <= longest; ++t) {
+      sc.iep = t;
+      const double c = predict_cost(sc, stats);
+      if (c < best) {
+        best = c;
+        best_t = t;
+      }
+    }
+    sc.iep = best_t;
+  }
+  if (cost) *cost = best;
+  return sc;
+}
+
+Plan expand(const Pattern& p, const Schedule& sc, const std::vector<Perm>& autos, const GraphStats& stats) {
+  const std::uint64_t automorphisms = autos.size();
   const int k = sc.k;
   Plan plan;
   plan.pattern = p;
@@ -263,6 +359,8 @@ Plan expand(const Pattern& p, const Schedule& sc, std::uint64_t automorphisms, c
   }
   std::sort(plan.restrictions.begin(), plan.restrictions.end());
   plan.pairs = sc.pairs();
+  plan.iep = sc.iep;
+  if (sc.iep) plan.iep_redundancy = stabiliser_order(autos, sc, k - sc.iep);
   plan.predicted_cost = predict_cost(sc, stats, &plan.root_common);
   plan.orders_considered = 1;
   return plan;
@@ -271,21 +369,22 @@ Plan expand(const Pattern& p, const Schedule& sc, std::uint64_t automorphisms, c
 }  // namespace
 
 Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats,
-               RootCommon root_common) {
+               RootCommon root_common, Formula formula) {
   const auto autos = automorphisms(p);
   std::vector<std::uint32_t> scratch;
-  const Schedule sc = make_schedule(p, induced, order, autos, scratch);
-  Plan plan = expand(p, sc, autos.size(), stats);
+  const Schedule sc = with_formula(make_schedule(p, induced, order, autos, scratch), formula, stats, nullptr);
+  Plan plan = expand(p, sc, autos, stats);
   if (root_common != RootCommon::by_cost) plan.root_common = root_common == RootCommon::where_applicable && sc.root_common_applies();
   return plan;
 }
 
-Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats) {
+Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, Formula formula) {
   if (!p.connected()) throw UsageError("pattern is not connected");
   const int k = p.size();
   const auto autos = automorphisms(p);
   Schedule best;
   double best_cost = std::numeric_limits<double>::infinity();
+  int best_tail = -1;  // Formula::always: the longest tail counted by a formula wins, then the cost
   std::uint64_t considered = 0;
   std::vector<int> order;
   std::vector<std::uint32_t> scratch;
@@ -294,10 +393,12 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats) {
   auto extend = [&](auto&& self, const std::vector<std::uint32_t>& stab) -> void {
     const int l = static_cast<int>(order.size());
     if (l == k) {
-      const Schedule sc = make_schedule(p, induced, order, autos, scratch);
-      const double cost = predict_cost(sc, stats);
+      double cost = 0;
+      const Schedule sc = with_formula(make_schedule(p, induced, order, autos, scratch), formula, stats, &cost);
       ++considered;
-      if (cost < best_cost) {
+      const int tail = formula != Formula::always ? 0 : sc.iep ? sc.iep : sc.pairs() != PairMode::none ? 2 : 0;
+      if (tail > best_tail || (tail == best_tail && cost < best_cost)) {
+        best_tail = tail;
         best_cost = cost;
         best = sc;
       }
@@ -326,9 +427,18 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats) {
   std::vector<std::uint32_t> all(autos.size());
   for (std::size_t i = 0; i < autos.size(); ++i) all[i] = static_cast<std::uint32_t>(i);
   extend(extend, all);
-  Plan plan = expand(p, best, autos.size(), stats);
+  Plan plan = expand(p, best, autos, stats);
   plan.orders_considered = considered;
   return plan;
+}
+
+std::vector<int> iep_excluded(const Plan& plan, int t) {
+  std::vector<int> out;
+  const auto& up = plan.levels[t].upper;
+  for (int j = 0; j < plan.size() - plan.iep; ++j)
+    if (!plan.pattern.has_edge(plan.order[t], plan.order[j]) && std::find(up.begin(), up.end(), j) == up.end())
+      out.push_back(j);
+  return out;
 }
 
 int root_common_member(const Plan& plan, int t, int j) {
@@ -350,6 +460,7 @@ std::string Plan::hash() const {
     os << ";";
   }
   os << "pairs" << static_cast<int>(pairs) << (root_common ? "r" : "");
+  if (iep) os << "iep" << iep << "/" << iep_redundancy;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(os.str())));
   return hex;
@@ -358,6 +469,7 @@ std::string Plan::hash() const {
 nlohmann::json Plan::to_json() const {
   nlohmann::json j;
   j["pattern"] = pattern.to_string();
+  j["pattern_vertices"] = pattern.size();
   j["induced"] = to_string(induced);
   j["order"] = order;
   nlohmann::json r = nlohmann::json::array();
@@ -376,6 +488,13 @@ nlohmann::json Plan::to_json() const {
   j["levels"] = lv;
   j["pairs"] = pairs == PairMode::none ? "none" : pairs == PairMode::independent ? "independent" : "ordered";
   j["root_common"] = root_common;
+  if (iep) {
+    std::vector<int> vertices(order.end() - iep, order.end());
+    j["iep"] = {{"levels", iep}, {"vertices", vertices}, {"redundancy", iep_redundancy}};
+  } else {
+    j["iep"] = nullptr;
+  }
+  j["formula"] = iep ? "inclusion-exclusion" : root_common ? "pairs-root-tables" : pairs == PairMode::none ? "none" : "pairs";
   j["hash"] = hash();
   return j;
 }
@@ -404,6 +523,9 @@ std::string Plan::to_text() const {
     os << "|A| = |N(level 0) & N(level " << size() - 3 << ")| and |A & B| = |B & N(level " << size() - 3
        << ")| from wedge tables, A not built\n";
   if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
+  if (iep)
+    os << "last " << iep << " levels (pairwise non-adjacent) counted by inclusion-exclusion over their candidate sets, "
+       << "restrictions among them dropped, divided by " << iep_redundancy << "\n";
   os << "predicted cost " << predicted_cost << " (" << orders_considered << " orders considered)\n";
   return os.str();
 }

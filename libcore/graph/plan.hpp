@@ -31,6 +31,7 @@ struct GraphStats {
   double out_degree_biased = 0;  // mean count of smaller-id neighbours of an edge endpoint
   double closure = 0;            // P(a ~ b | a, b neighbours of one vertex), sampled wedges
   std::vector<double> label_fraction;  // fraction of vertices per label (labeled graphs)
+  double max_degree = 0;               // bounds the inclusion-exclusion terms (Plan::iep)
 };
 GraphStats graph_stats(const Graph& g, std::uint64_t seed = 1);
 
@@ -74,6 +75,16 @@ struct Plan {
   // walking B's neighbours; no set is built or intersected per 3-vertex prefix. Chosen by the
   // cost model when the tables are cheaper than the intersections.
   bool root_common = false;
+  // Inclusion-exclusion tail (GraphPi, Zhang et al. SC'20): the last `iep` (>= 3) levels are
+  // pairwise non-adjacent and unlabeled or labeled alike; right after level size()-iep-1 is chosen
+  // their candidate sets (the earlier levels' vertices and other labels removed) give the number of
+  // injective tuples from intersection sizes (gzk::iep_count) instead of enumeration. The
+  // restrictions among these levels are not applied: without them every subgraph is found exactly
+  // iep_redundancy times, the order of the automorphism subgroup fixing the earlier levels'
+  // vertices (the stabiliser chain leaves one coset of it), and each prefix's count is divided by it.
+  // Restrictions bounding a tail vertex by an earlier one stay (they truncate its set). 0: none.
+  int iep = 0;
+  std::uint64_t iep_redundancy = 1;
 
   int size() const { return static_cast<int>(levels.size()); }
   // Stable digest of pattern, mode, order, restrictions and ops (names JIT cache entries).
@@ -88,14 +99,27 @@ struct Plan {
 // is unbounded), -1 unknown (search).
 int root_common_member(const Plan& plan, int t, int j);
 
+// For a Plan::iep tail level t: the earlier levels whose vertex may lie in t's candidate set and
+// must be removed from it (not adjacent to t in the pattern, not below t's bound).
+std::vector<int> iep_excluded(const Plan& plan, int t);
+
+// Whether counting formulas replace the enumeration of the last levels (Plan::pairs,
+// Plan::root_common, Plan::iep): by the cost model, never (enumerate; list), or always where the
+// pattern's tail allows (the longest inclusion-exclusion tail of each order; tests and benchmarks).
+enum class Formula : std::uint8_t { by_cost, never, always };
+Formula parse_formula(const std::string& s);  // "auto" | "off" | "on", else UsageError
+const char* to_string(Formula f);
+
 // How make_plan decides Plan::root_common: by the cost model, or forced where it applies (tests).
 enum class RootCommon : std::uint8_t { by_cost, never, where_applicable };
 
 // Builds the plan for one given order (restrictions, ops, distinct checks, cost).
 Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats,
-               RootCommon root_common = RootCommon::by_cost);
+               RootCommon root_common = RootCommon::by_cost, Formula formula = Formula::by_cost);
 
-// Enumerates connected orders up to symmetry and returns the cheapest plan.
-Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats);
+// Enumerates connected orders up to symmetry (and for each, the counting formulas `formula`
+// allows) and returns the cheapest plan; with Formula::always, the cheapest of those whose tail
+// counted by a formula is longest.
+Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, Formula formula = Formula::by_cost);
 
 }  // namespace core::graph

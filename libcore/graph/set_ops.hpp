@@ -2,11 +2,14 @@
 // ascending, duplicate-free uint32 arrays. Skewed sizes use galloping (exponential + binary
 // search from the small side); similar sizes use a branch-free merge, or an 8x8 all-pairs AVX2
 // block compare (Schlegel et al. / Lemire et al. style) selected at run time when the CPU has it.
+// Also the counting kernels of the plans' formulas: pairs, wedge tables and GraphPi's
+// inclusion-exclusion over independent tail vertices (iep_count).
 // Outputs need 8 slack slots past the largest possible result and must not alias an input.
 // This header is self-contained (standard library and <immintrin.h> only): the compiled
 // back-end embeds its text into the generated code.
 #pragma once
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 
 #if defined(__x86_64__)
@@ -229,6 +232,102 @@ inline std::uint64_t pair_count(const u32* a, std::size_t na, const u32* b, std:
   return pair_count_from(
       na, nb, intersect_count(a, na, b, nb), da, nda, db, ndb, [&](u32 x) { return contains(a, na, x); },
       [&](u32 x) { return contains(b, nb, x); });
+}
+
+// GraphPi's inclusion-exclusion (Zhang et al., SC'20, sec. 4) for t pairwise non-adjacent last
+// pattern vertices with candidate sets S_0..S_{t-1}: the number of injective tuples (x_0..x_{t-1}),
+// x_i in S_i, from the sizes of the intersections alone. Over the set partitions of the t
+// vertices, sum prod_B (-1)^(|B|-1) (|B|-1)! |∩_{i in B} S_i| (the Möbius function of the partition
+// lattice), evaluated as the subset recursion f(R) = sum over blocks B of R holding R's lowest
+// vertex of (-1)^(|B|-1) (|B|-1)! |∩_B S_i| f(R \ B), f({}) = 1: f(R) is itself the count of injective
+// tuples of the vertices in R, so every partial sum is bounded by (t-1)! prod |S_i|.
+constexpr int kMaxIep = 6;
+using i128 = __int128;
+
+// Copies the set (p, n) into out without the values in ex[0..nex) and, with label >= 0, without
+// vertices of another label; when nothing would be removed p is left pointing at the input.
+inline std::size_t iep_filter(const u32*& p, std::size_t n, const u32* ex, int nex, const std::int32_t* labels,
+                              int label, u32* out) {
+  bool hit = false;
+  for (int j = 0; j < nex && !hit; ++j) hit = contains(p, n, ex[j]);
+  for (std::size_t i = 0; i < n && !hit && label >= 0; ++i) hit = labels[p[i]] != label;
+  if (!hit) return n;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const u32 x = p[i];
+    bool drop = label >= 0 && labels[x] != label;
+    for (int j = 0; j < nex && !drop; ++j) drop = ex[j] == x;
+    if (!drop) out[k++] = x;
+  }
+  p = out;
+  return k;
+}
+
+// Injective tuples over the t sets (p[i], n[i]) by inclusion-exclusion. scratch holds 2^t buffers
+// of cap values (cap >= the largest set + 8). Equal sets (the same span, or equal contents) share
+// their intersections.
+inline i128 iep_count(int t, const u32* const* p, const std::size_t* n, u32* scratch, std::size_t cap) {
+  const int full = (1 << t) - 1;
+  const u32* sp[1 << kMaxIep];
+  std::uint64_t size[1 << kMaxIep];
+  std::uint32_t rep[1 << kMaxIep];  // the mask with each set replaced by the first equal one
+  int cls[kMaxIep];
+  for (int i = 0; i < t; ++i) {
+    cls[i] = i;
+    for (int j = 0; j < i && cls[i] == i; ++j)
+      if (n[j] == n[i] && (p[j] == p[i] || std::equal(p[i], p[i] + n[i], p[j]))) cls[i] = cls[j];
+    sp[1 << i] = p[i];
+    size[1 << i] = n[i];
+  }
+  for (int m = 1; m <= full; ++m) {
+    rep[m] = 0;
+    for (int i = 0; i < t; ++i)
+      if ((m >> i) & 1) rep[m] |= 1u << cls[i];
+    if ((m & (m - 1)) == 0) continue;
+    if (rep[m] != static_cast<std::uint32_t>(m)) {  // a smaller mask with the same sets
+      sp[m] = sp[rep[m]];
+      size[m] = size[rep[m]];
+      continue;
+    }
+    const int low = m & -m, rest = m ^ low;
+    if (size[low] == 0 || size[rest] == 0) {
+      sp[m] = nullptr;
+      size[m] = 0;
+    } else if (m == full) {  // no larger mask uses it: counted, not written
+      sp[m] = nullptr;
+      size[m] = intersect_count(sp[low], size[low], sp[rest], size[rest]);
+    } else {
+      u32* out = scratch + static_cast<std::size_t>(m) * cap;
+      size[m] = intersect(sp[low], size[low], sp[rest], size[rest], out);
+      sp[m] = out;
+    }
+  }
+  static constexpr std::int64_t kSign[kMaxIep + 1] = {0, 1, -1, 2, -6, 24, -120};  // (-1)^(b-1) (b-1)!
+  i128 f[1 << kMaxIep];
+  f[0] = 1;
+  for (int r = 1; r <= full; ++r) {
+    const int low = r & -r, others = r ^ low;
+    i128 sum = 0;
+    // Every block B = low + a subset of the others.
+    for (int sub = others;; sub = (sub - 1) & others) {
+      const int b = low | sub;
+      if (size[b] != 0) sum += i128(kSign[__builtin_popcount(b)]) * i128(size[b]) * f[r ^ b];
+      if (sub == 0) break;
+    }
+    f[r] = sum;
+  }
+  return f[full];
+}
+
+// count += tuples / redundancy (exact: the tuples of one prefix come in whole classes); false, and
+// count unchanged, when the sum would pass 2^64 - 1.
+inline bool add_iep_matches(std::uint64_t& count, i128 tuples, std::uint64_t redundancy) {
+  const i128 m = tuples / static_cast<i128>(redundancy);
+  std::uint64_t sum = 0;
+  if (m > static_cast<i128>(~std::uint64_t{0}) || __builtin_add_overflow(count, static_cast<std::uint64_t>(m), &sum))
+    return false;
+  count = sum;
+  return true;
 }
 
 // Wedge tables over the CSR graph (off, adj). wedge_fill_one adds 1 to common[x] for every

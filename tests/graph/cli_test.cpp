@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "brute_force.hpp"
@@ -94,6 +95,30 @@ TEST_CASE("motifs, plan and list") {
   CHECK(pj["plan"]["order"].size() == 5);
   CHECK(pj["plan"]["restrictions"].size() == 1);
   CHECK(pj["text"].get<std::string>().find("predicted cost") != std::string::npos);
+  // plan writes no run directory, so --help does not list --out (and --out is refused).
+  const auto help = run_tool("graphzero-mine", {"plan", "--help"});
+  CHECK(help.out.find("--formula") != std::string::npos);
+  CHECK(help.out.find("--out") == std::string::npos);
+  CHECK(run_tool("graphzero-mine", {"plan", "--graph", (dir / "g.el").string(), "--out", (dir / "p").string(), "-q"})
+            .exit_code == 2);
+  // The counting formula: the plan JSON names it; on and off count the same (a 5-star's 4 leaves).
+  const auto star = run_tool("graphzero-mine", {"plan", "--graph", (dir / "g.el").string(), "--pattern", "5-star",
+                                                "--formula", "on", "-q"});
+  REQUIRE(star.exit_code == 0);
+  CHECK(json::parse(star.out)["plan"]["formula"] == "inclusion-exclusion");
+  CHECK(json::parse(star.out)["plan"]["iep"]["levels"] == 4);
+  CHECK(json::parse(star.out)["plan"]["iep"]["redundancy"] == 24);
+  std::set<std::uint64_t> counts;
+  for (const char* f : {"on", "off", "auto"}) {
+    const auto c = run_tool("graphzero-mine", {"count", "--graph", (dir / "g.el").string(), "--pattern", "5-star",
+                                               "--formula", f, "--out", (dir / (std::string("f") + f)).string(), "-q"});
+    REQUIRE(c.exit_code == 0);
+    counts.insert(json::parse(c.out)["count"].get<std::uint64_t>());
+    CHECK(json::parse(c.out)["pattern_vertices"] == 5);
+  }
+  CHECK(counts.size() == 1);
+  CHECK(*counts.begin() == core::graph::test::brute_force_count(g, core::graph::named_pattern("5-star"), false));
+  CHECK(run_tool("graphzero-mine", {"plan", "--graph", (dir / "g.el").string(), "--formula", "maybe", "-q"}).exit_code == 2);
   const auto ls = run_tool("graphzero-mine", {"list", "--graph", (dir / "g.el").string(), "--pattern", "triangle",
                                               "--limit", "3", "-q"});
   REQUIRE(ls.exit_code == 0);

@@ -126,9 +126,12 @@ TEST_CASE("restrictions count every 6- and 7-vertex pattern exactly once on comp
     const auto patterns = connected_patterns(k);
     CHECK(patterns.size() == (k == 6 ? 112u : 853u));
     for (const Pattern& p : patterns) {
-      const Plan plan = choose_plan(p, Induced::edge, stats);
-      CAPTURE(p.to_string());
-      CHECK(count_matches(g, plan) == falling(k + 1, k) / plan.automorphisms);
+      for (Formula f : {Formula::by_cost, Formula::always}) {  // always: the longest inclusion-exclusion tail
+        const Plan plan = choose_plan(p, Induced::edge, stats, f);
+        CAPTURE(p.to_string());
+        CAPTURE(plan.to_text());
+        CHECK(count_matches(g, plan) == falling(k + 1, k) / plan.automorphisms);
+      }
     }
   }
 }
@@ -195,11 +198,12 @@ TEST_CASE("far more threads than chunks (or than the system gives) still count e
 }
 
 TEST_CASE("a stop request ends the search inside one root, not only between chunks") {
-  // A star: every 6-star is rooted at the hub, so all the work (about 10 s) is one chunk.
+  // A star: every 6-star is rooted at the hub, so all the work (about 10 s when enumerated; the
+  // counting formula would take microseconds) is one chunk.
   std::vector<RawEdge> edges;
   for (std::uint64_t i = 1; i <= 2000; ++i) edges.emplace_back(0, i);
   const Graph g = relabel_by_degree(build_graph(std::move(edges)));
-  const Plan plan = choose_plan(parse_pattern("6-star"), Induced::edge, graph_stats(g, 1));
+  const Plan plan = choose_plan(parse_pattern("6-star"), Induced::edge, graph_stats(g, 1), Formula::never);
   const auto start = std::chrono::steady_clock::now();
   std::thread signal([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -209,4 +213,122 @@ TEST_CASE("a stop request ends the search inside one root, not only between chun
   signal.join();
   core::clear_stop_request();
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
+}
+
+namespace {
+
+// Every order of p in which each vertex has an earlier neighbour.
+std::vector<std::vector<int>> connected_orders(const Pattern& p) {
+  std::vector<std::vector<int>> out;
+  std::vector<int> order(p.size());
+  std::iota(order.begin(), order.end(), 0);
+  do {
+    bool connected = true;
+    for (int i = 1; i < p.size(); ++i) {
+      bool any = false;
+      for (int j = 0; j < i; ++j) any = any || p.has_edge(order[i], order[j]);
+      connected = connected && any;
+    }
+    if (connected) out.push_back(order);
+  } while (std::next_permutation(order.begin(), order.end()));
+  return out;
+}
+
+Graph labeled_gnp(int n, double prob, std::uint64_t seed, int labels) {
+  Graph g = relabel_by_degree(generate_gnp(n, prob, seed));
+  g.labels.resize(g.n());
+  for (Vertex v = 0; v < g.n(); ++v) g.labels[v] = static_cast<int>((v * 7 + 3) % labels);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("inclusion-exclusion tails (Plan::iep) match brute force and enumeration on every order") {
+  // Every order of every connected 4- and 5-vertex pattern whose tail allows it: the redundancy
+  // divisor, the removal of earlier vertices from the tail sets and the bounds they keep.
+  const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(14, 0.5, 5)), generate_gnp(12, 0.6, 2)};
+  int applied = 0;
+  for (int k = 4; k <= 5; ++k) {
+    for (const Pattern& p : connected_patterns(k)) {
+      std::vector<std::uint64_t> expect;
+      for (const Graph& g : graphs) expect.push_back(test::brute_force_count(g, p, false));
+      for (const auto& order : connected_orders(p)) {
+        for (std::size_t gi = 0; gi < graphs.size(); ++gi) {
+          const GraphStats stats = graph_stats(graphs[gi]);
+          const Plan plan = make_plan(p, Induced::edge, order, stats, RootCommon::by_cost, Formula::always);
+          if (!plan.iep) break;
+          ++applied;
+          CAPTURE(plan.to_text());
+          CHECK(count_matches(graphs[gi], plan) == expect[gi]);
+          CHECK(count_matches(graphs[gi], plan, {2, 1, 2}) + count_matches(graphs[gi], plan, {2, 0, 2}) == expect[gi]);
+          CHECK(count_matches(graphs[gi], make_plan(p, Induced::edge, order, stats, RootCommon::by_cost, Formula::never)) ==
+                expect[gi]);
+        }
+      }
+    }
+  }
+  CHECK(applied >= 40);
+  MESSAGE("inclusion-exclusion plans checked: " << applied);
+}
+
+TEST_CASE("formula on, off and by cost give the brute-force count: 3..5 vertices, 6-7-vertex samples, labels") {
+  const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(12, 0.5, 7)), relabel_by_degree(generate_rmat({4, 3}, 3)),
+                                     labeled_gnp(12, 0.6, 9, 2)};
+  std::vector<Pattern> patterns;
+  for (int k = 3; k <= 5; ++k)
+    for (const Pattern& p : connected_patterns(k)) patterns.push_back(p);
+  for (const char* spec : {"0-1,1-2,2-0,0-3,3-4,4-5,5-3",  // dumbbell
+                           "6-cycle", "6-star", "7-star", "6-path",
+                           "0-1,1-2,2-0,0-3,1-4,2-5",          // triangle with a pendant at each corner
+                           "0-2,0-3,0-4,0-5,1-2,1-3,1-4,1-5",  // K_{2,4}
+                           "0-1,1-2,2-3,3-0,0-4,0-5",          // 4-cycle with two pendants at one vertex
+                           "0-1,1-2,2-0,2-3,3-4,3-5,3-6",      // triangle, a bridge, a 3-leaf star
+                           "0-1,0-2,0-3,1-4,2-5,3-6"})         // spider with three legs of two
+    patterns.push_back(parse_pattern(spec));
+  int with_iep = 0;
+  for (Pattern p : patterns) {
+    for (std::size_t gi = 0; gi < graphs.size(); ++gi) {
+      const Graph& g = graphs[gi];
+      if (g.labeled()) {  // labels alternate along the vertex ids
+        std::vector<int> labels(p.size());
+        for (int i = 0; i < p.size(); ++i) labels[i] = (i / 2) % 2;
+        p.set_labels(labels);
+      }
+      const GraphStats stats = graph_stats(g);
+      for (Induced mode : {Induced::edge, Induced::vertex}) {
+        if (p.size() >= 6 && mode == Induced::vertex && gi > 0) continue;  // keeps the test short
+        const std::uint64_t expect = test::brute_force_count(g, p, mode == Induced::vertex);
+        CAPTURE(p.to_string());
+        CAPTURE(to_string(mode));
+        for (Formula f : {Formula::never, Formula::always, Formula::by_cost}) {
+          const Plan plan = choose_plan(p, mode, stats, f);
+          CAPTURE(plan.to_text());
+          with_iep += plan.iep ? 1 : 0;
+          CHECK((f == Formula::never ? plan.iep == 0 && plan.pairs == PairMode::none : true));
+          CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
+        }
+      }
+      p.set_labels({});
+    }
+  }
+  CHECK(with_iep >= 20);
+}
+
+TEST_CASE("inclusion-exclusion counts are exact up to 2^64 - 1 and an error beyond") {
+  // A star with d leaves holds C(d, 5) 6-stars: C(15000, 5) < 2^64 <= C(20000, 5).
+  auto star = [](std::uint64_t leaves) {
+    std::vector<RawEdge> edges;
+    for (std::uint64_t i = 1; i <= leaves; ++i) edges.emplace_back(0, i);
+    return relabel_by_degree(build_graph(std::move(edges)));
+  };
+  auto choose5 = [](unsigned __int128 d) { return d * (d - 1) * (d - 2) * (d - 3) * (d - 4) / 120; };
+  const Graph small = star(15000);
+  const Plan plan = choose_plan(parse_pattern("6-star"), Induced::edge, graph_stats(small), Formula::always);
+  REQUIRE(plan.iep == 5);
+  CHECK(plan.iep_redundancy == 120);
+  CHECK(count_matches(small, plan, {2, 0, 1}) == static_cast<std::uint64_t>(choose5(15000)));
+  const Graph big = star(20000);
+  REQUIRE(choose5(20000) > ~std::uint64_t{0});
+  CHECK_THROWS_AS(count_matches(big, choose_plan(parse_pattern("6-star"), Induced::edge, graph_stats(big)), {2, 0, 1}),
+                  core::DataError);
 }

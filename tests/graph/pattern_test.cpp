@@ -37,6 +37,21 @@ TEST_CASE("pattern specs: names, edge strings, files and errors") {
   CHECK_THROWS_AS(parse_pattern("0-0"), core::UsageError);
   CHECK_THROWS_AS(parse_pattern("99-clique"), core::UsageError);
   CHECK_THROWS_AS(parse_pattern("no/such/file.pat"), core::InputMissingError);
+  // Common names; K-star counts vertices (a hub and K-1 leaves).
+  CHECK(parse_pattern("dumbbell") == parse_pattern("0-1,1-2,2-0,0-3,3-4,4-5,5-3"));
+  CHECK(parse_pattern("rectangle") == named_pattern("4-cycle"));
+  CHECK(parse_pattern("square") == named_pattern("4-cycle"));
+  CHECK(parse_pattern("pentagon") == named_pattern("5-cycle"));
+  CHECK(parse_pattern("4-star").size() == 4);
+  CHECK(parse_pattern("4-star").degree(0) == 3);
+  // Skipped vertex ids are named as such, not reported as a disconnected pattern.
+  try {
+    parse_pattern("0-1,1-2,2-5");
+    FAIL("a pattern with unused vertex ids was accepted");
+  } catch (const core::UsageError& e) {
+    CHECK(std::string(e.what()).find("no edge uses 3, 4") != std::string::npos);
+    CHECK(std::string(e.what()).find("not connected") == std::string::npos);
+  }
   core::test::TempDir dir("pattern");
   core::test::write_text(dir / "p.txt", "# a labeled path\n0 1\n1-2\nlabels 3 4 3\n");
   const Pattern p = parse_pattern((dir / "p.txt").string());

@@ -2,7 +2,7 @@
 // explorer and generalised orientation; an interpreter and a compiled (JIT) back-end; the outer
 // loop split over MPI ranks when launched under mpirun/srun.
 //   graphzero-mine count  --graph FILE|rmat:S|gnp:N:P --pattern NAME|EDGES [--induced edge|vertex]
-//                         [--threads T] [--backend interp|jit]          -> JSON {count, time_s, ...}
+//                         [--threads T] [--backend interp|jit] [--formula auto|on|off] -> JSON {count, time_s, ...}
 //   graphzero-mine motifs --graph FILE --size K [--induced ...]         -> JSON {patterns: [...]}
 //   graphzero-mine plan   --graph FILE --pattern P                       -> JSON {plan, text}
 //   graphzero-mine list   --graph FILE --pattern P --limit N  -> one JSON array per match, then JSON
@@ -53,7 +53,10 @@ int main(int argc, char** argv) {
   };
   const auto pattern_flags = [&](Command& c) -> Command& {
     return graph_flags(c)
-        .flag("--pattern", "pattern", "pattern name, edge list 0-1,1-2,2-0, or pattern file")
+        .flag("--pattern", "pattern",
+              "pattern name (triangle, wedge, diamond, paw, rectangle/square, pentagon, house, bowtie, dumbbell, "
+              "K-clique, K-cycle, K-path, K-star; K counts vertices: 4-star is a hub with 3 leaves, GraphMiner's "
+              "3star), edge list 0-1,1-2,2-0 (ids 0..N-1, no gaps), or pattern file")
         .flag("--pattern-labels", "pattern_labels", "labels of the pattern's vertices, e.g. 0,1,0")
         .flag("--vertex-labels", "vertex_labels", "vertex label file of the graph");
   };
@@ -62,14 +65,17 @@ int main(int argc, char** argv) {
       .flag("--threads", "threads", "worker threads (0: all)")
       .flag("--backend", "backend", "interp or jit")
       .flag("--jit-cache", "jit_cache", "folder of compiled kernels")
+      .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
       .stops_at_signal();
   graph_flags(app.command<jobs::MotifOptions>("motifs", "Count every connected pattern of --size vertices", run_motifs))
       .flag("--size", "size", "pattern size (1..7)")
+      .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
       .flag("--threads", "threads", "worker threads (0: all)")
       .stops_at_signal();
   pattern_flags(app.command<jobs::PlanOptions>("plan", "Print the chosen matching order, restrictions and predicted cost",
                                                run_plan))
       .switch_flag("--emit-cpp", "emit_cpp", "include the generated C++ in the result")
+      .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
       .without_rundir();
   pattern_flags(app.command<jobs::ListOptions>("list", "Stream matches (one JSON array of vertex ids per line), then the result",
                                                run_list))
