@@ -89,7 +89,7 @@ SolveResult solve(const DataMatrix& Q, const StaircaseOptions& o) {
     level.rank = r;
     level.trust_region = minimise(f, o.trust_region);
     Timer ct;
-    cert = certifier.certify(f.point());
+    cert = certifier.certify_with_lambda(f.lambda());
     s.certify_seconds += ct.seconds();
     if (!cert.psd && o.refine_factor > 0) {
       // Not PSD at a loosely converged point: converge further before trusting the negative
@@ -104,7 +104,7 @@ SolveResult solve(const DataMatrix& Q, const StaircaseOptions& o) {
       level.trust_region.stop = more.stop;
       level.refined = true;
       Timer ct2;
-      cert = certifier.certify(f.point());
+      cert = certifier.certify_with_lambda(f.lambda());
       s.certify_seconds += ct2.seconds();
     }
     X = f.point();
