@@ -59,24 +59,29 @@ DataMatrix::DataMatrix(const Problem& p, const std::string& cholesky)
   const int w = d + 1;
   std::unordered_map<std::uint64_t, std::size_t> block_of;  // (pose a, pose b) -> offset in blocks
   std::vector<double> blocks;
-  std::vector<Eigen::VectorXd> b;
+  std::vector<double> b;  // b_q = [1, y_q] (w entries each): z_q = t_i + R_i y_q = X b_q
   for (int j = 0; j < p.num_landmarks(); ++j) {
     const int begin = landmark_start_[j], k = landmark_start_[j + 1] - begin;
     double total = 0.0;
-    b.assign(k, Eigen::VectorXd(w));
+    b.resize(static_cast<std::size_t>(k) * w);
     for (int q = 0; q < k; ++q) {
       const LandmarkEdge& e = observations_[begin + q];
       total += e.tau;
-      b[q] << 1.0, e.y;  // z_q = t_i + R_i y_q
+      b[q * w] = 1.0;
+      for (int c = 0; c < d; ++c) b[q * w + 1 + c] = e.y(c);
     }
     for (int q = 0; q < k; ++q)
       for (int s = 0; s < k; ++s) {
         const LandmarkEdge &eq = observations_[begin + q], &es = observations_[begin + s];
         const double G = (q == s ? eq.tau : 0.0) - eq.tau * es.tau / total;
         const std::uint64_t key = static_cast<std::uint64_t>(eq.pose) * static_cast<std::uint64_t>(n) + es.pose;
-        auto [it, fresh] = block_of.emplace(key, blocks.size());
+        const auto [it, fresh] = block_of.emplace(key, blocks.size());
         if (fresh) blocks.resize(blocks.size() + w * w, 0.0);
-        Eigen::Map<Eigen::MatrixXd>(blocks.data() + it->second, w, w) += G * b[q] * b[s].transpose();
+        // blocks += G b_q b_s^T (column-major w x w; plain loops: w <= 4, no temporaries)
+        double* block = blocks.data() + it->second;
+        const double *bq = b.data() + q * w, *bs = b.data() + s * w;
+        for (int col = 0; col < w; ++col)
+          for (int row = 0; row < w; ++row) block[col * w + row] += G * bq[row] * bs[col];
       }
   }
   M.reserve(M.size() + block_of.size() * w * w + static_cast<std::size_t>(n) * d * d);

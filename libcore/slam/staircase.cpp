@@ -80,14 +80,18 @@ SolveResult solve(const DataMatrix& Q, const StaircaseOptions& o) {
   Eigen::MatrixXd X = Eigen::MatrixXd::Zero(d * n, r0);
   if (o.init == "chordal") X.leftCols(d) = chordal_initialization(Q).transpose();
   else X = stiefel::random_point(n, d, r0, o.seed);
+  s.chordal_seconds = timer.seconds();
   Relaxation f(Q, o.max_condition);
+  s.preconditioner_seconds = timer.seconds() - s.chordal_seconds;
   Certifier certifier(Q, o.certificate);
   RelaxationCertificate cert;
   for (int r = r0;; ++r) {
+    Timer tr;
     f.set_point(X);
     StaircaseLevel level;
     level.rank = r;
     level.trust_region = minimise(f, o.trust_region);
+    s.trust_region_seconds += tr.seconds();
     Timer ct;
     cert = certifier.certify_with_lambda(f.lambda());
     s.certify_seconds += ct.seconds();
@@ -97,7 +101,9 @@ SolveResult solve(const DataMatrix& Q, const StaircaseOptions& o) {
       TrustRegionOptions tight = o.trust_region;
       tight.grad_tol *= o.refine_factor;
       tight.rel_decrease_tol = 0.0;
+      Timer tr2;
       const TrustRegionResult more = minimise(f, tight);
+      s.trust_region_seconds += tr2.seconds();
       level.trust_region.iterations += more.iterations;
       level.trust_region.tcg_iterations += more.tcg_iterations;
       level.trust_region.grad_norm = more.grad_norm;

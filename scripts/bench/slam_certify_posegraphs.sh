@@ -47,7 +47,7 @@ DATA=${DATASETS:-$ROOT/../shared/datasets}/posegraphs
 TOOL=$BUILD/bin/slam-certify
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-CORES=$(nproc)
+CORES=$(getconf _NPROCESSORS_ONLN)  # not nproc: it reports OMP_NUM_THREADS when set
 export OMP_NUM_THREADS=1
 
 DRIVER=""
