@@ -132,7 +132,7 @@ def certify_xhat(original):
 def keep_min(best, r, key):
     return r if best is None or r[key] < best[key] else best
 
-head = f"{'graph':24} {'poses':>6} {'cost':>18} {'cert':>4} {'rk':>2} {'build':>6} {'solve':>7} {'certify':>7} {'total':>7}"
+head = f"{'graph':24} {'poses':>6} {'cost':>18} {'cert':>4} {'rk':>2} {'build':>6} {'solve':>7} {'certify':>7} {'total':>8}"
 if len(backends) > 1:
     head += f" {'cholmod':>7} {'simplicial':>10}"
 if driver:
@@ -155,7 +155,7 @@ for path in sorted(data.glob("*.g2o")):
                 se_reported = run[3] if se_reported is None else min(se_reported, run[3])
     r = best["auto"]
     line = (f"{path.stem:24} {r['poses']:6d} {r['cost']:18.10f} {'yes' if r['certified'] else 'NO':>4} {r['rank']:2d} "
-            f"{r['times_s']['build']:6.3f} {r['times_s']['solve']:7.3f} {r['times_s']['certify']:7.3f} {r['total']:7.3f}")
+            f"{r['times_s']['build']:6.3f} {r['times_s']['solve']:7.3f} {r['times_s']['certify']:7.3f} {r['total']:8.4f}")
     if len(backends) > 1:
         line += f" {best['cholmod']['total']:7.3f} {best['simplicial']['total']:10.3f}"
     extra = ""
