@@ -16,9 +16,12 @@ Certifier::Certifier(const DataMatrix& Q, CertificateOptions options)
 }
 
 RelaxationCertificate Certifier::certify(const Eigen::MatrixXd& X) {
+  return certify_with_lambda(stiefel::sym_block_diag(Q_.multiply(X), X, Q_.d()));
+}
+
+RelaxationCertificate Certifier::certify_with_lambda(const Eigen::MatrixXd& Lambda) {
   const int d = Q_.d(), nr = Q_.rotation_dim(), nt = Q_.translation_dim();
   RelaxationCertificate c;
-  const Eigen::MatrixXd Lambda = stiefel::sym_block_diag(Q_.multiply(X), X, d);
   c.dual_value = 0.0;
   for (int i = 0; i < Q_.num_poses(); ++i) c.dual_value += Lambda.middleCols(d * i, d).trace();
   c.tau = tau_;

@@ -37,6 +37,8 @@ class Certifier {
  public:
   Certifier(const DataMatrix& Q, CertificateOptions options);
   RelaxationCertificate certify(const Eigen::MatrixXd& X);
+  // The same with Lambda = SymBlockDiag(Q X X^T) already at hand (the relaxation caches it).
+  RelaxationCertificate certify_with_lambda(const Eigen::MatrixXd& Lambda);
   const CertificateOptions& options() const { return options_; }
 
  private:

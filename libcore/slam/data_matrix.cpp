@@ -14,33 +14,35 @@ namespace core::slam {
 namespace {
 
 using Triplets = std::vector<Eigen::Triplet<double>>;
-// A residual direction a in the unanchored space [t_0..t_{n-1} | R] as (index, coefficient) pairs.
+// A residual direction a in K's coordinates [t_1..t_{n-1} | R] as (index, coefficient) pairs (t_0: -1).
 using SparseVector = std::vector<std::pair<int, double>>;
-
-void add_outer(Triplets& out, const SparseVector& a, const SparseVector& b, double weight) {
-  for (const auto& [i, ai] : a)
-    for (const auto& [j, bj] : b) out.emplace_back(i, j, weight * ai * bj);
-}
 
 }  // namespace
 
 DataMatrix::DataMatrix(const Problem& p, const std::string& cholesky)
-    : d_(p.d), n_(p.num_poses()), L_factor_(resolve_cholesky_backend(cholesky, p.d, p.num_landmarks() > 0)) {
+    : d_(p.d), n_(p.num_poses()), L_factor_(resolve_cholesky_backend(cholesky, p.d, p.num_landmarks() > 0, p.num_poses() - 1 + p.d * p.num_poses())) {
   const int d = d_, n = n_;
-  auto t_index = [](int i) { return i; };
-  auto r_index = [n, d](int i, int c) { return n + d * i + c; };
+  // Triplets straight into K's coordinates [t_1..t_{n-1} | R]: the anchored t_0 (index -1) is dropped
+  // as the entries are made, so that one list (and no copies of it) is all the assembly allocates.
+  auto t_index = [](int i) { return i - 1; };
+  auto r_index = [n, d](int i, int c) { return n - 1 + d * i + c; };
   Triplets M;
-  M.reserve(p.pose_edges.size() * ((d + 2) * (d + 2) + d * (d + 1) * (d + 1)) + 16 * p.landmark_edges.size());
+  M.reserve(p.pose_edges.size() * ((d + 2) * (d + 2) + d * (d + 1) * (d + 1)));
+  auto add_outer = [&M](const SparseVector& a, const SparseVector& b, double weight) {
+    for (const auto& [i, ai] : a)
+      for (const auto& [j, bj] : b)
+        if (i >= 0 && j >= 0) M.emplace_back(i, j, weight * ai * bj);
+  };
   for (const PoseEdge& e : p.pose_edges) {
     // tau || t_j - t_i - R_i t~ ||^2
     SparseVector a{{t_index(e.j), 1.0}, {t_index(e.i), -1.0}};
     for (int c = 0; c < d; ++c) a.emplace_back(r_index(e.i, c), -e.t(c));
-    add_outer(M, a, a, e.tau);
+    add_outer(a, a, e.tau);
     // kappa || R_j - R_i R~ ||_F^2, column by column
     for (int c = 0; c < d; ++c) {
       SparseVector b{{r_index(e.j, c), 1.0}};
       for (int k = 0; k < d; ++k) b.emplace_back(r_index(e.i, k), -e.R(k, c));
-      add_outer(M, b, b, e.kappa);
+      add_outer(b, b, e.kappa);
     }
   }
   // Landmarks one at a time: sum_k w_k ||m - z_k||^2 minimised over m is z G z^T with
@@ -57,60 +59,54 @@ DataMatrix::DataMatrix(const Problem& p, const std::string& cholesky)
   const int w = d + 1;
   std::unordered_map<std::uint64_t, std::size_t> block_of;  // (pose a, pose b) -> offset in blocks
   std::vector<double> blocks;
-  std::vector<Eigen::VectorXd> b;
+  std::vector<double> b;  // b_q = [1, y_q] (w entries each): z_q = t_i + R_i y_q = X b_q
   for (int j = 0; j < p.num_landmarks(); ++j) {
     const int begin = landmark_start_[j], k = landmark_start_[j + 1] - begin;
     double total = 0.0;
-    b.assign(k, Eigen::VectorXd(w));
+    b.resize(static_cast<std::size_t>(k) * w);
     for (int q = 0; q < k; ++q) {
       const LandmarkEdge& e = observations_[begin + q];
       total += e.tau;
-      b[q] << 1.0, e.y;  // z_q = t_i + R_i y_q
+      b[q * w] = 1.0;
+      for (int c = 0; c < d; ++c) b[q * w + 1 + c] = e.y(c);
     }
     for (int q = 0; q < k; ++q)
       for (int s = 0; s < k; ++s) {
         const LandmarkEdge &eq = observations_[begin + q], &es = observations_[begin + s];
         const double G = (q == s ? eq.tau : 0.0) - eq.tau * es.tau / total;
         const std::uint64_t key = static_cast<std::uint64_t>(eq.pose) * static_cast<std::uint64_t>(n) + es.pose;
-        auto [it, fresh] = block_of.emplace(key, blocks.size());
+        const auto [it, fresh] = block_of.emplace(key, blocks.size());
         if (fresh) blocks.resize(blocks.size() + w * w, 0.0);
-        Eigen::Map<Eigen::MatrixXd>(blocks.data() + it->second, w, w) += G * b[q] * b[s].transpose();
+        // blocks += G b_q b_s^T (column-major w x w; plain loops: w <= 4, no temporaries)
+        double* block = blocks.data() + it->second;
+        const double *bq = b.data() + q * w, *bs = b.data() + s * w;
+        for (int col = 0; col < w; ++col)
+          for (int row = 0; row < w; ++row) block[col * w + row] += G * bq[row] * bs[col];
       }
   }
+  M.reserve(M.size() + block_of.size() * w * w + static_cast<std::size_t>(n) * d * d);
   for (const auto& [key, offset] : block_of) {
     const int a = static_cast<int>(key / n), c = static_cast<int>(key % n);
     auto global = [&](int pose, int local) { return local == 0 ? t_index(pose) : r_index(pose, local - 1); };
     for (int col = 0; col < w; ++col)
-      for (int row = 0; row < w; ++row) M.emplace_back(global(a, row), global(c, col), blocks[offset + col * w + row]);
+      for (int row = 0; row < w; ++row) {
+        const int kr = global(a, row), kc = global(c, col);
+        if (kr >= 0 && kc >= 0) M.emplace_back(kr, kc, blocks[offset + col * w + row]);
+      }
   }
   // Full d x d diagonal rotation blocks (explicit zeros) so that K - diag(0, Lambda) keeps K's pattern.
   for (int i = 0; i < n; ++i)
     for (int r = 0; r < d; ++r)
       for (int c = 0; c < d; ++c) M.emplace_back(r_index(i, r), r_index(i, c), 0.0);
 
-  // Anchor t_0 and split into K = [L B; B^T C].
+  // Split K = [L B; B^T C] (column blocks of a column-major matrix: cheap copies).
   const int nt = n - 1, nr = d * n;
-  Triplets TK, TL, TB, TC;
-  TK.reserve(M.size());
-  for (const auto& e : M) {
-    const int r = e.row(), c = e.col();
-    if (r == 0 || c == 0) continue;  // t_0
-    const int kr = r - 1, kc = c - 1;
-    TK.emplace_back(kr, kc, e.value());
-    const bool rt = r < n, ct = c < n;
-    if (rt && ct) TL.emplace_back(kr, kc, e.value());
-    else if (rt && !ct) TB.emplace_back(kr, c - n, e.value());
-    else if (!rt && !ct) TC.emplace_back(r - n, c - n, e.value());
-  }
   K_.resize(nt + nr, nt + nr);
-  K_.setFromTriplets(TK.begin(), TK.end());
-  L_.resize(nt, nt);
-  L_.setFromTriplets(TL.begin(), TL.end());
-  B_.resize(nt, nr);
-  B_.setFromTriplets(TB.begin(), TB.end());
-  C_.resize(nr, nr);
-  C_.setFromTriplets(TC.begin(), TC.end());
-  K_.makeCompressed();
+  K_.setFromTriplets(M.begin(), M.end());
+  Triplets().swap(M);
+  L_ = K_.topLeftCorner(nt, nt);
+  B_ = K_.topRightCorner(nt, nr);
+  C_ = K_.bottomRightCorner(nr, nr);
 
   block_entries_.assign(static_cast<std::size_t>(n) * d * d, -1);
   for (int col = nt; col < nt + nr; ++col) {

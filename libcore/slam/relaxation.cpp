@@ -1,6 +1,8 @@
 // The rank-r relaxation's cost, Riemannian gradient, Hessian and preconditioner (see relaxation.hpp).
 #include "slam/relaxation.hpp"
 
+#include <utility>
+
 #include "certify/lanczos.hpp"
 #include "common/errors.hpp"
 
@@ -15,11 +17,19 @@ Relaxation::Relaxation(const DataMatrix& Q, double max_condition) : Q_(Q), preco
     throw DataError("the regularised data matrix K + lambda I is not positive definite (non-PSD weights?)");
 }
 
-void Relaxation::set_point(const Eigen::MatrixXd& X) {
-  X_ = X;
-  QX_ = Q_.multiply(X);
-  Lambda_ = stiefel::sym_block_diag(QX_, X, Q_.d());
-  cost_ = (X.transpose() * QX_).trace();
+Relaxation::Evaluated Relaxation::evaluate(Eigen::MatrixXd X) const {
+  Evaluated e;
+  e.QX = Q_.multiply(X);
+  e.cost = (X.array() * e.QX.array()).sum();  // tr(X^T Q X)
+  e.X = std::move(X);
+  return e;
+}
+
+void Relaxation::set_point(Evaluated point) {
+  X_ = std::move(point.X);
+  QX_ = std::move(point.QX);
+  cost_ = point.cost;
+  Lambda_ = stiefel::sym_block_diag(QX_, X_, Q_.d());
 }
 
 Eigen::MatrixXd Relaxation::hessian(const Eigen::MatrixXd& V) const {

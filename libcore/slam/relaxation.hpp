@@ -18,8 +18,17 @@ class Relaxation {
  public:
   explicit Relaxation(const DataMatrix& Q, double max_condition = 1e6);
 
+  // A point with its Q X and F(X): what a trial step evaluates and, when accepted, moves to, so that
+  // an accepted step costs one product with Q, not two.
+  struct Evaluated {
+    Eigen::MatrixXd X, QX;
+    double cost = 0.0;
+  };
+  Evaluated evaluate(Eigen::MatrixXd X) const;
+
   // Sets the point; caches Q X, Lambda(X) and F(X).
-  void set_point(const Eigen::MatrixXd& X);
+  void set_point(const Eigen::MatrixXd& X) { set_point(evaluate(X)); }
+  void set_point(Evaluated point);
   const Eigen::MatrixXd& point() const { return X_; }
   double cost() const { return cost_; }
   const Eigen::MatrixXd& lambda() const { return Lambda_; }  // d x dn

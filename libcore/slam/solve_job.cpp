@@ -48,6 +48,9 @@ nlohmann::json SolveJobResult::to_json() const {
   if (!from_candidate) {
     j["relaxation_cost"] = s.relaxation_cost;
     j["staircase"] = levels;
+    j["solve_parts_s"] = {{"chordal", s.chordal_seconds},
+                          {"preconditioner", s.preconditioner_seconds},
+                          {"trust_region", s.trust_region_seconds}};
   }
   if (!s.reason.empty()) j["reason"] = s.reason;
   return j;

@@ -36,7 +36,9 @@ struct SolveOptions {
   void visit(V& v) {
     v("input", input, "g2o file (empty: the simulated world of the world section)");
     v("candidate", candidate, "g2o file whose vertices are certified instead of solving");
-    v("cholesky", cholesky, "sparse Cholesky back-end: auto (simplicial for 2D pose graphs, else cholmod when built), cholmod or simplicial",
+    v("cholesky", cholesky,
+      "sparse Cholesky back-end: auto (simplicial for 2D pose graphs, 3D pose graphs below ~1,000 poses and problems "
+      "below 200 unknowns; else cholmod when built), cholmod or simplicial",
       core::one_of({"auto", "cholmod", "simplicial"}));
     v("quaternions", quaternions,
       "edge quaternions: normalize, or as_is (SE-Sync's reader: a non-unit quaternion scales the rotation)",

@@ -51,9 +51,10 @@ std::vector<std::string> cholesky_backends() {
 #endif
 }
 
-std::string resolve_cholesky_backend(const std::string& backend, int d, bool has_landmarks) {
+std::string resolve_cholesky_backend(const std::string& backend, int d, bool has_landmarks, int unknowns) {
   if (backend != "auto") return backend;
-  return d == 2 && !has_landmarks ? "simplicial" : cholesky_backends().front();
+  const bool small = unknowns < 200, pose_graph_simplicial = !has_landmarks && (d == 2 || unknowns < 4000);
+  return small || pose_graph_simplicial ? "simplicial" : cholesky_backends().front();
 }
 
 SparseCholesky::SparseCholesky(const std::string& backend)

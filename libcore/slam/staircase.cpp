@@ -80,16 +80,20 @@ SolveResult solve(const DataMatrix& Q, const StaircaseOptions& o) {
   Eigen::MatrixXd X = Eigen::MatrixXd::Zero(d * n, r0);
   if (o.init == "chordal") X.leftCols(d) = chordal_initialization(Q).transpose();
   else X = stiefel::random_point(n, d, r0, o.seed);
+  s.chordal_seconds = timer.seconds();
   Relaxation f(Q, o.max_condition);
+  s.preconditioner_seconds = timer.seconds() - s.chordal_seconds;
   Certifier certifier(Q, o.certificate);
   RelaxationCertificate cert;
   for (int r = r0;; ++r) {
+    Timer tr;
     f.set_point(X);
     StaircaseLevel level;
     level.rank = r;
     level.trust_region = minimise(f, o.trust_region);
+    s.trust_region_seconds += tr.seconds();
     Timer ct;
-    cert = certifier.certify(f.point());
+    cert = certifier.certify_with_lambda(f.lambda());
     s.certify_seconds += ct.seconds();
     if (!cert.psd && o.refine_factor > 0) {
       // Not PSD at a loosely converged point: converge further before trusting the negative
@@ -97,14 +101,16 @@ SolveResult solve(const DataMatrix& Q, const StaircaseOptions& o) {
       TrustRegionOptions tight = o.trust_region;
       tight.grad_tol *= o.refine_factor;
       tight.rel_decrease_tol = 0.0;
+      Timer tr2;
       const TrustRegionResult more = minimise(f, tight);
+      s.trust_region_seconds += tr2.seconds();
       level.trust_region.iterations += more.iterations;
       level.trust_region.tcg_iterations += more.tcg_iterations;
       level.trust_region.grad_norm = more.grad_norm;
       level.trust_region.stop = more.stop;
       level.refined = true;
       Timer ct2;
-      cert = certifier.certify(f.point());
+      cert = certifier.certify_with_lambda(f.lambda());
       s.certify_seconds += ct2.seconds();
     }
     X = f.point();

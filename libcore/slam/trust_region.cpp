@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace core::slam {
 
@@ -75,14 +76,14 @@ TrustRegionResult minimise(Relaxation& f, const TrustRegionOptions& o) {
     res.iterations = k + 1;
     const Step s = truncated_cg(f, g, Delta, o);
     res.tcg_iterations += s.iterations;
-    const Eigen::MatrixXd X_new = stiefel::retract(f.point(), s.eta, d);
-    const double F_old = f.cost(), F_new = f.cost_at(X_new);
+    Relaxation::Evaluated trial = f.evaluate(stiefel::retract(f.point(), s.eta, d));
+    const double F_old = f.cost(), F_new = trial.cost;
     const double model_decrease = -(inner(g, s.eta) + 0.5 * inner(s.eta, s.Heta));
     const double rho = model_decrease > 0 ? (F_old - F_new) / model_decrease : -1.0;
     if (rho < 0.25) Delta *= 0.25;
     else if (rho > 0.75 && s.boundary) Delta = std::min(2.0 * Delta, Delta_max);
     if (rho > 0.1 || (F_new < F_old && model_decrease <= 1e-15 * std::max(1.0, std::abs(F_old)))) {
-      f.set_point(X_new);
+      f.set_point(std::move(trial));
       g = f.gradient();
       if ((F_old - F_new) / std::max(1.0, std::abs(F_old)) < o.rel_decrease_tol) {
         res.grad_norm = g.norm();

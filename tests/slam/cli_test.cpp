@@ -34,6 +34,11 @@ TEST_CASE("solve tiny.yaml: certified JSON on stdout, run directory with g2o, TU
                           "landmarks", "edges", "times_s"})
     CHECK(j.contains(key));
   for (const char* key : {"build", "solve", "certify"}) CHECK(j["times_s"].contains(key));
+  // The parts of the solve time are within it (rounding and recovery are the rest).
+  double parts = 0.0;
+  for (const char* key : {"chordal", "preconditioner", "trust_region"}) parts += j["solve_parts_s"][key].get<double>();
+  CHECK(parts > 0.0);
+  CHECK(parts <= j["times_s"]["solve"].get<double>());
   CHECK(j["certified"] == true);
   CHECK(j["poses"] == 15);
   CHECK(j["landmarks"] == 8);

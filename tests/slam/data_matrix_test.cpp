@@ -68,7 +68,7 @@ TEST_CASE("Q by landmark-by-landmark elimination equals the dense construction (
     // Eliminate translations and landmarks at once by the pseudo-inverse (no anchoring).
     const Eigen::MatrixXd Mpp = M.topLeftCorner(P, P), Mpr = M.topRightCorner(P, d * n);
     const Eigen::MatrixXd Q_dense = M.bottomRightCorner(d * n, d * n) - Mpr.transpose() * pinv(Mpp) * Mpr;
-    for (const std::string backend : cholesky_backends()) {
+    for (const std::string& backend : cholesky_backends()) {
       CAPTURE(backend);
       const DataMatrix Q(p, backend);
       const Eigen::MatrixXd Q_ours = Q.dense_Q();
@@ -140,4 +140,15 @@ TEST_CASE("noise-free world: the truth has cost 0 and recover() returns its tran
   const Estimate x = Q.recover(truth.R);
   CHECK((x.t - truth.t).norm() < 1e-8);
   CHECK((x.m - truth.m).norm() < 1e-8);
+}
+
+TEST_CASE("cholesky=auto: simplicial for 2D pose graphs and small problems, the sparse default for large 3D or landmark ones") {
+  const std::string sparse_default = cholesky_backends().front();
+  CHECK(resolve_cholesky_backend("auto", 2, false, 45000) == "simplicial");   // ais2klinik
+  CHECK(resolve_cholesky_backend("auto", 3, false, 35) == "simplicial");      // tinyGrid3D
+  CHECK(resolve_cholesky_backend("auto", 3, false, 499) == "simplicial");     // smallGrid3D
+  CHECK(resolve_cholesky_backend("auto", 3, true, 59) == "simplicial");       // a 15-pose landmark world
+  CHECK(resolve_cholesky_backend("auto", 3, false, 8799) == sparse_default);  // sphere_bignoise_vertex3
+  CHECK(resolve_cholesky_backend("auto", 3, true, 1199) == sparse_default);   // Starry Night, 300 steps
+  CHECK(resolve_cholesky_backend("simplicial", 3, true, 100000) == "simplicial");
 }

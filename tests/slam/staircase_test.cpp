@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
+#include <Eigen/SVD>
 
 #include <cmath>
 
@@ -50,6 +51,32 @@ Eigen::MatrixXd random_tangent(const Eigen::MatrixXd& X, int d, std::uint64_t se
 }
 
 }  // namespace
+
+TEST_CASE("Stiefel kernels (fixed-size d x d blocks) against per-pose dense formulas") {
+  for (int d : {2, 3}) {
+    CAPTURE(d);
+    const int n = 7, r = d + 2;
+    const Eigen::MatrixXd X = stiefel::random_point(n, d, r, 21);
+    Rng rng(4);
+    Eigen::MatrixXd Z(d * n, r), W(d * n, r);
+    for (int k = 0; k < Z.size(); ++k) Z.data()[k] = rng.normal(), W.data()[k] = rng.normal();
+    const Eigen::MatrixXd Ret = stiefel::retract(X, Z, d), P = stiefel::project(X, Z, d);
+    const Eigen::MatrixXd S = stiefel::sym_block_diag(Z, W, d), SW = stiefel::block_multiply(S, W);
+    for (int i = 0; i < n; ++i) {
+      const Eigen::MatrixXd Xi = X.middleRows(d * i, d), Zi = Z.middleRows(d * i, d), Wi = W.middleRows(d * i, d);
+      // Polar factor of X_i + Z_i by the SVD: U V^T.
+      Eigen::JacobiSVD<Eigen::MatrixXd> svd(Xi + Zi, Eigen::ComputeThinU | Eigen::ComputeThinV);
+      CHECK((Ret.middleRows(d * i, d) - svd.matrixU() * svd.matrixV().transpose()).norm() < 1e-12);
+      const Eigen::MatrixXd sym = 0.5 * (Zi * Xi.transpose() + Xi * Zi.transpose());
+      CHECK((P.middleRows(d * i, d) - (Zi - sym * Xi)).norm() < 1e-12);
+      const Eigen::MatrixXd Pi = P.middleRows(d * i, d) * Xi.transpose();
+      CHECK((Pi + Pi.transpose()).norm() < 1e-12);  // tangent: sym(V_i X_i^T) = 0
+      const Eigen::MatrixXd Si = 0.5 * (Zi * Wi.transpose() + Wi * Zi.transpose());
+      CHECK((S.middleCols(d * i, d) - Si).norm() < 1e-12);
+      CHECK((SW.middleRows(d * i, d) - Si * Wi).norm() < 1e-12);
+    }
+  }
+}
 
 TEST_CASE("Riemannian gradient and Hessian against finite differences along the retraction") {
   for (int d : {2, 3}) {
