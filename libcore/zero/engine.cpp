@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <string>
 
 #include "common/errors.hpp"
 #include "common/rundir.hpp"
+#include "common/timer.hpp"
 #include "train/checkpoint.hpp"
+#include "zero/comm_thread.hpp"
 #include "zero/qgz.hpp"
 #include "zero/quantize.hpp"
 #include "zero/sharded_checkpoint.hpp"
@@ -30,9 +33,10 @@ void validate(const ZeroOptions& z, const Bf16Options& bf16, const DistributedOp
   if (bf16.enabled && z.stage != 3)
     throw UsageError("bf16.enabled needs zero_optimization.stage = 3 (16-bit weights gathered from fp32 master "
                      "shards); stages 0-2 train in fp32 here");
-  if (z.overlap_comm)
-    throw UsageError("zero_optimization.overlap_comm = true: this CPU trainer runs communication on the training "
-                     "thread (no overlap yet); set it to false");
+  if (z.overlap_comm && z.stage < 2)
+    throw UsageError("zero_optimization.overlap_comm = true needs zero_optimization.stage >= 2 (stages 0 and 1 "
+                     "reduce the gradients once, after the last micro step: nothing runs beside them); got stage " +
+                     std::to_string(z.stage));
   if (d.quantization_block_size % 2 != 0)
     throw UsageError("distributed.quantization_block_size = " + std::to_string(d.quantization_block_size) +
                      ": must be even (two int4 codes a byte)");
@@ -61,6 +65,13 @@ struct Engine::State {
   double intra_sum = 0, inter_sum = 0;
   std::int64_t steps = 0;
   MemoryBytes step_peak, run_peak;  // of the current step, of the run
+  // overlap_comm: per group the ticket of its gather (stage 3) and of its gradient bucket's reduce
+  // in flight (0: none); buckets whose gradient buffers are freed once their reduce is done.
+  std::vector<CommThread::Ticket> gather_ticket, reduce_ticket;
+  std::deque<std::pair<CommThread::Ticket, std::vector<int>>> reducing;
+  double main_comm_s = 0;              // this step: collectives the training thread ran itself
+  double hidden_s = 0, comm_s = 0;     // the run: communication seconds hidden, and in all
+  std::unique_ptr<CommThread> comm;    // last: joined before the buffers its tasks use go
 };
 
 namespace {
@@ -146,6 +157,9 @@ void Engine::attach(train::Model<float>& model, train::AdamW<float>& opt) {
   }
   s.secondary.assign(s.G, {});
   s.secondary_valid.assign(s.G, false);
+  s.gather_ticket.assign(s.G, 0);
+  s.reduce_ticket.assign(s.G, 0);
+  if (opt_.zero.overlap_comm) s.comm = std::make_unique<CommThread>();
   if (stage >= 2) model.set_group_hook([this](int g, Pass p, bool before) { on_group(g, p, before); });
   s.run_peak = s.step_peak = memory_now();
 }
@@ -157,6 +171,8 @@ void Engine::begin_step() {
   s.training = true;
   groups_.reset_bytes();
   s.step_peak = memory_now();
+  s.main_comm_s = 0;
+  if (s.comm) s.comm->reset_times();
 }
 
 // ---- stage 3 weight gathers -------------------------------------------------------------------
@@ -179,10 +195,23 @@ void Engine::on_group(int g, Pass pass, bool before) {
   const int stage = opt_.zero.stage;
   if (before) {
     if (stage == 3) {
-      s.model->params().allocate(g);
-      gather_weights(g, pass);
+      if (!s.gather_ticket[g]) start_gather(g, pass);
+      if (s.comm) {  // the next groups' gathers run while this one computes
+        std::size_t ahead = 0;
+        for (int n = next_group(g, pass); n >= 0 && ahead < std::size_t(opt_.zero.stage3_prefetch_bucket_size);
+             n = next_group(n, pass)) {
+          if (!s.gather_ticket[n]) start_gather(n, pass);
+          ahead += s.size[n];
+        }
+        s.comm->wait(s.gather_ticket[g]);
+        s.gather_ticket[g] = 0;
+      }
     }
-    if (pass == Pass::backward) s.model->grads().allocate(g);
+    if (pass == Pass::backward) {
+      if (s.reduce_ticket[g]) s.comm->wait(s.reduce_ticket[g]);  // the last micro step's gradient is sent
+      free_reduced_gradients();
+      s.model->grads().allocate(g);
+    }
     note_memory();
     return;
   }
@@ -192,11 +221,50 @@ void Engine::on_group(int g, Pass pass, bool before) {
     s.pending.push_back(g);
     s.pending_elems += s.size[g];
     if (s.pending_elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
-      reduce_bucket(s.pending);
+      if (s.comm) {
+        const CommThread::Ticket t = s.comm->submit([this, gs = s.pending] { reduce_bucket(gs); });
+        for (const int k : s.pending) s.reduce_ticket[k] = t;
+        s.reducing.emplace_back(t, s.pending);
+      } else {
+        reduce_bucket(s.pending);
+        for (const int k : s.pending) s.model->grads().release(k);
+      }
       s.pending.clear();
       s.pending_elems = 0;
     }
   }
+  free_reduced_gradients();
+}
+
+int Engine::next_group(int g, Pass pass) const {
+  const int G = s_->G;
+  if (pass == Pass::forward) return g + 1 < G ? g + 1 : -1;  // embed, blocks 0 .. L-1
+  if (g == 0) return G > 1 ? G - 1 : -1;                     // head and embed, blocks L-1 .. 0
+  return g >= 2 ? g - 1 : -1;
+}
+
+void Engine::start_gather(int g, Pass pass) {
+  State& s = *s_;
+  s.model->params().allocate(g);
+  if (s.comm) s.gather_ticket[g] = s.comm->submit([this, g, pass] { gather_weights(g, pass); });
+  else gather_weights(g, pass);
+}
+
+void Engine::free_reduced_gradients() {
+  State& s = *s_;
+  while (!s.reducing.empty() && s.comm->done(s.reducing.front().first)) {
+    for (const int g : s.reducing.front().second) {
+      s.model->grads().release(g);
+      s.reduce_ticket[g] = 0;
+    }
+    s.reducing.pop_front();
+  }
+}
+
+void Engine::settle() {
+  if (!s_->comm) return;
+  s_->comm->drain();
+  free_reduced_gradients();
 }
 
 // Stage 3: the weights of group g into the model's (allocated) buffer: an all-gather of the master
@@ -317,8 +385,6 @@ void Engine::reduce_bucket(const std::vector<int>& gs) {
       off += s.shard[g];
     }
   }
-  if (stage >= 2)  // the model's gradients of these groups are consumed: the next backward allocates them
-    for (const int g : gs) grads.release(g);
 }
 
 void Engine::reduce_scatter_qgz(const std::vector<int>& gs) {
@@ -348,6 +414,7 @@ void Engine::reduce_scatter_qgz(const std::vector<int>& gs) {
 train::DataParallel::Totals Engine::finish_gradients(double local_loss, bool stop_requested) {
   State& s = *s_;
   const int stage = opt_.zero.stage, r = rank();
+  settle();
   if (stage <= 1) reduce_all_groups();
   // The squared norm of this rank's shard of the mean gradient (the same numbers in every stage).
   double sq = 0;
@@ -357,7 +424,9 @@ train::DataParallel::Totals Engine::finish_gradients(double local_loss, bool sto
     for (std::size_t i = 0; i < hi - lo; ++i) sq += double(p[i]) * double(p[i]);
   }
   float totals[3] = {float(sq), float(local_loss), stop_requested ? 1.0f : 0.0f};
+  Timer timer;
   groups_.world->all_reduce(totals, totals, 3, DType::f32, ReduceOp::sum);
+  s.main_comm_s += timer.seconds();
   return {double(totals[1]) / world_size(), std::sqrt(double(totals[0])), totals[2] > 0};
 }
 
@@ -365,6 +434,7 @@ train::DataParallel::Totals Engine::finish_gradients(double local_loss, bool sto
 
 void Engine::optimizer_step(double lr, double grad_scale) {
   State& s = *s_;
+  settle();
   s.training = false;
   const int stage = opt_.zero.stage, N = world_size(), r = rank();
   auto& params = s.model->params();
@@ -412,7 +482,9 @@ void Engine::optimizer_step(double lr, double grad_scale) {
       std::copy(params.group(k) + lo, params.group(k) + hi, all + r * c + off);
       off += sh;
     }
+    Timer timer;
     groups_.world->all_gather(all + r * c, all, c, DType::f32);
+    s.main_comm_s += timer.seconds();
     for (int q = 0; q < N; ++q)
       for (std::size_t off = 0; const int k : bucket) {
         const std::size_t S = s.size[k], sh = s.shard[k], lo = std::min(S, q * sh), hi = std::min(S, lo + sh);
@@ -512,6 +584,7 @@ void Engine::load_checkpoint(const fs::path& dir_on_rank0) {
 }
 
 nlohmann::json Engine::broadcast(const nlohmann::json& value) {
+  settle();
   comm::Communicator& w = groups_.world->inner();
   std::string text = rank() == 0 ? value.dump() : std::string();
   std::uint64_t len = text.size();
@@ -523,6 +596,7 @@ nlohmann::json Engine::broadcast(const nlohmann::json& value) {
 
 nlohmann::json Engine::step_metrics() {
   State& s = *s_;
+  settle();
   const LinkBytes mine = groups_.bytes();
   const int N = world_size();
   std::vector<std::uint64_t> all(2 * N);
@@ -539,7 +613,16 @@ nlohmann::json Engine::step_metrics() {
   s.inter_sum += inter;
   ++s.steps;
   note_memory();
-  return {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}}, {"memory_per_rank", s.step_peak.to_json()}};
+  nlohmann::json rec = {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}},
+                        {"memory_per_rank", s.step_peak.to_json()}};
+  if (s.comm) {  // busy: the thread's collectives; exposed: the training thread's waits and own collectives
+    const double busy = s.comm->busy_seconds(), total = busy + s.main_comm_s;
+    const double hidden = std::clamp(busy - s.comm->waited_seconds(), 0.0, busy);
+    s.hidden_s += hidden;
+    s.comm_s += total;
+    rec["comm_hidden_fraction"] = total > 0 ? hidden / total : 0.0;
+  }
+  return rec;
 }
 
 MemoryBytes Engine::memory_now() const {
@@ -554,6 +637,7 @@ MemoryBytes Engine::memory_now() const {
   b.grads = 4.0 * (double(s.model->grads().resident_elements()) + elems(s.grad));
   b.optimizer = 4.0 * (double(s.opt->m().resident_elements() + s.opt->v().resident_elements()) + elems(s.m) +
                        elems(s.v));
+  if (s.comm && !s.comm->idle()) return b;  // its task may be resizing these: read them once it is idle
   for (const auto& sec : s.secondary) b.secondary += double(sec.capacity());
   for (const auto* buf : {&s.buf_a, &s.buf_b, &s.buf_c, &s.buf_d}) b.staging += double(buf->capacity());
   for (const auto* buf : {&s.fbuf_a, &s.fbuf_b, &s.qgz.reordered, &s.qgz.partial, &s.qgz.scales, &s.qgz.scales_in})
@@ -569,7 +653,7 @@ void Engine::note_memory() {
     peak->params = std::max(peak->params, now.params);
     peak->grads = std::max(peak->grads, now.grads);
     peak->optimizer = std::max(peak->optimizer, now.optimizer);
-    peak->secondary = std::max(peak->secondary, now.secondary);
+    peak->secondary = std::max(peak->secondary, now.secondary);  // (0 while a collective runs beside)
     peak->staging = std::max(peak->staging, now.staging);
   }
 }
@@ -593,8 +677,12 @@ nlohmann::json Engine::summary() const {
                       {"ranks_per_node", t.ranks_per_node},
                       {"nodes", t.nodes},
                       {"memory_per_rank", memory_per_rank().to_json()}};
+  if (s.comm) z["overlap_comm"] = true;
   const double steps = s.steps > 0 ? double(s.steps) : 1.0;
-  return {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}}, {"zero", z}};
+  nlohmann::json out = {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}},
+                        {"zero", z}};
+  if (s.comm) out["comm_hidden_fraction"] = s.comm_s > 0 ? s.hidden_s / s.comm_s : 0.0;
+  return out;
 }
 
 }  // namespace core::zero

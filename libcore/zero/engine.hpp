@@ -30,6 +30,13 @@
 //            int4 again, inter-node all-to-all, dequantize + sum, times 1/N.
 // reduce_bucket_size (allgather_bucket_size) fuses consecutive groups into one reduce (gather) call
 // up to that many elements.
+// overlap_comm (stages 2-3): the bucket reduce-scatters and stage 3's gathers run on a communication
+// thread (comm_thread.hpp) in the order a synchronous run issues them, so the results are the same
+// bit for bit: a bucket's reduce-scatter runs while the backward of earlier layers continues, and
+// the gathers of the next groups (up to stage3_prefetch_bucket_size elements) run while the current
+// one computes. The training thread waits only for a gather it needs now, or for a group's previous
+// reduce before its next backward; comm_hidden_fraction in the metrics is the share of the step's
+// communication time it did not wait for.
 #pragma once
 #include <filesystem>
 #include <memory>
@@ -85,6 +92,13 @@ class Engine final : public train::DataParallel {
   struct State;
   void on_group(int group, train::Model<float>::Pass pass, bool before);
   void gather_weights(int group, train::Model<float>::Pass pass);
+  // overlap_comm: the group after `group` in the pass's order of use (-1: none), a gather started
+  // (on the communication thread when there is one), the gradient buffers of finished reduces
+  // freed, and every queued collective finished (before the training thread calls one itself).
+  int next_group(int group, train::Model<float>::Pass pass) const;
+  void start_gather(int group, train::Model<float>::Pass pass);
+  void free_reduced_gradients();
+  void settle();
   MemoryBytes memory_now() const;
   void note_memory();  // raises the step's and the run's peaks to memory_now()
   ShardManifest manifest() const;

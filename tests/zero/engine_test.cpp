@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "comm/thread_comm.hpp"
+#include "common/errors.hpp"
 #include "test_support.hpp"
 #include "text/prepare.hpp"
 #include "train/checkpoint.hpp"
@@ -273,6 +274,47 @@ TEST_CASE("per-rank bytes equal the partitioning's closed forms; stage 3 holds M
     CHECK(mem.at("secondary").get<double>() == (bf16 ? 2 : 4) * halves);
     CHECK(mem.at("params").get<double>() == want[3].params);
   }
+}
+
+TEST_CASE("overlap_comm gives the same losses, weights and bytes bit for bit, and measures the hidden share") {
+  TempDir dir("zero_overlap");
+  const auto o = tiny_options(text_file(dir), 4);
+  EngineOptions qpp = stage(3);
+  qpp.bf16 = true;
+  qpp.block = 64;
+  qpp.zero.zero_hpz_partition_size = 2;
+  qpp.zero.zero_quantized_weights = qpp.zero.zero_quantized_gradients = true;
+  int index = 0;
+  for (EngineOptions e : {stage(2), stage(3), qpp}) {
+    CAPTURE(index);
+    e.zero.reduce_bucket_size = 1;
+    const Run sync = train_on_ranks(4, 2, e, o, dir, "sync" + std::to_string(index));
+    e.zero.overlap_comm = true;
+    e.zero.stage3_prefetch_bucket_size = 1;  // one group ahead
+    const Run overlap = train_on_ranks(4, 2, e, o, dir, "overlap" + std::to_string(index++));
+    CHECK(overlap.losses == sync.losses);
+    CHECK(overlap.norms == sync.norms);
+    CHECK(bit_equal(overlap.weights, sync.weights));
+    for (int r = 0; r < 4; ++r) {
+      CHECK(overlap.step_bytes[r].intra == sync.step_bytes[r].intra);
+      CHECK(overlap.step_bytes[r].inter == sync.step_bytes[r].inter);
+    }
+    const double hidden = overlap.summary.at("comm_hidden_fraction").get<double>();
+    CHECK(hidden >= 0.0);
+    CHECK(hidden <= 1.0);
+    CHECK_FALSE(sync.summary.contains("comm_hidden_fraction"));
+    // Stage 3 holds one prefetched block more than without overlap (the tiny model's blocks are equal).
+    if (e.zero.stage == 3) {
+      const double block = double(train::ParamLayout(o.model).groups()[1].size);
+      CHECK(overlap.summary.at("zero").at("memory_per_rank").at("params").get<double>() ==
+            sync.summary.at("zero").at("memory_per_rank").at("params").get<double>() + 4 * block);
+    }
+  }
+  EngineOptions one = stage(1);
+  one.zero.overlap_comm = true;
+  core::comm::run_thread_ranks(1, [&](core::comm::Communicator& c) {
+    CHECK_THROWS_AS(Engine(c.split(0, 0), Topology::make(1, 0, 1, "test"), one), core::UsageError);
+  });
 }
 
 TEST_CASE("sharded checkpoints: bit-identical resume on the same ranks, re-sharded on 2 and 1, consolidated") {
