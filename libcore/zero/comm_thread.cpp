@@ -54,7 +54,7 @@ void CommThread::loop() {
   std::unique_lock lock(mu_);
   for (;;) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop_ and nothing left
+    if (stop_) return;  // the engine goes (after a failure, tasks may be left: the other ranks are not there)
     auto task = std::move(queue_.front());
     queue_.pop_front();
     const bool skip = error_ != nullptr;  // after a failure the rest would run out of step with the other ranks

@@ -21,7 +21,7 @@ class CommThread {
  public:
   using Ticket = std::uint64_t;  // 1, 2, ... in submission order
   CommThread();
-  ~CommThread();  // finishes the queued tasks, then joins
+  ~CommThread();  // finishes the running task, drops the queued ones (drain() first to run them), joins
   CommThread(const CommThread&) = delete;
   CommThread& operator=(const CommThread&) = delete;
 

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
-#include <limits>
 #include <string>
 
 #include "common/errors.hpp"
