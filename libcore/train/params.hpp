@@ -130,7 +130,6 @@ class FlatBuffers {
   // Frees group g's buffer (no-op when released); allocate() gives it back, zero-filled.
   void release(int g) { bufs_[g].reset(); }
   void allocate(int g);
-  bool allocated(int g) const { return bufs_[g] != nullptr; }
   // Elements of the allocated groups.
   std::size_t resident_elements() const;
 
