@@ -84,7 +84,7 @@ std::vector<fs::path> complete_checkpoints(const fs::path& root) {
 
 fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
                          AdamW<float>& opt, const nlohmann::json& state, int keep) {
-  const fs::path dir = root / step_dir_name(step);
+  const fs::path dir = checkpoint_folder(root, step);
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
@@ -103,9 +103,16 @@ fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuff
   s["step"] = step;
   write_file_atomic(dir / "state.json", s.dump(2) + "\n");
   write_file_atomic(dir / "DONE", "");
-  auto all = complete_checkpoints(root);
-  for (std::size_t i = 0; keep > 0 && i + static_cast<std::size_t>(keep) < all.size(); ++i) fs::remove_all(all[i], ec);
+  prune_checkpoints(root, keep);
   return dir;
+}
+
+fs::path checkpoint_folder(const fs::path& root, std::int64_t step) { return root / step_dir_name(step); }
+
+void prune_checkpoints(const fs::path& root, int keep) {
+  const auto all = complete_checkpoints(root);
+  std::error_code ec;
+  for (std::size_t i = 0; keep > 0 && i + static_cast<std::size_t>(keep) < all.size(); ++i) fs::remove_all(all[i], ec);
 }
 
 std::optional<fs::path> latest_checkpoint(const fs::path& root) {

@@ -26,6 +26,10 @@ void load_weights(const fs::path& path, FlatBuffers<float>& params);
 // Writes a complete checkpoint folder and returns it; older complete ones beyond `keep` are removed.
 fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
                          AdamW<float>& opt, const nlohmann::json& state, int keep = 2);
+// root/step_<NNNNNNNN>: the folder of the checkpoint after `step` steps.
+fs::path checkpoint_folder(const fs::path& root, std::int64_t step);
+// Removes the complete checkpoints under root beyond the newest `keep` (0: keeps all).
+void prune_checkpoints(const fs::path& root, int keep);
 // Keeps the records of metrics.jsonl up to `step` (those a resumed run does not write again): a run
 // killed after its last checkpoint left records past it, and its last line may be cut short.
 void trim_metrics(const fs::path& file, std::int64_t step);

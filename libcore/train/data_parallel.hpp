@@ -1,16 +1,22 @@
 // What the training loop (trainer.hpp) asks of a data-parallel engine when a run has several ranks;
 // libcore/zero implements it (ZeRO stages 0-3 and ZeRO++). The loop stays the one-rank loop: each
 // rank trains on its own micro batches, the engine takes over the model's and the optimizer's state
-// after init or resume, reduces the gradients (part of it inside the model's group hooks, see
-// Model::set_group_hook), applies the optimizer to what it owns, and hands the full state back for
-// rank 0's checkpoint. Every method is collective: all ranks call it in the same order.
+// after init or resume (and may release the buffers of groups other ranks own: FlatBuffers::release),
+// reduces the gradients (part of it inside the model's group hooks, see Model::set_group_hook),
+// applies the optimizer to what it owns, and writes and reads sharded checkpoints (each rank its
+// part). Every method is collective: all ranks call it in the same order.
 #pragma once
 #include <nlohmann/json.hpp>
+
+#include <filesystem>
 
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 
 namespace core::train {
+
+// The key of state.json under which a sharded checkpoint keeps its manifest.
+inline constexpr const char* kShardManifestKey = "shards";
 
 class DataParallel {
  public:
@@ -18,8 +24,8 @@ class DataParallel {
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
 
-  // Rank 0's weights and AdamW state (after init or resume) become every rank's; the engine keeps
-  // its part and installs its hooks on the model.
+  // Rank 0's weights and AdamW state (after init or a resume from a full checkpoint) become every
+  // rank's; the engine keeps its part and installs its hooks on the model.
   virtual void attach(Model<float>& model, AdamW<float>& opt) = 0;
   // Before the first micro step of an optimizer step.
   virtual void begin_step() = 0;
@@ -32,9 +38,15 @@ class DataParallel {
   virtual Totals finish_gradients(double local_loss, bool stop_requested) = 0;
   // AdamW at `lr` on the mean gradient times grad_scale (the clip factor).
   virtual void optimizer_step(double lr, double grad_scale) = 0;
-  // Fills the model's weights and the optimizer's moments and step count with the full state on
-  // every rank (for a checkpoint).
-  virtual void gather_state() = 0;
+  // Writes the state after `step` optimizer steps as a checkpoint folder under `root` (rank 0's
+  // argument counts): each rank its shard, then rank 0 state.json (`state` plus the shard manifest
+  // under kShardManifestKey) and the DONE marker; older complete checkpoints beyond `keep` (0: none)
+  // are removed. Returns the folder.
+  virtual std::filesystem::path save_checkpoint(const std::filesystem::path& root, std::int64_t step,
+                                                const nlohmann::json& state, int keep) = 0;
+  // Restores weights, moments and step count from a sharded checkpoint folder (rank 0's argument
+  // counts), whatever number of ranks wrote it.
+  virtual void load_checkpoint(const std::filesystem::path& dir) = 0;
   // Rank 0's value on every rank.
   virtual nlohmann::json broadcast(const nlohmann::json& value) = 0;
   // Fields of the step's metrics record (bytes sent, averaged over ranks) and of the run's summary.

@@ -8,11 +8,10 @@
 #include "common/errors.hpp"
 #include "io/jsonl.hpp"
 #include "train/checkpoint.hpp"
+#include "train/data_parallel.hpp"
 #include "train/interop.hpp"
 
 namespace core::train {
-
-namespace {
 
 fs::path resolve_checkpoint_folder(const fs::path& p, const std::string& spec) {
   if (fs::exists(p / "DONE")) return p;
@@ -20,6 +19,8 @@ fs::path resolve_checkpoint_folder(const fs::path& p, const std::string& spec) {
   if (auto c = latest_checkpoint(p)) return *c;
   throw InputMissingError("checkpoint: no complete checkpoint (folder with DONE) in '" + spec + "'");
 }
+
+namespace {
 
 // GPT-2's config.json as Hugging Face writes it beside model.safetensors.
 ModelConfig config_from_hf_json(const fs::path& weights) {
@@ -82,6 +83,9 @@ ModelSource find_model(const std::string& spec) {
   if (fs::is_directory(p, ec)) {
     s.path = resolve_checkpoint_folder(p, spec);
     const nlohmann::json state = read_checkpoint_state(s.path);
+    if (state.contains(kShardManifestKey))
+      throw UsageError("checkpoint: " + s.path.string() + " holds the shards of a data-parallel (ZeRO) run; write "
+                       "one full checkpoint with `zpp-train consolidate " + spec + " --out DIR` and give DIR");
     s.config = model_config_from_state(state, s.path);
     s.tokenizer = state.value("tokenizer", std::string("bytes"));
     if (state.contains("seq_len")) {

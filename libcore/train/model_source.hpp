@@ -36,6 +36,10 @@ struct ModelSource {
                                                   const std::string& key = "tokenizer") const;
 };
 
+// The checkpoint folder a path names: itself when it has DONE, else the newest complete checkpoint
+// under p/checkpoints or p (InputMissingError naming `spec` when there is none).
+fs::path resolve_checkpoint_folder(const fs::path& p, const std::string& spec);
+
 // Throws UsageError (empty spec, a file of another kind), InputMissingError (nothing there, no
 // complete checkpoint, no config.json beside HF weights), DataError (malformed state.json,
 // config.json or llm.c header).

@@ -92,17 +92,31 @@ std::size_t ParamLayout::parameter_count() const {
 }
 
 template <class T>
-FlatBuffers<T>::FlatBuffers(const ParamLayout& layout) : layout_(&layout) {
-  for (const auto& g : layout.groups()) {
-    T* p = static_cast<T*>(::operator new[](g.size * sizeof(T), std::align_val_t{64}));
-    std::memset(static_cast<void*>(p), 0, g.size * sizeof(T));
-    bufs_.emplace_back(p);
-  }
+FlatBuffers<T>::FlatBuffers(const ParamLayout& layout) : layout_(&layout), bufs_(layout.groups().size()) {
+  for (int g = 0; g < num_groups(); ++g) allocate(g);
+}
+
+template <class T>
+void FlatBuffers<T>::allocate(int g) {
+  if (bufs_[g]) return;
+  const std::size_t n = group_size(g);
+  T* p = static_cast<T*>(::operator new[](n * sizeof(T), std::align_val_t{64}));
+  std::memset(static_cast<void*>(p), 0, n * sizeof(T));
+  bufs_[g].reset(p);
+}
+
+template <class T>
+std::size_t FlatBuffers<T>::resident_elements() const {
+  std::size_t n = 0;
+  for (int g = 0; g < num_groups(); ++g)
+    if (bufs_[g]) n += group_size(g);
+  return n;
 }
 
 template <class T>
 void FlatBuffers<T>::zero() {
-  for (int g = 0; g < num_groups(); ++g) std::memset(static_cast<void*>(group(g)), 0, group_size(g) * sizeof(T));
+  for (int g = 0; g < num_groups(); ++g)
+    if (bufs_[g]) std::memset(static_cast<void*>(group(g)), 0, group_size(g) * sizeof(T));
 }
 
 template <class T>

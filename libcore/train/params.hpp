@@ -103,7 +103,8 @@ class ParamLayout {
 };
 
 // One 64-byte-aligned, zero-initialised buffer per group of a layout (parameters, gradients,
-// AdamW moments). Move-only.
+// AdamW moments). Move-only. A data-parallel engine (ZeRO) may release a group's buffer while
+// another rank owns it and allocate it again when it is needed; group(g) of a released group is null.
 template <class T>
 class FlatBuffers {
  public:
@@ -124,7 +125,13 @@ class FlatBuffers {
   T* tensor(int g, int t) { return group(g) + layout_->groups()[g].tensors[t].offset; }
   const T* tensor(int g, int t) const { return group(g) + layout_->groups()[g].tensors[t].offset; }
 
+  // Zeroes every allocated group.
   void zero();
+  // Frees group g's buffer (no-op when released); allocate() gives it back, zero-filled.
+  void release(int g) { bufs_[g].reset(); }
+  void allocate(int g);
+  // Elements of the allocated groups.
+  std::size_t resident_elements() const;
 
  private:
   struct Free {

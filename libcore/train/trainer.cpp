@@ -250,6 +250,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   std::int64_t start = 0;
   std::string ckpt_dir;  // the checkpoint that holds the state at `saved_step`
   std::int64_t saved_step = -1;
+  bool sharded = false;  // ckpt_dir holds a data-parallel engine's shards (read after attach)
   const auto existing = rundir ? latest_checkpoint(rundir->checkpoints()) : std::nullopt;
   if (existing && !o.resume)
     throw UsageError("--out " + rundir->path().string() + " already holds a run (checkpoint " + existing->string() +
@@ -258,8 +259,14 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     init_weights(o, model.params());
   } else if (o.resume) {
     if (auto ckpt = existing) {
-      check_resume_matches(read_checkpoint_state(*ckpt), *ckpt, o, data);
-      const auto state = load_checkpoint(*ckpt, model.params(), opt);
+      const nlohmann::json read = read_checkpoint_state(*ckpt);
+      check_resume_matches(read, *ckpt, o, data);
+      sharded = read.contains(kShardManifestKey);
+      if (sharded && !dp)
+        throw UsageError("--resume: checkpoint " + ckpt->string() + " holds the shards of a data-parallel run; "
+                         "resume it with the engine (zpp-train train), or write one full checkpoint with "
+                         "`zpp-train consolidate`");
+      const auto state = sharded ? read : load_checkpoint(*ckpt, model.params(), opt);
       start = state.at("step").get<std::int64_t>();
       if (ext.on_resume) ext.on_resume(state.value("extension", nlohmann::json::object()), start);
       if (start > o.train_iters)
@@ -281,11 +288,13 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     init_weights(o, model.params());
   }
   if (dp) {  // rank 0's state (fresh or resumed) on every rank
-    const auto where = dp->broadcast({{"start", start}, {"saved_step", saved_step}, {"checkpoint", ckpt_dir}});
+    const auto where = dp->broadcast(
+        {{"start", start}, {"saved_step", saved_step}, {"checkpoint", ckpt_dir}, {"sharded", sharded}});
     start = where.at("start").get<std::int64_t>();
     saved_step = where.at("saved_step").get<std::int64_t>();
     ckpt_dir = where.at("checkpoint").get<std::string>();
     dp->attach(model, opt);
+    if (where.at("sharded").get<bool>()) dp->load_checkpoint(ckpt_dir);
   }
   std::shared_ptr<TransformerCuda> gpu_owner;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
   if constexpr (kCudaBuild) {
@@ -327,8 +336,10 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   auto checkpoint = [&](std::int64_t at) {
     if (at == saved_step) return;
     sync_host();
-    if (dp) dp->gather_state();
-    if (rundir)
+    if (dp)
+      ckpt_dir = dp->save_checkpoint(rundir ? rundir->checkpoints() : fs::path(), at, checkpoint_state(at),
+                                     o.keep_checkpoints).string();
+    else if (rundir)
       ckpt_dir = save_checkpoint(rundir->checkpoints(), at, model.params(), opt, checkpoint_state(at),
                                  o.keep_checkpoints).string();
     saved_step = at;

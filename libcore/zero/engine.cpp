@@ -4,12 +4,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
+#include <deque>
 #include <string>
 
 #include "common/errors.hpp"
+#include "common/rundir.hpp"
+#include "common/timer.hpp"
+#include "train/checkpoint.hpp"
+#include "zero/comm_thread.hpp"
 #include "zero/qgz.hpp"
 #include "zero/quantize.hpp"
+#include "zero/sharded_checkpoint.hpp"
 
 namespace core::zero {
 
@@ -27,9 +32,10 @@ void validate(const ZeroOptions& z, const Bf16Options& bf16, const DistributedOp
   if (bf16.enabled && z.stage != 3)
     throw UsageError("bf16.enabled needs zero_optimization.stage = 3 (16-bit weights gathered from fp32 master "
                      "shards); stages 0-2 train in fp32 here");
-  if (z.overlap_comm)
-    throw UsageError("zero_optimization.overlap_comm = true: this CPU trainer runs communication on the training "
-                     "thread (no overlap yet); set it to false");
+  if (z.overlap_comm && z.stage < 2)
+    throw UsageError("zero_optimization.overlap_comm = true needs zero_optimization.stage >= 2 (stages 0 and 1 "
+                     "reduce the gradients once, after the last micro step: nothing runs beside them); got stage " +
+                     std::to_string(z.stage));
   if (d.quantization_block_size % 2 != 0)
     throw UsageError("distributed.quantization_block_size = " + std::to_string(d.quantization_block_size) +
                      ": must be even (two int4 codes a byte)");
@@ -57,6 +63,14 @@ struct Engine::State {
   QgzScratch qgz;
   double intra_sum = 0, inter_sum = 0;
   std::int64_t steps = 0;
+  MemoryBytes step_peak, run_peak;  // of the current step, of the run
+  // overlap_comm: per group the ticket of its gather (stage 3) and of its gradient bucket's reduce
+  // in flight (0: none); buckets whose gradient buffers are freed once their reduce is done.
+  std::vector<CommThread::Ticket> gather_ticket, reduce_ticket;
+  std::deque<std::pair<CommThread::Ticket, std::vector<int>>> reducing;
+  double main_comm_s = 0;              // this step: collectives the training thread ran itself
+  double hidden_s = 0, comm_s = 0;     // the run: communication seconds hidden, and in all
+  std::unique_ptr<CommThread> comm;    // last: joined before the buffers its tasks use go
 };
 
 namespace {
@@ -131,14 +145,22 @@ void Engine::attach(train::Model<float>& model, train::AdamW<float>& opt) {
     };
     s.m.push_back(slice(opt.m().group(g)));
     s.v.push_back(slice(opt.v().group(g)));
-    s.grad.emplace_back(sh, 0.0f);
+    if (stage >= 2) s.grad.emplace_back(sh, 0.0f);  // stage 1 reduces into its range of the full gradient
     if (stage == 3) s.master.push_back(slice(params.group(g)));
+    // This rank keeps its shards only: the moments (stage >= 1), the gradients between the layers'
+    // backward passes (stage >= 2) and the weights between their uses (stage 3).
+    opt.m().release(g);
+    opt.v().release(g);
+    if (stage >= 2) model.grads().release(g);
+    if (stage == 3) params.release(g);
   }
   s.secondary.assign(s.G, {});
   s.secondary_valid.assign(s.G, false);
-  if (stage == 3 && opt_.poison_released)
-    for (int g = 0; g < s.G; ++g) std::fill_n(params.group(g), s.size[g], std::numeric_limits<float>::quiet_NaN());
+  s.gather_ticket.assign(s.G, 0);
+  s.reduce_ticket.assign(s.G, 0);
+  if (opt_.zero.overlap_comm) s.comm = std::make_unique<CommThread>();
   if (stage >= 2) model.set_group_hook([this](int g, Pass p, bool before) { on_group(g, p, before); });
+  s.run_peak = s.step_peak = memory_now();
 }
 
 void Engine::begin_step() {
@@ -147,6 +169,9 @@ void Engine::begin_step() {
   std::fill(s.secondary_valid.begin(), s.secondary_valid.end(), false);
   s.training = true;
   groups_.reset_bytes();
+  s.step_peak = memory_now();
+  s.main_comm_s = 0;
+  if (s.comm) s.comm->reset_times();
 }
 
 // ---- stage 3 weight gathers -------------------------------------------------------------------
@@ -167,60 +192,124 @@ void store_weights(const float* src, std::size_t n, bool bf16, float* dst) {
 void Engine::on_group(int g, Pass pass, bool before) {
   State& s = *s_;
   const int stage = opt_.zero.stage;
+  if (before) {
+    if (stage == 3) {
+      if (!s.gather_ticket[g]) start_gather(g, pass);
+      if (s.comm) {  // the next groups' gathers run while this one computes
+        std::size_t ahead = 0;
+        for (int n = next_group(g, pass); n >= 0 && ahead < std::size_t(opt_.zero.stage3_prefetch_bucket_size);
+             n = next_group(n, pass)) {
+          if (!s.gather_ticket[n]) start_gather(n, pass);
+          ahead += s.size[n];
+        }
+        s.comm->wait(s.gather_ticket[g]);
+        s.gather_ticket[g] = 0;
+      }
+    }
+    if (pass == Pass::backward) {
+      if (s.reduce_ticket[g]) s.comm->wait(s.reduce_ticket[g]);  // the last micro step's gradient is sent
+      free_reduced_gradients();
+      s.model->grads().allocate(g);
+    }
+    note_memory();
+    return;
+  }
+  note_memory();
+  if (stage == 3) s.model->params().release(g);
+  if (pass == Pass::backward) {  // stages 2 and 3: reduce as the buckets fill
+    s.pending.push_back(g);
+    s.pending_elems += s.size[g];
+    if (s.pending_elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
+      if (s.comm) {
+        const CommThread::Ticket t = s.comm->submit([this, gs = s.pending] { reduce_bucket(gs); });
+        for (const int k : s.pending) s.reduce_ticket[k] = t;
+        s.reducing.emplace_back(t, s.pending);
+      } else {
+        reduce_bucket(s.pending);
+        for (const int k : s.pending) s.model->grads().release(k);
+      }
+      s.pending.clear();
+      s.pending_elems = 0;
+    }
+  }
+  free_reduced_gradients();
+}
+
+int Engine::next_group(int g, Pass pass) const {
+  const int G = s_->G;
+  if (pass == Pass::forward) return g + 1 < G ? g + 1 : -1;  // embed, blocks 0 .. L-1
+  if (g == 0) return G > 1 ? G - 1 : -1;                     // head and embed, blocks L-1 .. 0
+  return g >= 2 ? g - 1 : -1;
+}
+
+void Engine::start_gather(int g, Pass pass) {
+  State& s = *s_;
+  s.model->params().allocate(g);
+  if (s.comm) s.gather_ticket[g] = s.comm->submit([this, g, pass] { gather_weights(g, pass); });
+  else gather_weights(g, pass);
+}
+
+void Engine::free_reduced_gradients() {
+  State& s = *s_;
+  while (!s.reducing.empty() && s.comm->done(s.reducing.front().first)) {
+    for (const int g : s.reducing.front().second) {
+      s.model->grads().release(g);
+      s.reduce_ticket[g] = 0;
+    }
+    s.reducing.pop_front();
+  }
+}
+
+void Engine::settle() {
+  if (!s_->comm) return;
+  s_->comm->drain();
+  free_reduced_gradients();
+}
+
+// Stage 3: the weights of group g into the model's (allocated) buffer: an all-gather of the master
+// shards (qwZ: as int8 blocks), or of the hpZ secondary shards inside the hpZ group.
+void Engine::gather_weights(int g, Pass pass) {
+  State& s = *s_;
   const DType dtype = opt_.bf16 ? DType::bf16 : DType::f32;
   const std::size_t esz = comm::dtype_size(dtype);
   float* dst = s.model->params().group(g);
   const std::size_t S = s.size[g];
-  if (stage == 3 && before) {
-    const int N = world_size();
-    const bool hpz = groups_.hpz != nullptr;
-    if (hpz && s.secondary_valid[g]) {  // inside the hpZ group
-      const int h = groups_.hpz_size;
-      const std::size_t t = s.sec[g];
-      void* all = grow<unsigned char>(s.buf_a, h * t * esz);
-      groups_.hpz->all_gather(s.secondary[g].data(), all, t, dtype);
-      unpack(all, S, dtype, dst);
-      return;
-    }
-    const std::size_t sh = s.shard[g];
-    if (opt_.zero.zero_quantized_weights) {
-      const std::size_t nb = block_count(sh, opt_.block);
-      auto* codes = grow<std::int8_t>(s.buf_a, N * sh);
-      auto* scales = grow<float>(s.buf_b, N * nb);
-      quantize_int8(s.master[g].data(), sh, opt_.block, codes + rank() * sh, scales + rank() * nb);
-      groups_.world->all_gather(codes + rank() * sh, codes, sh, DType::i8);
-      groups_.world->all_gather(scales + rank() * nb, scales, nb, DType::f32);
-      float* full = grow(s.fbuf_a, N * sh);
-      for (int q = 0; q < N; ++q) dequantize_int8(codes + q * sh, scales + q * nb, sh, opt_.block, full + q * sh);
-      store_weights(full, S, opt_.bf16, dst);
-    } else {
-      void* all = grow<unsigned char>(s.buf_a, N * sh * esz);
-      void* mine = at(all, rank() * sh * esz);
-      pack(s.master[g].data(), sh, dtype, mine);
-      groups_.world->all_gather(mine, all, sh, dtype);
-      unpack(all, S, dtype, dst);
-    }
-    if (hpz && s.training && pass == Pass::forward) {  // keep this rank's secondary shard
-      const std::size_t t = s.sec[g], lo = std::min(S, groups_.hpz->rank() * t), hi = std::min(S, lo + t);
-      float* tmp = grow(s.fbuf_b, t);
-      std::fill_n(tmp, t, 0.0f);
-      std::copy(dst + lo, dst + hi, tmp);
-      s.secondary[g].resize(t * esz);
-      pack(tmp, t, dtype, s.secondary[g].data());
-      s.secondary_valid[g] = true;
-    }
+  const int N = world_size();
+  const bool hpz = groups_.hpz != nullptr;
+  if (hpz && s.secondary_valid[g]) {  // inside the hpZ group
+    const int h = groups_.hpz_size;
+    const std::size_t t = s.sec[g];
+    void* all = grow<unsigned char>(s.buf_a, h * t * esz);
+    groups_.hpz->all_gather(s.secondary[g].data(), all, t, dtype);
+    unpack(all, S, dtype, dst);
     return;
   }
-  if (stage == 3 && !before && opt_.poison_released)
-    std::fill_n(dst, S, std::numeric_limits<float>::quiet_NaN());
-  if (!before && pass == Pass::backward) {  // stages 2 and 3: reduce as the buckets fill
-    s.pending.push_back(g);
-    s.pending_elems += S;
-    if (s.pending_elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
-      reduce_bucket(s.pending);
-      s.pending.clear();
-      s.pending_elems = 0;
-    }
+  const std::size_t sh = s.shard[g];
+  if (opt_.zero.zero_quantized_weights) {
+    const std::size_t nb = block_count(sh, opt_.block);
+    auto* codes = grow<std::int8_t>(s.buf_a, N * sh);
+    auto* scales = grow<float>(s.buf_b, N * nb);
+    quantize_int8(s.master[g].data(), sh, opt_.block, codes + rank() * sh, scales + rank() * nb);
+    groups_.world->all_gather(codes + rank() * sh, codes, sh, DType::i8);
+    groups_.world->all_gather(scales + rank() * nb, scales, nb, DType::f32);
+    float* full = grow(s.fbuf_a, N * sh);
+    for (int q = 0; q < N; ++q) dequantize_int8(codes + q * sh, scales + q * nb, sh, opt_.block, full + q * sh);
+    store_weights(full, S, opt_.bf16, dst);
+  } else {
+    void* all = grow<unsigned char>(s.buf_a, N * sh * esz);
+    void* mine = at(all, rank() * sh * esz);
+    pack(s.master[g].data(), sh, dtype, mine);
+    groups_.world->all_gather(mine, all, sh, dtype);
+    unpack(all, S, dtype, dst);
+  }
+  if (hpz && s.training && pass == Pass::forward) {  // keep this rank's secondary shard
+    const std::size_t t = s.sec[g], lo = std::min(S, groups_.hpz->rank() * t), hi = std::min(S, lo + t);
+    float* tmp = grow(s.fbuf_b, t);
+    std::fill_n(tmp, t, 0.0f);
+    std::copy(dst + lo, dst + hi, tmp);
+    s.secondary[g].resize(t * esz);
+    pack(tmp, t, dtype, s.secondary[g].data());
+    s.secondary_valid[g] = true;
   }
 }
 
@@ -284,13 +373,17 @@ void Engine::reduce_bucket(const std::vector<int>& gs) {
     groups_.world->reduce_scatter(send, recv, c, dtype, ReduceOp::sum);
     unpack(recv, c, dtype, tmp);
     for (std::size_t off = 0; const int g : gs) {
-      float* out = s.grad[g].data();
-      for (std::size_t i = 0; i < s.shard[g]; ++i) out[i] += tmp[off + i] * inv_n;
+      if (stage == 1) {  // once a step: the mean gradient of the owned range, in place
+        const std::size_t lo = std::min(s.size[g], rank() * s.shard[g]), hi = std::min(s.size[g], lo + s.shard[g]);
+        float* out = grads.group(g) + lo;
+        for (std::size_t i = 0; i < hi - lo; ++i) out[i] = tmp[off + i] * inv_n;
+      } else {  // every micro step, accumulated
+        float* out = s.grad[g].data();
+        for (std::size_t i = 0; i < s.shard[g]; ++i) out[i] += tmp[off + i] * inv_n;
+      }
       off += s.shard[g];
     }
   }
-  if (stage >= 2)  // the model's gradients of these groups are consumed: the next micro step starts at 0
-    for (const int g : gs) std::fill_n(grads.group(g), s.size[g], 0.0f);
 }
 
 void Engine::reduce_scatter_qgz(const std::vector<int>& gs) {
@@ -320,16 +413,19 @@ void Engine::reduce_scatter_qgz(const std::vector<int>& gs) {
 train::DataParallel::Totals Engine::finish_gradients(double local_loss, bool stop_requested) {
   State& s = *s_;
   const int stage = opt_.zero.stage, r = rank();
+  settle();
   if (stage <= 1) reduce_all_groups();
   // The squared norm of this rank's shard of the mean gradient (the same numbers in every stage).
   double sq = 0;
   for (int g = 0; g < s.G; ++g) {
     const std::size_t S = s.size[g], sh = s.shard[g], lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
-    const float* p = stage == 0 ? s.model->grads().group(g) + lo : s.grad[g].data();
+    const float* p = stage <= 1 ? s.model->grads().group(g) + lo : s.grad[g].data();
     for (std::size_t i = 0; i < hi - lo; ++i) sq += double(p[i]) * double(p[i]);
   }
   float totals[3] = {float(sq), float(local_loss), stop_requested ? 1.0f : 0.0f};
+  Timer timer;
   groups_.world->all_reduce(totals, totals, 3, DType::f32, ReduceOp::sum);
+  s.main_comm_s += timer.seconds();
   return {double(totals[1]) / world_size(), std::sqrt(double(totals[0])), totals[2] > 0};
 }
 
@@ -337,6 +433,7 @@ train::DataParallel::Totals Engine::finish_gradients(double local_loss, bool sto
 
 void Engine::optimizer_step(double lr, double grad_scale) {
   State& s = *s_;
+  settle();
   s.training = false;
   const int stage = opt_.zero.stage, N = world_size(), r = rank();
   auto& params = s.model->params();
@@ -356,13 +453,16 @@ void Engine::optimizer_step(double lr, double grad_scale) {
       if (a >= b) continue;
       u.weight_decay = view.decay ? hyper.weight_decay : 0.0;
       float* p = stage == 3 ? s.master[g].data() + (a - lo) : params.group(g) + a;
-      train::adamw_update(p, s.m[g].data() + (a - lo), s.v[g].data() + (a - lo), s.grad[g].data() + (a - lo),
+      const float* grad = stage == 1 ? s.model->grads().group(g) + a : s.grad[g].data() + (a - lo);
+      train::adamw_update(p, s.m[g].data() + (a - lo), s.v[g].data() + (a - lo), grad,
                           std::int64_t(b - a), u);
     }
   }
   s.opt->set_steps_taken(s.t);
   if (stage == 3) {  // the next forward gathers; the secondary shards held this step's weights
+    note_memory();
     std::fill(s.secondary_valid.begin(), s.secondary_valid.end(), false);
+    for (auto& sec : s.secondary) std::vector<unsigned char>().swap(sec);
     return;
   }
   // Stages 1 and 2: every rank takes the updated shards, in buckets of allgather_bucket_size.
@@ -381,7 +481,9 @@ void Engine::optimizer_step(double lr, double grad_scale) {
       std::copy(params.group(k) + lo, params.group(k) + hi, all + r * c + off);
       off += sh;
     }
+    Timer timer;
     groups_.world->all_gather(all + r * c, all, c, DType::f32);
+    s.main_comm_s += timer.seconds();
     for (int q = 0; q < N; ++q)
       for (std::size_t off = 0; const int k : bucket) {
         const std::size_t S = s.size[k], sh = s.shard[k], lo = std::min(S, q * sh), hi = std::min(S, lo + sh);
@@ -395,27 +497,93 @@ void Engine::optimizer_step(double lr, double grad_scale) {
 
 // ---- state, metrics ---------------------------------------------------------------------------
 
-void Engine::gather_state() {
+fs::path Engine::save_checkpoint(const fs::path& root, std::int64_t step, const nlohmann::json& state, int keep) {
   State& s = *s_;
   const int stage = opt_.zero.stage, N = world_size(), r = rank();
-  if (stage == 0) return;
   comm::Communicator& w = groups_.world->inner();
-  const auto gather = [&](const AlignedVector<float>& shard, float* full, int g) {
-    const std::size_t sh = s.shard[g];
-    float* all = grow(s.fbuf_a, N * sh);
-    std::copy(shard.begin(), shard.end(), all + r * sh);
-    w.all_gather(all + r * sh, all, sh, DType::f32);
-    std::copy_n(all, s.size[g], full);
-  };
-  for (int g = 0; g < s.G; ++g) {
-    gather(s.m[g], s.opt->m().group(g), g);
-    gather(s.v[g], s.opt->v().group(g), g);
-    if (stage == 3) gather(s.master[g], s.model->params().group(g), g);
+  const fs::path dir = train::checkpoint_folder(root, step);
+  if (r == 0) {  // a folder of this step left by an interrupted save is written again
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    fs::create_directories(dir, ec);
+    if (ec) throw IoError("cannot create checkpoint folder " + dir.string() + ": " + ec.message());
   }
+  const fs::path at = broadcast(dir.string()).get<std::string>();  // (after rank 0 made it)
+  ShardManifest manifest = this->manifest();
+  std::vector<ShardSlice> slices;
+  for (int g = 0; g < s.G; ++g) {
+    const std::size_t S = s.size[g], lo = std::min(S, r * s.shard[g]), hi = std::min(S, lo + s.shard[g]);
+    ShardSlice sl;
+    sl.count = hi - lo;
+    sl.w = stage == 3 ? s.master[g].data() : s.model->params().group(g) + lo;
+    sl.m = stage >= 1 ? s.m[g].data() : s.opt->m().group(g) + lo;
+    sl.v = stage >= 1 ? s.v[g].data() : s.opt->v().group(g) + lo;
+    slices.push_back(sl);
+  }
+  std::string error;
+  try {
+    write_shard(at, r, manifest, slices);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  float failed = error.empty() ? 0.0f : 1.0f;  // every rank learns whether all shards are on disk
+  w.all_reduce(&failed, &failed, 1, DType::f32, ReduceOp::sum);
+  if (!error.empty()) throw IoError(error);
+  if (failed > 0)
+    throw IoError("checkpoint " + at.string() + ": " + std::to_string(int(failed)) + " of " + std::to_string(N) +
+                  " ranks could not write their shard (see their messages); the folder stays incomplete");
+  if (r == 0) {
+    nlohmann::json manifest_state = state;
+    manifest_state["step"] = step;
+    manifest_state[train::kShardManifestKey] = manifest.to_json();
+    write_file_atomic(at / "state.json", manifest_state.dump(2) + "\n");
+    write_file_atomic(at / "DONE", "");
+    train::prune_checkpoints(root, keep);
+  }
+  return at;
+}
+
+ShardManifest Engine::manifest() const {
+  const State& s = *s_;
+  ShardManifest m;
+  m.ranks = world_size();
+  m.adam_steps = s.t;
+  for (int g = 0; g < s.G; ++g) {
+    m.names.push_back(s.model->layout().groups()[g].name);
+    m.sizes.push_back(s.size[g]);
+    m.shards.push_back(s.shard[g]);
+  }
+  return m;
+}
+
+void Engine::load_checkpoint(const fs::path& dir_on_rank0) {
+  State& s = *s_;
+  const int stage = opt_.zero.stage, r = rank();
+  const fs::path dir = broadcast(dir_on_rank0.string()).get<std::string>();
+  ShardReader reader(dir);  // on the file system every rank shares
+  const ShardManifest& m = reader.manifest();
+  const ShardManifest mine = manifest();
+  if (m.names != mine.names || m.sizes != mine.sizes)
+    throw DataError((dir / "state.json").string() + ": the shards hold other parameter groups than the model's");
+  for (int g = 0; g < s.G; ++g) {
+    const std::size_t S = s.size[g], lo = std::min(S, r * s.shard[g]), hi = std::min(S, lo + s.shard[g]);
+    // The full weights (stages 0-2) and moments (stage 0) are read whole: every rank holds them.
+    if (stage == 3) reader.read('w', g, lo, hi, s.master[g].data());
+    else reader.read('w', g, 0, S, s.model->params().group(g));
+    if (stage >= 1) {
+      reader.read('m', g, lo, hi, s.m[g].data());
+      reader.read('v', g, lo, hi, s.v[g].data());
+    } else {
+      reader.read('m', g, 0, S, s.opt->m().group(g));
+      reader.read('v', g, 0, S, s.opt->v().group(g));
+    }
+  }
+  s.t = m.adam_steps;
   s.opt->set_steps_taken(s.t);
 }
 
 nlohmann::json Engine::broadcast(const nlohmann::json& value) {
+  settle();
   comm::Communicator& w = groups_.world->inner();
   std::string text = rank() == 0 ? value.dump() : std::string();
   std::uint64_t len = text.size();
@@ -427,6 +595,7 @@ nlohmann::json Engine::broadcast(const nlohmann::json& value) {
 
 nlohmann::json Engine::step_metrics() {
   State& s = *s_;
+  settle();
   const LinkBytes mine = groups_.bytes();
   const int N = world_size();
   std::vector<std::uint64_t> all(2 * N);
@@ -442,27 +611,57 @@ nlohmann::json Engine::step_metrics() {
   s.intra_sum += intra;
   s.inter_sum += inter;
   ++s.steps;
-  return {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}}};
+  note_memory();
+  nlohmann::json rec = {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}},
+                        {"memory_per_rank", s.step_peak.to_json()}};
+  if (s.comm) {  // busy: the thread's collectives; exposed: the training thread's waits and own collectives
+    const double busy = s.comm->busy_seconds(), total = busy + s.main_comm_s;
+    const double hidden = std::clamp(busy - s.comm->waited_seconds(), 0.0, busy);
+    s.hidden_s += hidden;
+    s.comm_s += total;
+    rec["comm_hidden_fraction"] = total > 0 ? hidden / total : 0.0;
+  }
+  return rec;
 }
 
-nlohmann::json Engine::memory_per_rank() const {
+MemoryBytes Engine::memory_now() const {
   const State& s = *s_;
-  const int stage = opt_.zero.stage;
-  const double esz = opt_.bf16 ? 2.0 : 4.0;
-  double full = 0, shard = 0, sec = 0;
-  for (int g = 0; g < s.G; ++g) {
-    full += double(s.size[g]);
-    shard += double(s.shard[g]);
-    sec += double(s.sec[g]);
+  const auto elems = [](const std::vector<AlignedVector<float>>& shards) {
+    double n = 0;
+    for (const auto& v : shards) n += double(v.size());
+    return n;
+  };
+  MemoryBytes b;
+  b.params = 4.0 * (double(s.model->params().resident_elements()) + elems(s.master));
+  b.grads = 4.0 * (double(s.model->grads().resident_elements()) + elems(s.grad));
+  b.optimizer = 4.0 * (double(s.opt->m().resident_elements() + s.opt->v().resident_elements()) + elems(s.m) +
+                       elems(s.v));
+  if (s.comm && !s.comm->idle()) return b;  // its task may be resizing these: read them once it is idle
+  for (const auto& sec : s.secondary) b.secondary += double(sec.capacity());
+  for (const auto* buf : {&s.buf_a, &s.buf_b, &s.buf_c, &s.buf_d}) b.staging += double(buf->capacity());
+  for (const auto* buf : {&s.fbuf_a, &s.fbuf_b, &s.qgz.reordered, &s.qgz.partial, &s.qgz.scales, &s.qgz.scales_in})
+    b.staging += 4.0 * double(buf->capacity());
+  b.staging += double(s.qgz.codes.capacity() + s.qgz.codes_in.capacity());
+  return b;
+}
+
+void Engine::note_memory() {
+  State& s = *s_;
+  const MemoryBytes now = memory_now();
+  for (MemoryBytes* peak : {&s.step_peak, &s.run_peak}) {
+    peak->params = std::max(peak->params, now.params);
+    peak->grads = std::max(peak->grads, now.grads);
+    peak->optimizer = std::max(peak->optimizer, now.optimizer);
+    peak->secondary = std::max(peak->secondary, now.secondary);  // (0 while a collective runs beside)
+    peak->staging = std::max(peak->staging, now.staging);
   }
-  nlohmann::json m;
-  m["weights"] = 4.0 * (stage == 3 ? shard : full);
-  m["gradients"] = 4.0 * (stage >= 2 ? shard : full);
-  m["optimizer"] = 8.0 * (stage >= 1 ? shard : full);
-  m["hpz_secondary"] = groups_.hpz ? esz * sec : 0.0;
-  m["total"] = m["weights"].get<double>() + m["gradients"].get<double>() + m["optimizer"].get<double>() +
-               m["hpz_secondary"].get<double>();
-  return m;
+}
+
+MemoryBytes Engine::memory_per_rank() const { return s_->run_peak; }
+
+nlohmann::json MemoryBytes::to_json() const {
+  return {{"params", params}, {"grads", grads}, {"optimizer", optimizer}, {"secondary", secondary},
+          {"staging", staging}, {"total", params + grads + optimizer + secondary + staging}};
 }
 
 nlohmann::json Engine::summary() const {
@@ -476,9 +675,13 @@ nlohmann::json Engine::summary() const {
                       {"ranks", t.world_size},
                       {"ranks_per_node", t.ranks_per_node},
                       {"nodes", t.nodes},
-                      {"memory_per_rank_bytes", memory_per_rank()}};
+                      {"memory_per_rank", memory_per_rank().to_json()}};
+  if (s.comm) z["overlap_comm"] = true;
   const double steps = s.steps > 0 ? double(s.steps) : 1.0;
-  return {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}}, {"zero", z}};
+  nlohmann::json out = {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}},
+                        {"zero", z}};
+  if (s.comm) out["comm_hidden_fraction"] = s.comm_s > 0 ? s.hidden_s / s.comm_s : 0.0;
+  return out;
 }
 
 }  // namespace core::zero

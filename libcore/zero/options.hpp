@@ -34,9 +34,10 @@ struct ZeroOptions {
     v("allgather_bucket_size", allgather_bucket_size,
       "stages 1-2: elements all-gathered at a time after the optimizer step", core::positive<std::int64_t>());
     v("overlap_comm", overlap_comm,
-      "overlap gradient reduction and weight gathers with compute (not yet: must be false)");
+      "stages 2-3: gradient reduce-scatters and weight gathers on a communication thread, overlapping compute "
+      "(same results)");
     v("stage3_prefetch_bucket_size", stage3_prefetch_bucket_size,
-      "stage 3: elements of the next groups gathered ahead; takes effect with overlap_comm (not yet)",
+      "stage 3 with overlap_comm: elements of the next groups gathered ahead of their use",
       core::positive<std::int64_t>());
   }
 };
@@ -65,7 +66,7 @@ struct DistributedOptions {
 };
 
 // UsageError naming the key for combinations that are not defined (ZeRO++ outside stage 3, bf16
-// outside stage 3, an odd quantization block) or not implemented (overlap_comm).
+// outside stage 3, overlap_comm below stage 2, an odd quantization block).
 void validate(const ZeroOptions& z, const Bf16Options& bf16, const DistributedOptions& d);
 
 }  // namespace core::zero

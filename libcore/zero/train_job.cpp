@@ -6,6 +6,8 @@
 #include "comm/world.hpp"
 #include "common/errors.hpp"
 #include "common/log.hpp"
+#include "train/checkpoint.hpp"
+#include "train/data_parallel.hpp"
 #include "zero/engine.hpp"
 
 namespace core::zero {
@@ -15,11 +17,22 @@ void check_zero_job(const ZeroTrainOptions& o, const comm::RankInfo& ranks) {
   check_hpz_size(o.zero_optimization.zero_hpz_partition_size, discover_topology(ranks, o.distributed.ranks_per_node));
 }
 
+namespace {
+
+// A one-rank stage-0 run continues a sharded checkpoint through the engine, which re-shards it.
+bool resumes_sharded(const ZeroTrainOptions& o, RunDir* rundir) {
+  if (!o.resume || !rundir) return false;
+  const auto ckpt = train::latest_checkpoint(rundir->checkpoints());
+  return ckpt && train::read_checkpoint_state(*ckpt).contains(train::kShardManifestKey);
+}
+
+}  // namespace
+
 train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
                                       const train::StepHook& hook, const train::TrainExtension& extension) {
   check_zero_job(o, ranks);
   const ZeroOptions& z = o.zero_optimization;
-  if (ranks.world_size == 1 && z.stage == 0) {
+  if (ranks.world_size == 1 && z.stage == 0 && !resumes_sharded(o, rundir)) {
     if (!rundir) throw Error(ExitCode::internal, "a one-rank run needs its run directory");
     return train::run_training(o, *rundir, hook, extension);
   }

@@ -26,8 +26,9 @@ struct ZeroTrainOptions : train::TrainOptions {
 // group size): UsageError naming the key, thrown normally on every rank.
 void check_zero_job(const ZeroTrainOptions& options, const comm::RankInfo& ranks);
 
-// A single process at stage 0 without ZeRO++ runs the one-rank loop unchanged; anything else runs
-// the engine over the job's communicator (MPI across processes). `rundir` is null except on rank 0.
+// A single process at stage 0 without ZeRO++ runs the one-rank loop unchanged (unless it resumes a
+// sharded checkpoint); anything else runs the engine over the job's communicator (MPI across
+// processes). `rundir` is null except on rank 0.
 // `extension` adds a tool's per-step behaviour (ltd-pretrain's token dropping) on every rank.
 train::TrainOutcome run_zero_training(const ZeroTrainOptions& options, RunDir* rundir, const comm::RankInfo& ranks,
                                       const train::StepHook& hook = {}, const train::TrainExtension& extension = {});

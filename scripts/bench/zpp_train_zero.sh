@@ -6,7 +6,10 @@
 #  2. int8 and int4 quantize + dequantize round trips against memcpy of the same fp32 buffer
 #     (`zpp-train quantize-speed`, interleaved, best of REPS; target >= 0.5);
 #  3. step time of stage 3 over stage 0 on 2 ranks (fp32, the 4-layer 128-wide GPT of default.yaml),
-#     runs interleaved ROUNDS times, the median ratio.
+#     runs interleaved ROUNDS times, the median ratio; then the peak bytes of model state a rank
+#     holds in each stage (memory_per_rank: measured from the buffers allocated) against stage 0's;
+#  4. stage 3 with overlap_comm against without (same model, 2 ranks, interleaved): step time ratio,
+#     the share of communication time hidden (comm_hidden_fraction) and the final losses (equal).
 #   scripts/bench/zpp_train_zero.sh [BUILD_DIR]      (env: STEPS=20 ROUNDS=3 REPS=20)
 # Machine: the host this runs on (nproc and the load average are printed); 4 ranks oversubscribe a
 # 2-core machine, so step times there are not those of real nodes (bytes are exact either way).
@@ -76,4 +79,46 @@ for r in range(1, rounds + 1):
     rows.append((s0, s3, s3 / s0))
     print(f"round {r}: stage 0 {s0 * 1e3:.1f} ms  stage 3 {s3 * 1e3:.1f} ms  ratio {s3 / s0:.3f}")
 print(f"median stage-3 / stage-0 step time: {statistics.median(x[2] for x in rows):.3f}")
+PY
+# Memory: 2 steps per stage; buckets of 100k elements (about an eighth of the model: DeepSpeed's
+# default 5e8 would fuse this model into one bucket, whose gradients and staging then live whole).
+for stage in 0 1 2 3; do
+  mpirun -np 2 --oversubscribe "$ZPP" train -q --progress never "$DATA" train_iters=2 eval_iters=1 \
+    "zero_optimization.stage=$stage" zero_optimization.reduce_bucket_size=100000 \
+    zero_optimization.allgather_bucket_size=100000 train_micro_batch_size_per_gpu=4 \
+    --out "$TMP/m$stage" > "$TMP/m$stage.json"
+done
+python3 - "$TMP" <<'PY'
+import json, sys
+t = sys.argv[1]
+print("peak bytes a rank holds, 2 ranks:  params      grads  optimizer    staging   total  total/stage 0")
+base = None
+for s in range(4):
+    m = json.load(open(f"{t}/m{s}.json"))["zero"]["memory_per_rank"]
+    base = base or m["total"]
+    print(f"  stage {s}: {m['params']:>24.0f} {m['grads']:>10.0f} {m['optimizer']:>10.0f} {m['staging']:>10.0f}"
+          f" {m['total']:>8.0f} {m['total'] / base:>14.3f}")
+PY
+
+# 4. overlap_comm on and off (stage 3, 2 ranks), interleaved.
+echo "# 4. stage 3 on 2 ranks, overlap_comm on against off ($STEPS steps; $ROUNDS interleaved rounds)"
+for round in $(seq 1 "$ROUNDS"); do
+  for overlap in false true; do
+    mpirun -np 2 --oversubscribe "$ZPP" train -q --progress never "$DATA" "train_iters=$STEPS" eval_iters=1 \
+      eval_interval=100000 zero_optimization.stage=3 "zero_optimization.overlap_comm=$overlap" \
+      zero_optimization.reduce_bucket_size=200000 zero_optimization.stage3_prefetch_bucket_size=200000 \
+      train_micro_batch_size_per_gpu=4 --out "$TMP/o$overlap-$round" > "$TMP/o$overlap-$round.json"
+  done
+done
+python3 - "$TMP" "$ROUNDS" <<'PY'
+import json, statistics, sys
+t, rounds = sys.argv[1], int(sys.argv[2])
+ratios = []
+for r in range(1, rounds + 1):
+    off, on = (json.load(open(f"{t}/o{o}-{r}.json")) for o in ("false", "true"))
+    ratios.append(on["mean_step_s"] / off["mean_step_s"])
+    same = "equal" if on["final_loss"] == off["final_loss"] else "DIFFER"
+    print(f"round {r}: off {off['mean_step_s'] * 1e3:.1f} ms  on {on['mean_step_s'] * 1e3:.1f} ms  "
+          f"ratio {ratios[-1]:.3f}  hidden {on['comm_hidden_fraction']:.3f}  final losses {same}")
+print(f"median overlap-on / off step time: {statistics.median(ratios):.3f}")
 PY

@@ -1,6 +1,7 @@
 // `mpirun -np 4 zpp-train train` end to end: the tiny ZeRO-3 and ZeRO++ configs print one summary
 // JSON (rank 0 only) with bytes_per_step, write one run directory, and ZeRO++ sends about a fifth of
-// ZeRO-3's cross-node bytes; a topology that cannot be built exits 2 naming the key; a rank killed
+// ZeRO-3's cross-node bytes; the sharded checkpoint is consolidated for eval and export, and one
+// process resumes it; a topology that cannot be built exits 2 naming the key; a rank killed
 // mid-run ends the job with a nonzero exit well before the communicator timeout; one process runs
 // stage 3 without a launcher; `simulate` predicts the bytes the 4 ranks sent.
 #include <doctest/doctest.h>
@@ -85,6 +86,29 @@ TEST_CASE("tiny-zero3 and tiny-zeropp under mpirun -np 4: one summary, one run d
   for (std::string line; std::getline(metrics, line); ++lines)
     CHECK(nlohmann::json::parse(line).at("bytes_per_step").at("inter") == a["bytes_per_step"]["inter"]);
   CHECK(lines == 6);
+  CHECK(a.at("zero").at("memory_per_rank").at("params").get<double>() > 0);
+  // Sharded checkpoint (one file a rank); eval refuses it, naming `consolidate`, which writes the one
+  // full checkpoint that eval and export read; one process resumes the shards of 4 at stage 0.
+  const auto step6 = tmp / "z3" / "checkpoints" / "step_00000006";
+  for (int r = 0; r < 4; ++r) CHECK(std::filesystem::exists(step6 / ("rank_0000" + std::to_string(r) + ".safetensors")));
+  auto r = run_tool("zpp-train", {"eval", "--checkpoint", (tmp / "z3").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("zpp-train consolidate") != std::string::npos);
+  r = run_tool("zpp-train", {"consolidate", (tmp / "z3").string(), "--out", (tmp / "cons").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("ranks") == 4);
+  r = run_tool("zpp-train", {"eval", "--checkpoint", (tmp / "cons").string(), "max_tokens=256", "threads=1"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("loss").get<double>() < 5.5);  // trained: below ln 256
+  r = run_tool("zpp-train", {"export", "--checkpoint", (tmp / "cons").string(), "--format", "hf", "--out",
+                             (tmp / "hf").string()});
+  CHECK(r.exit_code == 0);
+  r = run_tool("zpp-train", with({"train", "--config", config("tiny-zero3.yaml"), data, "zero_optimization.stage=0",
+                                  "bf16.enabled=false", "distributed.ranks_per_node=1", "--resume", "--out",
+                                  (tmp / "z3").string()},
+                                 {"train_iters=7", "eval_iters=1", "eval_interval=7"}));
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("steps") == 7);
 }
 
 TEST_CASE("a topology that cannot be built exits 2 naming the key, on every rank") {

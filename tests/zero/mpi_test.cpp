@@ -1,6 +1,7 @@
 // The ZeRO engine across MPI processes (2 and 4 ranks, nodes of 2 emulated): stages 1-3 follow stage
 // 0 over 10 steps (MPI's reduction order may differ between all-reduce and reduce-scatter, so to
-// rounding), hpZ equals stage 3, and each rank sends exactly the bytes of volume.hpp.
+// rounding), hpZ equals stage 3, each rank sends exactly the bytes of volume.hpp, and overlap_comm
+// (collectives on each process's communication thread) reproduces the synchronous run bit for bit.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -122,4 +123,13 @@ TEST_CASE("ZeRO stages and ZeRO++ across MPI ranks") {
     for (std::size_t i = 0; i < res.losses.size(); ++i)
       CHECK(res.losses[i] == doctest::Approx(base.losses[i]).epsilon(q ? 0.02 : 1e-5));
   }
+  EngineOptions e = variant(3, alpha, true);
+  e.zero.reduce_bucket_size = 1;
+  const Result sync = run(dir, "sync", e);
+  e.zero.overlap_comm = true;
+  e.zero.stage3_prefetch_bucket_size = 1;
+  const Result overlap = run(dir, "overlap", e);
+  CHECK(overlap.bytes.intra == sync.bytes.intra);
+  CHECK(overlap.bytes.inter == sync.bytes.inter);
+  if (r == 0) CHECK(overlap.losses == sync.losses);
 }

@@ -6,6 +6,7 @@
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
 //   zpp-train export --checkpoint DIR --format hf|llmc --out DIR   for transformers / llm.c
 //   zpp-train eval --checkpoint DIR [--input DATA] [data.split=val|train|all seq_len=.. stride=..]  loss over a split
+//   zpp-train consolidate RUN [--out DIR]   a ZeRO run's sharded checkpoint as one full checkpoint in DIR
 //   zpp-train simulate [nodes=24 ranks_per_node=16 inter_node.bandwidth_gbs=..] [--format table]  ZeRO++ at scale
 //   zpp-train quantize-speed [n=.. block=2048]  int8/int4 round trips against memcpy (GB/s)
 //   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
@@ -24,6 +25,7 @@
 #include "train/sample.hpp"
 #include "train/trainer.hpp"
 #include "zero/quantize.hpp"
+#include "zero/sharded_checkpoint.hpp"
 #include "zero/simulate.hpp"
 #include "zero/train_job.hpp"
 
@@ -58,6 +60,20 @@ int run_export(core::RunContext& ctx, const core::train::ExportOptions& o) {
 
 int run_sample(core::RunContext& ctx, const core::train::SampleOptions& o) {
   ctx.emit_result(core::train::generate(o));
+  return 0;
+}
+
+struct ConsolidateOptions {
+  std::string run;
+  template <class V>
+  void visit(V& v) {
+    v("run", run, "run directory or checkpoint folder of a data-parallel (ZeRO) run: its newest complete checkpoint");
+  }
+};
+
+int run_consolidate(core::RunContext& ctx, const ConsolidateOptions& o) {
+  if (o.run.empty()) throw core::UsageError("consolidate: give the run directory (zpp-train consolidate RUN --out DIR)");
+  ctx.emit_result(core::zero::consolidate(o.run, ctx.rundir->checkpoints()));
   return 0;
 }
 
@@ -150,6 +166,11 @@ int main(int argc, char** argv) {
       .flag("--input", "input", "text file, or - for standard input")
       .flag("--format", "format", "text (one document) or jsonl (a {\"text\": ...} document per line)")
       .flag("--tokenizer", "tokenizer", "bytes or gpt2:DIR");
+  app.command<ConsolidateOptions>("consolidate",
+                                  "Write the newest sharded checkpoint of a ZeRO run as one full checkpoint in --out "
+                                  "(for eval, export, sample and one-rank runs)",
+                                  run_consolidate)
+      .positional("run", "run directory or checkpoint folder");
   app.command<core::zero::SimulateOptions>(
          "simulate", "Predict ZeRO-3 and ZeRO++ step times at scale (alpha-beta model over the real byte volumes)",
          run_simulate)
