@@ -13,8 +13,16 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/log.hpp"
 
 namespace fuzz {
+
+// Parsers warn about what they skip (g2o's unknown tags, ...): millions of lines that slow the run and bury its
+// report. Only errors are logged.
+inline const bool quiet_logs = [] {
+  core::log::set_level(core::log::level::err);
+  return true;
+}();
 
 // The input as text.
 inline std::string_view text(const std::uint8_t* data, std::size_t size) {
