@@ -59,13 +59,11 @@ int main(int argc, char** argv) {
   };
   pattern_flags(app.command<jobs::CountOptions>("count", "Count the matches of one pattern (default command)",
                                                 run_count, true))
-      .flag("--threads", "threads", "worker threads (0: all)")
       .flag("--backend", "backend", "interp or jit")
       .flag("--jit-cache", "jit_cache", "folder of compiled kernels")
       .stops_at_signal();
   graph_flags(app.command<jobs::MotifOptions>("motifs", "Count every connected pattern of --size vertices", run_motifs))
       .flag("--size", "size", "pattern size (1..7)")
-      .flag("--threads", "threads", "worker threads (0: all)")
       .stops_at_signal();
   pattern_flags(app.command<jobs::PlanOptions>("plan", "Print the chosen matching order, restrictions and predicted cost",
                                                run_plan))
@@ -74,7 +72,6 @@ int main(int argc, char** argv) {
   pattern_flags(app.command<jobs::ListOptions>("list", "Stream matches (one JSON array of vertex ids per line), then the result",
                                                run_list))
       .flag("--limit", "limit", "maximum number of matches")
-      .flag("--threads", "threads", "worker threads (0: all)")
       .without_rundir()
       .stops_at_signal();
   return app.main(argc, argv);
