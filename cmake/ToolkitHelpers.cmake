@@ -47,6 +47,9 @@ function(_toolkit_test_env out)
     "TOOLKIT_BIN_DIR=${PROJECT_BINARY_DIR}/bin"
     "TOOLKIT_DATASETS=${TOOLKIT_DATASETS_DIR}"
     "TOOLKIT_TEST_TMP=${PROJECT_BINARY_DIR}/test-tmp"
+    # ctest runs tests side by side (-j): a tool a test runs takes one thread unless the test gives threads=N
+    # (every command's `threads` = 0 means OMP_NUM_THREADS, else all cores: common/threads.hpp).
+    "OMP_NUM_THREADS=1"
     PARENT_SCOPE)
 endfunction()
 

@@ -26,6 +26,8 @@ CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=None -
   -DTOOLKIT_CUDA=OFF -DTOOLKIT_MPI=OFF >/dev/null
 cmake --build build/fuzz -j "${TOOLKIT_BUILD_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}" >&2
 
+# UBSan reports undefined behaviour and carries on by default: stop there, so that it is a finding with its input.
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 printf '%-12s %10s %8s  %s\n' target executions corpus finding
 found=0
 for t in "${targets[@]}"; do
@@ -35,11 +37,11 @@ for t in "${targets[@]}"; do
   rc=0
   "build/fuzz/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$findings/" "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1)
+  execs=$(grep -ao 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1)
   finding="none"
   if ((rc != 0)); then
     found=1
-    finding="$(grep -m1 -E 'ERROR: (libFuzzer|AddressSanitizer|UndefinedBehaviorSanitizer)|runtime error|uncaught exception|deadly signal' "$log" || echo "exit $rc") -> $(ls "$findings" | head -1)"
+    finding="$(grep -a -m1 -E 'ERROR: (libFuzzer|AddressSanitizer|UndefinedBehaviorSanitizer)|runtime error|uncaught exception|deadly signal' "$log" || echo "exit $rc") -> $(ls "$findings" | head -1)"
   fi
   printf '%-12s %10s %8s  %s\n' "$t" "${execs:-?}" "$(ls "$work" | wc -l)" "$finding"
 done

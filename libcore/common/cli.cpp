@@ -13,6 +13,7 @@
 #include "common/build_info.hpp"
 #include "common/log.hpp"
 #include "common/signals.hpp"
+#include "common/threads.hpp"
 
 namespace core {
 
@@ -22,6 +23,7 @@ struct App::Common {
   std::string out;
   std::string seed;
   std::string device;
+  std::string threads;
   int verbose = 0;
   int quiet = 0;
   std::string progress = "auto";
@@ -72,6 +74,12 @@ Command& Command::without_rundir() {
   return *this;
 }
 
+Command& Command::rundir_with_out() {
+  rundir_ = false;
+  rundir_with_out_ = true;
+  return *this;
+}
+
 Command& Command::stops_at_signal() {
   stops_at_signal_ = true;
   return *this;
@@ -85,6 +93,7 @@ static void add_common_options(CLI::App* app, App::Common& c, bool with_position
   app->add_option("--out", c.out, "Run directory (default runs/<tool>/<UTC time>-<id>)");
   app->add_option("--seed", c.seed, "Random seed (config key 'seed')");
   app->add_option("--device", c.device, "cpu or cuda (config key 'device')");
+  app->add_option("--threads", c.threads, "CPU threads; 0: OMP_NUM_THREADS when set, else all cores (config key 'threads')");
   app->add_flag("-v,--verbose", c.verbose, "More log output (repeat for trace)");
   app->add_flag("-q,--quiet", c.quiet, "Only warnings and errors on stderr");
   app->add_option("--progress", c.progress, "Progress display: auto, always or never");
@@ -143,9 +152,23 @@ static void set_common_key(ConfigTree& tree, const std::string& key, const std::
   tree.set_existing(key, YAML::Node(value), "--" + key);
 }
 
+// The `threads` key of every command (threads.hpp): the value asked for, from the tree.
+static int requested_threads(const ConfigTree& tree) {
+  try {
+    return tree.root()["threads"].as<int>();
+  } catch (const YAML::Exception&) {
+    throw UsageError("threads (" + tree.source_of("threads") + "): expected an integer >= 0 (0: all cores, or OMP_NUM_THREADS)");
+  }
+}
+
 int App::run_command(Command& cmd, RunContext& ctx) {
   Common& c = *common_;
-  ConfigTree tree(cmd.defaults_());
+  // Every command has a top-level `threads` key: the command's own (which then receives the resolved count), or
+  // one the App adds and keeps to itself.
+  YAML::Node defaults = cmd.defaults_();
+  const bool own_threads_key = static_cast<const YAML::Node&>(defaults)["threads"].IsDefined();
+  if (!own_threads_key) defaults["threads"] = 0;
+  ConfigTree tree(defaults);
   for (const auto& f : c.configs) tree.merge_file(f);
   std::string positional_value;
   for (const auto& o : c.sets) {
@@ -164,12 +187,21 @@ int App::run_command(Command& cmd, RunContext& ctx) {
       tree.set_existing(b->key, YAML::Node(b->value), b->flag);
     }
   }
-  if (!cmd.rundir_ && !c.out.empty())
+  const bool writes_rundir = cmd.rundir_ || (cmd.rundir_with_out_ && !c.out.empty());
+  if (!writes_rundir && !c.out.empty())
     throw UsageError("--out does not apply to '" + cmd.name_ + "' (it writes no run directory)");
   set_common_key(tree, "seed", c.seed, cmd.name_);
   set_common_key(tree, "device", c.device, cmd.name_);
+  set_common_key(tree, "threads", c.threads, cmd.name_);
 
+  const bool threads_given = tree.has_key("threads");  // `~threads` takes it back to 0
+  const int threads_asked = threads_given ? requested_threads(tree) : 0;
+  const ThreadChoice threads = resolve_threads(threads_asked);
+  if (own_threads_key && threads_given) tree.set_existing("threads", YAML::Node(threads.count), tree.source_of("threads"));
+  else if (own_threads_key) tree.apply_override("+threads=" + std::to_string(threads.count));
+  else if (threads_given) tree.apply_override("~threads");
   ctx.resolved_config = cmd.resolve_(tree);  // validates every key, type and range
+  ctx.resolved_config["threads"] = threads_asked;  // the request (0 stays 0: the count is in the manifest)
   if (c.print_config) {
     if (ctx.rank != 0) return static_cast<int>(ExitCode::ok);
     std::cout << yaml_to_string(ctx.resolved_config);
@@ -180,8 +212,11 @@ int App::run_command(Command& cmd, RunContext& ctx) {
     return static_cast<int>(ExitCode::ok);
   }
 
+  set_thread_count(threads.count);
+  ctx.threads = threads.count;
+  log::info("threads: {} ({})", threads.count, threads.source);
   const auto started = std::chrono::steady_clock::now();
-  if (cmd.rundir_ && ctx.rank == 0) {
+  if (writes_rundir && ctx.rank == 0) {
     check_run_dir_reuse(c.out, tool_, cmd.name_);
     ctx.rundir = std::make_shared<RunDir>(tool_, c.out);
     write_file_atomic(ctx.rundir->path() / "config.resolved.yaml", yaml_to_string(ctx.resolved_config));
@@ -193,6 +228,7 @@ int App::run_command(Command& cmd, RunContext& ctx) {
     m["command"] = cmd.name_;
     m["host"] = host_name();
     m["ranks"] = ctx.world_size;
+    m["threads"] = threads.count;
     if (ctx.resolved_config["seed"]) m["seed"] = ctx.resolved_config["seed"].as<std::string>();
     m["start"] = utc_now();
     m["status"] = "running";

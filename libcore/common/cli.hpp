@@ -1,6 +1,6 @@
 // The command-line factory every tool uses (CLI11). It gives each tool the common flags of the
 // conventions (--config, overrides, --out, --seed, --device, -v/-q, --progress, --print-config,
-// --dry-run, --version, --help with the exit code table), resolves the typed options of the
+// --dry-run, --threads, --version, --help with the exit code table), resolves the typed options of the
 // chosen subcommand, prepares the run directory and maps exceptions to exit codes.
 //
 //   int main(int argc, char** argv) {
@@ -41,6 +41,7 @@ struct RunContext {
   ProgressMode progress = ProgressMode::automatic;
   int verbosity = 0;  // -1 quiet, 0 info, 1 debug, 2 trace
   bool dry_run = false;
+  int threads = 1;  // CPU threads of this command (threads.hpp: resolved from `threads`, already applied)
   int rank = 0, world_size = 1;  // from App::use_ranks; only rank 0 writes the run directory and stdout
   YAML::Node resolved_config;
   // Null for commands that do not write a run directory (or under --dry-run).
@@ -66,6 +67,8 @@ class Command {
   Command& positional(const std::string& key, const std::string& help);
   // Commands that only read (e.g. `plan`, `sdp`) can skip the run directory.
   Command& without_rundir();
+  // A run directory only when --out is given (e.g. `eval`: a result on stdout, or a recorded run).
+  Command& rundir_with_out();
   // Commands that poll core::stop_requested() and then end with ExitCode::interrupted: SIGTERM and
   // SIGUSR1 ask them to stop (signals.hpp). Every other command keeps the signals' default action.
   Command& stops_at_signal();
@@ -85,6 +88,7 @@ class Command {
   std::function<YAML::Node(const ConfigTree&)> resolve_;  // typed read + canonical re-write
   std::function<int(RunContext&, const ConfigTree&)> run_;
   bool rundir_ = true;
+  bool rundir_with_out_ = false;
   bool stops_at_signal_ = false;
   std::string positional_key_;
   std::vector<std::unique_ptr<Binding>> bindings_;

@@ -12,6 +12,7 @@
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
+#include "common/threads.hpp"
 #include "common/timer.hpp"
 #include "comm/world.hpp"
 #include "graph/generators.hpp"
@@ -83,7 +84,8 @@ double process_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-int resolve_threads(int t) { return t > 0 ? t : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+// The command resolved `threads` (App: common/threads.hpp); 0 only reaches here from a direct library call.
+int resolve_threads(int t) { return t > 0 ? t : core::thread_count(); }
 
 // The job's ranks; a communicator only when there is more than one.
 struct Ranks {

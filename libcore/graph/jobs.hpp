@@ -35,7 +35,7 @@ template <class V, class O>
 void visit_mining_keys(V& v, O& o) {
   v("induced", o.induced, "edge: every subgraph whose edges include the pattern's; vertex: induced subgraphs",
     core::one_of({"edge", "vertex"}));
-  v("threads", o.threads, "worker threads (0: all hardware threads)", core::at_least(0));
+  v("threads", o.threads, "worker threads (0: OMP_NUM_THREADS when set, else all cores)", core::at_least(0));
 }
 template <class V, class O>
 void visit_formula_key(V& v, O& o) {
@@ -92,7 +92,7 @@ struct ListOptions : GraphKeys {
   std::string pattern = "triangle";
   std::string pattern_labels;
   std::string induced = "edge";
-  int threads = 1;
+  int threads = 0;
   std::uint64_t limit = 20;
   template <class V>
   void visit(V& v) {

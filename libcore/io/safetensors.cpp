@@ -85,17 +85,29 @@ std::vector<float> to_f32(const TensorView& t) {
 
 // ---- writer ----
 
-void SafetensorsWriter::add(const std::string& name, const std::string& dtype, const std::vector<std::int64_t>& shape,
-                            std::span<const std::byte> bytes) {
+void SafetensorsWriter::check(const std::string& name, const std::string& dtype, const std::vector<std::int64_t>& shape,
+                              std::size_t bytes) const {
   const std::size_t itemsize = safetensors_dtype_size(dtype);
   if (itemsize == 0) throw std::invalid_argument("safetensors: tensor '" + name + "': unknown dtype '" + dtype + "'");
   if (name == "__metadata__") throw std::invalid_argument("safetensors: '__metadata__' is not a valid tensor name");
   if (tensors_.count(name)) throw std::invalid_argument("safetensors: duplicate tensor '" + name + "'");
   const std::optional<std::size_t> expected = byte_count(shape, itemsize);
-  if (!expected || *expected != bytes.size())
-    throw std::invalid_argument("safetensors: tensor '" + name + "': " + std::to_string(bytes.size()) +
+  if (!expected || *expected != bytes)
+    throw std::invalid_argument("safetensors: tensor '" + name + "': " + std::to_string(bytes) +
                                 " bytes do not match shape " + shape_str(shape) + " of " + dtype);
-  tensors_[name] = Entry{dtype, shape, std::vector<std::byte>(bytes.begin(), bytes.end())};
+}
+
+void SafetensorsWriter::add(const std::string& name, const std::string& dtype, const std::vector<std::int64_t>& shape,
+                            std::span<const std::byte> bytes) {
+  check(name, dtype, shape, bytes.size());
+  Entry& e = tensors_[name] = Entry{dtype, shape, std::vector<std::byte>(bytes.begin(), bytes.end()), {}};
+  e.bytes = e.owned;  // map nodes and a vector's heap buffer do not move
+}
+
+void SafetensorsWriter::add_view(const std::string& name, const std::string& dtype,
+                                 const std::vector<std::int64_t>& shape, std::span<const std::byte> bytes) {
+  check(name, dtype, shape, bytes.size());
+  tensors_[name] = Entry{dtype, shape, {}, bytes};
 }
 
 std::string SafetensorsWriter::header() const {

@@ -52,8 +52,10 @@ struct TensorView {
 // The elements of an F32, F16 or BF16 tensor as float (exact); throws DataError for other dtypes.
 std::vector<float> to_f32(const TensorView& t);
 
-// Collects tensors (copying their bytes) and metadata, then writes them in one go. Tensors are laid
-// out in name order, the header is compact JSON padded with spaces to a multiple of 8 bytes.
+// Collects tensors and metadata, then writes them in one go. Tensors are laid out in name order, the header is
+// compact JSON padded with spaces to a multiple of 8 bytes. add() copies a tensor's bytes; add_view() only
+// records where they are (the caller keeps them alive and unchanged until write()), so that write() streams a
+// model's tensors straight from their buffers to the file without a second copy of the model in memory.
 class SafetensorsWriter {
  public:
   // Throws std::invalid_argument for an unknown dtype, a negative dimension, a byte count that does
@@ -64,6 +66,13 @@ class SafetensorsWriter {
   void add(const std::string& name, const std::vector<std::int64_t>& shape, std::span<const T> values) {
     add(name, std::string(safetensors_dtype<T>()), shape, std::as_bytes(values));
   }
+  // As add(), without copying: `bytes` must stay valid until the last serialize() or write().
+  void add_view(const std::string& name, const std::string& dtype, const std::vector<std::int64_t>& shape,
+                std::span<const std::byte> bytes);
+  template <class T>
+  void add_view(const std::string& name, const std::vector<std::int64_t>& shape, std::span<const T> values) {
+    add_view(name, std::string(safetensors_dtype<T>()), shape, std::as_bytes(values));
+  }
   void set_metadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
 
   std::string serialize() const;                           // the whole file's bytes
@@ -71,10 +80,13 @@ class SafetensorsWriter {
 
  private:
   std::string header() const;
+  void check(const std::string& name, const std::string& dtype, const std::vector<std::int64_t>& shape,
+             std::size_t byte_count) const;
   struct Entry {
     std::string dtype;
     std::vector<std::int64_t> shape;
-    std::vector<std::byte> bytes;
+    std::vector<std::byte> owned;     // add(): the copy; add_view(): empty
+    std::span<const std::byte> bytes;  // the tensor's bytes (into `owned`, or the caller's buffer)
   };
   std::map<std::string, Entry> tensors_;
   std::map<std::string, std::string> metadata_;

@@ -114,7 +114,7 @@ Scored score(Model<float>& model, const Examples& ex, int B, int T) {
 }
 
 train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::ModelSource& src, RunDir& rundir) {
-  const auto tok = src.make_tokenizer(o.data.tokenizer == "bytes" ? "" : o.data.tokenizer, "finetune",
+  const auto tok = src.make_tokenizer(o.data.tokenizer, "finetune",
                                       "data.tokenizer");
   const std::int32_t mask_id = tok->vocab_size(), cls = mask_id + 1;
   if (o.model.vocab_size <= cls)
@@ -272,7 +272,7 @@ train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir& rundir)
     throw UsageError("checkpoint: " + options.checkpoint + " is not a run or checkpoint folder of this toolkit");
   FinetuneOptions o = options;
   o.model = src.config;
-  if (o.data.tokenizer == "bytes" && !src.tokenizer.empty()) o.data.tokenizer = src.tokenizer;
+  if (o.data.tokenizer.empty() && !src.tokenizer.empty()) o.data.tokenizer = src.tokenizer;
   o.LtdTrainOptions::validate();  // random-LTD against the checkpoint's model
   log::info("finetune: {} model of {} layers from {}", o.model.arch, o.model.n_layer, src.path.string());
   if (o.threads > 0) train::set_num_threads(o.threads);

@@ -1,6 +1,7 @@
 #include "nerf/image.hpp"
 
 #include <jpeglib.h>
+#include <jerror.h>
 #include <png.h>
 
 #include <algorithm>
@@ -33,6 +34,15 @@ File open_read(const std::filesystem::path& path) {
     throw InputMissingError(path.string() + ": cannot open: " + std::strerror(errno));
   }
   return f;
+}
+
+// DataError before anything is allocated for an image of more than kMaxImagePixels (or none): a few bytes of
+// header can claim gigapixels (a decompression bomb).
+void check_image_size(const std::filesystem::path& path, std::uint64_t width, std::uint64_t height) {
+  if (width == 0 || height == 0 || width * height > kMaxImagePixels)
+    throw DataError(path.string() + ": a " + std::to_string(width) + " x " + std::to_string(height) +
+                    " image is outside the sizes RGB-D frames have (1 to " + std::to_string(kMaxImagePixels) +
+                    " pixels)");
 }
 
 // A decoded PNG: 8- or 16-bit samples, channels per pixel.
@@ -76,6 +86,12 @@ PngData decode_png(const std::filesystem::path& path, bool colour) {
     if (type == PNG_COLOR_TYPE_GRAY || type == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
   }
   png_read_update_info(png, info);
+  try {
+    check_image_size(path, png_get_image_width(png, info), png_get_image_height(png, info));
+  } catch (const DataError&) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    throw;
+  }
   out.width = int(png_get_image_width(png, info));
   out.height = int(png_get_image_height(png, info));
   out.channels = png_get_channels(png, info);
@@ -100,6 +116,13 @@ void jpeg_error_exit(j_common_ptr cinfo) {
   (*cinfo->err->format_message)(cinfo, err->message);
   std::longjmp(err->jump, 1);
 }
+// libjpeg only warns about entropy-coded data that ends early (the file, or a segment at the next marker) and
+// decodes the rest as grey: here that is an error, so that a few bytes cannot stand for a large picture (other
+// warnings, such as extraneous bytes before a marker, stay silent as before).
+void jpeg_emit_message(j_common_ptr cinfo, int msg_level) {
+  const int code = cinfo->err->msg_code;
+  if (msg_level < 0 && (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER)) jpeg_error_exit(cinfo);
+}
 
 ColorImage decode_jpeg(const std::filesystem::path& path, std::FILE* f) {
   jpeg_decompress_struct cinfo;
@@ -107,6 +130,7 @@ ColorImage decode_jpeg(const std::filesystem::path& path, std::FILE* f) {
   cinfo.err = jpeg_std_error(&err.base);
   err.base.error_exit = jpeg_error_exit;
   err.base.output_message = [](j_common_ptr) {};
+  err.base.emit_message = jpeg_emit_message;
   ColorImage img;
   if (setjmp(err.jump)) {
     jpeg_destroy_decompress(&cinfo);
@@ -115,6 +139,12 @@ ColorImage decode_jpeg(const std::filesystem::path& path, std::FILE* f) {
   jpeg_create_decompress(&cinfo);
   jpeg_stdio_src(&cinfo, f);
   jpeg_read_header(&cinfo, TRUE);
+  try {
+    check_image_size(path, cinfo.image_width, cinfo.image_height);
+  } catch (const DataError&) {
+    jpeg_destroy_decompress(&cinfo);
+    throw;
+  }
   cinfo.out_color_space = JCS_RGB;
   jpeg_start_decompress(&cinfo);
   img.width = int(cinfo.output_width);

@@ -20,6 +20,10 @@ struct DepthImage {
   float at(int x, int y) const { return depth[std::size_t(y) * width + x]; }
 };
 
+// The largest image the readers decode (2^25 pixels, 8192 x 4096): a larger one, or one without pixels, is a
+// DataError before anything is allocated for it, as is a JPEG that ends before its last scan.
+inline constexpr std::uint64_t kMaxImagePixels = std::uint64_t{1} << 25;
+
 // 8-bit RGB, RGBA (alpha dropped), grey or palette PNG, or a baseline/progressive JPEG (chosen by the
 // file's signature).
 ColorImage read_color_image(const std::filesystem::path& path);

@@ -19,7 +19,7 @@ struct EvalOptions {
   int latency_examples = 100;
   int latency_repeats = 3;
   bool baselines = true;
-  int threads = 1;
+  int threads = 0;
   template <class V>
   void visit(V& v) {
     v("model", model, "packed model (.safetensors from compress) or a run / checkpoint folder");
@@ -28,7 +28,7 @@ struct EvalOptions {
     v("latency_examples", latency_examples, "examples timed one at a time (batch 1)", core::at_least(0));
     v("latency_repeats", latency_repeats, "timed passes over them (after one warm-up pass)", core::positive<int>());
     v("baselines", baselines, "also time the same weights as dense fp32 and dense int8");
-    v("threads", threads, "CPU threads (0: all cores)", core::at_least(0));
+    v("threads", threads, "CPU threads (0: OMP_NUM_THREADS when set, else all cores); latency is timed on these", core::at_least(0));
   }
 };
 

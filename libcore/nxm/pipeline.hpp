@@ -97,13 +97,11 @@ struct FinetuneOptions {
   TeacherOptions teacher;
   TaskOptions task;
   std::uint64_t seed = 1;
-  int threads = 1;
   template <class V>
   void visit(V& v) {
     v.section("teacher", teacher);
     v.section("task", task);
     v("seed", seed, "seed of pretraining, initialisation and batch order");
-    v("threads", threads, "CPU threads (0: all cores)", core::at_least(0));
   }
 };
 
@@ -145,7 +143,6 @@ struct CompressOptions {
   Schedule finetune;
   DistillConfig distill;
   std::uint64_t seed = 1;
-  int threads = 1;
   template <class V>
   void visit(V& v) {
     v("teacher", teacher, "dense fine-tuned teacher (an nxm-compress finetune run); empty: train one (teacher_training.*)");
@@ -161,7 +158,6 @@ struct CompressOptions {
     v.section("finetune", finetune);
     v.section("distill", distill);
     v("seed", seed, "seed of the batch order (and of the teacher when trained here)");
-    v("threads", threads, "CPU threads (0: all cores)", core::at_least(0));
   }
 };
 

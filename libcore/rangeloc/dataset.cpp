@@ -119,7 +119,9 @@ Dataset read_dataset(const fs::path& folder) {
   for (std::size_t r = 0; r < m.rows; ++r) {
     const double t = m.at(r, 0), id = m.at(r, 1), range = m.at(r, 2);
     const std::string where = at_line(ranges_path, m.source_lines[r]);
-    const auto it = id == std::floor(id) ? anchor_index.find(static_cast<long long>(id)) : anchor_index.end();
+    // An id that is no integer, or too large for one (ids are whole numbers of at most 15 digits), names no anchor.
+    const bool integral = id == std::floor(id) && std::abs(id) <= 1e15;
+    const auto it = integral ? anchor_index.find(static_cast<long long>(id)) : anchor_index.end();
     if (it == anchor_index.end())
       throw DataError(where + ": anchor " + std::to_string(id) + " is not in " + anchors_path.string());
     if (range < 0) throw DataError(where + ": negative range " + std::to_string(range));

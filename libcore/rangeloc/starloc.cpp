@@ -23,15 +23,20 @@ std::size_t column(const io::NumericTable& t, const std::string& name, const fs:
   throw DataError(file.string() + ":1: no column '" + name + "' in the header");
 }
 
+// An id field as an integer: DataError naming FILE:LINE unless it is a whole number of at most 15 digits (a
+// double holds those exactly; a larger one would not even convert to an integer).
+long long integer_id(const io::NumericTable& t, std::size_t r, std::size_t c, const fs::path& file, const char* what) {
+  const double v = t.at(r, c);
+  if (v != std::floor(v) || std::abs(v) > 1e15)
+    throw DataError(file.string() + ":" + std::to_string(t.source_lines[r]) + ": " + what + " is not an integer id");
+  return static_cast<long long>(v);
+}
+
 // id -> position of one uwb_markers_*.csv (header ",x,y,z": the id column has no name).
 std::map<long long, Eigen::Vector3d> read_markers(const fs::path& path) {
   const io::NumericTable t = io::read_numeric_csv(path, 4);
   std::map<long long, Eigen::Vector3d> out;
-  for (std::size_t r = 0; r < t.rows; ++r) {
-    if (t.at(r, 0) != std::floor(t.at(r, 0)))
-      throw DataError(path.string() + ":" + std::to_string(t.source_lines[r]) + ": anchor id is not an integer");
-    out[static_cast<long long>(t.at(r, 0))] = {t.at(r, 1), t.at(r, 2), t.at(r, 3)};
-  }
+  for (std::size_t r = 0; r < t.rows; ++r) out[integer_id(t, r, 0, path, "anchor id")] = {t.at(r, 1), t.at(r, 2), t.at(r, 3)};
   return out;
 }
 
@@ -45,8 +50,17 @@ std::string declared_landmarks(const fs::path& folder, const std::string& run) {
   } catch (const std::exception& e) {
     throw DataError(params.string() + ": not valid JSON: " + e.what());
   }
-  for (const auto& entry : j)
-    if (entry.value("name", "") == run) return entry.value("landmarks", "");
+  // A list of runs, each an object whose "name" and "landmarks" are strings (other entries cannot be this run).
+  if (!j.is_array()) throw DataError(params.string() + ": expected a JSON array of runs ({\"name\", \"landmarks\"})");
+  for (const auto& entry : j) {
+    if (!entry.is_object()) continue;
+    const auto name = entry.find("name");
+    if (name == entry.end() || !name->is_string() || name->get<std::string>() != run) continue;
+    const auto landmarks = entry.find("landmarks");
+    if (landmarks == entry.end() || !landmarks->is_string())
+      throw DataError(params.string() + ": run '" + run + "' has no \"landmarks\" string");
+    return landmarks->get<std::string>();
+  }
   throw DataError(params.string() + ": no run named '" + run + "'");
 }
 
@@ -61,12 +75,15 @@ Dataset read_starloc(const std::string& spec, const StarlocOptions& o, StarlocIn
   const io::NumericTable t = io::read_numeric_csv(uwb_path);
   const std::size_t c_time = column(t, "time_s", uwb_path), c_range = column(t, "range", uwb_path),
                     c_from = column(t, "from_id", uwb_path), c_to = column(t, "to_id", uwb_path),
-                    c_x = column(t, "tag_pos_x", uwb_path);
+                    c_x = column(t, "tag_pos_x", uwb_path), c_y = column(t, "tag_pos_y", uwb_path),
+                    c_z = column(t, "tag_pos_z", uwb_path);
+  const auto tag_position = [&](std::size_t r) { return Eigen::Vector3d(t.at(r, c_x), t.at(r, c_y), t.at(r, c_z)); };
+  const auto anchor_of = [&](std::size_t r) { return integer_id(t, r, c_to, uwb_path, "to_id"); };
 
   // The run's anchor file: the one dataset_params.json names, unless it lacks anchors the run ranges to.
   std::set<long long> used;
   for (std::size_t r = 0; r < t.rows; ++r)
-    if (t.at(r, c_from) == o.tag) used.insert(static_cast<long long>(t.at(r, c_to)));
+    if (t.at(r, c_from) == o.tag) used.insert(anchor_of(r));
   if (used.empty()) throw DataError(uwb_path.string() + ": no rows of tag (from_id) " + std::to_string(o.tag));
   const std::string declared = declared_landmarks(folder, run);
   std::vector<std::string> candidates{declared};
@@ -120,9 +137,8 @@ Dataset read_starloc(const std::string& spec, const StarlocOptions& o, StarlocIn
   std::vector<int> count(used.size(), 0);
   if (o.calibrate) {
     for (std::size_t r : rows) {
-      const int j = index[static_cast<long long>(t.at(r, c_to))];
-      const Eigen::Vector3d p(t.at(r, c_x), t.at(r, c_x + 1), t.at(r, c_x + 2));
-      bias[j] += t.at(r, c_range) - (data.anchors.col(j) - p).norm();
+      const int j = index[anchor_of(r)];
+      bias[j] += t.at(r, c_range) - (data.anchors.col(j) - tag_position(r)).norm();
       ++count[j];
     }
     for (std::size_t j = 0; j < bias.size(); ++j) bias[j] /= std::max(1, count[j]);
@@ -139,7 +155,7 @@ Dataset read_starloc(const std::string& spec, const StarlocOptions& o, StarlocIn
   };
   for (std::size_t r : rows) {
     const double time = t.at(r, c_time);
-    const int j = index[static_cast<long long>(t.at(r, c_to))];
+    const int j = index[anchor_of(r)];
     if (group_size == 0 || time - group_start > o.group_window || in_group.count(j)) {
       close_group();
       if (!data.times.empty() && time <= data.times.back())
@@ -151,10 +167,9 @@ Dataset read_starloc(const std::string& spec, const StarlocOptions& o, StarlocIn
     group_sum += time;
     ++group_size;
     data.measurements.push_back({static_cast<int>(data.times.size()), j, std::max(0.0, t.at(r, c_range) - bias[j])});
-    const Eigen::Vector3d p(t.at(r, c_x), t.at(r, c_x + 1), t.at(r, c_x + 2));
     if (gt_t.empty() || time > gt_t.back()) {
       gt_t.push_back(time);
-      gt_p.push_back(p);
+      gt_p.push_back(tag_position(r));
     }
   }
   close_group();

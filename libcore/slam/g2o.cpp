@@ -37,6 +37,7 @@ struct Vertex {
 struct RawEdge {
   bool landmark = false;
   long long a = 0, b = 0;
+  long long offset = 0;  // EDGE_SE3_TRACKXYZ: its PARAMS_SE3OFFSET id (any 64-bit id: not kept in an int)
   int line = 0;
   PoseEdge pose;
   LandmarkEdge point;
@@ -234,7 +235,7 @@ G2oGraph parse_g2o(std::istream& in, const std::string& name, const G2oOptions& 
       const Eigen::MatrixXd I = p.upper_triangle(7, 3);
       p.require_positive_definite(I, "point");
       e.point.tau = tau_from(I);
-      e.point.landmark = static_cast<int>(offset);  // resolved below, once all parameters are read
+      e.offset = offset;  // resolved below, once all parameters are read
     }
     edges.push_back(std::move(e));
     g.edge_lines.push_back(text);
@@ -282,7 +283,7 @@ G2oGraph parse_g2o(std::istream& in, const std::string& name, const G2oOptions& 
   for (RawEdge& e : edges) {
     if (e.landmark) {
       if (d == 3) {
-        const long long offset = e.point.landmark;
+        const long long offset = e.offset;
         const auto o = offsets.find(offset);
         if (o == offsets.end())
           throw DataError(path.string() + ":" + std::to_string(e.line) + ": offset parameter " +

@@ -45,7 +45,7 @@ void save_weights(const fs::path& path, const FlatBuffers<float>& params, const 
   for (int g = 0; g < layout.num_groups(); ++g)
     for (int t = 0; t < static_cast<int>(layout.groups()[g].tensors.size()); ++t) {
       const TensorView& v = layout.groups()[g].tensors[t];
-      w.add<float>(v.name, v.shape, span_of(params.tensor(g, t), v.numel));
+      w.add_view<float>(v.name, v.shape, span_of(params.tensor(g, t), v.numel));  // streamed by write()
     }
   w.set_metadata("format", "zpp-train");
   w.set_metadata("orientation", "out_in");
@@ -94,8 +94,8 @@ fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuff
   const ParamLayout& layout = params.layout();
   for (int g = 0; g < layout.num_groups(); ++g) {
     const auto n = static_cast<std::int64_t>(layout.groups()[g].size);
-    w.add<float>("m/" + layout.groups()[g].name, {n}, span_of(opt.m().group(g), std::size_t(n)));
-    w.add<float>("v/" + layout.groups()[g].name, {n}, span_of(opt.v().group(g), std::size_t(n)));
+    w.add_view<float>("m/" + layout.groups()[g].name, {n}, span_of(opt.m().group(g), std::size_t(n)));
+    w.add_view<float>("v/" + layout.groups()[g].name, {n}, span_of(opt.v().group(g), std::size_t(n)));
   }
   w.set_metadata("adam_steps", std::to_string(opt.steps_taken()));
   w.write(dir / "optimizer.safetensors");

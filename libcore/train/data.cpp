@@ -2,6 +2,7 @@
 #include "train/data.hpp"
 
 #include <fcntl.h>
+#include <glob.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +57,12 @@ void TokenSplit::copy(std::int64_t start, std::size_t n, std::int32_t* out) cons
   }
 }
 
+std::vector<std::int64_t> TokenSplit::part_sizes() const {
+  std::vector<std::int64_t> out;
+  for (const Part& p : parts_) out.push_back(static_cast<std::int64_t>(p.tokens.size()));
+  return out;
+}
+
 std::vector<std::int32_t> TokenSplit::tokens(std::int64_t start, std::size_t n) const {
   std::vector<std::int32_t> out(n);
   copy(start, n, out.data());
@@ -83,6 +90,11 @@ void TokenSplit::check_vocabulary(std::int32_t vocab, const std::string& tokeniz
 
 namespace {
 
+// Whether `word` is one of the '_'-separated words of the file's stem (fineweb_train_000001 has "train").
+bool has_word(const fs::path& shard, const std::string& word) {
+  return ("_" + shard.stem().string() + "_").find("_" + word + "_") != std::string::npos;
+}
+
 // The *.bin files of a split, in name order: those whose stem has `split` as one of its
 // '_'-separated words, so both prepare's train_000000.bin and llm.c's tiny_shakespeare_val.bin or
 // fineweb_train_000001.bin are found. A file so named that is no regular file (a dangling or looping
@@ -99,8 +111,7 @@ std::vector<fs::path> split_shards(const fs::path& dir, const std::string& split
     if (ec) throw cannot_list();
     const fs::path& path = it->path();
     if (path.extension() != ".bin") continue;
-    const std::string stem = "_" + path.stem().string() + "_";
-    if (stem.find("_" + split + "_") == std::string::npos) continue;
+    if (!has_word(path, split)) continue;
     std::error_code st_ec;
     const fs::file_status st = fs::status(path, st_ec);
     if (!fs::is_regular_file(st))
@@ -164,7 +175,7 @@ std::shared_ptr<const io::MappedFile> tokenize_text(std::istream& in, const std:
 void split_text(TokenData& d, std::istream& text, const std::string& source, const DataOptions& o) {
   if (!(o.val_fraction > 0))
     throw UsageError("data.val_fraction = 0 leaves a text input no validation split (training evaluates on it)");
-  const auto tok = core::text::make_tokenizer(o.tokenizer);
+  const auto tok = core::text::make_tokenizer(o.tokenizer.empty() ? "bytes" : o.tokenizer);
   const auto file = tokenize_text(text, source, *tok, {o.format, o.text_key});
   const std::int64_t n = static_cast<std::int64_t>(file->bytes().size() / 2);
   const auto n_val = static_cast<std::int64_t>(std::floor(o.val_fraction * static_cast<double>(n)));
@@ -187,7 +198,100 @@ void check_split_sizes(const TokenData& d, const DataOptions& o, bool shard_fold
                                   : " (raise data.val_fraction or shorten data.seq_len)"));
 }
 
+// prepare.json beside shards: sets d.tokenizer and d.vocab_size from it (a data.tokenizer the user gave of
+// another kind is not used, with a warning) and returns it. DataError naming the file when malformed.
+nlohmann::json read_prepare_json(const fs::path& meta, TokenData& d, const DataOptions& o) {
+  std::ifstream f(meta);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+    d.tokenizer = j.value("tokenizer", std::string("bytes"));
+    d.vocab_size = j.value("vocab_size", 0);
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(meta.string() + ": " + e.what());
+  }
+  if (d.vocab_size < 0 || d.vocab_size > 65536)
+    throw DataError(meta.string() + ": vocab_size " + std::to_string(d.vocab_size) + " is outside [1, 65536] (uint16 shards)");
+  const auto kind = [](const std::string& spec) { return spec.substr(0, spec.find(':')); };
+  if (!o.tokenizer.empty() && kind(o.tokenizer) != kind(d.tokenizer))  // only a tokenizer the user gave
+    log::warn("data.tokenizer={} is not used: the shards of {} were made with {} (named by {})", o.tokenizer, o.input,
+              d.tokenizer, meta.string());
+  return j;
+}
+
+bool is_shard_file(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::int32_t magic = 0;
+  return f.read(reinterpret_cast<char*>(&magic), sizeof magic) && magic == core::text::kShardMagic;
+}
+
+// The files a glob pattern matches (glob(3): sorted); InputMissingError when none.
+std::vector<fs::path> glob_files(const std::string& pattern) {
+  glob_t g{};
+  const int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
+  std::vector<fs::path> out;
+  for (std::size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  ::globfree(&g);
+  if (out.empty()) throw InputMissingError("data.input: no file matches '" + pattern + "'");
+  return out;
+}
+
+// Shards named one by one (a shard file or a glob, as llm.c's -i): those named "val" are the validation split,
+// the others the train split; without a val shard among them, the val shards beside the first one are (llm.c's
+// tiny_shakespeare_train.bin finds tiny_shakespeare_val.bin). The tokenizer as in a folder: its prepare.json's,
+// else data.tokenizer.
+void load_shard_list(TokenData& d, const DataOptions& o, const std::vector<fs::path>& files) {
+  std::vector<fs::path> train, val;
+  for (const auto& f : files) (has_word(f, "val") ? val : train).push_back(f);
+  const fs::path folder = files.front().has_parent_path() ? files.front().parent_path() : fs::path(".");
+  if (train.empty())
+    throw DataError("data.input '" + o.input + "' names only validation shards (a \"val\" word in their names)");
+  if (val.empty()) {
+    val = split_shards(folder, "val");
+    if (val.empty())
+      throw DataError("data.input '" + o.input + "': no validation shard among the files it names nor beside them in " +
+                      folder.string() + " (a *val*.bin)");
+    log::info("data.input: validation split from {} ({} shard(s) beside the train shards)", folder.string(), val.size());
+  }
+  std::string named_by = "(data.tokenizer)";
+  if (fs::exists(folder / "prepare.json")) {
+    read_prepare_json(folder / "prepare.json", d, o);
+    named_by = "(named by " + (folder / "prepare.json").string() + ")";
+  } else {
+    const auto tok = core::text::make_tokenizer(o.tokenizer.empty() ? "bytes" : o.tokenizer);
+    d.tokenizer = tok->spec();
+    d.vocab_size = tok->vocab_size();
+  }
+  for (const auto& f : train) d.train.add(core::text::MappedShard(f));
+  for (const auto& f : val) d.val.add(core::text::MappedShard(f));
+  if (d.vocab_size == 0) d.vocab_size = std::max(d.train.max_token(), d.val.max_token()) + 1;
+  d.train.check_vocabulary(d.vocab_size, d.tokenizer + " " + named_by);
+  d.val.check_vocabulary(d.vocab_size, d.tokenizer + " " + named_by);
+}
+
 }  // namespace
+
+std::string prepared_tokenizer(const std::string& input) {
+  if (input.empty() || input == "-") return "";
+  std::error_code ec;
+  fs::path folder = input;
+  if (!fs::is_directory(folder, ec)) {
+    if (input.find_first_of("*?[") != std::string::npos && !fs::exists(folder, ec)) {
+      glob_t g{};
+      if (::glob(input.c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0) folder = fs::path(g.gl_pathv[0]);
+      ::globfree(&g);
+    }
+    if (!is_shard_file(folder)) return "";  // a text (or nothing): no shards to have been prepared
+    folder = folder.has_parent_path() ? folder.parent_path() : fs::path(".");
+  }
+  std::ifstream f(folder / "prepare.json");
+  if (!f) return "";
+  try {
+    return nlohmann::json::parse(f).value("tokenizer", std::string());
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError((folder / "prepare.json").string() + ": " + e.what());
+  }
+}
 
 TokenData load_token_data(const DataOptions& o) {
   TokenData d;
@@ -199,6 +303,17 @@ TokenData load_token_data(const DataOptions& o) {
   }
   const fs::path in(o.input);
   if (o.input.empty()) throw UsageError("data.input: empty path");
+  std::error_code exists_ec;
+  if (o.input.find_first_of("*?[") != std::string::npos && !fs::exists(in, exists_ec)) {
+    load_shard_list(d, o, glob_files(o.input));
+    check_split_sizes(d, o, true);
+    return d;
+  }
+  if (fs::is_regular_file(in, exists_ec) && is_shard_file(in)) {
+    load_shard_list(d, o, {in});
+    check_split_sizes(d, o, true);
+    return d;
+  }
   std::error_code status_ec;
   const fs::file_status status = fs::status(in, status_ec);
   if (status.type() == fs::file_type::not_found)
@@ -213,11 +328,8 @@ TokenData load_token_data(const DataOptions& o) {
     const fs::path meta = in / "prepare.json";
     std::string named_by;
     if (fs::exists(meta)) {
-      std::ifstream f(meta);
+      const nlohmann::json j = read_prepare_json(meta, d, o);
       try {
-        const auto j = nlohmann::json::parse(f);
-        d.tokenizer = j.value("tokenizer", std::string("bytes"));
-        d.vocab_size = j.value("vocab_size", 0);
         const auto listed = [&](const char* key, std::vector<fs::path>& files) {
           if (!j.contains(key)) return;
           std::vector<fs::path> names;
@@ -237,16 +349,9 @@ TokenData load_token_data(const DataOptions& o) {
       } catch (const nlohmann::json::exception& e) {
         throw DataError(meta.string() + ": " + e.what());
       }
-      if (d.vocab_size < 0 || d.vocab_size > 65536)
-        throw DataError(meta.string() + ": vocab_size " + std::to_string(d.vocab_size) +
-                        " is outside [1, 65536] (uint16 shards)");
       named_by = "(named by " + meta.string() + ")";
-      const auto kind = [](const std::string& spec) { return spec.substr(0, spec.find(':')); };
-      if (kind(o.tokenizer) != kind(d.tokenizer))
-        log::warn("data.tokenizer={} is not used: the shards of {} were made with {} {}", o.tokenizer, o.input,
-                  d.tokenizer, named_by);
     } else {
-      const auto tok = core::text::make_tokenizer(o.tokenizer);
+      const auto tok = core::text::make_tokenizer(o.tokenizer.empty() ? "bytes" : o.tokenizer);
       d.tokenizer = tok->spec();
       d.vocab_size = tok->vocab_size();
       named_by = "(data.tokenizer: no prepare.json beside the shards; GPT-2 shards need data.tokenizer=gpt2:DIR)";
@@ -268,15 +373,6 @@ TokenData load_token_data(const DataOptions& o) {
   } else {
     std::ifstream f(in, std::ios::binary);
     if (!f) throw InputMissingError("data.input: cannot open '" + o.input + "'");
-    if (fs::is_regular_file(in)) {  // a token shard is no text: its bytes would train as if they were
-      std::int32_t magic = 0;
-      f.read(reinterpret_cast<char*>(&magic), sizeof magic);
-      if (f.gcount() == sizeof magic && magic == core::text::kShardMagic)
-        throw UsageError("data.input: '" + o.input + "' is a token shard, not a text: give the folder that holds " +
-                         "its train and val shards (data.input=" + in.parent_path().string() + ")");
-      f.clear();
-      f.seekg(0);
-    }
     split_text(d, f, o.input, o);
   }
   check_split_sizes(d, o, fs::is_directory(in));
@@ -315,6 +411,74 @@ void sample_train_batch(const TokenData& data, int B, int T, std::uint64_t seed,
   const auto n_starts = static_cast<std::uint64_t>(data.train.size() - T);  // start + T is the last target
   for (int b = 0; b < B; ++b)
     window(data.train, static_cast<std::int64_t>(rng.below(n_starts)), T, tokens.data() + std::size_t(b) * T,
+           targets.data() + std::size_t(b) * T);
+}
+
+BatchOrder::BatchOrder(const TokenSplit& split, int B, int T, bool shuffle, int rank, int ranks)
+    : chunk_tokens_(std::int64_t(ranks) * B * T), rank_offset_(std::int64_t(rank) * B * T), shuffle_(shuffle),
+      rng_(42u + static_cast<unsigned>(rank)) {
+  std::int64_t begin = 0;
+  const auto sizes = split.part_sizes();
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < chunk_tokens_ + 1)
+      throw DataError("data.order=" + std::string(shuffle ? "llmc" : "sequential") + ": " + split.part_source(i) +
+                      " has " + std::to_string(sizes[i]) + " tokens, fewer than ranks x B x T + 1 = " +
+                      std::to_string(chunk_tokens_ + 1) + " (llm.c's loader needs a batch per shard; use data.order=random)");
+    begin_.push_back(begin);
+    chunks_.push_back((sizes[i] - 1) / chunk_tokens_);
+    shard_order_.push_back(static_cast<int>(i));
+    begin += sizes[i];
+  }
+  if (begin_.empty()) throw DataError("data.order: the train split has no tokens");
+  reset();
+}
+
+namespace {
+// llm.c's random_permutation (llmc/rand.h): Fisher-Yates from the back, j = randint32 % (i + 1).
+void permute(std::vector<int>& v, std::mt19937& rng) {
+  for (std::size_t i = v.size(); i-- > 1;) std::swap(v[i], v[rng() % (i + 1)]);
+}
+}  // namespace
+
+void BatchOrder::reset() {  // llm.c's dataloader_reset: a new epoch
+  shard_ = 0;
+  if (shuffle_) permute(shard_order_, rng_);
+  enter_shard();
+}
+
+void BatchOrder::enter_shard() {  // llm.c's dataloader_load_shard_ + prepare_intra_shard_indices_
+  chunk_ = 0;
+  if (!shuffle_) return;
+  chunk_order_.resize(static_cast<std::size_t>(chunks_[shard_order_[shard_]]));
+  for (std::size_t i = 0; i < chunk_order_.size(); ++i) chunk_order_[i] = static_cast<int>(i);
+  permute(chunk_order_, rng_);
+}
+
+std::int64_t BatchOrder::next() {  // llm.c's dataloader_next_batch
+  if (chunk_ >= chunks_[shard_order_[shard_]]) {
+    if (shard_ + 1 == shard_order_.size()) {
+      reset();
+    } else {
+      ++shard_;
+      enter_shard();
+    }
+  }
+  const int s = shard_order_[shard_];
+  const std::int64_t chunk = shuffle_ ? chunk_order_[static_cast<std::size_t>(chunk_)] : chunk_;
+  ++chunk_;
+  return begin_[s] + chunk * chunk_tokens_ + rank_offset_;
+}
+
+void BatchOrder::skip(std::int64_t batches) {
+  for (std::int64_t i = 0; i < batches; ++i) next();
+}
+
+void chunk_batch(const TokenData& data, int B, int T, std::int64_t start, std::vector<std::int32_t>& tokens,
+                 std::vector<std::int32_t>& targets) {
+  tokens.resize(std::size_t(B) * T);
+  targets.resize(std::size_t(B) * T);
+  for (int b = 0; b < B; ++b)
+    window(data.train, start + std::int64_t(b) * T, T, tokens.data() + std::size_t(b) * T,
            targets.data() + std::size_t(b) * T);
 }
 

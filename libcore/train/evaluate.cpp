@@ -194,7 +194,11 @@ nlohmann::json evaluate(const EvalOptions& o) {
   if (bert && stride != seq_len)
     throw UsageError("stride: a bert model is scored on consecutive masked windows (leave stride at 0)");
 
-  const std::unique_ptr<text::Tokenizer> model_tok = source.make_tokenizer(o.data.tokenizer, "eval", "data.tokenizer");
+  // A model that records no tokenizer (llm.c's, Hugging Face's) takes the one prepare.json beside the shards names.
+  const std::string data_spec = o.data.tokenizer.empty() && source.tokenizer.empty() ? prepared_tokenizer(o.data.input) : "";
+  if (!data_spec.empty()) log::info("eval: tokenizer {} (from the prepare.json of {})", data_spec, o.data.input);
+  const std::unique_ptr<text::Tokenizer> model_tok =
+      source.make_tokenizer(o.data.tokenizer.empty() ? data_spec : o.data.tokenizer, "eval", "data.tokenizer");
   DataOptions d;
   static_cast<DataSource&>(d) = o.data;
   d.tokenizer = model_tok->spec();

@@ -26,7 +26,7 @@ struct EvalData : DataSource {
 
   template <class V>
   void visit(V& v) {
-    visit_source(v, "tokenizer (empty: the checkpoint's; gpt2:DIR for llm.c or Hugging Face weights)");
+    visit_source(v, "tokenizer (empty: the checkpoint's, else the shards' prepare.json; gpt2:DIR for llm.c or Hugging Face weights)");
     v("split", split, "which tokens to score: val, train or all (both, one after the other)",
       core::one_of({"val", "train", "all"}));
   }

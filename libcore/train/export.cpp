@@ -8,6 +8,7 @@
 #include "common/log.hpp"
 #include "common/rundir.hpp"
 #include "text/gpt2_bpe.hpp"
+#include "text/llmc_tokenizer.hpp"
 #include "train/interop.hpp"
 #include "train/model_source.hpp"
 
@@ -63,6 +64,12 @@ nlohmann::json export_model(const ExportOptions& o, const fs::path& out) {
   if (o.format == "llmc") {
     save_llmc_checkpoint(out / "model.bin", params);
     files.push_back("model.bin");
+    if (tok && tok->eot_token()) {  // what llm.c's trainer reads to print its samples
+      text::write_llmc_tokenizer(out / "gpt2_tokenizer.bin", *tok);
+      files.push_back("gpt2_tokenizer.bin");
+    } else if (tok) {
+      log::info("export: the {} tokenizer has no end-of-text token; llm.c's tokenizer file is not written", tok->spec());
+    }
   } else {
     save_hf_gpt2(out / "model.safetensors", params);
     write_file_atomic(out / "config.json", hf_config(source.config, tok.get()).dump(2) + "\n");

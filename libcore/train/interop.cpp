@@ -60,10 +60,10 @@ void save_hf_gpt2(const fs::path& path, const FlatBuffers<float>& params) {
   const ModelConfig& c = layout.config();
   io::SafetensorsWriter w;
   const std::int64_t C = c.n_embd, V = c.vocab_size;
-  w.add<float>("wte.weight", {V, C}, std::span<const float>(params.embed(kWte), std::size_t(V * C)));
+  w.add_view<float>("wte.weight", {V, C}, std::span<const float>(params.embed(kWte), std::size_t(V * C)));
   for (EmbedTensor t : {kWpe, kLnfW, kLnfB}) {
     const auto& v = layout.embed(t);
-    w.add<float>(v.name, v.shape, std::span<const float>(params.embed(t), v.numel));
+    w.add_view<float>(v.name, v.shape, std::span<const float>(params.embed(t), v.numel));
   }
   std::vector<float> tmp;
   for (int l = 0; l < c.n_layer; ++l)
@@ -75,7 +75,7 @@ void save_hf_gpt2(const fs::path& path, const FlatBuffers<float>& params) {
         transpose(p, tmp.data(), v.shape[0], v.shape[1]);
         w.add<float>(v.name, {v.shape[1], v.shape[0]}, std::span<const float>(tmp));
       } else {
-        w.add<float>(v.name, v.shape, std::span<const float>(p, v.numel));
+        w.add_view<float>(v.name, v.shape, std::span<const float>(p, v.numel));  // transposed ones are copies
       }
     }
   w.set_metadata("format", "pt");

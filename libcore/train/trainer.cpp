@@ -353,6 +353,17 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   std::int64_t timed_steps = 0;
   Progress progress("train", static_cast<std::uint64_t>(o.train_iters));
   TrainOutcome out;
+  // data.order sequential / llmc: llm.c's loader order, fast-forwarded past the batches of the steps before `start`.
+  std::optional<BatchOrder> order;
+  if (o.data.order != "random") {
+    order.emplace(data.train, B, T, o.data.order == "llmc", rank, world);
+    order->skip(start * accum);
+  }
+  if (o.eval_at_start && start == 0) {
+    last_val = validation_loss(model, gpu, data, o);
+    log::info("validation loss before the first step: {:.6f}", last_val);
+    if (rundir) rundir->metrics().write({{"step", 0}, {"val_loss", last_val}});
+  }
   std::int64_t step = start;
   for (; step < o.train_iters; ++step) {
     if (dp ? stop_agreed : stop_requested()) {
@@ -369,7 +380,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     double loss = 0;
     for (int micro = 0; micro < accum; ++micro) {
       const std::uint64_t stream = batch_stream(step, micro * world + rank, accum * world);
-      sample_train_batch(data, B, T, o.seed, stream, tok, tgt);
+      if (order) chunk_batch(data, B, T, order->next(), tok, tgt);
+      else sample_train_batch(data, B, T, o.seed, stream, tok, tgt);
       maybe_mask(o, data, tok, tgt, stream);
       Batch b;
       b.B = B;

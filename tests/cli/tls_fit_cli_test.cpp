@@ -3,10 +3,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_support.hpp"
@@ -143,6 +146,56 @@ TEST_CASE("bare run works on generated data, --print-config matches configs/tls-
   auto typo = run_tool("tls-fit", {"fti"});
   CHECK(typo.exit_code == 2);
   CHECK(typo.err.find("'fti' is neither a command (fit, sdp, gen)") != std::string::npos);
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for its lifetime; the tools run meanwhile inherit it.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
+    if (const char* v = std::getenv(name.c_str())) old = v;
+    if (value) ::setenv(name.c_str(), value, 1);
+    else ::unsetenv(name.c_str());
+  }
+  ~ScopedEnv() {
+    if (old) ::setenv(name.c_str(), old->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
+
+TEST_CASE("threads: one rule for every command, the count in the log and the manifest") {
+  TempDir dir("tls-cli-threads");
+  const auto csv = (dir / "p.csv").string();
+  REQUIRE(run_tool("tls-fit", {"gen", "--n", "50", "--output", csv}).exit_code == 0);
+  auto manifest_threads = [&](const char* run) {
+    return json::parse(read_text(dir / run / "manifest.json"))["threads"];
+  };
+  {
+    const ScopedEnv env("OMP_NUM_THREADS", "3");
+    const auto from_env = run_tool("tls-fit", {"fit", "--input", csv, "--out", (dir / "env").string()});
+    REQUIRE(from_env.exit_code == 0);
+    CHECK(manifest_threads("env") == 3);
+    CHECK(from_env.err.find("threads: 3 (OMP_NUM_THREADS=3)") != std::string::npos);
+    CHECK(read_text(dir / "env" / "config.resolved.yaml").find("threads: 0\n") != std::string::npos);
+    const auto flag = run_tool("tls-fit", {"fit", "--input", csv, "--threads", "2", "--out", (dir / "flag").string()});
+    REQUIRE(flag.exit_code == 0);
+    CHECK(manifest_threads("flag") == 2);
+  }
+  {
+    const ScopedEnv env("OMP_NUM_THREADS", "many");
+    const auto bad_env = run_tool("tls-fit", {"fit", "--input", csv, "--out", (dir / "bad").string()});
+    CHECK(bad_env.exit_code == 2);
+    CHECK(bad_env.err.find("OMP_NUM_THREADS='many'") != std::string::npos);
+  }
+  {
+    const ScopedEnv env("OMP_NUM_THREADS", nullptr);
+    const auto all = run_tool("tls-fit", {"fit", "--input", csv, "threads=0", "--out", (dir / "all").string()});
+    REQUIRE(all.exit_code == 0);
+    CHECK(manifest_threads("all") == static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  }
+  const auto negative = run_tool("tls-fit", {"sdp", "threads=-1"});
+  CHECK(negative.exit_code == 2);
+  CHECK(negative.err.find("threads must be >= 0") != std::string::npos);
 }
 
 TEST_CASE("a result with a file name that is not UTF-8 is still printed (invalid bytes replaced)") {

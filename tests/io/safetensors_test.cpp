@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <stdexcept>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "io/safetensors.hpp"
@@ -83,6 +85,33 @@ TEST_CASE("the writer produces the reference layout byte for byte") {
   SafetensorsWriter empty;
   CHECK(empty.serialize() == le64(8) + "{}      ");
   CHECK(SafetensorsFile(to_bytes(empty.serialize()), "empty").names().empty());
+}
+
+TEST_CASE("add_view: the bytes are read at write time from the caller's buffer (no copy), laid out as add() lays them") {
+  core::test::TempDir dir("io-st-view");
+  std::vector<float> big(1000), small = {4.0f, 5.0f};
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = 0.5f * float(i);
+  SafetensorsWriter viewed, copied;
+  viewed.add_view<float>("big", {10, 100}, big);
+  viewed.add<float>("small", {2}, small);  // a copy and views mix
+  copied.add<float>("big", {10, 100}, big);
+  copied.add<float>("small", {2}, small);
+  CHECK(viewed.serialize() == copied.serialize());
+  // A view is no copy: a change of the buffer before write() is what the file holds; add() kept its copy.
+  big[7] = -1.0f;
+  small[0] = 9.0f;
+  viewed.write(dir / "v.safetensors");
+  const SafetensorsFile f(dir / "v.safetensors");
+  const auto b = to_f32(f.get("big"));
+  CHECK(b.size() == 1000);
+  CHECK(b[7] == -1.0f);
+  CHECK(b[999] == 499.5f);
+  CHECK(to_f32(f.get("small")) == std::vector<float>{4.0f, 5.0f});
+  CHECK(core::test::read_text(dir / "v.safetensors") == viewed.serialize());
+  // The same checks as add(): a byte count that does not fit the shape, a duplicate name.
+  CHECK_THROWS_AS(viewed.add_view<float>("bad", {3}, std::span<const float>(small)), std::invalid_argument);
+  CHECK_THROWS_AS(viewed.add_view<float>("big", {2}, std::span<const float>(small)), std::invalid_argument);
+  CHECK_THROWS_AS(viewed.add_view<float>("__metadata__", {2}, std::span<const float>(small)), std::invalid_argument);
 }
 
 TEST_CASE("safetensors round trips for every dtype, whole-file and mmap") {

@@ -209,3 +209,25 @@ TEST_CASE("malformed datasets: exit codes 65 / 66 / 2 with the file named") {
     CHECK(code_of([&] { load_frame(d, 1); }) == 65);
   }
 }
+
+// Found by fuzz_image (tests/fuzz): 164 bytes of progressive JPEG claiming 7174 x 8982 pixels made the reader
+// allocate 770 MB and decode 64 million grey pixels from nothing (a timeout); 161 bytes claiming 223 x 63475
+// (within the size limit) did the same with 14 million. Images beyond kMaxImagePixels are refused before any
+// allocation, and entropy-coded data that ends early (the file, or a segment) is an error, not a grey picture.
+TEST_CASE("image readers: a header claiming a huge image, and a truncated JPEG, are DataErrors") {
+  TempDir dir("nerf-image-bomb");
+  const auto corpus = [](const char* name) {  // the fuzz corpus's inputs, without their selector byte
+    return read_text(source_dir() / "tests/fuzz/corpus/image" / name).substr(1);
+  };
+  write_text(dir / "bomb.jpg", corpus("jpeg_bomb.bin"));
+  CHECK_THROWS_WITH_AS(read_color_image(dir / "bomb.jpg"), doctest::Contains("7174 x 8982 image is outside"), DataError);
+  write_text(dir / "sparse.jpg", corpus("jpeg_sparse.bin"));
+  CHECK_THROWS_WITH_AS(read_color_image(dir / "sparse.jpg"), doctest::Contains("corrupt JPEG"), DataError);
+  const std::string jpeg = corpus("rgb.jpg");
+  write_text(dir / "whole.jpg", jpeg);
+  const ColorImage whole = read_color_image(dir / "whole.jpg");
+  CHECK(whole.width == 6);
+  CHECK(whole.height == 4);
+  write_text(dir / "cut.jpg", jpeg.substr(0, jpeg.size() - 40));
+  CHECK_THROWS_WITH_AS(read_color_image(dir / "cut.jpg"), doctest::Contains("corrupt JPEG"), DataError);
+}

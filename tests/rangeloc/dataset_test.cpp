@@ -5,6 +5,7 @@
 #include "common/errors.hpp"
 #include "rangeloc/dataset.hpp"
 #include "rangeloc/simulate.hpp"
+#include "rangeloc/starloc.hpp"
 #include "test_support.hpp"
 
 using namespace core::rangeloc;
@@ -62,6 +63,8 @@ TEST_CASE("bad input: 66 for missing files, 65 with FILE:LINE for malformed rows
 
   write_folder(dir, kAnchors, "t,anchor,range\n0,1,1\n0,9,2\n");
   CHECK(data_error(dir).find("ranges.csv:3: anchor 9") != std::string::npos);
+  write_folder(dir, kAnchors, "t,anchor,range\n0,1,1\n0,1e300,2\n");  // no integer (undefined as a cast)
+  CHECK(data_error(dir).find("ranges.csv:3: anchor 1") != std::string::npos);
   write_folder(dir, kAnchors, "t,anchor,range\n0,1,1\n0,2,nan\n");
   CHECK(data_error(dir).find("ranges.csv:3") != std::string::npos);
   write_folder(dir, kAnchors, "t,anchor,range\n0,1,1\n0,2,-2\n");
@@ -79,4 +82,48 @@ TEST_CASE("bad input: 66 for missing files, 65 with FILE:LINE for malformed rows
   CHECK(data_error(dir).find("groundtruth.csv:3: time") != std::string::npos);
   write_text(dir / "groundtruth.csv", "t,x,y\n0,1,1\n1,1,2\n");
   CHECK(read_dataset(dir.path()).num_states() == 1);
+}
+
+// Found by fuzz_starloc (tests/fuzz): a dataset_params.json that is no list of run objects threw nlohmann's
+// type_error (exit 1), and ids too large for an integer or a missing tag_pos_y/z column were undefined behaviour.
+TEST_CASE("STAR-loc: malformed run tables, ids and columns are DataErrors naming the file") {
+  TempDir dir("rangeloc-starloc-bad");
+  const std::string uwb_header = "time_s,range,from_id,to_id,tag_pos_x,tag_pos_y,tag_pos_z\n";
+  std::string rows;
+  for (int i = 0; i < 8; ++i)
+    rows += std::to_string(0.1 * i) + ",2.0,1," + std::to_string(10 + i % 4) + ",0.5,0.5,1.0\n";
+  const std::string markers = ",x,y,z\n10,0,0,0\n11,4,0,0\n12,0,4,0\n13,0,0,3\n";
+  const auto read = [&](const std::string& params, const std::string& uwb) {
+    write_text(dir / "dataset_params.json", params);
+    write_text(dir / "uwb_markers_v1.csv", markers);
+    write_text(dir / "run" / "uwb.csv", uwb);
+    try {
+      read_starloc((dir / "run").string(), {});
+    } catch (const core::DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no DataError");
+  };
+  const std::string ok_params = R"([{"name": "run", "landmarks": "v1"}])";
+  write_text(dir / "dataset_params.json", ok_params);
+  write_text(dir / "uwb_markers_v1.csv", markers);
+  write_text(dir / "run" / "uwb.csv", uwb_header + rows);
+  CHECK(read_starloc((dir / "run").string(), {}).num_measurements() == 8);  // the well-formed folder reads
+  CHECK(read("42", uwb_header + rows).find("expected a JSON array of runs") != std::string::npos);
+  CHECK(read(R"([3, "run", {"name": 5}, {"name": "run", "landmarks": 1}])", uwb_header + rows)
+            .find("run 'run' has no \"landmarks\" string") != std::string::npos);
+  CHECK(read(R"([3, {"name": "other", "landmarks": "v1"}])", uwb_header + rows).find("no run named 'run'") !=
+        std::string::npos);
+  CHECK(read(ok_params, uwb_header + "0.9,2.0,1,1e300,0.5,0.5,1.0\n" + rows).find("uwb.csv:2: to_id is not an integer id") !=
+        std::string::npos);
+  CHECK(read(ok_params, "time_s,range,from_id,to_id,tag_pos_x\n0,2,1,10,0.5\n").find("no column 'tag_pos_y'") !=
+        std::string::npos);
+  write_text(dir / "run" / "uwb.csv", uwb_header + rows);
+  write_text(dir / "uwb_markers_v1.csv", ",x,y,z\n1e20,0,0,0\n");
+  try {
+    read_starloc((dir / "run").string(), {});
+    FAIL("expected DataError");
+  } catch (const core::DataError& e) {
+    CHECK(std::string(e.what()).find("uwb_markers_v1.csv:2: anchor id is not an integer id") != std::string::npos);
+  }
 }

@@ -120,6 +120,10 @@ TEST_CASE("bad input: exit 65 with FILE:LINE, missing file 66") {
       {"VERTEX_SE3:QUAT 0 0 0 0 0 0 0 1\nVERTEX_TRACKXYZ 1 0 0 0\nEDGE_SE3_TRACKXYZ 0 1 4 1 0 0 1 0 0 1 0 1\n",
        ":3: offset parameter 4 is not defined"},
       {"# only a comment\n", "no edges"},
+      // An offset id beyond an int is its own id, not another one's (it was truncated to 0 and took offset 0).
+      {"PARAMS_SE3OFFSET 0 0 0 0 0 0 0 1\nVERTEX_SE3:QUAT 0 0 0 0 0 0 0 1\nVERTEX_TRACKXYZ 1 0 0 0\n"
+       "EDGE_SE3_TRACKXYZ 0 1 4294967296 1 0 0 1 0 0 1 0 1\n",
+       ":4: offset parameter 4294967296 is not defined"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -18,6 +20,7 @@
 #include "byte_alphabet_encoder.hpp"
 #include "test_support.hpp"
 #include "text/gpt2_bpe.hpp"
+#include "text/llmc_tokenizer.hpp"
 #include "text/pretokenize.hpp"
 #include "text/tokenizer.hpp"
 #include "text/unicode.hpp"
@@ -403,4 +406,47 @@ TEST_CASE("GPT-2 tokenizer: tinyshakespeare matches the reference") {
     for (int k = 0; k < 4; ++k) h = (h ^ ((static_cast<std::uint32_t>(id) >> (8 * k)) & 0xFF)) * 0x100000001b3ULL;
   CHECK(h == 0xe22fcd868ca90167ULL);
   CHECK(tok->decode(ids) == text);
+}
+
+TEST_CASE("llm.c tokenizer file: llm.c's header and table, read back; a tokenizer without end-of-text refused") {
+  const core::test::TempDir dir("text-llmc-tokenizer");
+  core::test::write_text(dir / "encoder.json", core::test::byte_alphabet_encoder() + ", \"ab\": 256, \"<|endoftext|>\": 257}");
+  core::test::write_text(dir / "vocab.bpe", "#version: 0.2\na b\n");
+  const Gpt2Tokenizer tok(dir.path());
+  write_llmc_tokenizer(dir / "t.bin", tok);
+  // The bytes as llm.c's write_tokenizer lays them out: 256 int32 (magic, version 2, count, eot), then length + bytes.
+  const std::string raw = core::test::read_text(dir / "t.bin");
+  const auto i32 = [&](std::size_t at) {
+    std::int32_t v;
+    std::memcpy(&v, raw.data() + at, 4);
+    return v;
+  };
+  CHECK(i32(0) == 20240328);
+  CHECK(i32(4) == 2);
+  CHECK(i32(8) == 258);
+  CHECK(i32(12) == 257);
+  for (std::size_t at = 16; at < 1024; at += 4) CHECK(i32(at) == 0);
+  REQUIRE(raw.size() == 1024 + 258 + 256 + 2 + 13);  // a length byte per token; bytes 1 x 256, "ab", "<|endoftext|>"
+  CHECK(raw.substr(1024, 2) == std::string("\x01\x00", 2));  // token 0: the byte 0
+  CHECK(raw.substr(raw.size() - 17, 3) == std::string("\x02") + "ab");
+  CHECK(raw.substr(raw.size() - 14) == std::string("\x0d") + "<|endoftext|>");
+  const LlmcTokenizerFile back = read_llmc_tokenizer(dir / "t.bin");
+  CHECK(back.eot_token == 257);
+  REQUIRE(back.tokens.size() == 258);
+  for (std::int32_t id = 0; id < 258; ++id) CHECK(back.tokens[std::size_t(id)] == tok.token_bytes(id));
+
+  CHECK_THROWS_WITH_AS(write_llmc_tokenizer(dir / "b.bin", ByteTokenizer()), doctest::Contains("end-of-text"),
+                       core::UsageError);
+  CHECK(!std::filesystem::exists(dir / "b.bin"));
+  core::test::write_text(dir / "cut.bin", raw.substr(0, raw.size() - 5));
+  CHECK_THROWS_WITH_AS(read_llmc_tokenizer(dir / "cut.bin"), doctest::Contains("ends inside token 257"), core::DataError);
+  if (const Gpt2Tokenizer* real = gpt2()) {  // GPT-2's 50,257 tokens, as llm.c's gpt2_tokenizer.bin holds them
+    write_llmc_tokenizer(dir / "gpt2.bin", *real);
+    const LlmcTokenizerFile f = read_llmc_tokenizer(dir / "gpt2.bin");
+    CHECK(f.eot_token == 50256);
+    REQUIRE(f.tokens.size() == 50257);
+    CHECK(f.tokens[50256] == "<|endoftext|>");
+    CHECK(f.tokens[0] == "!");
+    CHECK(f.tokens[real->encode(" the")[0]] == " the");
+  }
 }

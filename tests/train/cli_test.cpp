@@ -16,6 +16,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -242,6 +243,7 @@ TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as
   CHECK(last_json_line(r.out)["files"] == nlohmann::json{"model.safetensors", "config.json"});
   r = run_tool("zpp-train", {"export", "--checkpoint", run, "--format", "llmc", "--out", (tmp / "llmc").string()});
   REQUIRE(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["files"] == nlohmann::json{"model.bin"});  // bytes: no end-of-text, no gpt2_tokenizer.bin
   // Into the training run's own folder: refused, its records left as they were.
   const std::string command = core::test::read_text(tmp / "run/command.txt");
   r = run_tool("zpp-train", {"export", "--checkpoint", run, "--out", run});
@@ -253,6 +255,14 @@ TEST_CASE("export: an hf folder an independent float64 GPT-2 reference scores as
   const double loss = eval_loss(run, one_window);
   CHECK(eval_loss((tmp / "hf/model.safetensors").string(), one_window) == loss);
   CHECK(eval_loss((tmp / "llmc/model.bin").string(), one_window) == loss);
+  // The .bin records no tokenizer: eval takes the one the shards' prepare.json names; --out records the run.
+  r = run_tool("zpp-train", {"eval", "--checkpoint", (tmp / "llmc/model.bin").string(), "--input", shards, "seq_len=32",
+                             "max_tokens=32", "--out", (tmp / "eval").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["loss"] == loss);
+  CHECK(last_json_line(r.out)["tokenizer"] == "bytes");
+  CHECK(nlohmann::json::parse(core::test::read_text(tmp / "eval/result.json"))["loss"] == loss);
+  CHECK(nlohmann::json::parse(core::test::read_text(tmp / "eval/manifest.json"))["status"] == "finished");
   if (std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") != 0) {
     MESSAGE("reference skipped: no python3 with numpy (scripts/setup.sh installs it)");
   } else {
@@ -535,6 +545,20 @@ TEST_CASE("sample from a GPT-2-tokenizer checkpoint whose tokenizer folder moved
   r = run_tool("zpp-train", {"sample", "--checkpoint", (hf / "model.safetensors").string(), "tokenizer=gpt2:" + hf.string(),
                              "max_new_tokens=2"});
   CHECK(r.exit_code == 0);
+  // An llmc export carries llm.c's gpt2_tokenizer.bin (magic 20240328, version 2, 50257 tokens, end-of-text 50256).
+  r = run_tool("zpp-train", {"export", "--checkpoint", (tmp / "run").string(), "tokenizer=gpt2:" + (tmp / "moved").string(),
+                             "--format", "llmc", "--out", (tmp / "llmc").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(last_json_line(r.out)["files"] == nlohmann::json{"model.bin", "gpt2_tokenizer.bin"});
+  const std::string bin = core::test::read_text(tmp / "llmc/gpt2_tokenizer.bin");
+  REQUIRE(bin.size() > 1024);
+  std::int32_t header[4];
+  std::memcpy(header, bin.data(), sizeof header);
+  CHECK(header[0] == 20240328);
+  CHECK(header[1] == 2);
+  CHECK(header[2] == 50257);
+  CHECK(header[3] == 50256);
+  CHECK(bin.substr(bin.size() - 14) == std::string("\x0d") + "<|endoftext|>");
 }
 
 TEST_CASE("--resume on data of other token counts than the checkpoint's run warns that its batches differ") {
@@ -571,6 +595,48 @@ TEST_CASE("data.tokenizer of another kind than a prepared folder's is not silent
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("data.tokenizer=gpt2:/somewhere/gpt2 is not used") != std::string::npos);
   CHECK(r.err.find("made with bytes") != std::string::npos);
+  // Shards prepared with GPT-2's tokenizer: the default (empty) data.tokenizer takes it without a word; a
+  // data.tokenizer=bytes the user gives is said not to be used. (prepare.json is rewritten: the tokens are bytes.)
+  auto meta = nlohmann::json::parse(core::test::read_text(tmp / "shards/prepare.json"));
+  meta["tokenizer"] = "gpt2:/somewhere/gpt2";
+  meta["vocab_size"] = 50257;
+  core::test::write_text(tmp / "shards/prepare.json", meta.dump());
+  r = run_tool("zpp-train", with({"train", data, "model.vocab_size=50257", "--out", (tmp / "c").string()}, with(kTiny, {"train_iters=1"})));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("is not used") == std::string::npos);
+  r = run_tool("zpp-train", with({"train", data, "model.vocab_size=50257", "data.tokenizer=bytes", "--out", (tmp / "d").string()},
+                                 with(kTiny, {"train_iters=1"})));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("data.tokenizer=bytes is not used") != std::string::npos);
+}
+
+TEST_CASE("data.order=llmc with eval_at_start: a step-0 validation loss, llm.c's batches, resumed as uninterrupted") {
+  TempDir tmp("zpp_cli_llmc_order");
+  write_question_text(tmp / "t.txt");
+  const std::string shards = (tmp / "shards").string();
+  REQUIRE(run_tool("zpp-train", {"prepare", "--input", (tmp / "t.txt").string(), "--out", shards}).exit_code == 0);
+  const auto order = with(kTiny, {"data.input=" + shards + "/train_*.bin", "data.order=llmc", "eval_at_start=true"});
+  REQUIRE(run_tool("zpp-train", with({"train", "--out", (tmp / "a").string()}, order)).exit_code == 0);
+  std::vector<nlohmann::json> records;
+  std::istringstream lines(core::test::read_text(tmp / "a/metrics.jsonl"));
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  REQUIRE(records.size() == 7);  // step 0 (validation only), then steps 1..6
+  CHECK(records[0]["step"] == 0);
+  CHECK(records[0]["val_loss"].get<double>() > 0);
+  CHECK(!records[0].contains("loss"));
+  // Stopped after 3 steps and resumed, the llm.c order continues where it was: the same final loss.
+  REQUIRE(run_tool("zpp-train", with(with({"train", "--out", (tmp / "b").string()}, order),
+                                     {"train_iters=3", "scheduler.params.total_num_steps=6"}))
+              .exit_code == 0);
+  REQUIRE(run_tool("zpp-train", with({"train", "--out", (tmp / "b").string(), "--resume"}, order)).exit_code == 0);
+  const auto last = [&](const char* run) {
+    return last_json_line(core::test::read_text(tmp / run / "metrics.jsonl"))["loss"].get<double>();
+  };
+  CHECK(last("b") == last("a"));
+  // Sequential and random orders differ from it (the batches are other ones).
+  REQUIRE(run_tool("zpp-train", with(with({"train", "--out", (tmp / "c").string()}, order), {"data.order=sequential"}))
+              .exit_code == 0);
+  CHECK(last("c") != last("a"));
 }
 
 TEST_CASE("an input path that cannot be reached (a looping link) is named with exit 66/74, not an internal error") {

@@ -253,18 +253,86 @@ TEST_CASE("a prepared folder's splits are the shards prepare.json lists, not oth
   }
 }
 
-TEST_CASE("a token shard given as data.input is refused as a text (its bytes would train), naming its folder") {
-  TempDir dir("train_data_shard_as_text");
-  core::text::write_shard(dir / "train_000000.bin", ramp(100, 256));
-  DataOptions o = input_at(dir / "train_000000.bin");
-  CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains("is a token shard, not a text"), core::UsageError);
-  CHECK_THROWS_WITH_AS(load_token_data(o), doctest::Contains(("data.input=" + dir.path().string()).c_str()),
-                       core::UsageError);
-  // A text is read from its first byte on (the look at its start is undone).
+TEST_CASE("data.input as a shard file or a glob (llm.c's -i): val-named files validate, else the val shards beside") {
+  TempDir dir("train_data_shard_list");
+  core::text::write_shard(dir / "tiny_train.bin", ramp(100, 256));
+  core::text::write_shard(dir / "tiny_val.bin", ramp(40, 7));
+  core::text::write_shard(dir / "fw_train_000001.bin", ramp(30, 5));
+  core::text::write_shard(dir / "fw_train_000002.bin", ramp(20, 3));
+  // One train shard: the val shard beside it validates (a shard's bytes never train as a text).
+  TokenData d = load_token_data(input_at(dir / "tiny_train.bin"));
+  CHECK(d.train.size() == 100);
+  CHECK(d.val.size() == 40);
+  CHECK(d.tokenizer == "bytes");
+  // A glob: its matches in name order; the val-named match validates.
+  d = load_token_data(input_at(dir / "fw_train_*.bin"));
+  CHECK(d.train.size() == 50);
+  CHECK(d.train.tokens(29, 2) == std::vector<std::int32_t>{4, 0});  // shard 1 then shard 2
+  CHECK(d.val.size() == 40);
+  d = load_token_data(input_at(dir / "tiny_*.bin"));
+  CHECK(d.train.size() == 100);
+  CHECK(d.val.tokens(0, 8) == ramp(8, 7));
+  CHECK_THROWS_AS(load_token_data(input_at(dir / "nothing_*.bin")), core::InputMissingError);
+  CHECK_THROWS_WITH_AS(load_token_data(input_at(dir / "tiny_val.bin")), doctest::Contains("only validation shards"),
+                       core::DataError);
+  // The prepare.json of their folder names the tokenizer (and bounds the tokens) as for a folder.
+  core::test::write_text(dir / "prepare.json", nlohmann::json{{"tokenizer", "bytes"}, {"vocab_size", 50}}.dump());
+  CHECK_THROWS_WITH_AS(load_token_data(input_at(dir / "tiny_train.bin")), doctest::Contains("token 50 at index 50"),
+                       core::DataError);
+  CHECK(prepared_tokenizer((dir / "tiny_train.bin").string()) == "bytes");
+  CHECK(prepared_tokenizer((dir / "fw_*.bin").string()) == "bytes");
+  CHECK(prepared_tokenizer(dir.path().string()) == "bytes");
+  std::filesystem::remove(dir / "prepare.json");
+  CHECK(prepared_tokenizer(dir.path().string()).empty());
+  // Without a val shard anywhere: the message says where it looked.
+  TempDir lone("train_data_shard_lone");
+  core::text::write_shard(lone / "a_train.bin", ramp(100, 256));
+  CHECK_THROWS_WITH_AS(load_token_data(input_at(lone / "a_train.bin")), doctest::Contains("no validation shard"),
+                       core::DataError);
+  // A text is still read from its first byte on.
   core::test::write_text(dir / "t.txt", "0123456789abcdefghij");
-  o.input = (dir / "t.txt").string();
+  DataOptions o = input_at(dir / "t.txt");
   o.val_fraction = 0.5;
   CHECK(load_token_data(o).train.tokens(0, 3) == std::vector<std::int32_t>{'0', '1', '2'});
+}
+
+// The batch starts of llm.c's DataLoader over train shards of 25, 20 and 33 tokens with B = 2, T = 4 (3, 2 and 4
+// chunks of 8 tokens) and over 33, 20, 33 tokens for rank 1 of 2, as tests/train/llmc_loader_order.py (a Python
+// transcription of llm.c's dataloader.h and rand.h with a MT19937 of its own) prints them.
+TEST_CASE("data.order sequential / llmc: llm.c's loader order, batch for batch, also across epochs and ranks") {
+  const auto split_of = [](const std::vector<int>& sizes) {
+    TempDir dir("train_data_order");
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      core::text::write_shard(dir / ("s_train_00000" + std::to_string(i) + ".bin"), ramp(sizes[i], 256));
+    core::text::write_shard(dir / "s_val.bin", ramp(40, 256));
+    DataOptions o = input_at(dir / "s_train_*.bin");
+    o.seq_len = 4;
+    return load_token_data(o);  // the mappings outlive the folder
+  };
+  const auto starts = [](BatchOrder order, int n) {
+    std::vector<std::int64_t> out;
+    for (int i = 0; i < n; ++i) out.push_back(order.next());
+    return out;
+  };
+  const TokenData d = split_of({25, 20, 33});
+  CHECK(starts(BatchOrder(d.train, 2, 4, false), 12) == std::vector<std::int64_t>{0, 8, 16, 25, 33, 45, 53, 61, 69, 0, 8, 16});
+  CHECK(starts(BatchOrder(d.train, 2, 4, true), 20) ==
+        std::vector<std::int64_t>{61, 69, 53, 45, 25, 33, 16, 0, 8, 69, 45, 53, 61, 16, 8, 0, 33, 25, 45, 61});
+  const TokenData d2 = split_of({33, 20, 33});
+  CHECK(starts(BatchOrder(d2.train, 2, 4, true, 1, 2), 12) ==
+        std::vector<std::int64_t>{61, 77, 8, 24, 41, 41, 77, 61, 8, 24, 41, 8});
+  // skip(n) then next() is the (n+1)-th batch: a resumed run continues the order.
+  BatchOrder resumed(d.train, 2, 4, true);
+  resumed.skip(11);
+  CHECK(resumed.next() == 53);
+  // A batch is the B x T + 1 tokens from its start: rows of T inputs, targets shifted by one.
+  std::vector<std::int32_t> tok, tgt;
+  chunk_batch(d, 2, 4, 25, tok, tgt);
+  CHECK(tok == std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 6, 7});  // shard 1 starts at 25 with token 0
+  CHECK(tgt == std::vector<std::int32_t>{1, 2, 3, 4, 5, 6, 7, 8});
+  // A shard without a whole batch (+1 token) is refused, as llm.c asserts.
+  CHECK_THROWS_WITH_AS(BatchOrder(d.train, 4, 8, false), doctest::Contains("has 25 tokens, fewer than ranks x B x T + 1 = 33"),
+                       core::DataError);
 }
 
 TEST_CASE("a shard folder's too short validation split is not blamed on data.val_fraction (a text-only key)") {

@@ -62,7 +62,6 @@ int main(int argc, char** argv) {
   };
   pattern_flags(app.command<jobs::CountOptions>("count", "Count the matches of one pattern (default command)",
                                                 run_count, true))
-      .flag("--threads", "threads", "worker threads (0: all)")
       .flag("--backend", "backend", "interp or jit")
       .flag("--jit-cache", "jit_cache", "folder of compiled kernels")
       .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
@@ -70,7 +69,6 @@ int main(int argc, char** argv) {
   graph_flags(app.command<jobs::MotifOptions>("motifs", "Count every connected pattern of --size vertices", run_motifs))
       .flag("--size", "size", "pattern size (1..7)")
       .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
-      .flag("--threads", "threads", "worker threads (0: all)")
       .stops_at_signal();
   pattern_flags(app.command<jobs::PlanOptions>("plan", "Print the chosen matching order, restrictions and predicted cost",
                                                run_plan))
@@ -80,7 +78,6 @@ int main(int argc, char** argv) {
   pattern_flags(app.command<jobs::ListOptions>("list", "Stream matches (one JSON array of vertex ids per line), then the result",
                                                run_list))
       .flag("--limit", "limit", "maximum number of matches")
-      .flag("--threads", "threads", "worker threads (0: all)")
       .without_rundir()
       .stops_at_signal();
   return app.main(argc, argv);

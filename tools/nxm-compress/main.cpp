@@ -64,18 +64,12 @@ int run_unpack(core::RunContext& ctx, const UnpackOptions& o) {
   return 0;
 }
 
-void use_threads(int threads) {
-  if (threads > 0) core::train::set_num_threads(threads);
-}
-
 int run_finetune(core::RunContext& ctx, const core::nxm::FinetuneOptions& o) {
-  use_threads(o.threads);
   ctx.emit_result(core::nxm::train_teacher(o.teacher, o.task, o.seed, ctx.rundir->path(), ctx.rundir->metrics()));
   return 0;
 }
 
 int run_compress(core::RunContext& ctx, const core::nxm::CompressOptions& o) {
-  use_threads(o.threads);
   core::nxm::parse_plan(o.plan);  // a bad plan fails before any training
   ctx.emit_result(core::nxm::run_compress(o, *ctx.rundir));
   return 0;
@@ -87,7 +81,6 @@ int run_eval(core::RunContext& ctx, const core::nxm::EvalOptions& o) {
 }
 
 int run_search(core::RunContext& ctx, const core::nxm::SearchOptions& o) {
-  use_threads(o.compress.threads);
   ctx.emit_result(core::nxm::run_search(o, *ctx.rundir));
   return 0;
 }

@@ -156,8 +156,8 @@ int main(int argc, char** argv) {
   app.command<core::train::EvalOptions>("eval", "Loss, perplexity and bits per byte of a model over a whole data split",
                                         run_eval)
       .flag("--checkpoint", "checkpoint", "run directory, checkpoint folder, llm.c .bin or HF .safetensors")
-      .flag("--input", "data.input", "text file or shard folder")
-      .without_rundir();
+      .flag("--input", "data.input", "text file, shard folder, shard file or glob")
+      .rundir_with_out();
   app.command<core::train::ExportOptions>("export", "Write a GPT model for Hugging Face transformers (hf) or llm.c (llmc)",
                                           run_export)
       .flag("--checkpoint", "checkpoint", "run directory, checkpoint folder, llm.c .bin or HF .safetensors")
