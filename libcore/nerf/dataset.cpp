@@ -1,6 +1,7 @@
 #include "nerf/dataset.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -94,7 +95,12 @@ std::map<long, fs::path> numbered_files(const fs::path& dir, const std::string& 
       if (name.size() <= prefix.size() + s.size() || name.compare(name.size() - s.size(), s.size(), s) != 0) continue;
       const std::string num = name.substr(prefix.size(), name.size() - prefix.size() - s.size());
       if (num.find_first_not_of("0123456789") != std::string::npos) continue;
-      out[std::stol(num)] = e.path();
+      long k = 0;
+      if (std::from_chars(num.data(), num.data() + num.size(), k).ec != std::errc())
+        throw DataError(e.path().string() + ": frame number " + num + " is out of range");
+      if (!out.emplace(k, e.path()).second)
+        throw DataError(e.path().string() + ": frame number " + std::to_string(k) + " also names " +
+                        out[k].filename().string());
     }
   }
   return out;

@@ -194,6 +194,15 @@ TEST_CASE("malformed datasets: exit codes 65 / 66 / 2 with the file named") {
     CHECK(code_of([&] { open_dataset(root, cam); }) == 65);
     write_text(root / "pose.txt", "0 0 0 0 0 0 1\n0 0 0 0 0 0 1\n0 0 x 0 0 0 1\n");
     CHECK(code_of([&] { open_dataset(root, cam); }) == 65);
+    // A frame number beyond long (std::stol threw out_of_range: exit 1), and two names of one number.
+    write_text(root / "pose.txt", "0 0 0 0 0 0 1\n0 0 0 0 0 0 1\n0 0 0 0 0 0 1\n");
+    write_text(root / "color_99999999999999999999.png", "");
+    CHECK(code_of([&] { open_dataset(root, cam); }) == 65);
+    fs::remove(root / "color_99999999999999999999.png");
+    write_text(root / "color_01.png", "");
+    CHECK(code_of([&] { open_dataset(root, cam); }) == 65);
+    fs::remove(root / "color_01.png");
+    CHECK(code_of([&] { open_dataset(root, cam); }) == 0);
   }
   {
     // Replica layout with a frame of another size.
