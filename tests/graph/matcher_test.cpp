@@ -34,6 +34,23 @@ std::uint64_t falling(int n, int k) {
   return r;
 }
 
+// Every order of p in which each vertex has an earlier neighbour.
+std::vector<std::vector<int>> connected_orders(const Pattern& p) {
+  std::vector<std::vector<int>> out;
+  std::vector<int> order(p.size());
+  std::iota(order.begin(), order.end(), 0);
+  do {
+    bool connected = true;
+    for (int i = 1; i < p.size(); ++i) {
+      bool any = false;
+      for (int j = 0; j < i; ++j) any = any || p.has_edge(order[i], order[j]);
+      connected = connected && any;
+    }
+    if (connected) out.push_back(order);
+  } while (std::next_permutation(order.begin(), order.end()));
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("every connected 3..5-vertex pattern matches brute force in both modes") {
@@ -66,22 +83,13 @@ TEST_CASE("every matching order of a pattern gives the same count") {
   const GraphStats stats = graph_stats(g);
   for (const char* name : {"house", "diamond", "4-cycle", "5-clique", "tailed-triangle"}) {
     const Pattern p = named_pattern(name);
-    std::vector<int> order(p.size());
-    std::iota(order.begin(), order.end(), 0);
     const std::uint64_t expect = test::brute_force_count(g, p, false);
     int tried = 0;
-    do {
-      bool connected = true;
-      for (int i = 1; i < p.size(); ++i) {
-        bool any = false;
-        for (int j = 0; j < i; ++j) any = any || p.has_edge(order[i], order[j]);
-        connected = connected && any;
-      }
-      if (!connected) continue;
+    for (const auto& order : connected_orders(p)) {
       CAPTURE(name);
       CHECK(count_matches(g, make_plan(p, Induced::edge, order, stats)) == expect);
       ++tried;
-    } while (std::next_permutation(order.begin(), order.end()));
+    }
     CHECK(tried > 0);
   }
 }
@@ -91,16 +99,7 @@ TEST_CASE("root-table pair counting (Plan::root_common) matches brute force on e
   int applied = 0;
   for (int k = 4; k <= 5; ++k) {
     for (const Pattern& p : connected_patterns(k)) {
-      std::vector<int> order(p.size());
-      std::iota(order.begin(), order.end(), 0);
-      do {
-        bool connected = true;
-        for (int i = 1; i < p.size(); ++i) {
-          bool any = false;
-          for (int j = 0; j < i; ++j) any = any || p.has_edge(order[i], order[j]);
-          connected = connected && any;
-        }
-        if (!connected) continue;
+      for (const auto& order : connected_orders(p)) {
         for (const Graph& g : graphs) {
           const GraphStats stats = graph_stats(g);
           const Plan plan = make_plan(p, Induced::edge, order, stats, RootCommon::where_applicable);
@@ -112,7 +111,7 @@ TEST_CASE("root-table pair counting (Plan::root_common) matches brute force on e
           CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
           CHECK(count_matches(g, make_plan(p, Induced::edge, order, stats, RootCommon::never)) == expect);
         }
-      } while (std::next_permutation(order.begin(), order.end()));
+      }
     }
   }
   CHECK(applied >= 8);  // 4 orders of 4- and 5-vertex patterns (house among them), 2 graphs
@@ -217,22 +216,6 @@ TEST_CASE("a stop request ends the search inside one root, not only between chun
 
 namespace {
 
-// Every order of p in which each vertex has an earlier neighbour.
-std::vector<std::vector<int>> connected_orders(const Pattern& p) {
-  std::vector<std::vector<int>> out;
-  std::vector<int> order(p.size());
-  std::iota(order.begin(), order.end(), 0);
-  do {
-    bool connected = true;
-    for (int i = 1; i < p.size(); ++i) {
-      bool any = false;
-      for (int j = 0; j < i; ++j) any = any || p.has_edge(order[i], order[j]);
-      connected = connected && any;
-    }
-    if (connected) out.push_back(order);
-  } while (std::next_permutation(order.begin(), order.end()));
-  return out;
-}
 
 Graph labeled_gnp(int n, double prob, std::uint64_t seed, int labels) {
   Graph g = relabel_by_degree(generate_gnp(n, prob, seed));
