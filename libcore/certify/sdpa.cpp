@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <sstream>
 #include <tuple>
 #include <vector>
@@ -128,6 +129,19 @@ SdpProblem parse_sdpa(std::istream& in, const std::string& name) {
   p.b = Eigen::Map<const Eigen::VectorXd>(c_values.data(), static_cast<Eigen::Index>(c_values.size()));
 
   p.A.resize(m);
+  // Each entry once (CSDP rejects a repeat; SDPA sums some and not others): (matrix, block, i <= j) -> line.
+  struct EntryKey {
+    long mat, blk, i, j;
+    bool operator==(const EntryKey&) const = default;
+  };
+  struct EntryHash {
+    std::size_t operator()(const EntryKey& k) const {
+      std::size_t h = std::hash<long>()(k.mat);
+      for (long v : {k.blk, k.i, k.j}) h = h * 1000003u ^ std::hash<long>()(v);
+      return h;
+    }
+  };
+  std::unordered_map<EntryKey, int, EntryHash> first_line;
   while (r.next(l, false)) {
     if (l.tokens.size() != 5)
       r.fail(l.number, "expected 'matno block i j value' (5 fields), got " + std::to_string(l.tokens.size()));
@@ -146,6 +160,11 @@ SdpProblem parse_sdpa(std::istream& in, const std::string& name) {
     if (spec.diagonal && i != j)
       r.fail(l.number, "off-diagonal entry (" + std::to_string(i) + ", " + std::to_string(j) +
                            ") in diagonal block " + std::to_string(blk));
+    const auto [seen, fresh] = first_line.try_emplace(EntryKey{mat, blk, std::min(i, j), std::max(i, j)}, l.number);
+    if (!fresh)
+      r.fail(l.number, "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") of block " + std::to_string(blk) +
+                           " of matrix " + std::to_string(mat) + " repeats line " + std::to_string(seen->second) +
+                           " (an SDPA file lists each entry of the upper triangle once)");
     SdpMatrix& M = mat == 0 ? p.C : p.A[mat - 1];
     M.add(static_cast<int>(blk - 1), static_cast<int>(i - 1), static_cast<int>(j - 1), mat == 0 ? -v : v);
   }

@@ -92,6 +92,12 @@ TEST_CASE("SDPA reader errors name the file and line") {
   CHECK_THROWS_WITH_AS(parse("1\n1\n99999999999\n1.0\n"), "t.dat-s:3: block size 99999999999 is too large",
                        core::DataError);
   CHECK_THROWS_AS(read_sdpa("/nonexistent/x.dat-s"), core::InputMissingError);
+  // A repeated entry (in either triangle) was summed silently; CSDP rejects it, SDPA answers differently.
+  CHECK_THROWS_WITH_AS(parse("1\n1\n2\n1.0\n1 1 1 2 1.0\n0 1 1 1 1.0\n1 1 2 1 0.5\n"),
+                       "t.dat-s:7: entry (2, 1) of block 1 of matrix 1 repeats line 5 (an SDPA file lists each entry "
+                       "of the upper triangle once)",
+                       core::DataError);
+  CHECK_NOTHROW(parse("2\n1\n2\n1.0 1.0\n1 1 1 2 1.0\n2 1 1 2 1.0\n0 1 1 2 1.0\n"));  // same place, other matrices
   // Each block size fits an int, their sum does not: an error, not a wrapped negative order.
   const SdpProblem huge = parse("1\n2\n2147483647 2147483647\n1.0\n");
   CHECK_THROWS_WITH_AS(huge.total_size(), doctest::Contains("total order of 4294967294"), core::DataError);

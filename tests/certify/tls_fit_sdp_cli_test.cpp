@@ -63,4 +63,9 @@ TEST_CASE("bad inputs: exit codes and messages") {
   auto inf = run_tool("tls-fit", {"sdp", "--input", (dir / "inf.dat-s").string()});
   CHECK(inf.exit_code == 3);
   CHECK(json::parse(inf.out)["status"] == "primal_infeasible");
+  // --out records the run like every other command (manifest with the exit code, result.json).
+  auto recorded = run_tool("tls-fit", {"sdp", "--input", (dir / "inf.dat-s").string(), "--out", (dir / "run").string()});
+  CHECK(recorded.exit_code == 3);
+  CHECK(json::parse(read_text(dir / "run" / "result.json"))["status"] == "primal_infeasible");
+  CHECK(json::parse(read_text(dir / "run" / "manifest.json"))["exit_code"] == 3);
 }

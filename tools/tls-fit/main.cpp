@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   app.command<SdpCommandOptions>("sdp", "Solve an SDP in SDPA sparse format; exit 0 when optimal, 3 when not",
                                  run_sdp)
       .flag("--input", "input", "SDPA sparse file (.dat-s)")
-      .without_rundir();
+      .rundir_with_out();
   app.command<linefit::GenOptions>("gen", "Write seeded synthetic points on a line to CSV", run_gen)
       .flag("--n", "n", "number of points")
       .flag("--noise", "noise", "noise standard deviation")
