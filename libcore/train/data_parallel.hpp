@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
@@ -27,6 +28,14 @@ class DataParallel {
   // Rank 0's weights and AdamW state (after init or a resume from a full checkpoint) become every
   // rank's; the engine keeps its part and installs its hooks on the model.
   virtual void attach(Model<float>& model, AdamW<float>& opt) = 0;
+  // A fresh run's state built group by group on every rank without any rank ever holding all of it
+  // (DeepSpeed's zero.Init): `model` and `opt` come with Allocation::deferred; the engine allocates
+  // one group at a time, `init_group(g)` fills the model's weights of group g with the run's initial
+  // values (the same on every rank), the engine keeps what its stage keeps, and the AdamW moments
+  // start at zero. Afterwards as attach().
+  virtual void attach_fresh(Model<float>& model, AdamW<float>& opt, const std::function<void(int)>& init_group) = 0;
+  // Whether some state is partitioned (ZeRO stage >= 1), so that attach_fresh saves memory.
+  virtual bool partitions_state() const = 0;
   // Before the first micro step of an optimizer step.
   virtual void begin_step() = 0;
   struct Totals {

@@ -20,8 +20,8 @@ void fill_zero(V& v) {
 }  // namespace
 
 template <class T>
-Model<T>::Model(const ModelConfig& cfg)
-    : layout_(std::make_unique<ParamLayout>(cfg)), params_(*layout_), grads_(*layout_) {}
+Model<T>::Model(const ModelConfig& cfg, Allocation allocation)
+    : layout_(std::make_unique<ParamLayout>(cfg)), params_(*layout_, allocation), grads_(*layout_, allocation) {}
 
 template <class T>
 template <class F>

@@ -40,7 +40,8 @@ struct TokenSubset {
 template <class T>
 class Model {
  public:
-  explicit Model(const ModelConfig& cfg);
+  // Allocation::deferred leaves the weight and gradient buffers to a data-parallel engine (attach_fresh).
+  explicit Model(const ModelConfig& cfg, Allocation allocation = Allocation::eager);
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 

@@ -45,7 +45,8 @@ void adamw_update(T* p, T* m, T* v, const T* grad, std::int64_t n, const AdamWUp
 template <class T>
 class AdamW {
  public:
-  AdamW(const ParamLayout& layout, AdamWHyper hyper) : hyper_(hyper), m_(layout), v_(layout) {}
+  AdamW(const ParamLayout& layout, AdamWHyper hyper, Allocation allocation = Allocation::eager)
+      : hyper_(hyper), m_(layout, allocation), v_(layout, allocation) {}
   // One update: grads are multiplied by grad_scale (clipping and/or 1/accumulation) first.
   void step(FlatBuffers<T>& params, const FlatBuffers<T>& grads, double lr, double grad_scale);
 

@@ -2,6 +2,7 @@
 // (GPT-2 scheme: N(0, 0.02), residual projections N(0, 0.02/sqrt(2L)), zero biases, unit gains).
 #include "train/params.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -92,8 +93,10 @@ std::size_t ParamLayout::parameter_count() const {
 }
 
 template <class T>
-FlatBuffers<T>::FlatBuffers(const ParamLayout& layout) : layout_(&layout), bufs_(layout.groups().size()) {
-  for (int g = 0; g < num_groups(); ++g) allocate(g);
+FlatBuffers<T>::FlatBuffers(const ParamLayout& layout, Allocation allocation)
+    : layout_(&layout), bufs_(layout.groups().size()) {
+  if (allocation == Allocation::eager)
+    for (int g = 0; g < num_groups(); ++g) allocate(g);
 }
 
 template <class T>
@@ -120,34 +123,38 @@ void FlatBuffers<T>::zero() {
 }
 
 template <class T>
-void init_parameters(FlatBuffers<T>& params, std::uint64_t seed) {
+void init_parameter_group(FlatBuffers<T>& params, int g, std::uint64_t seed) {
   const ParamLayout& layout = params.layout();
   const ModelConfig& cfg = layout.config();
-  const Rng root(seed);
-  params.zero();
-  for (int g = 0; g < layout.num_groups(); ++g) {
-    Rng rng = root.split(static_cast<std::uint64_t>(g));
-    const auto& tensors = layout.groups()[g].tensors;
-    for (int t = 0; t < static_cast<int>(tensors.size()); ++t) {
-      const TensorView& v = tensors[t];
-      T* p = params.tensor(g, t);
-      const bool is_gain = v.name.find("ln") != std::string::npos && v.name.ends_with(".weight");
-      if (is_gain) {
-        for (std::size_t i = 0; i < v.numel; ++i) p[i] = T(1);
-      } else if (v.shape.size() == 2) {
-        double std_dev = cfg.init_std;
-        if (v.name.ends_with("c_proj.weight")) std_dev /= std::sqrt(2.0 * cfg.n_layer);
-        std::size_t n = v.numel;
-        if (v.name == "wte.weight") n = static_cast<std::size_t>(cfg.vocab_size) * cfg.n_embd;  // pad rows stay 0
-        for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<T>(std_dev * rng.normal());
-      }
+  Rng rng = Rng(seed).split(static_cast<std::uint64_t>(g));
+  std::fill_n(params.group(g), params.group_size(g), T(0));
+  const auto& tensors = layout.groups()[g].tensors;
+  for (int t = 0; t < static_cast<int>(tensors.size()); ++t) {
+    const TensorView& v = tensors[t];
+    T* p = params.tensor(g, t);
+    const bool is_gain = v.name.find("ln") != std::string::npos && v.name.ends_with(".weight");
+    if (is_gain) {
+      for (std::size_t i = 0; i < v.numel; ++i) p[i] = T(1);
+    } else if (v.shape.size() == 2) {
+      double std_dev = cfg.init_std;
+      if (v.name.ends_with("c_proj.weight")) std_dev /= std::sqrt(2.0 * cfg.n_layer);
+      std::size_t n = v.numel;
+      if (v.name == "wte.weight") n = static_cast<std::size_t>(cfg.vocab_size) * cfg.n_embd;  // pad rows stay 0
+      for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<T>(std_dev * rng.normal());
     }
   }
+}
+
+template <class T>
+void init_parameters(FlatBuffers<T>& params, std::uint64_t seed) {
+  for (int g = 0; g < params.num_groups(); ++g) init_parameter_group(params, g, seed);
 }
 
 template class FlatBuffers<float>;
 template class FlatBuffers<double>;
 template void init_parameters(FlatBuffers<float>&, std::uint64_t);
 template void init_parameters(FlatBuffers<double>&, std::uint64_t);
+template void init_parameter_group(FlatBuffers<float>&, int, std::uint64_t);
+template void init_parameter_group(FlatBuffers<double>&, int, std::uint64_t);
 
 }  // namespace core::train

@@ -102,13 +102,17 @@ class ParamLayout {
   std::vector<ParamGroup> groups_;
 };
 
+// When a FlatBuffers allocates its groups: at construction, or later group by group (a data-parallel
+// engine that keeps only shards builds the state without ever holding all of it, as ZeRO's zero.Init).
+enum class Allocation { eager, deferred };
+
 // One 64-byte-aligned, zero-initialised buffer per group of a layout (parameters, gradients,
 // AdamW moments). Move-only. A data-parallel engine (ZeRO) may release a group's buffer while
 // another rank owns it and allocate it again when it is needed; group(g) of a released group is null.
 template <class T>
 class FlatBuffers {
  public:
-  explicit FlatBuffers(const ParamLayout& layout);
+  explicit FlatBuffers(const ParamLayout& layout, Allocation allocation = Allocation::eager);
   const ParamLayout& layout() const { return *layout_; }
 
   T* group(int g) { return bufs_[g].get(); }
@@ -145,5 +149,9 @@ class FlatBuffers {
 // 1/sqrt(2 n_layer), as GPT-2), zero biases, unit LayerNorm gains; deterministic in `seed`.
 template <class T>
 void init_parameters(FlatBuffers<T>& params, std::uint64_t seed);
+// The same values for group g alone (allocated): each group draws from its own stream of `seed`, so
+// initialising the groups one at a time gives init_parameters' weights.
+template <class T>
+void init_parameter_group(FlatBuffers<T>& params, int g, std::uint64_t seed);
 
 }  // namespace core::train

@@ -238,15 +238,14 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
             data.val.size(), data.vocab_size);
 
   check_host_memory(o, cuda);
-  Model<float> model(o.model);
-  const ParamLayout& layout = model.layout();
   AdamWHyper hyper;
   hyper.beta1 = o.optimizer.params.betas[0];
   hyper.beta2 = o.optimizer.params.betas[1];
   hyper.eps = o.optimizer.params.eps;
   hyper.weight_decay = o.optimizer.params.weight_decay;
-  AdamW<float> opt(layout, hyper);
 
+  // Where the run starts (rank 0 reads the run directory; the other ranks of a data-parallel run are
+  // told): a fresh start, a full checkpoint, or a data-parallel engine's shards.
   std::int64_t start = 0;
   std::string ckpt_dir;  // the checkpoint that holds the state at `saved_step`
   std::int64_t saved_step = -1;
@@ -255,47 +254,57 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   if (existing && !o.resume)
     throw UsageError("--out " + rundir->path().string() + " already holds a run (checkpoint " + existing->string() +
                      "): pass --resume to continue it, or train into another --out");
-  if (o.resume && !rundir) {  // another rank of a data-parallel run: rank 0 reads the checkpoint
-    init_weights(o, model.params());
-  } else if (o.resume) {
-    if (auto ckpt = existing) {
-      const nlohmann::json read = read_checkpoint_state(*ckpt);
-      check_resume_matches(read, *ckpt, o, data);
-      sharded = read.contains(kShardManifestKey);
-      if (sharded && !dp)
-        throw UsageError("--resume: checkpoint " + ckpt->string() + " holds the shards of a data-parallel run; "
-                         "resume it with the engine (zpp-train train), or write one full checkpoint with "
-                         "`zpp-train consolidate`");
-      const auto state = sharded ? read : load_checkpoint(*ckpt, model.params(), opt);
-      start = state.at("step").get<std::int64_t>();
-      if (ext.on_resume) ext.on_resume(state.value("extension", nlohmann::json::object()), start);
-      if (start > o.train_iters)
-        throw UsageError("--resume: checkpoint " + ckpt->string() + " is at step " + std::to_string(start) +
-                         ", past train_iters = " + std::to_string(o.train_iters));
-      ckpt_dir = ckpt->string();
-      saved_step = start;
-      log::info("resumed from {} at step {}", ckpt->string(), start);
-      if (!o.init_from.empty())
-        log::info("init_from {} is not read: the checkpoint holds the weights the run continues", o.init_from);
-      if (state.value("threads", num_threads()) != num_threads())
-        log::warn("the checkpoint was written with {} threads, this run uses {}: the continuation is not "
-                  "bit-identical (the GEMM blocks depend on the thread count)", state.value("threads", 0), num_threads());
-    } else {
-      log::warn("--resume: no complete checkpoint under {}; starting from scratch", rundir->checkpoints().string());
-      init_weights(o, model.params());
-    }
-  } else {
-    init_weights(o, model.params());
+  if (o.resume && rundir && existing) {
+    const nlohmann::json state = read_checkpoint_state(*existing);
+    check_resume_matches(state, *existing, o, data);
+    sharded = state.contains(kShardManifestKey);
+    if (sharded && !dp)
+      throw UsageError("--resume: checkpoint " + existing->string() + " holds the shards of a data-parallel run; "
+                       "resume it with the engine (zpp-train train), or write one full checkpoint with "
+                       "`zpp-train consolidate`");
+    start = state.at("step").get<std::int64_t>();
+    if (ext.on_resume) ext.on_resume(state.value("extension", nlohmann::json::object()), start);
+    if (start > o.train_iters)
+      throw UsageError("--resume: checkpoint " + existing->string() + " is at step " + std::to_string(start) +
+                       ", past train_iters = " + std::to_string(o.train_iters));
+    ckpt_dir = existing->string();
+    saved_step = start;
+    log::info("resumed from {} at step {}", ckpt_dir, start);
+    if (!o.init_from.empty())
+      log::info("init_from {} is not read: the checkpoint holds the weights the run continues", o.init_from);
+    if (state.value("threads", num_threads()) != num_threads())
+      log::warn("the checkpoint was written with {} threads, this run uses {}: the continuation is not "
+                "bit-identical (the GEMM blocks depend on the thread count)", state.value("threads", 0), num_threads());
+  } else if (o.resume && rundir) {
+    log::warn("--resume: no complete checkpoint under {}; starting from scratch", rundir->checkpoints().string());
   }
-  if (dp) {  // rank 0's state (fresh or resumed) on every rank
-    const auto where = dp->broadcast(
-        {{"start", start}, {"saved_step", saved_step}, {"checkpoint", ckpt_dir}, {"sharded", sharded}});
+  // A full checkpoint or init_from puts the whole model on rank 0 first; otherwise an engine that
+  // partitions the state builds it group by group and no rank ever holds all of it.
+  const bool whole_model_read = (!ckpt_dir.empty() && !sharded) || !o.init_from.empty();
+  bool deferred = false;
+  if (dp) {
+    const auto where = dp->broadcast({{"start", start}, {"saved_step", saved_step}, {"checkpoint", ckpt_dir},
+                                      {"sharded", sharded}, {"whole_model_read", whole_model_read}});
     start = where.at("start").get<std::int64_t>();
     saved_step = where.at("saved_step").get<std::int64_t>();
     ckpt_dir = where.at("checkpoint").get<std::string>();
-    dp->attach(model, opt);
-    if (where.at("sharded").get<bool>()) dp->load_checkpoint(ckpt_dir);
+    sharded = where.at("sharded").get<bool>();
+    deferred = dp->partitions_state() && !where.at("whole_model_read").get<bool>();
   }
+  const Allocation allocation = deferred ? Allocation::deferred : Allocation::eager;
+  Model<float> model(o.model, allocation);
+  const ParamLayout& layout = model.layout();
+  AdamW<float> opt(layout, hyper, allocation);
+  if (deferred) {
+    dp->attach_fresh(model, opt, [&](int g) { init_parameter_group(model.params(), g, o.seed); });
+  } else {
+    if (rundir && !ckpt_dir.empty() && !sharded)
+      load_checkpoint(ckpt_dir, model.params(), opt);
+    else
+      init_weights(o, model.params());
+    if (dp) dp->attach(model, opt);  // rank 0's state (fresh or resumed) on every rank
+  }
+  if (dp && sharded) dp->load_checkpoint(ckpt_dir);
   std::shared_ptr<TransformerCuda> gpu_owner;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
   if constexpr (kCudaBuild) {
     if (cuda) {

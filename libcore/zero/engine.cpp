@@ -64,6 +64,7 @@ struct Engine::State {
   double intra_sum = 0, inter_sum = 0;
   std::int64_t steps = 0;
   MemoryBytes step_peak, run_peak;  // of the current step, of the run
+  double startup_peak = 0;           // bytes held while the state was taken over (attach)
   // overlap_comm: per group the ticket of its gather (stage 3) and of its gradient bucket's reduce
   // in flight (0: none); buckets whose gradient buffers are freed once their reduce is done.
   std::vector<CommThread::Ticket> gather_ticket, reduce_ticket;
@@ -117,25 +118,42 @@ Engine::Engine(std::unique_ptr<comm::Communicator> world, const Topology& topo, 
 Engine::~Engine() = default;
 
 void Engine::attach(train::Model<float>& model, train::AdamW<float>& opt) {
+  comm::Communicator& w = groups_.world->inner();  // setup traffic is not a step's
+  take_state(model, opt, [&](int g) {              // rank 0's state on every rank
+    const std::size_t S = model.params().group_size(g);
+    w.broadcast(model.params().group(g), S, DType::f32, 0);
+    w.broadcast(opt.m().group(g), S, DType::f32, 0);
+    w.broadcast(opt.v().group(g), S, DType::f32, 0);
+  });
+}
+
+void Engine::attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
+                          const std::function<void(int)>& init_group) {
+  take_state(model, opt, [&](int g) {  // zero gradients and moments, the initial weights
+    for (auto* buffers : {&model.params(), &model.grads(), &opt.m(), &opt.v()}) buffers->allocate(g);
+    init_group(g);
+  });
+}
+
+void Engine::take_state(train::Model<float>& model, train::AdamW<float>& opt, const std::function<void(int)>& materialize) {
   State& s = *s_;
   s.model = &model;
   s.opt = &opt;
   auto& params = model.params();
   s.G = params.num_groups();
   const int N = world_size(), r = rank(), h = groups_.hpz_size;
-  comm::Communicator& w = groups_.world->inner();  // setup traffic is not a step's
   const nlohmann::json t = broadcast(opt.steps_taken());
   s.t = t.get<std::int64_t>();
   opt.set_steps_taken(s.t);
   const int stage = opt_.zero.stage;
+  s.startup_peak = 0;
   for (int g = 0; g < s.G; ++g) {
     const std::size_t S = params.group_size(g), sh = shard_size(S, N);
     s.size.push_back(S);
     s.shard.push_back(sh);
     s.sec.push_back(shard_size(S, h));
-    w.broadcast(params.group(g), S, DType::f32, 0);
-    w.broadcast(opt.m().group(g), S, DType::f32, 0);
-    w.broadcast(opt.v().group(g), S, DType::f32, 0);
+    materialize(g);
+    s.startup_peak = std::max(s.startup_peak, memory_now().total());
     if (stage == 0) continue;
     const std::size_t lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
     const auto slice = [&](const float* full) {
@@ -661,7 +679,7 @@ MemoryBytes Engine::memory_per_rank() const { return s_->run_peak; }
 
 nlohmann::json MemoryBytes::to_json() const {
   return {{"params", params}, {"grads", grads}, {"optimizer", optimizer}, {"secondary", secondary},
-          {"staging", staging}, {"total", params + grads + optimizer + secondary + staging}};
+          {"staging", staging}, {"total", total()}};
 }
 
 nlohmann::json Engine::summary() const {
@@ -675,7 +693,8 @@ nlohmann::json Engine::summary() const {
                       {"ranks", t.world_size},
                       {"ranks_per_node", t.ranks_per_node},
                       {"nodes", t.nodes},
-                      {"memory_per_rank", memory_per_rank().to_json()}};
+                      {"memory_per_rank", memory_per_rank().to_json()},
+                      {"startup_bytes", s.startup_peak}};
   if (s.comm) z["overlap_comm"] = true;
   const double steps = s.steps > 0 ? double(s.steps) : 1.0;
   nlohmann::json out = {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}},

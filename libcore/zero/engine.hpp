@@ -20,7 +20,10 @@
 // stage 2 also the gradients (a group's full gradient lives from its backward to its bucket's
 // reduce-scatter), stage 3 also the weights (a group's full weights live from its gather to the end
 // of its forward or backward; the embedding group spans the whole pass). memory_per_rank() reports
-// the peak bytes measured from the buffers actually allocated.
+// the peak bytes measured from the buffers actually allocated. A fresh run builds its state group
+// by group (attach_fresh, as DeepSpeed's zero.Init): every rank initialises one group at a time and
+// keeps its part, so no rank ever holds the whole model; startup_bytes in the summary is the peak
+// while the state was taken over.
 //   qwZ      stage 3's gathers send int8 blocks of the master shard with fp32 scales.
 //   hpZ      the first forward gather of a step leaves a secondary shard of 1/h of the group with
 //            each rank of a group of h ranks inside a node; later gathers of the step all-gather the
@@ -60,6 +63,7 @@ struct EngineOptions {
 // buffers of the collectives (bounded by the largest bucket or group).
 struct MemoryBytes {
   double params = 0, grads = 0, optimizer = 0, secondary = 0, staging = 0;
+  double total() const { return params + grads + optimizer + secondary + staging; }
   nlohmann::json to_json() const;  // the five and their total
 };
 
@@ -75,6 +79,9 @@ class Engine final : public train::DataParallel {
   int rank() const override { return groups_.topo.rank; }
   int world_size() const override { return groups_.topo.world_size; }
   void attach(train::Model<float>& model, train::AdamW<float>& opt) override;
+  void attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
+                    const std::function<void(int)>& init_group) override;
+  bool partitions_state() const override { return opt_.zero.stage > 0; }
   void begin_step() override;
   Totals finish_gradients(double local_loss, bool stop_requested) override;
   void optimizer_step(double lr, double grad_scale) override;
@@ -90,6 +97,9 @@ class Engine final : public train::DataParallel {
 
  private:
   struct State;
+  // attach/attach_fresh: `materialize(g)` makes rank 0's (or the initial) state of group g resident
+  // on this rank; the engine then keeps its part of it and releases the rest.
+  void take_state(train::Model<float>& model, train::AdamW<float>& opt, const std::function<void(int)>& materialize);
   void on_group(int group, train::Model<float>::Pass pass, bool before);
   void gather_weights(int group, train::Model<float>::Pass pass);
   // overlap_comm: the group after `group` in the pass's order of use (-1: none), a gather started

@@ -3,8 +3,9 @@
 // one rank with N times the micro steps, stage 3 gathers every weight it uses (released weight
 // buffers are freed), hpZ reproduces stage 3 bit for bit, qwZ and qgZ end within 2% of stage 3's
 // loss, every variant sends exactly the bytes of volume.hpp and holds exactly the bytes of the
-// ZeRO paper's partitioning, and sharded checkpoints resume bit for bit, re-shard to another number
-// of ranks and consolidate into the model one rank evaluates.
+// ZeRO paper's partitioning (also while a fresh run builds its state, as zero.Init), and sharded
+// checkpoints resume bit for bit, re-shard to another number of ranks and consolidate into the
+// model one rank evaluates.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -246,6 +247,19 @@ TEST_CASE("per-rank bytes equal the partitioning's closed forms; stage 3 holds M
                         {4 * full, 4 * full, 8 * shards},
                         {4 * full, 4 * (shards + in_flight), 8 * shards},
                         {4 * (shards + in_flight), 4 * (shards + in_flight), 8 * shards}};
+  // Start-up (zero.Init): a fresh run builds the state group by group, so while group g is taken over
+  // a rank holds the parts its stage keeps of the groups before g plus all 16 bytes an element of g;
+  // stage 0 keeps everything and starts with the whole model.
+  const auto startup = [&](int s) {
+    if (s == 0) return 16 * full;
+    double kept = 0, peak = 0;
+    for (const auto& g : layout.groups()) {
+      const double S = double(g.size), sh = part(S, 4);
+      peak = std::max(peak, kept + 16 * S);
+      kept += 8 * sh + (s == 1 ? 8 * S : s == 2 ? 4 * S + 4 * sh : 8 * sh);
+    }
+    return peak;
+  };
   std::vector<double> base;
   double total0 = 0;
   for (int s = 0; s < 4; ++s) {
@@ -260,6 +274,7 @@ TEST_CASE("per-rank bytes equal the partitioning's closed forms; stage 3 holds M
     CHECK(mem.at("grads").get<double>() == want[s].grads);
     CHECK(mem.at("optimizer").get<double>() == want[s].optimizer);
     CHECK(mem.at("secondary").get<double>() == 0);
+    CHECK(r.summary.at("zero").at("startup_bytes").get<double>() == startup(s));
     if (s == 0) total0 = mem.at("total").get<double>();
     else CHECK(mem.at("total").get<double>() < total0);
   }
@@ -274,6 +289,17 @@ TEST_CASE("per-rank bytes equal the partitioning's closed forms; stage 3 holds M
     CHECK(mem.at("secondary").get<double>() == (bf16 ? 2 : 4) * halves);
     CHECK(mem.at("params").get<double>() == want[3].params);
   }
+  // init_from reads the whole model on rank 0 before the engine takes its part: stage 3 then starts
+  // with all of it, and trains as stage 0 from the same weights.
+  core::RunDir one("zpp-train", dir.path() / "one");
+  train::run_training(o, one);
+  auto from = o;
+  from.init_from = one.path().string();
+  const Run s0 = train_on_ranks(4, 2, stage(0), from, dir, "from0");
+  const Run s3 = train_on_ranks(4, 2, stage(3), from, dir, "from3");
+  CHECK(s3.losses == s0.losses);
+  CHECK(s3.losses != base);
+  CHECK(s3.summary.at("zero").at("startup_bytes").get<double>() == 16 * full);
 }
 
 TEST_CASE("overlap_comm gives the same losses, weights and bytes bit for bit, and measures the hidden share") {
