@@ -145,29 +145,19 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
   const nlohmann::json run_state = {{"tokenizer", tok->spec()}, {"model", train::model_state_json(o.model)},
                                     {"seq_len", T}, {"seed", o.seed}, {"task", "classify"}};
   std::int64_t start = 0;
-  const auto existing = train::latest_checkpoint(rundir.checkpoints());
-  if (existing && !o.resume)
-    throw UsageError("--out " + rundir.path().string() + " already holds a run (checkpoint " + existing->string() +
-                     "): pass --resume to continue it, or finetune into another --out");
-  if (existing) {
-    const nlohmann::json saved = train::read_checkpoint_state(*existing);
+  if (const auto point = train::find_resume_point(rundir, o.resume, o.train_iters, "finetune")) {
     for (const char* key : {"model", "seq_len", "seed", "task"})
-      if (saved.value(key, nlohmann::json()) != run_state[key])
-        throw UsageError(std::string("--resume: ") + key + " differs from checkpoint " + existing->string() +
+      if (point->state.value(key, nlohmann::json()) != run_state[key])
+        throw UsageError(std::string("--resume: ") + key + " differs from checkpoint " + point->dir.string() +
                          ": resume with the run's config or finetune into another --out");
-    const nlohmann::json state = train::load_checkpoint(*existing, model.params(), opt);
-    start = state.at("step").get<std::int64_t>();
-    if (start > o.train_iters)
-      throw UsageError("--resume: checkpoint " + existing->string() + " is at step " + std::to_string(start) +
-                       ", past train_iters = " + std::to_string(o.train_iters));
-    counters.from_json(state.value("extension", nlohmann::json::object()));
+    train::load_checkpoint(point->dir, model.params(), opt);
+    start = point->step;
+    counters.from_json(point->state.value("extension", nlohmann::json::object()));
     if (counters.layer_tokens != sched.consumed_before(start))
       throw UsageError("--resume: the checkpoint consumed " + std::to_string(counters.layer_tokens) +
                        " LayerTokens, the configured random-LTD schedule gives " +
                        std::to_string(sched.consumed_before(start)) + " at step " + std::to_string(start));
-    log::info("resumed from {} at step {}", existing->string(), start);
-  } else if (o.resume) {
-    log::warn("--resume: no complete checkpoint under {}; starting from scratch", rundir.checkpoints().string());
+    log::info("resumed from {} at step {}", point->dir.string(), start);
   }
   train::trim_metrics(rundir.path() / "metrics.jsonl", start);
   std::string ckpt;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/log.hpp"
 #include "common/rundir.hpp"
 #include "io/safetensors.hpp"
 #include "train/interop.hpp"
@@ -119,6 +120,25 @@ std::optional<fs::path> latest_checkpoint(const fs::path& root) {
   const auto all = complete_checkpoints(root);
   if (all.empty()) return std::nullopt;
   return all.back();
+}
+
+std::optional<ResumePoint> find_resume_point(const RunDir& run, bool resume, std::int64_t train_iters,
+                                             const std::string& command) {
+  const auto existing = latest_checkpoint(run.checkpoints());
+  if (existing && !resume)
+    throw UsageError("--out " + run.path().string() + " already holds a run (checkpoint " + existing->string() +
+                     "): pass --resume to continue it, or " + command + " into another --out");
+  if (!resume) return std::nullopt;
+  if (!existing) {
+    log::warn("--resume: no complete checkpoint under {}; starting from scratch", run.checkpoints().string());
+    return std::nullopt;
+  }
+  ResumePoint point{*existing, read_checkpoint_state(*existing)};
+  point.step = point.state.at("step").get<std::int64_t>();
+  if (point.step > train_iters)
+    throw UsageError("--resume: checkpoint " + existing->string() + " is at step " + std::to_string(point.step) +
+                     ", past train_iters = " + std::to_string(train_iters));
+  return point;
 }
 
 nlohmann::json model_state_json(const ModelConfig& m) {

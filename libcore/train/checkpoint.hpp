@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "common/rundir.hpp"
 #include "train/model_config.hpp"
 #include "train/optimizer.hpp"
 #include "train/params.hpp"
@@ -35,6 +36,17 @@ void prune_checkpoints(const fs::path& root, int keep);
 void trim_metrics(const fs::path& file, std::int64_t step);
 // The newest folder under root that has DONE, if any.
 std::optional<fs::path> latest_checkpoint(const fs::path& root);
+// The checkpoint a run in `run` continues when `resume` is set: the newest complete one, with its
+// state.json and step. An existing run without `resume` is a UsageError naming `command` (train,
+// finetune); --resume without a complete checkpoint warns and starts from scratch (nullopt); a
+// checkpoint past `train_iters` is a UsageError.
+struct ResumePoint {
+  fs::path dir;
+  nlohmann::json state;
+  std::int64_t step = 0;
+};
+std::optional<ResumePoint> find_resume_point(const RunDir& run, bool resume, std::int64_t train_iters,
+                                             const std::string& command);
 // Restores params and the optimizer (moments and step count); returns state.json.
 nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt);
 // The model description state.json holds under "model" (a resumed run must match it), and the

@@ -34,8 +34,10 @@ class DataParallel {
   // values (the same on every rank), the engine keeps what its stage keeps, and the AdamW moments
   // start at zero. Afterwards as attach().
   virtual void attach_fresh(Model<float>& model, AdamW<float>& opt, const std::function<void(int)>& init_group) = 0;
-  // Whether some state is partitioned (ZeRO stage >= 1), so that attach_fresh saves memory.
+  // Whether some state is partitioned (ZeRO stage >= 1), so that attach_fresh saves memory, and the
+  // bytes of weights, gradients and moments a rank then keeps per parameter (16 unpartitioned).
   virtual bool partitions_state() const = 0;
+  virtual double state_bytes_per_parameter() const = 0;
   // Before the first micro step of an optimizer step.
   virtual void begin_step() = 0;
   struct Totals {

@@ -152,7 +152,9 @@ double validation_loss(Model<float>& model, TransformerCuda* gpu, const TokenDat
 // Refuses a run whose host buffers (weights, gradients, two AdamW moments; on the CPU path the
 // activations of a micro batch) exceed the memory this process can get: a UsageError naming the
 // sizes instead of an out-of-memory kill part way through allocating.
-void check_host_memory(const TrainOptions& o, bool cuda) {
+// `state_bytes` per parameter: 16 (fp32 weights, gradients, AdamW moments) unless a data-parallel
+// engine partitions them.
+void check_host_memory(const TrainOptions& o, bool cuda, double state_bytes) {
   const std::uint64_t avail = available_memory_bytes();
   if (avail == 0) return;  // unknown
   // Parameters of the configured depth from layouts of one and two blocks (every block is alike),
@@ -161,7 +163,7 @@ void check_host_memory(const TrainOptions& o, bool cuda) {
   one.n_layer = 1;
   two.n_layer = 2;
   const double p1 = double(ParamLayout(one).parameter_count()), p2 = double(ParamLayout(two).parameter_count());
-  const double params = 4.0 * (p1 + (p2 - p1) * double(o.model.n_layer - 1)) * sizeof(float);
+  const double params = state_bytes * (p1 + (p2 - p1) * double(o.model.n_layer - 1));
   const double acts = cuda ? 0.0
                            : double(Model<float>::activation_bytes(o.model, o.train_micro_batch_size_per_gpu,
                                                                    o.data.seq_len));
@@ -237,7 +239,6 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   log::info("data: {} ({}): {} train / {} val tokens, vocabulary {}", data.source, data.tokenizer, data.train.size(),
             data.val.size(), data.vocab_size);
 
-  check_host_memory(o, cuda);
   AdamWHyper hyper;
   hyper.beta1 = o.optimizer.params.betas[0];
   hyper.beta2 = o.optimizer.params.betas[1];
@@ -250,33 +251,24 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   std::string ckpt_dir;  // the checkpoint that holds the state at `saved_step`
   std::int64_t saved_step = -1;
   bool sharded = false;  // ckpt_dir holds a data-parallel engine's shards (read after attach)
-  const auto existing = rundir ? latest_checkpoint(rundir->checkpoints()) : std::nullopt;
-  if (existing && !o.resume)
-    throw UsageError("--out " + rundir->path().string() + " already holds a run (checkpoint " + existing->string() +
-                     "): pass --resume to continue it, or train into another --out");
-  if (o.resume && rundir && existing) {
-    const nlohmann::json state = read_checkpoint_state(*existing);
-    check_resume_matches(state, *existing, o, data);
-    sharded = state.contains(kShardManifestKey);
+  const auto point = rundir ? find_resume_point(*rundir, o.resume, o.train_iters, "train") : std::nullopt;
+  if (point) {
+    check_resume_matches(point->state, point->dir, o, data);
+    sharded = point->state.contains(kShardManifestKey);
     if (sharded && !dp)
-      throw UsageError("--resume: checkpoint " + existing->string() + " holds the shards of a data-parallel run; "
+      throw UsageError("--resume: checkpoint " + point->dir.string() + " holds the shards of a data-parallel run; "
                        "resume it with the engine (zpp-train train), or write one full checkpoint with "
                        "`zpp-train consolidate`");
-    start = state.at("step").get<std::int64_t>();
-    if (ext.on_resume) ext.on_resume(state.value("extension", nlohmann::json::object()), start);
-    if (start > o.train_iters)
-      throw UsageError("--resume: checkpoint " + existing->string() + " is at step " + std::to_string(start) +
-                       ", past train_iters = " + std::to_string(o.train_iters));
-    ckpt_dir = existing->string();
-    saved_step = start;
+    start = saved_step = point->step;
+    if (ext.on_resume) ext.on_resume(point->state.value("extension", nlohmann::json::object()), start);
+    ckpt_dir = point->dir.string();
     log::info("resumed from {} at step {}", ckpt_dir, start);
     if (!o.init_from.empty())
       log::info("init_from {} is not read: the checkpoint holds the weights the run continues", o.init_from);
-    if (state.value("threads", num_threads()) != num_threads())
+    if (point->state.value("threads", num_threads()) != num_threads())
       log::warn("the checkpoint was written with {} threads, this run uses {}: the continuation is not "
-                "bit-identical (the GEMM blocks depend on the thread count)", state.value("threads", 0), num_threads());
-  } else if (o.resume && rundir) {
-    log::warn("--resume: no complete checkpoint under {}; starting from scratch", rundir->checkpoints().string());
+                "bit-identical (the GEMM blocks depend on the thread count)", point->state.value("threads", 0),
+                num_threads());
   }
   // A full checkpoint or init_from puts the whole model on rank 0 first; otherwise an engine that
   // partitions the state builds it group by group and no rank ever holds all of it.
@@ -291,6 +283,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     sharded = where.at("sharded").get<bool>();
     deferred = dp->partitions_state() && !where.at("whole_model_read").get<bool>();
   }
+  check_host_memory(o, cuda, deferred ? dp->state_bytes_per_parameter() : 16.0);
   const Allocation allocation = deferred ? Allocation::deferred : Allocation::eager;
   Model<float> model(o.model, allocation);
   const ParamLayout& layout = model.layout();

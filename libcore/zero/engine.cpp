@@ -135,6 +135,16 @@ void Engine::attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
   });
 }
 
+double Engine::state_bytes_per_parameter() const {
+  const double N = world_size();
+  switch (opt_.zero.stage) {
+    case 0: return 16.0;
+    case 1: return 4.0 + 4.0 + 8.0 / N;
+    case 2: return 4.0 + (4.0 + 8.0) / N;
+    default: return 16.0 / N;
+  }
+}
+
 void Engine::take_state(train::Model<float>& model, train::AdamW<float>& opt, const std::function<void(int)>& materialize) {
   State& s = *s_;
   s.model = &model;

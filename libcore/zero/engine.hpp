@@ -82,6 +82,8 @@ class Engine final : public train::DataParallel {
   void attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
                     const std::function<void(int)>& init_group) override;
   bool partitions_state() const override { return opt_.zero.stage > 0; }
+  // fp32 weights 4, gradients 4, AdamW moments 8, divided by N where the stage partitions them.
+  double state_bytes_per_parameter() const override;
   void begin_step() override;
   Totals finish_gradients(double local_loss, bool stop_requested) override;
   void optimizer_step(double lr, double grad_scale) override;
