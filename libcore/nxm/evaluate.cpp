@@ -5,7 +5,6 @@
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
-#include "io/safetensors.hpp"
 #include "nxm/packed_model.hpp"
 #include "train/checkpoint.hpp"
 #include "train/gemm.hpp"
@@ -91,13 +90,7 @@ nlohmann::json run_eval(const EvalOptions& o) {
                       {"latency_examples", std::min(o.latency_examples, set.size())},
                       {"threads", train::num_threads()}};
   if (o.baselines) {
-    io::SafetensorsWriter w;  // the dense fp32 file of the same weights, for its size
-    for (const auto& g : layout.groups())
-      for (const auto& v : g.tensors) {
-        const auto [gi, ti] = layout.find(v.name);
-        w.add<float>(v.name, v.shape, std::span<const float>(params.tensor(gi, ti), v.numel));
-      }
-    r["dense_fp32_bytes"] = w.serialize().size();
+    r["dense_fp32_bytes"] = dense_fp32_file_bytes(params);
     r["size_ratio_vs_dense_fp32"] = double(r["dense_fp32_bytes"].get<std::size_t>()) / double(bytes);
     for (std::size_t b = 0; b < kBaselines.size(); ++b) {
       const std::string& name = kBaselines[b].first;

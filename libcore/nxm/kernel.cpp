@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "common/errors.hpp"
 
@@ -225,6 +229,113 @@ __attribute__((target("avx2"))) void accumulate_tiled_avx2(const PackedMatrix& m
   }
 }
 
+// ---- vnni path (AVX-512 VBMI + VNNI, 256-bit vectors) ----
+
+bool cpu_has_vnni() {
+  return cpu_has_avx2() && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vnni");
+}
+
+#define NXM_VNNI __attribute__((target("avx2,fma,avx512f,avx512vl,avx512bw,avx512vbmi,avx512vnni")))
+
+// 32 kept codes (chunk c of a row) as signed bytes: int8 as stored, int4 widened (low nibble first).
+template <int Bits>
+NXM_VNNI inline __m256i load_codes(const std::uint8_t* row, std::int64_t c) {
+  if constexpr (Bits == 8) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * c));
+  } else {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * c));
+    const __m128i nib = _mm_set1_epi8(0x0F);
+    const __m128i lo = _mm_and_si128(b, nib), hi = _mm_and_si128(_mm_srli_epi16(b, 4), nib);
+    const __m256i w = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+    const __m256i eight = _mm256_set1_epi8(8);
+    return _mm256_sub_epi8(_mm256_xor_si256(w, eight), eight);
+  }
+}
+
+// Byte selectors of chunk c of a 2:4 row (16 groups, 64 inputs): kept value b sits at bits 2b, 2b+1 of
+// the chunk's 8 index bytes; vpmultishiftqb moves them to byte b, then (sel & 3) | 4 (b / 2) is its
+// input's position among the 64.
+NXM_VNNI inline __m256i selectors_24(const std::uint8_t* pat, std::int64_t c) {
+  std::uint64_t bits;
+  std::memcpy(&bits, pat + 8 * c, 8);
+  const __m256i shift = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30,  //
+                                         32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62);
+  const __m256i base = _mm256_setr_epi8(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28,  //
+                                        32, 32, 36, 36, 40, 40, 44, 44, 48, 48, 52, 52, 56, 56, 60, 60);
+  const __m256i sel = _mm256_multishift_epi64_epi8(shift, _mm256_set1_epi64x(static_cast<long long>(bits)));
+  return _mm256_ternarylogic_epi32(sel, _mm256_set1_epi8(3), base, 0xEA);  // (sel & 3) | base
+}
+
+// acc[(n0 + t) * rows + r] for R consecutive rows from r and T tokens from n0 (xu: activations + 128).
+template <int Bits, bool Sparse, int R, int T>
+NXM_VNNI void block_vnni(const PackedMatrix& m, const std::int32_t* offset, const std::uint8_t* xu, int n0,
+                         std::int64_t r, std::int32_t* acc) {
+  const std::int64_t cols = m.cols, chunks = m.kept_per_row() / 32, vb = m.value_row_bytes(), ib = m.index_row_bytes();
+  __m256i a[R][T];
+  for (int i = 0; i < R; ++i)
+    for (int t = 0; t < T; ++t) a[i][t] = _mm256_setzero_si256();
+  const std::uint8_t* x0 = xu + std::int64_t(n0) * cols;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    __m256i w[R], sel[R];
+    for (int i = 0; i < R; ++i) {
+      w[i] = load_codes<Bits>(m.values.data() + (r + i) * vb, c);
+      if constexpr (Sparse) sel[i] = selectors_24(m.indices.data() + (r + i) * ib, c);
+    }
+    for (int t = 0; t < T; ++t) {
+      if constexpr (Sparse) {
+        const std::uint8_t* xc = x0 + t * cols + 64 * c;
+        const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc));
+        const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 32));
+        for (int i = 0; i < R; ++i) a[i][t] = _mm256_dpbusd_epi32(a[i][t], _mm256_permutex2var_epi8(lo, sel[i], hi), w[i]);
+      } else {
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + t * cols + 32 * c));
+        for (int i = 0; i < R; ++i) a[i][t] = _mm256_dpbusd_epi32(a[i][t], xv, w[i]);
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int t = 0; t < T; ++t) acc[std::int64_t(n0 + t) * m.rows + r + i] = hsum_epi32(a[i][t]) - offset[r + i];
+}
+
+constexpr int kTokenTile = 8;
+
+// Rows [r0, r1) for all N tokens: token tiles outermost (their activations stay in L1), then row pairs.
+template <int Bits, bool Sparse, int T>
+void rows_vnni(const PackedMatrix& m, const std::int32_t* offset, const std::uint8_t* xu, int n0, std::int64_t r0,
+               std::int64_t r1, std::int32_t* acc) {
+  std::int64_t r = r0;
+  for (; r + 2 <= r1; r += 2) block_vnni<Bits, Sparse, 2, T>(m, offset, xu, n0, r, acc);
+  if (r < r1) block_vnni<Bits, Sparse, 1, T>(m, offset, xu, n0, r, acc);
+}
+
+template <int Bits, bool Sparse, int... Ts>
+void tile_vnni(int T, const PackedMatrix& m, const std::int32_t* offset, const std::uint8_t* xu, int n0,
+               std::int64_t r0, std::int64_t r1, std::int32_t* acc, std::integer_sequence<int, Ts...>) {
+  ((T == Ts + 1 ? rows_vnni<Bits, Sparse, Ts + 1>(m, offset, xu, n0, r0, r1, acc) : void()), ...);
+}
+
+template <int Bits, bool Sparse>
+void accumulate_vnni(const PackedMatrix& m, const std::int32_t* offset, const std::int8_t* xq, int N,
+                     std::int32_t* acc) {
+  const std::int64_t cols = m.cols, rows = m.rows;
+  std::vector<std::uint8_t> xu(std::size_t(N) * cols);
+  for (std::size_t j = 0; j < xu.size(); ++j) xu[j] = static_cast<std::uint8_t>(xq[j] ^ 0x80);  // x + 128
+#pragma omp parallel if (rows * cols * N >= (1 << 18))
+  {
+    int nt = 1, tid = 0;
+#ifdef _OPENMP
+    nt = omp_get_num_threads();
+    tid = omp_get_thread_num();
+#endif
+    const std::int64_t pairs = (rows + 1) / 2;  // even row boundaries keep every thread on row pairs
+    const std::int64_t r0 = std::min(rows, 2 * (pairs * tid / nt)), r1 = std::min(rows, 2 * (pairs * (tid + 1) / nt));
+    for (int n0 = 0; n0 < N; n0 += kTokenTile)
+      tile_vnni<Bits, Sparse>(std::min(kTokenTile, N - n0), m, offset, xu.data(), n0, r0, r1, acc,
+                              std::make_integer_sequence<int, kTokenTile>());
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -273,12 +384,34 @@ void quantize_activations(const float* x, int N, std::int64_t cols, std::int8_t*
   }
 }
 
-PackedLinear::PackedLinear(const PackedMatrix& m) : m_(m) {
-  const bool fast_shape = m.setting.quantized() && m.cols % 64 == 0 &&
-                          (!m.setting.sparse() || (m.setting.keep == 2 && m.setting.group == 4));
-  avx2_ = fast_shape && cpu_has_avx2();
-  if (avx2_) return;
+const char* to_string(KernelPath p) {
+  switch (p) {
+    case KernelPath::vnni: return "vnni";
+    case KernelPath::avx2: return "avx2";
+    case KernelPath::portable: break;
+  }
+  return "portable";
+}
+
+KernelPath best_kernel_path(const Setting& s, std::int64_t cols, KernelPath limit) {
+  const bool fast_shape = s.quantized() && cols % 64 == 0 && (!s.sparse() || (s.keep == 2 && s.group == 4));
+  if (!fast_shape) return KernelPath::portable;
+  if (limit >= KernelPath::vnni && cpu_has_vnni()) return KernelPath::vnni;
+  if (limit >= KernelPath::avx2 && cpu_has_avx2()) return KernelPath::avx2;
+  return KernelPath::portable;
+}
+
+PackedLinear::PackedLinear(const PackedMatrix& m, KernelPath limit) : m_(m), path_(best_kernel_path(m.setting, m.cols, limit)) {
   const std::int64_t K = m.kept_per_row();
+  if (path_ == KernelPath::vnni) {
+    offset_.resize(m.rows);
+    for (std::int64_t r = 0; r < m.rows; ++r) {
+      std::int32_t sum = 0;
+      for (std::int64_t k = 0; k < K; ++k) sum += m.code(r, k);
+      offset_[r] = 128 * sum;
+    }
+  }
+  if (path_ != KernelPath::portable) return;
   cols_.resize(m.rows * K);
   std::vector<float> vals;
   std::vector<std::int32_t> col;
@@ -308,9 +441,17 @@ void PackedLinear::accumulate_portable(const std::int8_t* xq, int N, std::int32_
 
 void PackedLinear::accumulate(const std::int8_t* xq, int N, std::int32_t* acc) const {
   if (!m_.setting.quantized()) throw UsageError("PackedLinear::accumulate needs an 8- or 4-bit setting");
-  if (avx2_ && N >= 4) accumulate_tiled_avx2(m_, xq, N, acc);
-  else if (avx2_) accumulate_avx2(m_, xq, N, acc);
-  else accumulate_portable(xq, N, acc);
+  const bool sparse = m_.setting.sparse();
+  if (path_ == KernelPath::vnni) {
+    if (m_.setting.bits == 8) (sparse ? accumulate_vnni<8, true> : accumulate_vnni<8, false>)(m_, offset_.data(), xq, N, acc);
+    else (sparse ? accumulate_vnni<4, true> : accumulate_vnni<4, false>)(m_, offset_.data(), xq, N, acc);
+  } else if (path_ == KernelPath::avx2 && N >= 4) {
+    accumulate_tiled_avx2(m_, xq, N, acc);
+  } else if (path_ == KernelPath::avx2) {
+    accumulate_avx2(m_, xq, N, acc);
+  } else {
+    accumulate_portable(xq, N, acc);
+  }
 }
 
 void PackedLinear::forward_float(const float* x, int N, float* y) const {

@@ -1,11 +1,20 @@
 // CPU kernels that run a packed matrix W [rows, cols] without decoding it: Y[N, rows] = X[N, cols] W^T + b.
 // Integer settings (8 and 4 bits) quantize each input row symmetrically to int8 (s_x = max|x| / 127),
-// accumulate code_w * code_x exactly in int32 and scale once: y = s_x s_w acc + b. The N:M structure
-// is used directly: for 2:4 the kernel gathers the two kept inputs of every group with byte shuffles
-// driven by the packed 2-bit indices (AVX2: 16 groups, 32 kept weights per step; the index nibble of a
-// group selects its shuffle through a 16-entry table) and int4 rows are widened to int8 per row.
-// Other settings (any keep:group, fp16/fp32 values) go through a portable loop over kept values.
-// The AVX2 paths are chosen at run time (__builtin_cpu_supports) and need cols % 64 == 0.
+// accumulate code_w * code_x exactly in int32 and scale once: y = s_x s_w acc + b. The N:M structure is
+// used directly: for 2:4 the packed 2-bit indices select the two kept inputs of every group of four.
+// Paths, the fastest the CPU supports chosen at run time (__builtin_cpu_supports), for cols % 64 == 0
+// and 8/4-bit values that are dense or 2:4 (every other setting, fp16/fp32 values included, runs a
+// portable loop over the kept values):
+// - vnni (AVX-512 VBMI + VNNI on 256-bit vectors): activations offset to unsigned bytes (x + 128) once
+//   per call; per 32 kept weights the 64 index bits are expanded to byte selectors with one
+//   vpmultishiftqb, one vpermi2b gathers the kept activations and one vpdpbusd multiplies and adds
+//   them (exact int32); 128 sum(w) per row, computed at load time, removes the offset; int4 codes are
+//   widened in registers. Blocks of 2 rows x up to 8 tokens share every weight load and selector; the
+//   tokens are the outer loop so their activations stay in L1 while the weights stream; rows are split
+//   over the threads (OpenMP) from 2^18 multiply-adds.
+// - avx2: byte shuffles driven by the index nibbles (a 16-entry table per group; one token at a time),
+//   tables of int16 activation pairs per (group, pattern) and vpmaddwd (4+ tokens); int4 rows widened
+//   to int8 per row.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -14,9 +23,14 @@
 
 namespace core::nxm {
 
+enum class KernelPath { portable, avx2, vnni };
+const char* to_string(KernelPath p);
+// The fastest path of this CPU for a setting and width, at most `limit` (tests force the slower ones).
+KernelPath best_kernel_path(const Setting& s, std::int64_t cols, KernelPath limit = KernelPath::vnni);
+
 class PackedLinear {
  public:
-  explicit PackedLinear(const PackedMatrix& m);
+  explicit PackedLinear(const PackedMatrix& m, KernelPath limit = KernelPath::vnni);
   std::int64_t rows() const { return m_.rows; }
   std::int64_t cols() const { return m_.cols; }
   const Setting& setting() const { return m_.setting; }
@@ -25,7 +39,7 @@ class PackedLinear {
   void forward(const float* x, int N, float* y, const float* bias) const;
   // Integer settings: acc[N, rows] = sum_k code_w[r, k] xq[n, col(r, k)] (exact int32).
   void accumulate(const std::int8_t* xq, int N, std::int32_t* acc) const;
-  bool uses_avx2() const { return avx2_; }
+  KernelPath path() const { return path_; }
 
  private:
   void accumulate_portable(const std::int8_t* xq, int N, std::int32_t* acc) const;
@@ -34,7 +48,8 @@ class PackedLinear {
   std::vector<std::int32_t> cols_;  // portable path: the input column of every kept value [rows * kept]
   std::vector<float> vals_;         // portable float path: the kept values [rows * kept]
   std::vector<std::int8_t> codes_;  // portable integer path: the kept codes [rows * kept]
-  bool avx2_ = false;
+  std::vector<std::int32_t> offset_;  // vnni path: 128 * (sum of the kept codes) per row
+  KernelPath path_ = KernelPath::portable;
 };
 
 // Symmetric per-row int8 quantization of activations: xq[n, :] = round(x / s_n) (ties to even),

@@ -242,6 +242,17 @@ void write_packed(const fs::path& path, const PackedModel& model) {
   w.write(path);
 }
 
+std::uint64_t dense_fp32_file_bytes(const train::FlatBuffers<float>& params) {
+  const train::ParamLayout& layout = params.layout();
+  io::SafetensorsWriter w;
+  for (const auto& g : layout.groups())
+    for (const auto& v : g.tensors) {
+      const auto [gi, ti] = layout.find(v.name);
+      w.add_view(v.name, "F32", v.shape, std::as_bytes(std::span<const float>(params.tensor(gi, ti), v.numel)));
+    }
+  return w.serialize().size();
+}
+
 bool is_packed_file(const fs::path& path) {
   if (!fs::is_regular_file(path)) return false;
   try {

@@ -79,6 +79,8 @@ struct PackedModel {
 // Packs a model's parameters under a plan (the component matrices compressed, the rest kept).
 PackedModel pack_model(const train::FlatBuffers<float>& params, const Plan& plan, const nlohmann::json& info);
 void write_packed(const fs::path& path, const PackedModel& model);
+// Bytes of the dense fp32 safetensors file of a model's parameters (every tensor, no metadata).
+std::uint64_t dense_fp32_file_bytes(const train::FlatBuffers<float>& params);
 // Reads and validates (InputMissingError; DataError naming the file and the tensor for any defect).
 PackedModel read_packed(const fs::path& path);
 // True when the file is a safetensors file with nxm metadata (without validating the tensors).

@@ -4,14 +4,38 @@
 #include <algorithm>
 #include <chrono>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "common/errors.hpp"
+#include "train/gemm.hpp"
 #include "train/layers.hpp"
 
 namespace core::nxm {
 
 void PackedBert::Linear::forward(const float* x, int N, float* y) const {
-  if (packed) packed->forward(x, N, y, bias.data());
-  else train::linear_forward<float>(y, x, dense.data(), bias.data(), N, in, out);
+  if (packed) {
+    packed->forward(x, N, y, bias.data());
+    return;
+  }
+#pragma omp parallel if (std::int64_t(out) * in * N >= (1 << 18))
+  {
+    int nt = 1, tid = 0;
+#ifdef _OPENMP
+    nt = omp_get_num_threads();
+    tid = omp_get_thread_num();
+#endif
+    const int units = (out + 15) / 16;  // blocks on multiples of 16 features keep Eigen on full panels
+    const int r0 = std::min(out, units * tid / nt * 16), r1 = std::min(out, units * (tid + 1) / nt * 16);
+    if (r1 > r0)  // inside the parallel region gemm runs on this thread alone
+      train::gemm<float>(false, true, N, r1 - r0, in, 1.0f, x, in, dense.data() + std::size_t(r0) * in, in, 0.0f, y + r0,
+                         out, bias.data() + r0);
+  }
+}
+
+void PackedBert::linear_forward(int layer, Component c, const float* x, int N, float* y) const {
+  blocks_.at(layer)[static_cast<int>(c)].forward(x, N, y);
 }
 
 const std::vector<float>& PackedBert::tensor(const std::string& name) const {

@@ -2,7 +2,9 @@
 // embeddings, pre-LN blocks whose four component linears run through PackedLinear (dense:32
 // components through the trainer's fp32 GEMM), final LayerNorm, tanh pooler on position 0 and the
 // classifier. The same code path with a dense:32 plan is the fp32 baseline and with dense:8 the
-// dense int8 baseline, so latency ratios compare only the linears.
+// dense int8 baseline, so latency ratios compare only the linears. dense:32 linears run the trainer's
+// Eigen GEMM split over the threads by output features exactly as the packed kernels split their rows
+// (the trainer's own split starts at 2^24 multiply-adds, which would leave short sequences on one thread).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -21,6 +23,8 @@ class PackedBert {
   // Logits [num_labels] of one sequence of token ids (length <= n_positions).
   std::vector<float> classify(std::span<const std::int32_t> tokens);
   const train::ModelConfig& config() const { return config_; }
+  // y[N, out] = x[N, in] W^T + b of one component linear of block `layer` (its shape: component_shape).
+  void linear_forward(int layer, Component c, const float* x, int N, float* y) const;
 
  private:
   struct Linear {

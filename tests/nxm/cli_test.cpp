@@ -174,3 +174,27 @@ TEST_CASE("bad input: a group that does not divide a tensor, corrupted or incomp
   CHECK(mentions(r.err, "h.0.attn.c_proj.weight"));
   CHECK(!std::filesystem::exists(tmp / "x.safetensors"));
 }
+
+TEST_CASE("bench (tiny): every linear and the forward timed against both baselines; packed files written") {
+  TempDir dir("nxm_cli_bench");
+  auto r = run_tool("nxm-compress", {"bench", "-q", "--out", (dir / "b").string(), "layers=1", "hidden=64", "heads=2",
+                                     "settings=2:4:8,2:4:4", "seq=1,5", "repeats=1"});
+  REQUIRE(r.exit_code == 0);
+  const auto j = last_json(r.out);
+  CHECK(j["ffn"] == 256);
+  REQUIRE(j["results"].size() == 2);
+  for (const auto& e : j["results"]) {
+    for (const char* c : {"qkv", "ao", "ffn1", "ffn2"}) CHECK(e["linears"][c]["2:4:4_vs_fp32"].get<double>() > 0);
+    CHECK(e["forward"]["2:4:8_vs_int8"].get<double>() > 0);
+  }
+  CHECK(j["results"][0]["linears"]["qkv"]["rows"] == 192);
+  const auto packed = std::filesystem::file_size(dir / "b/artifacts/bert_2-4-8.nxm.safetensors");
+  CHECK(j["size_bytes"]["2:4:8"] == packed);
+  CHECK(packed < j["size_bytes"]["dense_fp32"].get<std::uint64_t>());
+  r = run_tool("nxm-compress", {"bench", "--out", (dir / "c").string(), "hidden=96", "heads=2"});
+  CHECK(r.exit_code == 2);
+  CHECK(mentions(r.err, "multiple of 64"));
+  r = run_tool("nxm-compress", {"bench", "--out", (dir / "d").string(), "seq=1,x"});
+  CHECK(r.exit_code == 2);
+  CHECK(mentions(r.err, "seq"));
+}

@@ -57,54 +57,90 @@ TEST_CASE("pack -> unpack gives exactly the compressed weights, for every settin
   }
 }
 
-TEST_CASE("kernels: exact integer accumulation and the dense product of the unpacked weights") {
+namespace {
+// The kernel of `limit` (or the best below it on this CPU) against brute force: int32 accumulators
+// equal the integer product of the unpacked codes and the quantized activations; the float output is
+// the dense product of the unpacked weights (1e-5 relative).
+void check_kernel(const PackedMatrix& p, KernelPath limit, const std::vector<int>& token_counts) {
+  const std::int64_t rows = p.rows, cols = p.cols;
+  const Setting s = p.setting;
+  const PackedLinear lin(p, limit);
+  CHECK(lin.path() == best_kernel_path(s, cols, limit));
+  const auto u = p.unpack();
+  for (int N : token_counts) {
+    CAPTURE(N);
+    const auto x = random_matrix(N, cols, 100 + N);
+    std::vector<float> bias(rows);
+    for (std::int64_t r = 0; r < rows; ++r) bias[r] = 0.01f * float(r);
+    std::vector<float> y(N * rows);
+    lin.forward(x.data(), N, y.data(), bias.data());
+    std::vector<float> xd = x;  // the activations the kernel multiplies
+    if (s.quantized()) {
+      std::vector<std::int8_t> xq(N * cols);
+      std::vector<float> sx(N);
+      quantize_activations(x.data(), N, cols, xq.data(), sx.data());
+      std::vector<std::int32_t> acc(N * rows);
+      lin.accumulate(xq.data(), N, acc.data());
+      int wrong = 0;
+      for (int n = 0; n < N; ++n)
+        for (std::int64_t r = 0; r < rows; ++r) {
+          std::int64_t ref = 0;
+          for (std::int64_t j = 0; j < cols; ++j)
+            ref += std::lround(u[r * cols + j] / (p.scales[r] > 0 ? p.scales[r] : 1.0f)) * xq[n * cols + j];
+          wrong += acc[n * rows + r] != ref;
+        }
+      CHECK(wrong == 0);
+      for (int n = 0; n < N; ++n)
+        for (std::int64_t j = 0; j < cols; ++j) xd[n * cols + j] = float(xq[n * cols + j]) * sx[n];
+    }
+    int wrong = 0;
+    for (int n = 0; n < N; ++n)
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double ref = bias[r], mag = std::fabs(bias[r]);
+        for (std::int64_t j = 0; j < cols; ++j) {
+          ref += double(u[r * cols + j]) * xd[n * cols + j];
+          mag += std::fabs(double(u[r * cols + j]) * xd[n * cols + j]);
+        }
+        wrong += !(std::fabs(y[n * rows + r] - ref) <= 1e-5 * mag + 1e-7);
+      }
+    CHECK(wrong == 0);
+  }
+}
+}  // namespace
+
+TEST_CASE("kernels: exact integer accumulation and the dense product of the unpacked weights, every path") {
+  const bool vnni = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vnni") &&
+                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   for (const Setting& s : kSettings) {
     for (const std::int64_t cols : {std::int64_t(128), std::int64_t(40)}) {
       if (s.sparse() && cols % s.group) continue;
       CAPTURE(s.to_string());
       CAPTURE(cols);
-      const std::int64_t rows = 24;
+      const std::int64_t rows = 25;  // odd: the vnni path's single-row remainder
       const auto w = random_matrix(rows, cols, 9);
       const PackedMatrix p = pack_matrix("w", w.data(), rows, cols, s);
-      const PackedLinear lin(p);
-      if (cols == 128 && s.quantized() && (!s.sparse() || (s.keep == 2 && s.group == 4)) &&
-          __builtin_cpu_supports("avx2"))
-        CHECK(lin.uses_avx2());
-      const auto u = p.unpack();
-      for (int N : {1, 3, 7, 20}) {
-        const auto x = random_matrix(N, cols, 100 + N);
-        std::vector<float> bias(rows);
-        for (std::int64_t r = 0; r < rows; ++r) bias[r] = 0.01f * float(r);
-        std::vector<float> y(N * rows);
-        lin.forward(x.data(), N, y.data(), bias.data());
-        std::vector<float> xd = x;  // the activations the kernel multiplies
-        if (s.quantized()) {
-          std::vector<std::int8_t> xq(N * cols);
-          std::vector<float> sx(N);
-          quantize_activations(x.data(), N, cols, xq.data(), sx.data());
-          std::vector<std::int32_t> acc(N * rows);
-          lin.accumulate(xq.data(), N, acc.data());
-          for (int n = 0; n < N; ++n)
-            for (std::int64_t r = 0; r < rows; ++r) {
-              std::int64_t ref = 0;
-              for (std::int64_t j = 0; j < cols; ++j)
-                ref += std::lround(u[r * cols + j] / (p.scales[r] > 0 ? p.scales[r] : 1.0f)) * xq[n * cols + j];
-              CHECK(acc[n * rows + r] == ref);
-            }
-          for (int n = 0; n < N; ++n)
-            for (std::int64_t j = 0; j < cols; ++j) xd[n * cols + j] = float(xq[n * cols + j]) * sx[n];
-        }
-        for (int n = 0; n < N; ++n)
-          for (std::int64_t r = 0; r < rows; ++r) {
-            double ref = bias[r], mag = std::fabs(bias[r]);
-            for (std::int64_t j = 0; j < cols; ++j) {
-              ref += double(u[r * cols + j]) * xd[n * cols + j];
-              mag += std::fabs(double(u[r * cols + j]) * xd[n * cols + j]);
-            }
-            CHECK(std::fabs(y[n * rows + r] - ref) <= 1e-5 * mag + 1e-7);
-          }
+      const bool fast = cols == 128 && s.quantized() && (!s.sparse() || (s.keep == 2 && s.group == 4));
+      if (fast && vnni) CHECK(best_kernel_path(s, cols) == KernelPath::vnni);
+      if (fast && __builtin_cpu_supports("avx2")) CHECK(best_kernel_path(s, cols, KernelPath::avx2) == KernelPath::avx2);
+      if (!fast) CHECK(best_kernel_path(s, cols) == KernelPath::portable);
+      for (KernelPath limit : {KernelPath::portable, KernelPath::avx2, KernelPath::vnni}) {
+        CAPTURE(to_string(limit));
+        if (limit != KernelPath::portable && best_kernel_path(s, cols, limit) == best_kernel_path(s, cols, KernelPath(int(limit) - 1)))
+          continue;  // the same kernel as the limit below
+        check_kernel(p, limit, {1, 3, 7, 20});
       }
     }
+  }
+}
+
+TEST_CASE("kernels: BERT-like widths split over threads give the same exact accumulators") {
+  // rows x kept x tokens above the threading threshold; 1024 inputs = 16 chunks of 64.
+  for (const Setting& s : {Setting{2, 4, 8}, Setting{2, 4, 4}, Setting{0, 0, 8}}) {
+    CAPTURE(s.to_string());
+    const auto w = random_matrix(98, 1024, 13);
+    const PackedMatrix p = pack_matrix("w", w.data(), 98, 1024, s);
+    check_kernel(p, KernelPath::vnni, {1, 9});
   }
 }
 

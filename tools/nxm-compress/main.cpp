@@ -4,9 +4,11 @@
 //   nxm-compress unpack PACKED --output FILE.safetensors
 //   nxm-compress finetune [teacher.init_from=PRETRAINED] [task.train=TSV task.test=TSV]   dense teacher
 //   nxm-compress eval --model PACKED|RUN [task.test=TSV] [baselines=true]   accuracy, size, batch-1 latency
+//   nxm-compress bench [layers=12 hidden=768 settings=2:4:8,2:4:4 seq=1,16,128]   kernel latency, random weights
 //   nxm-compress search --target-ratio R [compress.teacher=RUN]   probes + greedy plan, then compress with it
 //   nxm-compress compress [teacher=FINETUNE_RUN] [plan=...] [method=admm|magnitude|srste] [qat=joint|finetune|none]
 #include "common/cli.hpp"
+#include "nxm/bench.hpp"
 #include "nxm/evaluate.hpp"
 #include "nxm/packed.hpp"
 #include "nxm/pipeline.hpp"
@@ -80,6 +82,11 @@ int run_eval(core::RunContext& ctx, const core::nxm::EvalOptions& o) {
   return 0;
 }
 
+int run_bench(core::RunContext& ctx, const core::nxm::BenchOptions& o) {
+  ctx.emit_result(core::nxm::run_bench(o, *ctx.rundir));
+  return 0;
+}
+
 int run_search(core::RunContext& ctx, const core::nxm::SearchOptions& o) {
   ctx.emit_result(core::nxm::run_search(o, *ctx.rundir));
   return 0;
@@ -106,6 +113,13 @@ int main(int argc, char** argv) {
                                         run_search)
       .flag("--target-ratio", "target_ratio", "cr_paper in percent (e.g. 87.5)")
       .flag("--teacher", "compress.teacher", "dense teacher: an nxm-compress finetune run");
+  app.command<core::nxm::BenchOptions>(
+         "bench", "Batch-1 latency of packed BERT linears and forwards (random weights) against dense fp32 and int8",
+         run_bench)
+      .flag("--layers", "layers", "transformer blocks")
+      .flag("--hidden", "hidden", "model width")
+      .flag("--settings", "settings", "packed settings, comma-separated (e.g. 2:4:8,2:4:4)")
+      .flag("--seq", "seq", "sequence lengths, comma-separated");
   app.command<RatioOptions>("ratio", "Compression ratio of a plan: cr_paper (weights only) and cr_hardware (percent)",
                             run_ratio)
       .flag("--layers", "layers", "transformer blocks")
