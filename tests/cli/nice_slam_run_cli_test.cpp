@@ -14,6 +14,14 @@
 using namespace core::test;
 using nlohmann::json;
 
+// The vertex count a PLY header declares (-1 without one).
+static long ply_vertex_count(const fs::path& path) {
+  const std::string text = read_text(path);
+  if (text.rfind("ply\n", 0) != 0) return -1;
+  const auto at = text.find("element vertex ");
+  return at == std::string::npos ? -1 : std::stol(text.substr(at + 15));
+}
+
 TEST_CASE("eval: ATE and RPE of the shared TUM pair; missing and malformed inputs") {
   if (!have_dataset("trajectories/tum_groundtruth.txt")) return;
   const auto gt = (datasets_dir() / "trajectories/tum_groundtruth.txt").string();
@@ -41,9 +49,23 @@ TEST_CASE("synth then run on the tiny config: trajectory, metrics, ATE") {
   CHECK(json::parse(s.out)["frames"] == 20);
   const auto run = (dir / "run").string();
   auto r = run_tool("nice-slam-run", {"run", "--dataset", data, "--config",
-                                      (source_dir() / "configs/nice-slam-run/tiny.yaml").string(), "--out", run});
+                                      (source_dir() / "configs/nice-slam-run/tiny.yaml").string(), "output.mesh=true",
+                                      "mesh.resolution=32", "--out", run});
   REQUIRE(r.exit_code == 0);
   const auto j = json::parse(r.out);
+  // The map and its mesh; `mesh` re-extracts it from the run directory afterwards.
+  CHECK(fs::exists(fs::path(run) / "artifacts/map.safetensors"));
+  REQUIRE(j.contains("mesh"));
+  CHECK(j["mesh"]["triangles"].get<long>() > 100);
+  CHECK(ply_vertex_count(fs::path(run) / "artifacts/mesh.ply") == j["mesh"]["vertices"].get<long>());
+  const auto ply = (dir / "mesh48.ply").string();
+  auto m = run_tool("nice-slam-run", {"mesh", run, "--resolution", "48", "--output", ply});
+  REQUIRE(m.exit_code == 0);
+  const auto mj = json::parse(m.out);
+  CHECK(mj["triangles"].get<long>() > j["mesh"]["triangles"].get<long>());  // a finer lattice, more triangles
+  CHECK(ply_vertex_count(ply) == mj["vertices"].get<long>());
+  CHECK(run_tool("nice-slam-run", {"mesh", (dir / "none").string(), "--output", ply}).exit_code == 66);
+  CHECK(run_tool("nice-slam-run", {"mesh", data, "--output", ply}).exit_code == 66);  // no map there
   MESSAGE("tiny run: ATE " << j["ate_rmse"] << " m, " << j["fps"] << " fps");
   CHECK(j["frames"] == 20);
   CHECK(j["ate_rmse"].get<double>() < 0.05);

@@ -3,13 +3,16 @@
 //   nice-slam-run pretrain [--out DIR] [output=FILE]                               -> decoders (.safetensors)
 //   nice-slam-run synth --out DIR [--frames N] [--variant NAME] [--seed S]   -> a TUM-layout dataset in DIR
 //   nice-slam-run eval --estimate FILE --groundtruth FILE   -> JSON ate_rmse, rpe_trans, rpe_rot
+//   nice-slam-run mesh RUN_DIR [--resolution R] [--output FILE]   -> the run's map as a PLY mesh
 #include <malloc.h>
 
 #include <memory>
 
 #include "common/cli.hpp"
+#include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/progress.hpp"
+#include "nerf/map_file.hpp"
 #include "nerf/slam_job.hpp"
 #include "nerf/synthetic.hpp"
 #include "nerf/trajectory_eval.hpp"
@@ -80,6 +83,12 @@ static int run_run(RunContext& ctx, const nerf::RunOptions& o) {
   nerf::write_tum_trajectory(dir / "trajectory.txt", r.trajectory);
   nlohmann::json j = r.to_json();
   j["trajectory"] = (dir / "trajectory.txt").string();
+  if (!r.frames.empty()) {
+    nerf::RunOutputOptions outputs = o.outputs;
+    outputs.output.mesh = outputs.output.mesh && !r.stopped;  // a stopped run saves its map only
+    const nlohmann::json provenance = {{"command", "nice-slam-run run"}, {"frames", r.frames.size()}};
+    j.update(nerf::write_run_outputs(outputs, dir, r.model, provenance));
+  }
   if (j.contains("ate_rmse"))
     log::info("{} frames in {:.1f} s ({:.2f} fps): ATE RMSE {:.4f} m", r.frames.size(), r.seconds,
               j["fps"].get<double>(), r.error.ate_rmse);
@@ -91,6 +100,35 @@ static int run_run(RunContext& ctx, const nerf::RunOptions& o) {
               (dir / "trajectory.txt").string());
     return static_cast<int>(ExitCode::interrupted);
   }
+  return 0;
+}
+
+struct MeshCommandOptions {
+  std::string run;     // run directory with artifacts/map.safetensors
+  std::string output;  // empty: RUN_DIR/artifacts/mesh.ply
+  nerf::MeshOptions mesh;
+  bool binary = true;
+  int threads = 0;
+  template <class V>
+  void visit(V& v) {
+    v("run", run, "run directory of `nice-slam-run run` (reads artifacts/map.safetensors)");
+    v("output", output, "PLY file to write (empty: RUN_DIR/artifacts/mesh.ply)");
+    mesh.visit(v);
+    v("binary", binary, "binary (true) or ascii (false) PLY");
+    v("threads", threads, "CPU threads (0: OMP_NUM_THREADS or all)", core::in_range(0, 1024));
+  }
+  void validate() const {
+    if (run.empty()) throw UsageError("the run directory is required: nice-slam-run mesh RUN_DIR");
+  }
+};
+
+static int run_mesh(RunContext& ctx, const MeshCommandOptions& o) {
+  nerf::set_threads(o.threads);
+  if (!fs::is_directory(o.run)) throw InputMissingError(o.run + ": no such run directory");
+  const nerf::NiceModel<float> model = nerf::load_map(nerf::map_path(o.run));
+  const fs::path out = o.output.empty() ? fs::path(o.run) / "artifacts" / "mesh.ply" : fs::path(o.output);
+  if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
+  ctx.emit_result(nerf::write_mesh(model, o.mesh, o.binary, out));
   return 0;
 }
 
@@ -119,6 +157,11 @@ int main(int argc, char** argv) {
   app.command<nerf::PretrainOptions>("pretrain", "Train the decoders on synthetic scenes (writes decoders.safetensors)",
                                      run_pretrain)
       .flag("--output", "output", "decoders file to write");
+  app.command<MeshCommandOptions>("mesh", "Extract the surface of a finished run's map to a PLY mesh", run_mesh)
+      .positional("run", "run directory")
+      .flag("--resolution", "resolution", "lattice cells along the longest side of the scene bound")
+      .flag("--output", "output", "PLY file to write")
+      .without_rundir();
   app.command<nerf::SynthOptions>("synth",
                                   "Write a seeded synthetic RGB-D + IMU sequence (TUM layout) into the --out folder",
                                   run_synth)

@@ -1,0 +1,49 @@
+// What a nice-slam-run run leaves besides its trajectory, and the commands that make it from a finished run
+// directory afterwards: the learned map (artifacts/map.safetensors, map_file.hpp), its mesh
+// (artifacts/mesh.ply, mesh.hpp + ply.hpp) and rendered views of chosen frames (view.hpp).
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "nerf/mesh.hpp"
+#include "nerf/model.hpp"
+
+namespace core::nerf {
+
+struct OutputFiles {
+  bool map = true;    // artifacts/map.safetensors (what `nice-slam-run mesh` and `render` read)
+  bool mesh = false;  // artifacts/mesh.ply
+  bool binary_ply = true;
+  template <class V>
+  void visit(V& v) {
+    v("map", map, "save the learned map (grids and decoders) to artifacts/map.safetensors");
+    v("mesh", mesh, "extract the map's surface to artifacts/mesh.ply (settings under mesh.*)");
+    v("binary_ply", binary_ply, "binary (true) or ascii (false) PLY");
+  }
+};
+
+// The config sections output.*, mesh.* and render.* of `nice-slam-run run`.
+struct RunOutputOptions {
+  OutputFiles output;
+  MeshOptions mesh;
+  template <class V>
+  void visit(V& v) {
+    v.section("output", output);
+    v.section("mesh", mesh);
+  }
+};
+
+// The map file of a run directory.
+std::filesystem::path map_path(const std::filesystem::path& run_dir);
+
+// After a run: the map and the mesh as `options` ask, into run_dir/artifacts; returns what was written
+// ({"map": path, "mesh": {...}}).
+nlohmann::json write_run_outputs(const RunOutputOptions& options, const std::filesystem::path& run_dir,
+                                 const NiceModel<float>& model, const nlohmann::json& provenance);
+
+// Meshes the model to `path`; returns {"mesh", "vertices", "triangles", "seconds"}.
+nlohmann::json write_mesh(const NiceModel<float>& model, const MeshOptions& options, bool binary,
+                          const std::filesystem::path& path);
+
+}  // namespace core::nerf
