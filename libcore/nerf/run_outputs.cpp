@@ -1,10 +1,14 @@
 #include "nerf/run_outputs.hpp"
 
 #include <chrono>
+#include <cmath>
 
+
+#include "common/errors.hpp"
 #include "common/log.hpp"
 #include "nerf/map_file.hpp"
 #include "nerf/ply.hpp"
+#include "nerf/view.hpp"
 
 namespace core::nerf {
 
@@ -35,6 +39,45 @@ nlohmann::json write_run_outputs(const RunOutputOptions& o, const std::filesyste
   }
   if (o.output.mesh) j["mesh"] = write_mesh(model, o.mesh, o.output.binary_ply, run_dir / "artifacts" / "mesh.ply");
   return j;
+}
+
+nlohmann::json write_rendered_frames(const NiceModel<float>& model, const SamplingOptions& sampling,
+                                     const Dataset& dataset, const Trajectory& trajectory,
+                                     const std::vector<int>& frames, const std::filesystem::path& out_dir) {
+  nlohmann::json list = nlohmann::json::array();
+  if (frames.empty()) return list;
+  std::filesystem::create_directories(out_dir);
+  for (int i : frames) {
+    if (i < 0 || std::size_t(i) >= dataset.frames.size())
+      throw UsageError(fmt::format("render frame {} is not in the dataset (frames 0 .. {})", i,
+                                   dataset.frames.size() - 1));
+    const double t = dataset.frames[std::size_t(i)].timestamp;
+    const auto at = std::find_if(trajectory.begin(), trajectory.end(),
+                                 [t](const StampedPose& p) { return std::abs(p.timestamp - t) <= 1e-6; });
+    if (at == trajectory.end())
+      throw UsageError(fmt::format("render frame {} (timestamp {:.6f}) has no estimated pose in the trajectory", i, t));
+    const RgbdFrame frame = load_frame(dataset, std::size_t(i));
+    const RenderedView view = render_view(model, sampling, dataset.camera, at->pose, frame.depth, std::uint64_t(i));
+    const std::string stem = fmt::format("frame_{:06d}_", i);
+    write_color_png(out_dir / (stem + "colour.png"), view.colour);
+    write_depth_png(out_dir / (stem + "depth.png"), view.depth, dataset.depth_scale);
+    write_color_png(out_dir / (stem + "compare.png"), comparison_image(frame, view));
+    double l1 = 0;
+    long n = 0;
+    for (std::size_t p = 0; p < frame.depth.depth.size(); ++p)
+      if (frame.depth.depth[p] > 0) {
+        l1 += std::abs(view.depth.depth[p] - frame.depth.depth[p]);
+        ++n;
+      }
+    list.push_back({{"frame", i},
+                    {"colour", (out_dir / (stem + "colour.png")).string()},
+                    {"depth", (out_dir / (stem + "depth.png")).string()},
+                    {"compare", (out_dir / (stem + "compare.png")).string()},
+                    {"depth_l1", n ? l1 / double(n) : 0.0}});
+    log::info("rendered frame {}: depth L1 {:.4f} m against the input -> {}", i, list.back()["depth_l1"].get<double>(),
+              (out_dir / (stem + "compare.png")).string());
+  }
+  return list;
 }
 
 }  // namespace core::nerf

@@ -6,8 +6,10 @@
 
 #include <filesystem>
 
+#include "nerf/dataset.hpp"
 #include "nerf/mesh.hpp"
 #include "nerf/model.hpp"
+#include "nerf/render.hpp"
 
 namespace core::nerf {
 
@@ -23,14 +25,24 @@ struct OutputFiles {
   }
 };
 
+struct RenderFrameOptions {
+  std::vector<int> frames;  // dataset frame indices (from 0) rendered at their estimated poses
+  template <class V>
+  void visit(V& v) {
+    v("frames", frames, "frames (indices from 0) rendered to artifacts/render/ at the end of the run");
+  }
+};
+
 // The config sections output.*, mesh.* and render.* of `nice-slam-run run`.
 struct RunOutputOptions {
   OutputFiles output;
   MeshOptions mesh;
+  RenderFrameOptions render;
   template <class V>
   void visit(V& v) {
     v.section("output", output);
     v.section("mesh", mesh);
+    v.section("render", render);
   }
 };
 
@@ -45,5 +57,13 @@ nlohmann::json write_run_outputs(const RunOutputOptions& options, const std::fil
 // Meshes the model to `path`; returns {"mesh", "vertices", "triangles", "seconds"}.
 nlohmann::json write_mesh(const NiceModel<float>& model, const MeshOptions& options, bool binary,
                           const std::filesystem::path& path);
+
+// Frames of `dataset` rendered from the map at their poses in `trajectory` (matched by timestamp) into
+// out_dir: frame_NNNNNN_colour.png (8-bit), frame_NNNNNN_depth.png (16-bit, the dataset's depth scale) and
+// frame_NNNNNN_compare.png (comparison_image). UsageError for a frame index outside the dataset or a frame
+// without an estimated pose. Returns one {"frame", "colour", "depth", "compare", "depth_l1"} per frame.
+nlohmann::json write_rendered_frames(const NiceModel<float>& model, const SamplingOptions& sampling,
+                                     const Dataset& dataset, const Trajectory& trajectory,
+                                     const std::vector<int>& frames, const std::filesystem::path& out_dir);
 
 }  // namespace core::nerf

@@ -4,6 +4,7 @@
 //   nice-slam-run synth --out DIR [--frames N] [--variant NAME] [--seed S]   -> a TUM-layout dataset in DIR
 //   nice-slam-run eval --estimate FILE --groundtruth FILE   -> JSON ate_rmse, rpe_trans, rpe_rot
 //   nice-slam-run mesh RUN_DIR [--resolution R] [--output FILE]   -> the run's map as a PLY mesh
+//   nice-slam-run render RUN_DIR --frames 0,10 [--output DIR]      -> rendered colour/depth PNGs of frames
 #include <malloc.h>
 
 #include <memory>
@@ -88,6 +89,11 @@ static int run_run(RunContext& ctx, const nerf::RunOptions& o) {
     outputs.output.mesh = outputs.output.mesh && !r.stopped;  // a stopped run saves its map only
     const nlohmann::json provenance = {{"command", "nice-slam-run run"}, {"frames", r.frames.size()}};
     j.update(nerf::write_run_outputs(outputs, dir, r.model, provenance));
+    if (!o.outputs.render.frames.empty() && !r.stopped) {
+      const nerf::Dataset data = nerf::open_dataset(r.dataset["root"].get<std::string>(), o.data);
+      j["render"] = nerf::write_rendered_frames(r.model, o.slam.sampling, data, r.trajectory,
+                                                o.outputs.render.frames, dir / "artifacts" / "render");
+    }
   }
   if (j.contains("ate_rmse"))
     log::info("{} frames in {:.1f} s ({:.2f} fps): ATE RMSE {:.4f} m", r.frames.size(), r.seconds,
@@ -132,6 +138,60 @@ static int run_mesh(RunContext& ctx, const MeshCommandOptions& o) {
   return 0;
 }
 
+struct RenderCommandOptions {
+  std::string run;     // run directory with config.resolved.yaml, trajectory.txt, artifacts/map.safetensors
+  std::string frames;  // comma-separated frame indices
+  std::string output;  // empty: RUN_DIR/artifacts/render
+  int threads = 0;
+  template <class V>
+  void visit(V& v) {
+    v("run", run, "run directory of `nice-slam-run run`");
+    v("frames", frames, "frames to render, comma-separated indices from 0 (e.g. 0,10)");
+    v("output", output, "folder of the PNGs (empty: RUN_DIR/artifacts/render)");
+    v("threads", threads, "CPU threads (0: OMP_NUM_THREADS or all)", core::in_range(0, 1024));
+  }
+  void validate() const {
+    if (run.empty()) throw UsageError("the run directory is required: nice-slam-run render RUN_DIR --frames 0,10");
+    if (frames.empty()) throw UsageError("config key 'frames' (--frames) is required, e.g. --frames 0,10");
+  }
+  std::vector<int> frame_list() const {
+    std::vector<int> list;
+    std::size_t at = 0;
+    while (at <= frames.size()) {
+      const std::size_t end = std::min(frames.find(',', at), frames.size());
+      const std::string word = frames.substr(at, end - at);
+      std::size_t used = 0;
+      int i = -1;
+      try {
+        i = std::stoi(word, &used);
+      } catch (const std::exception&) {
+      }
+      if (word.empty() || used != word.size() || i < 0)
+        throw UsageError("frames: '" + frames + "' is not a comma-separated list of frame indices (e.g. 0,10)");
+      list.push_back(i);
+      at = end + 1;
+    }
+    return list;
+  }
+};
+
+static int run_render(RunContext& ctx, const RenderCommandOptions& o) {
+  nerf::set_threads(o.threads);
+  const fs::path run = o.run;
+  if (!fs::is_directory(run)) throw InputMissingError(o.run + ": no such run directory");
+  const fs::path config = run / "config.resolved.yaml";
+  if (!fs::exists(config)) throw InputMissingError(config.string() + ": not found (not a nice-slam-run run directory)");
+  const auto ro = resolve_options<nerf::RunOptions>({config.string()}, {});
+  const fs::path data_dir = ro.dataset.empty() ? run / "artifacts" / "synth" : fs::path(ro.dataset);
+  const nerf::Dataset data = nerf::open_dataset(data_dir, ro.data);
+  const nerf::Trajectory trajectory = nerf::read_tum_trajectory(run / "trajectory.txt");
+  const nerf::NiceModel<float> model = nerf::load_map(nerf::map_path(run));
+  const fs::path out = o.output.empty() ? run / "artifacts" / "render" : fs::path(o.output);
+  ctx.emit_result(
+      {{"frames", nerf::write_rendered_frames(model, ro.slam.sampling, data, trajectory, o.frame_list(), out)}});
+  return 0;
+}
+
 static int run_pretrain(RunContext& ctx, const nerf::PretrainOptions& o) {
   const auto r = nerf::run_pretrain(o, ctx.rundir->path());
   log::info("decoders written to {} in {:.1f} s", r.output.string(), r.seconds);
@@ -161,6 +221,12 @@ int main(int argc, char** argv) {
       .positional("run", "run directory")
       .flag("--resolution", "resolution", "lattice cells along the longest side of the scene bound")
       .flag("--output", "output", "PLY file to write")
+      .without_rundir();
+  app.command<RenderCommandOptions>("render", "Render frames of a finished run from its map at the estimated poses (PNG)",
+                                    run_render)
+      .positional("run", "run directory")
+      .flag("--frames", "frames", "frames to render, e.g. 0,10")
+      .flag("--output", "output", "folder of the PNGs")
       .without_rundir();
   app.command<nerf::SynthOptions>("synth",
                                   "Write a seeded synthetic RGB-D + IMU sequence (TUM layout) into the --out folder",
