@@ -155,8 +155,9 @@ ScalarLattice occupancy_lattice(const NiceModel<float>& model, int resolution) {
   return g;
 }
 
-TriangleMesh extract_mesh(const NiceModel<float>& model, const MeshOptions& o) {
+TriangleMesh extract_mesh(const NiceModel<float>& model, const MeshOptions& o, const ObservedViews* views) {
   TriangleMesh mesh = extract_isosurface(occupancy_lattice(model, o.resolution), o.level);
+  if (o.cull && views) cull_unobserved(mesh, *views, o.cull_margin);
   if (!o.colour || mesh.vertices.empty()) return mesh;
   Mat<float> points(3, Eigen::Index(mesh.vertices.size())), rgb;
   for (std::size_t v = 0; v < mesh.vertices.size(); ++v) points.col(Eigen::Index(v)) = mesh.vertices[v].cast<float>();
@@ -167,6 +168,42 @@ TriangleMesh extract_mesh(const NiceModel<float>& model, const MeshOptions& o) {
       mesh.colours[v][std::size_t(c)] =
           std::uint8_t(std::lround(255.0 * std::clamp(double(rgb(c, Eigen::Index(v))), 0.0, 1.0)));
   return mesh;
+}
+
+bool observed(const ObservedViews& views, const Vec3& p, double margin) {
+  const Intrinsics& k = views.camera;
+  for (std::size_t i = 0; i < views.poses.size(); ++i) {
+    const Vec3 c = views.poses[i].R.transpose() * (p - views.poses[i].t);
+    if (!(c.z() > 0)) continue;
+    const long u = std::lround(k.fx * c.x() / c.z() + k.cx), v = std::lround(k.fy * c.y() / c.z() + k.cy);
+    if (u < 0 || v < 0 || u >= k.width || v >= k.height) continue;
+    const float d = views.depths[i].at(int(u), int(v));
+    if (d > 0 && c.z() <= d + margin) return true;
+  }
+  return false;
+}
+
+void cull_unobserved(TriangleMesh& mesh, const ObservedViews& views, double margin) {
+  std::vector<char> seen(mesh.vertices.size());
+#pragma omp parallel for schedule(static)
+  for (std::size_t v = 0; v < mesh.vertices.size(); ++v) seen[v] = observed(views, mesh.vertices[v], margin);
+  std::vector<std::int32_t> index(mesh.vertices.size(), -1);
+  TriangleMesh kept;
+  for (const auto& t : mesh.triangles) {
+    if (!seen[std::size_t(t[0])] || !seen[std::size_t(t[1])] || !seen[std::size_t(t[2])]) continue;
+    std::array<std::int32_t, 3> out{};
+    for (int c = 0; c < 3; ++c) {
+      auto& at = index[std::size_t(t[std::size_t(c)])];
+      if (at < 0) {
+        at = std::int32_t(kept.vertices.size());
+        kept.vertices.push_back(mesh.vertices[std::size_t(t[std::size_t(c)])]);
+        if (!mesh.colours.empty()) kept.colours.push_back(mesh.colours[std::size_t(t[std::size_t(c)])]);
+      }
+      out[std::size_t(c)] = at;
+    }
+    kept.triangles.push_back(out);
+  }
+  mesh = std::move(kept);
 }
 
 }  // namespace core::nerf

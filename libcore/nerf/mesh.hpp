@@ -7,13 +7,16 @@
 // on the tetrahedron's edges, placed by linear interpolation; vertices on a shared lattice edge are
 // shared. Triangles are oriented (counter-clockwise seen from outside) so that their normals point
 // from the occupied side (value above the level) to the free side. Vertex colours come from the colour
-// decoder evaluated at the vertices.
+// decoder evaluated at the vertices. Space no camera observed has whatever occupancy the untrained grids
+// give it, so, as NICE-SLAM culls its meshes, triangles with a vertex outside the observed space (in no
+// view's image at a pixel with depth, or behind that depth by more than a margin) can be removed.
 #pragma once
 #include <array>
 #include <cstdint>
 #include <vector>
 
 #include "common/config.hpp"
+#include "nerf/dataset.hpp"
 #include "nerf/model.hpp"
 
 namespace core::nerf {
@@ -41,21 +44,43 @@ struct MeshOptions {
   int resolution = 256;  // lattice cells along the longest side of the scene bound
   double level = 0.5;    // occupancy of the surface
   bool colour = true;    // vertex colours from the colour decoder
+  bool cull = true;      // drop triangles outside the observed space
+  double cull_margin = 0.05;
+  int cull_stride = 5;   // every n-th frame of the run is a view for culling
   template <class V>
   void visit(V& v) {
     v("resolution", resolution, "mesh lattice cells along the longest side of the scene bound",
       core::in_range(2, 4096));
     v("level", level, "occupancy of the extracted surface", core::in_range(0.0, 1.0));
     v("colour", colour, "vertex colours from the colour decoder");
+    v("cull", cull, "drop triangles outside the space the run's frames observed (needs the dataset)");
+    v("cull_margin", cull_margin, "a vertex up to this far (m) behind a view's measured depth counts as observed",
+      core::at_least(0.0));
+    v("cull_stride", cull_stride, "every n-th frame of the run is a view for culling", core::in_range(1, 100000));
   }
 };
+
+// Depth images and their camera poses (camera to world) that define the observed space.
+struct ObservedViews {
+  Intrinsics camera;
+  std::vector<Pose> poses;
+  std::vector<DepthImage> depths;
+};
+
+// Whether p projects into some view at a pixel with depth d and lies in front of d + margin.
+bool observed(const ObservedViews& views, const Vec3& p, double margin);
+// Removes the triangles with a vertex not observed, and the vertices no triangle uses any more.
+void cull_unobserved(TriangleMesh& mesh, const ObservedViews& views, double margin);
+
+// The model's surface as a mesh, culled to the views' observed space when options.cull and views are given,
+// with vertex colours when options.colour.
+TriangleMesh extract_mesh(const NiceModel<float>& model, const MeshOptions& options, const ObservedViews* views);
 
 // Fine-level occupancy (middle + fine decoders) of the model at the lattice over its scene bound.
 ScalarLattice occupancy_lattice(const NiceModel<float>& model, int resolution);
 // Occupancy (fine level) and colour of the model at points (3 x P); colour 3 x P in [0, 1].
 void evaluate_points(const NiceModel<float>& model, const Mat<float>& points, std::vector<float>* occupancy,
                      Mat<float>* colour);
-// The model's surface as a mesh (with vertex colours when options.colour).
-TriangleMesh extract_mesh(const NiceModel<float>& model, const MeshOptions& options);
+
 
 }  // namespace core::nerf

@@ -50,13 +50,19 @@ struct RunOutputOptions {
 std::filesystem::path map_path(const std::filesystem::path& run_dir);
 
 // After a run: the map and the mesh as `options` ask, into run_dir/artifacts; returns what was written
-// ({"map": path, "mesh": {...}}).
+// ({"map": path, "mesh": {...}}). `views` (may be null) cull the mesh when options.mesh.cull.
 nlohmann::json write_run_outputs(const RunOutputOptions& options, const std::filesystem::path& run_dir,
-                                 const NiceModel<float>& model, const nlohmann::json& provenance);
+                                 const NiceModel<float>& model, const nlohmann::json& provenance,
+                                 const ObservedViews* views);
 
 // Meshes the model to `path`; returns {"mesh", "vertices", "triangles", "seconds"}.
 nlohmann::json write_mesh(const NiceModel<float>& model, const MeshOptions& options, bool binary,
-                          const std::filesystem::path& path);
+                          const std::filesystem::path& path, const ObservedViews* views);
+
+// The estimated pose of a dataset frame (its trajectory entry with the same timestamp), or null.
+const Pose* estimated_pose(const Trajectory& trajectory, double timestamp);
+// Every stride-th frame of the dataset that has an estimated pose, with its depth: the views for culling.
+ObservedViews observed_views(const Dataset& dataset, const Trajectory& trajectory, int stride);
 
 // Frames of `dataset` rendered from the map at their poses in `trajectory` (matched by timestamp) into
 // out_dir: frame_NNNNNN_colour.png (8-bit), frame_NNNNNN_depth.png (16-bit, the dataset's depth scale) and

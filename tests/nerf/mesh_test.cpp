@@ -158,3 +158,34 @@ TEST_CASE("map file: grids and decoders round trip exactly; a decoders-only file
   CHECK_THROWS_AS(load_map(dir / "dec.safetensors"), core::DataError);
   CHECK_THROWS_AS(load_map(dir / "none.safetensors"), core::InputMissingError);
 }
+
+TEST_CASE("culling keeps the triangles a view observed: in its image, in front of its depth + margin") {
+  const Vec3 c(0.5, 0.5, 0.5);
+  const auto g = sample(33, [&](const Vec3& p) { return 0.5 + 0.3 - (p - c).norm(); });
+  const TriangleMesh sphere = extract_isosurface(g, 0.5);
+  ObservedViews views;
+  views.camera = Intrinsics{40, 40, 20, 20, 19.5, 19.5};  // 90 degrees: the whole ball in view
+  views.poses.push_back(Pose{Mat3::Identity(), Vec3(0.5, 0.5, -1.0)});  // looking along +z
+  DepthImage depth;
+  depth.width = depth.height = 40;
+  depth.depth.assign(40 * 40, 1.45f);  // observed up to world z = 0.45 (+ margin 0.05)
+  depth.depth[0] = 0;
+  views.depths.push_back(depth);
+  CHECK(observed(views, Vec3(0.5, 0.5, 0.49), 0.05));
+  CHECK(!observed(views, Vec3(0.5, 0.5, 0.51), 0.05));
+  CHECK(!observed(views, Vec3(0.5, 0.5, -1.5), 0.05));  // behind the camera
+  TriangleMesh culled = sphere;
+  cull_unobserved(culled, views, 0.05);
+  CHECK(culled.triangles.size() > sphere.triangles.size() / 5);
+  CHECK(culled.triangles.size() < sphere.triangles.size() * 6 / 10);  // the near half of the ball
+  for (const auto& t : culled.triangles)
+    for (auto i : t) {
+      REQUIRE(std::size_t(i) < culled.vertices.size());
+      CHECK(culled.vertices[std::size_t(i)].z() <= 0.5 + 1e-9);
+    }
+  views.poses.clear();
+  views.depths.clear();
+  cull_unobserved(culled, views, 0.05);
+  CHECK(culled.triangles.empty());
+  CHECK(culled.vertices.empty());
+}

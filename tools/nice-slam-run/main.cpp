@@ -8,6 +8,7 @@
 #include <malloc.h>
 
 #include <memory>
+#include <optional>
 
 #include "common/cli.hpp"
 #include "common/errors.hpp"
@@ -88,12 +89,16 @@ static int run_run(RunContext& ctx, const nerf::RunOptions& o) {
     nerf::RunOutputOptions outputs = o.outputs;
     outputs.output.mesh = outputs.output.mesh && !r.stopped;  // a stopped run saves its map only
     const nlohmann::json provenance = {{"command", "nice-slam-run run"}, {"frames", r.frames.size()}};
-    j.update(nerf::write_run_outputs(outputs, dir, r.model, provenance));
-    if (!o.outputs.render.frames.empty() && !r.stopped) {
-      const nerf::Dataset data = nerf::open_dataset(r.dataset["root"].get<std::string>(), o.data);
-      j["render"] = nerf::write_rendered_frames(r.model, o.slam.sampling, data, r.trajectory,
-                                                o.outputs.render.frames, dir / "artifacts" / "render");
-    }
+    const bool cull = outputs.output.mesh && outputs.mesh.cull;
+    const bool render = !o.outputs.render.frames.empty() && !r.stopped;
+    std::optional<nerf::Dataset> data;
+    if (cull || render) data = nerf::open_dataset(r.dataset["root"].get<std::string>(), o.data);
+    std::optional<nerf::ObservedViews> views;
+    if (cull) views = nerf::observed_views(*data, r.trajectory, outputs.mesh.cull_stride);
+    j.update(nerf::write_run_outputs(outputs, dir, r.model, provenance, views ? &*views : nullptr));
+    if (render)
+      j["render"] = nerf::write_rendered_frames(r.model, o.slam.sampling, *data, r.trajectory, o.outputs.render.frames,
+                                                dir / "artifacts" / "render");
   }
   if (j.contains("ate_rmse"))
     log::info("{} frames in {:.1f} s ({:.2f} fps): ATE RMSE {:.4f} m", r.frames.size(), r.seconds,
@@ -128,13 +133,36 @@ struct MeshCommandOptions {
   }
 };
 
+// What `mesh` and `render` read from a finished run directory: its options, dataset and trajectory.
+struct FinishedRun {
+  nerf::RunOptions options;
+  nerf::Dataset data;
+  nerf::Trajectory trajectory;
+};
+
+static FinishedRun open_finished_run(const fs::path& run) {
+  const fs::path config = run / "config.resolved.yaml";
+  if (!fs::exists(config)) throw InputMissingError(config.string() + ": not found (not a nice-slam-run run directory)");
+  FinishedRun f;
+  f.options = resolve_options<nerf::RunOptions>({config.string()}, {});
+  f.data = nerf::open_dataset(f.options.dataset.empty() ? run / "artifacts" / "synth" : fs::path(f.options.dataset),
+                              f.options.data);
+  f.trajectory = nerf::read_tum_trajectory(run / "trajectory.txt");
+  return f;
+}
+
 static int run_mesh(RunContext& ctx, const MeshCommandOptions& o) {
   nerf::set_threads(o.threads);
   if (!fs::is_directory(o.run)) throw InputMissingError(o.run + ": no such run directory");
   const nerf::NiceModel<float> model = nerf::load_map(nerf::map_path(o.run));
+  std::optional<nerf::ObservedViews> views;
+  if (o.mesh.cull) {
+    const FinishedRun f = open_finished_run(o.run);
+    views = nerf::observed_views(f.data, f.trajectory, o.mesh.cull_stride);
+  }
   const fs::path out = o.output.empty() ? fs::path(o.run) / "artifacts" / "mesh.ply" : fs::path(o.output);
   if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
-  ctx.emit_result(nerf::write_mesh(model, o.mesh, o.binary, out));
+  ctx.emit_result(nerf::write_mesh(model, o.mesh, o.binary, out, views ? &*views : nullptr));
   return 0;
 }
 
@@ -179,16 +207,11 @@ static int run_render(RunContext& ctx, const RenderCommandOptions& o) {
   nerf::set_threads(o.threads);
   const fs::path run = o.run;
   if (!fs::is_directory(run)) throw InputMissingError(o.run + ": no such run directory");
-  const fs::path config = run / "config.resolved.yaml";
-  if (!fs::exists(config)) throw InputMissingError(config.string() + ": not found (not a nice-slam-run run directory)");
-  const auto ro = resolve_options<nerf::RunOptions>({config.string()}, {});
-  const fs::path data_dir = ro.dataset.empty() ? run / "artifacts" / "synth" : fs::path(ro.dataset);
-  const nerf::Dataset data = nerf::open_dataset(data_dir, ro.data);
-  const nerf::Trajectory trajectory = nerf::read_tum_trajectory(run / "trajectory.txt");
+  const FinishedRun f = open_finished_run(run);
   const nerf::NiceModel<float> model = nerf::load_map(nerf::map_path(run));
   const fs::path out = o.output.empty() ? run / "artifacts" / "render" : fs::path(o.output);
-  ctx.emit_result(
-      {{"frames", nerf::write_rendered_frames(model, ro.slam.sampling, data, trajectory, o.frame_list(), out)}});
+  ctx.emit_result({{"frames", nerf::write_rendered_frames(model, f.options.slam.sampling, f.data, f.trajectory,
+                                                          o.frame_list(), out)}});
   return 0;
 }
 
