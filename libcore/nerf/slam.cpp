@@ -308,8 +308,7 @@ void slam_bound(const SlamOptions& o, const Intrinsics& camera, const RgbdFrame&
   hi = hi.cwiseMax(pose.t) + Vec3::Constant(o.bound_margin);
 }
 
-void save_decoders(const std::filesystem::path& path, const NiceModel<float>& model, const nlohmann::json& provenance) {
-  io::SafetensorsWriter w;
+void add_decoders(io::SafetensorsWriter& w, const NiceModel<float>& model) {
   for (int l = 0; l < 4; ++l) {
     const auto& d = model.decoder[l];
     for (std::size_t k = 0; k < d.W.size(); ++k) {
@@ -320,6 +319,11 @@ void save_decoders(const std::filesystem::path& path, const NiceModel<float>& mo
                    std::span<const float>(d.b[k].data(), std::size_t(d.b[k].size())));
     }
   }
+}
+
+void save_decoders(const std::filesystem::path& path, const NiceModel<float>& model, const nlohmann::json& provenance) {
+  io::SafetensorsWriter w;
+  add_decoders(w, model);
   w.set_metadata("provenance", provenance.dump());
   w.write(path);
 }

@@ -21,6 +21,10 @@
 #include "nerf/dataset.hpp"
 #include "nerf/render.hpp"
 
+namespace core::io {
+class SafetensorsWriter;
+}
+
 namespace core::nerf {
 
 struct TrackingOptions {
@@ -151,6 +155,8 @@ void slam_bound(const SlamOptions& options, const Intrinsics& camera, const Rgbd
 
 // Decoder weights to and from safetensors (names decoder.<level>.<W|b>.<layer>; F32).
 void save_decoders(const std::filesystem::path& path, const NiceModel<float>& model, const nlohmann::json& provenance);
+// The same decoder tensors added to a file being assembled (e.g. the map file, map_file.hpp).
+void add_decoders(io::SafetensorsWriter& writer, const NiceModel<float>& model);
 void load_decoders(const std::filesystem::path& path, NiceModel<float>& model);
 // The decoders the project ships (datasets/nice-slam-run/decoders.safetensors in the source tree).
 std::filesystem::path shipped_decoders_path();

@@ -76,6 +76,7 @@ RunResult run_slam(const RunOptions& o, const fs::path& run_dir, const FrameCall
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (on_frame) on_frame(s, res);
   }
+  if (slam) res.model = slam->model();
   if (res.has_groundtruth && res.trajectory.size() >= 3)
     res.error = evaluate_trajectory(res.trajectory, data.groundtruth, EvalOptions{});
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

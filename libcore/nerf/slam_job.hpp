@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 
+#include "nerf/run_outputs.hpp"
 #include "nerf/slam.hpp"
 #include "nerf/synthetic.hpp"
 #include "nerf/trajectory_eval.hpp"
@@ -23,6 +24,7 @@ struct RunOptions {
   DatasetOptions data;
   SynthOptions synth;
   SlamOptions slam;
+  RunOutputOptions outputs;
   int threads = 0;  // 0: OMP_NUM_THREADS or all cores
   std::uint64_t seed = 0;
   template <class V>
@@ -31,6 +33,7 @@ struct RunOptions {
     v.section("data", data);
     v.section("synth", synth);
     slam.visit(v);
+    outputs.visit(v);
     v("threads", threads, "CPU threads (0: OMP_NUM_THREADS or all)", core::in_range(0, 1024));
     v("seed", seed, "seed of pixel and depth sampling");
   }
@@ -45,6 +48,7 @@ struct RunResult {
   double seconds = 0, load_s = 0, track_s = 0, map_s = 0;
   int track_iterations = 0, map_iterations = 0;
   nlohmann::json dataset;
+  NiceModel<float> model;  // the map after the last frame
   nlohmann::json to_json() const;
 };
 

@@ -14,6 +14,26 @@
 using namespace core::test;
 using nlohmann::json;
 
+// The vertex count a PLY header declares (-1 without one).
+static long ply_vertex_count(const fs::path& path) {
+  const std::string text = read_text(path);
+  if (text.rfind("ply\n", 0) != 0) return -1;
+  const auto at = text.find("element vertex ");
+  return at == std::string::npos ? -1 : std::stol(text.substr(at + 15));
+}
+
+// Width and height from a PNG's IHDR chunk ({-1, -1} when not a PNG).
+static std::pair<int, int> png_size(const fs::path& path) {
+  const std::string b = read_text(path);
+  if (b.size() < 24 || b.compare(1, 3, "PNG") != 0) return {-1, -1};
+  auto be32 = [&](std::size_t at) {
+    int v = 0;
+    for (std::size_t k = 0; k < 4; ++k) v = v * 256 + static_cast<unsigned char>(b[at + k]);
+    return v;
+  };
+  return {be32(16), be32(20)};
+}
+
 TEST_CASE("eval: ATE and RPE of the shared TUM pair; missing and malformed inputs") {
   if (!have_dataset("trajectories/tum_groundtruth.txt")) return;
   const auto gt = (datasets_dir() / "trajectories/tum_groundtruth.txt").string();
@@ -41,9 +61,40 @@ TEST_CASE("synth then run on the tiny config: trajectory, metrics, ATE") {
   CHECK(json::parse(s.out)["frames"] == 20);
   const auto run = (dir / "run").string();
   auto r = run_tool("nice-slam-run", {"run", "--dataset", data, "--config",
-                                      (source_dir() / "configs/nice-slam-run/tiny.yaml").string(), "--out", run});
+                                      (source_dir() / "configs/nice-slam-run/tiny.yaml").string(), "output.mesh=true",
+                                      "mesh.resolution=32", "render.frames=[0,19]", "--out", run});
   REQUIRE(r.exit_code == 0);
   const auto j = json::parse(r.out);
+  // The map and its mesh; `mesh` re-extracts it from the run directory afterwards.
+  CHECK(fs::exists(fs::path(run) / "artifacts/map.safetensors"));
+  REQUIRE(j.contains("mesh"));
+  CHECK(j["mesh"]["triangles"].get<long>() > 100);
+  CHECK(ply_vertex_count(fs::path(run) / "artifacts/mesh.ply") == j["mesh"]["vertices"].get<long>());
+  const auto ply = (dir / "mesh48.ply").string();
+  auto m = run_tool("nice-slam-run", {"mesh", run, "--resolution", "48", "--output", ply});
+  REQUIRE(m.exit_code == 0);
+  const auto mj = json::parse(m.out);
+  CHECK(mj["triangles"].get<long>() > j["mesh"]["triangles"].get<long>());  // a finer lattice, more triangles
+  CHECK(ply_vertex_count(ply) == mj["vertices"].get<long>());
+  CHECK(run_tool("nice-slam-run", {"mesh", (dir / "none").string(), "--output", ply}).exit_code == 66);
+  CHECK(run_tool("nice-slam-run", {"mesh", data, "--output", ply}).exit_code == 66);  // no map there
+  // Rendered frames: by the run (render.frames) and afterwards by `render`, at 80x60 (comparison 160x120).
+  REQUIRE(j.contains("render"));
+  CHECK(j["render"].size() == 2);
+  CHECK(png_size(fs::path(run) / "artifacts/render/frame_000019_depth.png") == std::pair(80, 60));
+  const auto pngs = (dir / "pngs").string();
+  auto rr = run_tool("nice-slam-run", {"render", run, "--frames", "5,10", "--output", pngs});
+  REQUIRE(rr.exit_code == 0);
+  const auto rj = json::parse(rr.out);
+  REQUIRE(rj["frames"].size() == 2);
+  MESSAGE("rendered frame 10: depth L1 " << rj["frames"][1]["depth_l1"] << " m");
+  CHECK(rj["frames"][1]["depth_l1"].get<double>() < 0.1);
+  CHECK(png_size(fs::path(pngs) / "frame_000010_colour.png") == std::pair(80, 60));
+  CHECK(png_size(fs::path(pngs) / "frame_000010_depth.png") == std::pair(80, 60));
+  CHECK(png_size(fs::path(pngs) / "frame_000005_compare.png") == std::pair(160, 120));
+  CHECK(run_tool("nice-slam-run", {"render", run, "--frames", "20", "--output", pngs}).exit_code == 2);
+  CHECK(run_tool("nice-slam-run", {"render", run, "--frames", "1,x", "--output", pngs}).exit_code == 2);
+  CHECK(run_tool("nice-slam-run", {"render", (dir / "none").string(), "--frames", "1"}).exit_code == 66);
   MESSAGE("tiny run: ATE " << j["ate_rmse"] << " m, " << j["fps"] << " fps");
   CHECK(j["frames"] == 20);
   CHECK(j["ate_rmse"].get<double>() < 0.05);
