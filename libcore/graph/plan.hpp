@@ -122,4 +122,12 @@ Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order,
 // counted by a formula is longest.
 Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, Formula formula = Formula::by_cost);
 
+// choose_plan with symmetry broken by `group` (a subgroup of Aut(p), identity first) instead of
+// Aut(p), over the orders that start with vertex `first` (-1: any). Each match is then found once
+// per orbit of `group`, and Plan::automorphisms is |group|. With `group` the stabiliser of `first`,
+// the count of root v times |group| is the number of embeddings mapping `first` to v (the per-vertex
+// tables of pattern decomposition, decompose.hpp).
+Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& group, Induced induced, const GraphStats& stats,
+                          Formula formula, int first = -1);
+
 }  // namespace core::graph
