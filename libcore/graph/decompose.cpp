@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -56,8 +57,10 @@ std::uint32_t reach(const Pattern& p, std::uint32_t from, std::uint32_t within) 
 }
 
 // The components of P - cut when `cut` is admissible: P[cut] connected, two or more components,
-// each with exactly one neighbour in the cut (written to attach). Empty otherwise.
-std::vector<std::uint32_t> admissible_components(const Pattern& p, std::uint32_t cut, std::vector<int>& attach) {
+// each with one neighbour in the cut or two adjacent ones (written to attach, the smaller vertex
+// first). Empty otherwise.
+std::vector<std::uint32_t> admissible_components(const Pattern& p, std::uint32_t cut,
+                                                 std::vector<std::vector<int>>& attach) {
   const std::uint32_t all = (1u << p.size()) - 1;
   if (reach(p, cut & -cut, cut) != cut) return {};
   std::vector<std::uint32_t> comps;
@@ -68,9 +71,10 @@ std::vector<std::uint32_t> admissible_components(const Pattern& p, std::uint32_t
     std::uint32_t nb = 0;
     for (int v : members(comp)) nb |= p.neighbor_mask(v);
     nb &= cut;
-    if (std::popcount(nb) != 1) return {};
+    const auto at = members(nb);
+    if (at.size() > 2 || (at.size() == 2 && !p.has_edge(at[0], at[1]))) return {};
     comps.push_back(comp);
-    attach.push_back(std::countr_zero(nb));
+    attach.push_back(at);
   }
   if (comps.size() < 2) return {};
   return comps;
@@ -96,11 +100,14 @@ std::vector<Perm> cut_group(const std::vector<Perm>& autos, const std::vector<in
   return out;
 }
 
-// The automorphisms of q fixing vertex 0 (identity first).
-std::vector<Perm> root_stabiliser(const Pattern& q) {
+// The automorphisms of q fixing vertices 0..fixed-1 (identity first).
+std::vector<Perm> prefix_stabiliser(const Pattern& q, int fixed) {
   std::vector<Perm> out;
-  for (const Perm& a : automorphisms(q))
-    if (a[0] == 0) out.push_back(a);
+  for (const Perm& a : automorphisms(q)) {
+    bool fixes = true;
+    for (int v = 0; v < fixed; ++v) fixes = fixes && a[v] == v;
+    if (fixes) out.push_back(a);
+  }
   return out;
 }
 
@@ -108,13 +115,13 @@ std::vector<Perm> root_stabiliser(const Pattern& q) {
 // of each piece (C, and each a_i + K_i) and one label, with the number of partitions giving each.
 std::map<std::string, std::pair<Pattern, std::uint64_t>> quotients(const Pattern& p, std::uint32_t cut,
                                                                    const std::vector<std::uint32_t>& comps,
-                                                                   const std::vector<int>& attach) {
+                                                                   const std::vector<std::vector<int>>& attach) {
   const int k = p.size();
   std::vector<std::uint32_t> pieces(k, 0);  // bit 0: C; bit i+1: a_i + K_i
   for (int v : members(cut)) pieces[v] |= 1u;
   for (std::size_t i = 0; i < comps.size(); ++i) {
     for (int v : members(comps[i])) pieces[v] |= 2u << i;
-    pieces[attach[i]] |= 2u << i;
+    for (int a : attach[i]) pieces[a] |= 2u << i;
   }
   std::map<std::string, std::pair<Pattern, std::uint64_t>> out;
   std::vector<int> block(k);
@@ -155,7 +162,7 @@ CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Mem
 
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'.
 CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vector<std::uint32_t>& comps,
-                       const std::vector<int>& attach, const std::vector<Perm>& autos, const GraphStats& stats,
+                       const std::vector<std::vector<int>>& attach, const std::vector<Perm>& autos, const GraphStats& stats,
                        Formula formula, Memo& memo) {
   auto d = std::make_shared<Decomposition>();
   d->pattern = p;
@@ -165,11 +172,13 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
   double cost = d->cut_plan.predicted_cost;
   for (std::size_t i = 0; i < comps.size(); ++i) {
     Decomposition::Component c{members(comps[i]), attach[i], -1};
-    // A component that an automorphism maps onto an earlier one (attachment onto attachment) has
-    // the same table.
+    // A component that an automorphism maps onto an earlier one (attachments onto attachments, in
+    // order) has the same table.
     for (std::size_t j = 0; j < i && c.table < 0; ++j) {
+      if (attach[i].size() != attach[j].size()) continue;
       const bool same = std::any_of(autos.begin(), autos.end(), [&](const Perm& a) {
-        if (a[attach[i]] != attach[j]) return false;
+        for (std::size_t x = 0; x < attach[i].size(); ++x)
+          if (a[attach[i][x]] != attach[j][x]) return false;
         for (int v : c.vertices)
           if (!((comps[j] >> a[v]) & 1u)) return false;
         return true;
@@ -177,11 +186,15 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       if (same) c.table = d->components[j].table;
     }
     if (c.table < 0) {
-      std::vector<int> rooted = {attach[i]};
+      std::vector<int> rooted = attach[i];
       rooted.insert(rooted.end(), c.vertices.begin(), c.vertices.end());
       const Pattern q = subpattern(p, rooted);
+      const int fixed = static_cast<int>(attach[i].size());
+      std::vector<int> prefix(fixed);
+      std::iota(prefix.begin(), prefix.end(), 0);
       c.table = static_cast<int>(d->tables.size());
-      d->tables.push_back(choose_plan_in_group(q, root_stabiliser(q), Induced::edge, stats, formula, 0));
+      d->tables.push_back(choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix));
+      d->tables.back().root_common = false;  // count_per_edge runs level 1 itself (no root tables)
       cost += d->tables.back().predicted_cost;
     }
     d->components.push_back(std::move(c));
@@ -209,7 +222,7 @@ CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Mem
     const auto autos = automorphisms(p);
     const std::uint32_t all = (1u << p.size()) - 1;
     bool forced = formula == Formula::always;
-    std::vector<int> attach;
+    std::vector<std::vector<int>> attach;
     for (std::uint32_t cut = 1; cut < all; ++cut) {
       const auto comps = admissible_components(p, cut, attach);
       if (comps.empty()) continue;
@@ -244,7 +257,7 @@ std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats,
   const auto autos = automorphisms(p);
   const Plan plan = choose_plan(p, Induced::edge, stats, formula);
   std::vector<CountPlan> out;
-  std::vector<int> attach;
+  std::vector<std::vector<int>> attach;
   for (std::uint32_t cut = 1; cut + 1 < (1u << p.size()); ++cut) {
     const auto comps = admissible_components(p, cut, attach);
     if (comps.empty()) continue;
@@ -259,22 +272,36 @@ std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions&
   if (opt.world_size != 1) throw UsageError("pattern decomposition runs in one process");
   const Decomposition& d = *cp.decomposition;
   const auto overflow = [] { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); };
-  // ext[t][v]: embeddings of table t's rooted pattern with its root at v.
-  std::vector<std::vector<std::uint64_t>> ext;
-  for (const Plan& t : d.tables) {
-    ext.push_back(count_per_root(g, t, opt));
-    for (auto& x : ext.back())
+  // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
+  // embeddings of table t's rooted pattern with its first levels at v (and w).
+  std::vector<std::vector<std::uint64_t>> ext(d.tables.size());
+  for (const auto& c : d.components) {
+    const Plan& t = d.tables[c.table];
+    if (!ext[c.table].empty()) continue;
+    ext[c.table] = c.attach.size() == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
+    for (auto& x : ext[c.table])
       if (__builtin_mul_overflow(x, t.automorphisms, &x)) overflow();
   }
-  std::vector<std::pair<const std::uint64_t*, int>> factors;  // (table, index of a_i in the cut)
+  struct Factor {
+    const std::uint64_t* table;
+    int a, b;  // indices of the attachments in the cut; b = -1 for one
+  };
+  std::vector<Factor> factors;
+  auto cut_index = [&](int v) { return static_cast<int>(std::find(d.cut.begin(), d.cut.end(), v) - d.cut.begin()); };
   for (const auto& c : d.components)
-    factors.emplace_back(ext[c.table].data(),
-                         static_cast<int>(std::find(d.cut.begin(), d.cut.end(), c.attach) - d.cut.begin()));
+    factors.push_back({ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1});
   const WeightFn weight = [&](std::span<const Vertex> m) -> unsigned __int128 {
     unsigned __int128 w = 1;
-    for (const auto& [table, at] : factors)
-      if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(table[m[at]]), &w))
+    for (const Factor& f : factors) {
+      std::size_t at = m[f.a];
+      if (f.b >= 0) {
+        const auto nb = g.neighbors(m[f.a]);
+        at = g.offsets[m[f.a]] + static_cast<std::size_t>(std::lower_bound(nb.begin(), nb.end(), m[f.b]) - nb.begin());
+      }
+      if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(f.table[at]), &w))
         throw DataError("a decomposition's partial product exceeds 2^128");
+      if (w == 0) return 0;
+    }
     return w;
   };
   unsigned __int128 relaxed = sum_over_matches(g, d.cut_plan, opt, weight);
@@ -332,7 +359,9 @@ std::string CountPlan::to_text() const {
   for (const auto& c : d.components) {
     os << "component";
     for (int v : c.vertices) os << " " << v;
-    os << " attached at " << c.attach << ": per-vertex table " << c.table << "\n";
+    os << (c.attach.size() == 1 ? " attached at vertex " : " attached at edge ") << c.attach[0];
+    if (c.attach.size() == 2) os << "-" << c.attach[1];
+    os << ": table " << c.table << "\n";
   }
   os << d.quotients.size() << " quotient patterns (shared vertices) subtracted:\n";
   for (const auto& q : d.quotients)

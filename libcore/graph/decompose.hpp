@@ -1,13 +1,15 @@
 // Pattern decomposition (DwarvesGraph, Chen & Arvind ASPLOS'22; G2Miner's dumbbell): counting a
 // pattern P with a vertex cut set C without enumerating the product of its pieces.
 //
-// C induces a connected subpattern, and every connected component K_i of P - C has exactly one
-// neighbour a_i in C. For an embedding phi of P[C] (an injective, edge-preserving map to the graph),
-// ext_i(phi(a_i)) = the embeddings of P[{a_i} + K_i] that map a_i to phi(a_i): a per-vertex table,
-// filled once by a rooted plan (symmetry broken by the stabiliser of a_i, times its order). Then
-//   R = sum over embeddings phi of P[C] of prod_i ext_i(phi(a_i))
+// C induces a connected subpattern, and every connected component K_i of P - C has as its
+// neighbours in C one vertex or two adjacent ones, A_i. For an embedding phi of P[C] (an injective,
+// edge-preserving map to the graph), ext_i(phi(A_i)) = the embeddings of P[A_i + K_i] that map A_i
+// to phi(A_i): a per-vertex or per-edge table (the gem's two hanging triangles: per-edge triangle
+// counts), filled once by a rooted plan (symmetry broken by the pointwise stabiliser of A_i, times
+// its order). Then
+//   R = sum over embeddings phi of P[C] of prod_i ext_i(phi(A_i))
 // counts the maps f: V(P) -> V(G) that preserve edges and are injective on C and on each
-// {a_i} + K_i, but may send vertices of different pieces to one graph vertex. Grouping those maps
+// A_i + K_i, but may send vertices of different pieces to one graph vertex. Grouping those maps
 // by which vertices they identify (a partition pi whose blocks never hold two vertices of one
 // piece) gives R = sum over pi of inj(P/pi), with P/pi the quotient pattern (the blocks' vertices
 // merged; loop-free because no block holds two adjacent vertices) and inj the number of
@@ -54,11 +56,13 @@ struct Decomposition {
   Plan cut_plan;         // P[C], every level enumerated, symmetry broken by H_C
   struct Component {
     std::vector<int> vertices;  // K_i (pattern vertices)
-    int attach = 0;             // a_i, its one neighbour in C
+    std::vector<int> attach;    // A_i, its neighbours in C: one vertex, or two adjacent ones (ordered)
     int table = 0;              // index into tables: components mapped onto each other by Aut(P) share one
   };
   std::vector<Component> components;
-  std::vector<Plan> tables;  // rooted plans of P[{a_i} + K_i] (vertex 0 = a_i), group = stabiliser of 0
+  // Rooted plans of P[A_i + K_i] (vertices 0 (,1) = A_i), group = the pointwise stabiliser of A_i:
+  // per-vertex tables (count_per_root) or per-edge ones (count_per_edge).
+  std::vector<Plan> tables;
   struct Quotient {
     std::uint64_t multiplicity = 0;  // partitions giving a quotient isomorphic to plan's pattern
     CountPlan plan;

@@ -78,6 +78,24 @@ class Interpreter {
     common_ready_ = false;
   }
 
+  // Matches with root v0 and level 1 = each neighbour of v0, written to out[offsets[v0] + i]
+  // (count_per_edge).
+  void run_root_per_edge(Vertex v0, std::uint64_t* out) {
+    const Level& L0 = plan_.levels[0];
+    if (L0.label >= 0 && g_.labels[v0] != L0.label) return;
+    v_[0] = v0;
+    for (const SetOp& op : L0.ops) apply(op, 0);
+    const Span nb = neighbors(v0);
+    for (std::size_t i = 0; i < nb.n; ++i) {
+      if (excluded(plan_.levels[1], nb.p[i])) continue;
+      v_[1] = nb.p[i];
+      const std::uint64_t before = count;
+      if (k_ == 2) ++count;
+      else descend(1);
+      out[g_.offsets[v0] + i] = count - before;
+    }
+  }
+
   std::uint64_t count = 0;
   unsigned __int128 weight_sum = 0;  // Mode::weigh
   const WeightFn* weigh = nullptr;
@@ -391,6 +409,20 @@ std::vector<std::uint64_t> count_per_root(const Graph& g, const Plan& plan, cons
     }
   });
   return per_root;
+}
+
+std::vector<std::uint64_t> count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& opt) {
+  check_plan_fits(g, plan);
+  if (plan.size() < 2 || !plan.levels[1].upper.empty() || plan.root_common)
+    throw std::logic_error("count_per_edge needs an unbounded level 1 and no root tables");
+  const auto lower = lower_degrees(g);
+  std::vector<std::uint64_t> per_edge(g.adj.size(), 0);
+  std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
+    for (Vertex v = begin; v < end; ++v) workers[t]->run_root_per_edge(v, per_edge.data());
+  });
+  return per_edge;
 }
 
 unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight) {

@@ -384,7 +384,7 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, For
 }
 
 Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Induced induced, const GraphStats& stats,
-                          Formula formula, int first) {
+                          Formula formula, const std::vector<int>& prefix) {
   const int k = p.size();
   Schedule best;
   double best_cost = std::numeric_limits<double>::infinity();
@@ -413,7 +413,7 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
     for (int x = 0; x < k; ++x) {
       if ((used >> x) & 1u) continue;
       if (l > 0 && !((reach >> x) & 1u)) continue;
-      if (l == 0 && first >= 0 && x != first) continue;
+      if (l < static_cast<int>(prefix.size()) && x != prefix[l]) continue;
       // Keep x only when it is the smallest vertex of its orbit under the stabiliser of the prefix:
       // then the order is the lexicographically smallest of its Aut(P)-class.
       bool smallest = true;
