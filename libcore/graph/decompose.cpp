@@ -160,6 +160,23 @@ std::map<std::string, std::pair<Pattern, std::uint64_t>> quotients(const Pattern
 
 CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo);
 
+// Whether `cut` is two non-adjacent vertices and every other vertex (two or more) is adjacent to
+// exactly those two (Decomposition::common_power; unlabeled). Fills comps and attach.
+bool common_pair_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
+                     std::vector<std::vector<int>>& attach) {
+  const auto ab = members(cut);
+  if (ab.size() != 2 || p.has_edge(ab[0], ab[1]) || p.labeled() || p.size() < 4) return false;
+  comps.clear();
+  attach.clear();
+  for (int v = 0; v < p.size(); ++v) {
+    if ((cut >> v) & 1u) continue;
+    if (p.neighbor_mask(v) != cut) return false;
+    comps.push_back(1u << v);
+    attach.push_back(ab);
+  }
+  return true;
+}
+
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'.
 CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vector<std::uint32_t>& comps,
                        const std::vector<std::vector<int>>& attach, const std::vector<Perm>& autos, const GraphStats& stats,
@@ -167,6 +184,20 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
   auto d = std::make_shared<Decomposition>();
   d->pattern = p;
   d->cut = members(cut_mask);
+  if (!p.has_edge(d->cut[0], d->cut.back()) && d->cut.size() == 2) {  // common_pair_cut
+    d->common_power = static_cast<int>(comps.size());
+    for (std::size_t i = 0; i < comps.size(); ++i) d->components.push_back({members(comps[i]), attach[i], -1});
+    // The wedge walks (half of all, b < a), one pass over the touched vertices per root.
+    double cost = stats.m * stats.degree_biased + 2 * stats.n;
+    for (auto& [name, q] : quotients(p, cut_mask, comps, attach)) {
+      d->quotients.push_back({q.second, choose(q.first, stats, formula, memo)});
+      cost += d->quotients.back().plan.predicted_cost;
+    }
+    CountPlan cp;
+    cp.decomposition = std::move(d);
+    cp.predicted_cost = cost;
+    return cp;
+  }
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
                                      Formula::never);
   double cost = d->cut_plan.predicted_cost;
@@ -224,8 +255,8 @@ CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Mem
     bool forced = formula == Formula::always;
     std::vector<std::vector<int>> attach;
     for (std::uint32_t cut = 1; cut < all; ++cut) {
-      const auto comps = admissible_components(p, cut, attach);
-      if (comps.empty()) continue;
+      auto comps = admissible_components(p, cut, attach);
+      if (comps.empty() && !common_pair_cut(p, cut, comps, attach)) continue;
       CountPlan cp = decompose_at(p, cut, comps, attach, autos, stats, formula, memo);
       if (forced || cp.predicted_cost < best.predicted_cost) {
         cp.plan = std::move(best.plan);
@@ -259,18 +290,52 @@ std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats,
   std::vector<CountPlan> out;
   std::vector<std::vector<int>> attach;
   for (std::uint32_t cut = 1; cut + 1 < (1u << p.size()); ++cut) {
-    const auto comps = admissible_components(p, cut, attach);
-    if (comps.empty()) continue;
+    auto comps = admissible_components(p, cut, attach);
+    if (comps.empty() && !common_pair_cut(p, cut, comps, attach)) continue;
     out.push_back(decompose_at(p, cut, comps, attach, autos, stats, formula, memo));
     out.back().plan = plan;
   }
   return out;
 }
 
-std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt) {
-  if (!cp.decomposition) return count_matches(g, cp.plan, opt);
-  if (opt.world_size != 1) throw UsageError("pattern decomposition runs in one process");
-  const Decomposition& d = *cp.decomposition;
+namespace {
+
+[[noreturn]] void partial_overflow() { throw DataError("a decomposition's partial sum exceeds 2^126"); }
+
+// Decomposition::common_power: 2 sum over a, b < a of c(a, b)^r.
+unsigned __int128 sum_common_powers(const Graph& g, int r, const ExecOptions& opt) {
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  std::vector<std::vector<std::uint32_t>> counts(opt.threads);
+  std::vector<std::vector<Vertex>> touched(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    auto& cnt = counts[t];
+    if (cnt.empty()) cnt.assign(g.n(), 0);
+    auto& seen = touched[t];
+    for (Vertex a = begin; a < end; ++a) {
+      for (Vertex w : g.neighbors(a)) {
+        const auto nb = g.neighbors(w);
+        for (auto it = nb.begin(); it != nb.end() && *it < a; ++it)
+          if (cnt[*it]++ == 0) seen.push_back(*it);
+      }
+      for (Vertex b : seen) {
+        unsigned __int128 x = 1;
+        for (int i = 0; i < r; ++i)
+          if (__builtin_mul_overflow(x, static_cast<unsigned __int128>(cnt[b]), &x)) partial_overflow();
+        if (__builtin_add_overflow(sums[t], x, &sums[t])) partial_overflow();
+        cnt[b] = 0;
+      }
+      seen.clear();
+    }
+  });
+  unsigned __int128 total = 0;
+  for (auto s : sums)
+    if (__builtin_add_overflow(total, s, &total)) partial_overflow();
+  if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
+  return total;
+}
+
+// R of a connected cut: the cut plan's matches weighted by the components' tables.
+unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, const ExecOptions& opt) {
   const auto overflow = [] { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); };
   // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
   // embeddings of table t's rooted pattern with its first levels at v (and w).
@@ -307,7 +372,17 @@ std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions&
   unsigned __int128 relaxed = sum_over_matches(g, d.cut_plan, opt, weight);
   if (__builtin_mul_overflow(relaxed, static_cast<unsigned __int128>(d.cut_plan.automorphisms), &relaxed) ||
       relaxed >> 126)
-    throw DataError("a decomposition's partial sum exceeds 2^126");
+    partial_overflow();
+  return relaxed;
+}
+
+}  // namespace
+
+std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt) {
+  if (!cp.decomposition) return count_matches(g, cp.plan, opt);
+  if (opt.world_size != 1) throw UsageError("pattern decomposition runs in one process");
+  const Decomposition& d = *cp.decomposition;
+  unsigned __int128 relaxed = d.common_power ? sum_common_powers(g, d.common_power, opt) : connected_cut_sum(g, d, opt);
   __int128 inj = static_cast<__int128>(relaxed);
   for (const auto& q : d.quotients) {
     const std::uint64_t n = count_with(g, q.plan, opt);
@@ -318,7 +393,8 @@ std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions&
     throw std::logic_error("pattern decomposition of " + d.pattern.to_string() + ": " +
                            (inj < 0 ? "negative" : "indivisible") + " embedding count");
   const __int128 count = inj / aut;
-  if (count > static_cast<__int128>(~std::uint64_t{0})) overflow();
+  if (count > static_cast<__int128>(~std::uint64_t{0}))
+    throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   return static_cast<std::uint64_t>(count);
 }
 
@@ -342,6 +418,7 @@ nlohmann::json CountPlan::to_json() const {
   j["decomposition"] = {{"cut", d.cut},
                         {"cut_order", d.cut_plan.order},
                         {"cut_symmetry", d.cut_plan.automorphisms},
+                        {"common_power", d.common_power},
                         {"components", comps},
                         {"tables", tables},
                         {"quotients", qs}};
@@ -355,13 +432,17 @@ std::string CountPlan::to_text() const {
   os << "pattern " << d.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms
      << ") counted by decomposition\ncut set:";
   for (int v : d.cut) os << " " << v;
-  os << " (enumerated up to " << d.cut_plan.automorphisms << " symmetries)\n";
+  if (d.common_power)
+    os << " (non-adjacent: sum over vertex pairs of common neighbours ^ " << d.common_power << ", from wedges)\n";
+  else
+    os << " (enumerated up to " << d.cut_plan.automorphisms << " symmetries)\n";
   for (const auto& c : d.components) {
     os << "component";
     for (int v : c.vertices) os << " " << v;
     os << (c.attach.size() == 1 ? " attached at vertex " : " attached at edge ") << c.attach[0];
     if (c.attach.size() == 2) os << "-" << c.attach[1];
-    os << ": table " << c.table << "\n";
+    if (c.table >= 0) os << ": table " << c.table;
+    os << "\n";
   }
   os << d.quotients.size() << " quotient patterns (shared vertices) subtracted:\n";
   for (const auto& q : d.quotients)

@@ -16,6 +16,8 @@
 // embeddings. So inj(P) = R - sum over pi != identity of inj(P/pi): every quotient has fewer vertices
 // and is counted by its own best strategy (a plan, or a decomposition again), inj(Q) = count(Q)
 // |Aut(Q)|; isomorphic quotients are counted once with their multiplicity. count(P) = inj(P) / |Aut(P)|.
+// A cut of two non-adjacent vertices whose components are single common neighbours (the 4-cycle's
+// diagonal) is the one disconnected cut allowed: R = sum over vertex pairs of c(a, b)^r, from wedges.
 // R itself is enumerated up to H_C, the automorphisms of P that map C to C restricted to C (the
 // product is constant on their orbits), and multiplied by |H_C|.
 //
@@ -68,6 +70,11 @@ struct Decomposition {
     CountPlan plan;
   };
   std::vector<Quotient> quotients;
+  // A cut of two non-adjacent vertices a, b whose r = common_power components are single vertices
+  // adjacent to both (K_{2,r}: the 4-cycle for r = 2; unlabeled): R = sum over ordered pairs a != b of
+  // c(a, b)^r, c the number of common neighbours, from wedge walks a-w-b (b < a, doubled) without a
+  // cut plan or tables. 0: a connected cut.
+  int common_power = 0;
 };
 
 // The cheapest way to count p (see above); plain choose_plan for vertex-induced counting.
