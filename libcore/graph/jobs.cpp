@@ -15,6 +15,7 @@
 #include "common/threads.hpp"
 #include "common/timer.hpp"
 #include "comm/world.hpp"
+#include "graph/decompose.hpp"
 #include "graph/generators.hpp"
 #include "graph/graph_io.hpp"
 #include "graph/jit.hpp"
@@ -118,21 +119,34 @@ Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, con
                        : make_plan(p, mode, order, stats, RootCommon::by_cost, formula);
 }
 
-nlohmann::json plan_summary(const Plan& plan) {
-  return {{"order", plan.order},
-          {"restrictions", plan.to_json()["restrictions"]},
-          {"automorphisms", plan.automorphisms},
-          {"predicted_cost", plan.predicted_cost},
-          {"orders_considered", plan.orders_considered},
-          {"formula", plan.to_json()["formula"]},
-          {"iep", plan.to_json()["iep"]},
-          {"hash", plan.hash()}};
+// The count plan: pattern decomposition is considered where the interpreter counts in one process
+// with the explorer's order; otherwise the plan alone.
+CountPlan count_plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g,
+                         std::uint64_t seed, Formula formula, bool may_decompose) {
+  if (order.empty() && may_decompose) return choose_count_plan(p, mode, graph_stats(g, seed), formula);
+  CountPlan cp;
+  cp.plan = plan_for(p, mode, order, g, seed, formula);
+  cp.predicted_cost = cp.plan.predicted_cost;
+  return cp;
 }
 
-void save_plan(RunDir* rundir, const Plan& plan, const std::string& stem) {
+nlohmann::json plan_summary(const CountPlan& cp) {
+  const nlohmann::json j = cp.to_json();
+  return {{"order", cp.plan.order},
+          {"restrictions", j["restrictions"]},
+          {"automorphisms", cp.plan.automorphisms},
+          {"predicted_cost", cp.predicted_cost},
+          {"orders_considered", cp.plan.orders_considered},
+          {"formula", j["formula"]},
+          {"iep", j["iep"]},
+          {"decomposition", j["decomposition"]},
+          {"hash", cp.plan.hash()}};
+}
+
+void save_plan(RunDir* rundir, const nlohmann::json& json, const std::string& text, const std::string& stem) {
   if (!rundir) return;
-  write_file_atomic(rundir->artifact(stem + ".json"), plan.to_json().dump(2) + "\n");
-  write_file_atomic(rundir->artifact(stem + ".txt"), plan.to_text());
+  write_file_atomic(rundir->artifact(stem + ".json"), json.dump(2) + "\n");
+  write_file_atomic(rundir->artifact(stem + ".txt"), text);
 }
 
 }  // namespace
@@ -144,10 +158,13 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   const int threads = resolve_threads(o.threads);
   Input in = load_input(o);
   Timer t;
-  const Plan plan = plan_for(pattern, mode, o.order, in.graph, o.seed, parse_formula(o.formula));
+  // Decomposition runs in the interpreter of one process; the JIT and rank splits count one plan.
+  const CountPlan cp = count_plan_for(pattern, mode, o.order, in.graph, o.seed, parse_formula(o.formula),
+                                      o.backend == "interp" && ranks.info.world_size == 1);
+  const Plan& plan = cp.plan;
   const double plan_s = t.seconds();
-  log::info("plan ({:.2f} ms):\n{}", plan_s * 1e3, plan.to_text());
-  save_plan(rundir, plan, "plan");
+  log::info("plan ({:.2f} ms):\n{}", plan_s * 1e3, cp.to_text());
+  save_plan(rundir, cp.to_json(), cp.to_text(), "plan");
 
   double compile_s = 0;
   bool jit_cached = false;
@@ -166,7 +183,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   } else {
     t.reset();
     cpu0 = process_cpu_seconds();
-    local = count_matches(in.graph, plan, ranks.exec(threads));
+    local = count_with(in.graph, cp, ranks.exec(threads));
   }
   const double match_cpu_s = process_cpu_seconds() - cpu0;
   const std::uint64_t count = ranks.sum(local);
@@ -191,7 +208,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"threads", threads},
                       {"ranks", ranks.info.world_size},
                       {"graph", in.info},
-                      {"plan", plan_summary(plan)}};
+                      {"plan", plan_summary(cp)}};
   if (o.backend == "jit") r["jit_cached"] = jit_cached;
   if (rundir)
     rundir->metrics().write({{"stage", "done"}, {"load_s", in.load_s}, {"plan_s", plan_s},
@@ -236,10 +253,11 @@ nlohmann::json plan(const PlanOptions& o) {
   const Pattern pattern = make_pattern(o.pattern, o.pattern_labels);
   Input in = load_input(o);
   Timer t;
-  const Plan plan = plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed, parse_formula(o.formula));
+  const CountPlan cp =
+      count_plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed, parse_formula(o.formula), true);
   const double plan_s = t.seconds();
-  nlohmann::json r = {{"plan", plan.to_json()}, {"text", plan.to_text()}, {"plan_time_s", plan_s}, {"graph", in.info}};
-  if (o.emit_cpp) r["cpp"] = emit_cpp(plan);
+  nlohmann::json r = {{"plan", cp.to_json()}, {"text", cp.to_text()}, {"plan_time_s", plan_s}, {"graph", in.info}};
+  if (o.emit_cpp) r["cpp"] = emit_cpp(cp.plan);
   return r;
 }
 
@@ -250,7 +268,7 @@ nlohmann::json list(const ListOptions& o, RunDir* rundir, std::ostream& matches)
   // Listing enumerates every level: no counting formula.
   const Plan plan = plan_for(pattern, parse_induced(o.induced), {}, in.graph, o.seed, Formula::never);
   const double plan_s = t.seconds();
-  save_plan(rundir, plan, "plan");
+  save_plan(rundir, plan.to_json(), plan.to_text(), "plan");
   t.reset();
   std::string line;
   // One match more than the limit is looked for (and not printed), so that `complete` is known:

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 
 #include "common/errors.hpp"
 #include "common/signals.hpp"
@@ -27,11 +28,20 @@ Span truncate(Span s, Vertex bound) {
   return s;
 }
 
-template <bool kList>
+// count: matches counted, formulas allowed; list: each match reported; weigh: every level
+// enumerated and each match's weight summed (pattern decomposition's cut enumeration).
+enum class Mode { count, list, weigh };
+
+template <Mode kMode>
 class Interpreter {
+  static constexpr bool kList = kMode == Mode::list;
+  static constexpr bool kEnum = kMode != Mode::count;  // every level enumerated
+
  public:
   Interpreter(const Graph& g, const Plan& plan, const std::vector<std::uint32_t>& lower)
       : g_(g), plan_(plan), k_(plan.size()), lower_(lower) {
+    if (kMode == Mode::weigh && (plan.pairs != PairMode::none || plan.root_common || plan.iep))
+      throw std::logic_error("sum_over_matches needs a plan without counting formulas");
     const std::size_t cap = g.max_degree() + 8;
     storage_.resize(static_cast<std::size_t>(k_) * k_ * 2);
     for (auto& b : storage_) b.resize(cap);
@@ -68,7 +78,27 @@ class Interpreter {
     common_ready_ = false;
   }
 
+  // Matches with root v0 and level 1 = each neighbour of v0, written to out[offsets[v0] + i]
+  // (count_per_edge).
+  void run_root_per_edge(Vertex v0, std::uint64_t* out) {
+    const Level& L0 = plan_.levels[0];
+    if (L0.label >= 0 && g_.labels[v0] != L0.label) return;
+    v_[0] = v0;
+    for (const SetOp& op : L0.ops) apply(op, 0);
+    const Span nb = neighbors(v0);
+    for (std::size_t i = 0; i < nb.n; ++i) {
+      if (excluded(plan_.levels[1], nb.p[i])) continue;
+      v_[1] = nb.p[i];
+      const std::uint64_t before = count;
+      if (k_ == 2) ++count;
+      else descend(1);
+      out[g_.offsets[v0] + i] = count - before;
+    }
+  }
+
   std::uint64_t count = 0;
+  unsigned __int128 weight_sum = 0;  // Mode::weigh
+  const WeightFn* weigh = nullptr;
   const MatchFn* emit = nullptr;
   std::uint64_t* emitted = nullptr;
   std::uint64_t limit = 0;
@@ -127,16 +157,16 @@ class Interpreter {
       std::copy_n(cur_.begin() + static_cast<std::ptrdiff_t>(d - 1) * k_, k_, cur_.begin() + static_cast<std::ptrdiff_t>(d) * k_);
     const auto& ops = plan_.levels[d].ops;
     const int next = d + 1;
-    if (!kList && next == k_ - 1 && plan_.levels[next].label < 0) {  // the last level: counted
+    if (!kEnum && next == k_ - 1 && plan_.levels[next].label < 0) {  // the last level: counted
       count += count_candidates(d, next);
       return;
     }
-    if (!kList && plan_.iep && next == k_ - plan_.iep) {
+    if (!kEnum && plan_.iep && next == k_ - plan_.iep) {
       for (const SetOp& op : ops) apply(op, d);
       count_iep(d);
       return;
     }
-    const bool pairs = !kList && plan_.pairs != PairMode::none && next == k_ - 2;
+    const bool pairs = !kEnum && plan_.pairs != PairMode::none && next == k_ - 2;
     if (pairs && plan_.pairs == PairMode::ordered) {  // the pairs y < x of S_{k-2}: C(|S|, 2)
       const std::uint64_t n = count_candidates(d, next);
       count += n < 2 ? 0 : n * (n - 1) / 2;
@@ -152,7 +182,7 @@ class Interpreter {
     const Level& L = plan_.levels[next];
     const Span c = truncate(cur(d, next), bound_at(next, d));
     // Plan::root_common: bcommon_[x] = |B ∩ N(x)| for every vertex x of level k-3.
-    const bool table = !kList && plan_.root_common && next == k_ - 3;
+    const bool table = !kEnum && plan_.root_common && next == k_ - 3;
     const Span B = table ? truncate(cur(d, k_ - 1), bound_at(k_ - 1, d)) : Span{};
     for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_fill_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
     for (std::size_t i = 0; i < c.n; ++i) {
@@ -279,6 +309,11 @@ class Interpreter {
       for (int l = 0; l < k_; ++l) match_[plan_.order[l]] = v_[l];
       (*emit)(match_);
       if (++*emitted >= limit) stop->store(true);
+    } else if constexpr (kMode == Mode::weigh) {
+      for (int l = 0; l < k_; ++l) match_[plan_.order[l]] = v_[l];
+      const unsigned __int128 w = (*weigh)(match_);
+      if (__builtin_add_overflow(weight_sum, w, &weight_sum))
+        throw DataError("the match count exceeds 2^128 in a decomposition's partial sum");
     } else {
       count += n;
     }
@@ -321,9 +356,9 @@ std::vector<std::uint32_t> lower_degrees(const Graph& g) {
 std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
   const auto lower = lower_degrees(g);
-  std::vector<std::unique_ptr<Interpreter<false>>> workers(opt.threads);
+  std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    if (!workers[t]) workers[t] = std::make_unique<Interpreter<false>>(g, plan, lower);
+    if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
     for (Vertex v = begin; v < end; ++v) workers[t]->run_root(v);
   });
   std::uint64_t total = 0;
@@ -341,12 +376,12 @@ std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& 
   std::atomic<bool> stop{false};
   std::uint64_t emitted = 0;
   const auto lower = lower_degrees(g);
-  std::vector<std::unique_ptr<Interpreter<true>>> workers(opt.threads);
+  std::vector<std::unique_ptr<Interpreter<Mode::list>>> workers(opt.threads);
   parallel_roots(
       g.n(), opt,
       [&](int t, Vertex begin, Vertex end) {
         if (!workers[t]) {
-          workers[t] = std::make_unique<Interpreter<true>>(g, plan, lower);
+          workers[t] = std::make_unique<Interpreter<Mode::list>>(g, plan, lower);
           workers[t]->emit = &fn;
           workers[t]->emitted = &emitted;
           workers[t]->limit = limit;
@@ -357,6 +392,55 @@ std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& 
       },
       &stop);
   return emitted;
+}
+
+std::vector<std::uint64_t> count_per_root(const Graph& g, const Plan& plan, const ExecOptions& opt) {
+  check_plan_fits(g, plan);
+  const auto lower = lower_degrees(g);
+  std::vector<std::uint64_t> per_root(g.n(), 0);
+  std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
+    auto& w = *workers[t];
+    for (Vertex v = begin; v < end; ++v) {
+      const std::uint64_t before = w.count;
+      w.run_root(v);
+      per_root[v] = w.count - before;
+    }
+  });
+  return per_root;
+}
+
+std::vector<std::uint64_t> count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& opt) {
+  check_plan_fits(g, plan);
+  if (plan.size() < 2 || !plan.levels[1].upper.empty() || plan.root_common)
+    throw std::logic_error("count_per_edge needs an unbounded level 1 and no root tables");
+  const auto lower = lower_degrees(g);
+  std::vector<std::uint64_t> per_edge(g.adj.size(), 0);
+  std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
+    for (Vertex v = begin; v < end; ++v) workers[t]->run_root_per_edge(v, per_edge.data());
+  });
+  return per_edge;
+}
+
+unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight) {
+  check_plan_fits(g, plan);
+  const auto lower = lower_degrees(g);
+  std::vector<std::unique_ptr<Interpreter<Mode::weigh>>> workers(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    if (!workers[t]) {
+      workers[t] = std::make_unique<Interpreter<Mode::weigh>>(g, plan, lower);
+      workers[t]->weigh = &weight;
+    }
+    for (Vertex v = begin; v < end; ++v) workers[t]->run_root(v);
+  });
+  unsigned __int128 total = 0;
+  for (auto& w : workers)
+    if (w && __builtin_add_overflow(total, w->weight_sum, &total))
+      throw DataError("the match count exceeds 2^128 in a decomposition's partial sum");
+  return total;
 }
 
 }  // namespace core::graph

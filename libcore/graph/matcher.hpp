@@ -27,6 +27,20 @@ using MatchFn = std::function<void(std::span<const Vertex>)>;
 std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, std::uint64_t limit,
                            const MatchFn& fn);
 
+// The count of matches whose level-0 vertex is v, for every vertex v (summed, count_matches).
+std::vector<std::uint64_t> count_per_root(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
+
+// For every edge (v, w) (index: its position in the CSR, offsets[v] + rank of w in N(v)), the
+// count of matches whose levels 0 and 1 are v and w. Level 1 must be unbounded (no restriction) and
+// the plan without Plan::root_common.
+std::vector<std::uint64_t> count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
+
+// The sum of weight(match) over every match (match[p] = graph vertex of pattern vertex p); the plan
+// must enumerate every level (no Plan::pairs, root_common or iep: made with Formula::never).
+// weight is called from several threads at once. A sum past 2^128 - 1 is a DataError.
+using WeightFn = std::function<unsigned __int128(std::span<const Vertex>)>;
+unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight);
+
 // For every vertex v, how many neighbours have a smaller id (the oriented prefix of N(v)).
 std::vector<std::uint32_t> lower_degrees(const Graph& g);
 

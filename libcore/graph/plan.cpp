@@ -380,8 +380,12 @@ Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order,
 
 Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, Formula formula) {
   if (!p.connected()) throw UsageError("pattern is not connected");
+  return choose_plan_in_group(p, automorphisms(p), induced, stats, formula);
+}
+
+Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Induced induced, const GraphStats& stats,
+                          Formula formula, const std::vector<int>& prefix) {
   const int k = p.size();
-  const auto autos = automorphisms(p);
   Schedule best;
   double best_cost = std::numeric_limits<double>::infinity();
   int best_tail = -1;  // Formula::always: the longest tail counted by a formula wins, then the cost
@@ -409,6 +413,7 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, For
     for (int x = 0; x < k; ++x) {
       if ((used >> x) & 1u) continue;
       if (l > 0 && !((reach >> x) & 1u)) continue;
+      if (l < static_cast<int>(prefix.size()) && x != prefix[l]) continue;
       // Keep x only when it is the smallest vertex of its orbit under the stabiliser of the prefix:
       // then the order is the lexicographically smallest of its Aut(P)-class.
       bool smallest = true;

@@ -122,4 +122,12 @@ Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order,
 // counted by a formula is longest.
 Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, Formula formula = Formula::by_cost);
 
+// choose_plan with symmetry broken by `group` (a subgroup of Aut(p), identity first) instead of
+// Aut(p), over the orders that start with the vertices `prefix`. Each match is then found once per
+// orbit of `group`, and Plan::automorphisms is |group|. With `group` the pointwise stabiliser of
+// the prefix, the count of matches with prefix (v, w) times |group| is the number of embeddings
+// mapping the prefix to (v, w) (the per-vertex and per-edge tables of pattern decomposition).
+Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& group, Induced induced, const GraphStats& stats,
+                          Formula formula, const std::vector<int>& prefix = {});
+
 }  // namespace core::graph

@@ -119,6 +119,26 @@ TEST_CASE("motifs, plan and list") {
   CHECK(counts.size() == 1);
   CHECK(*counts.begin() == core::graph::test::brute_force_count(g, core::graph::named_pattern("5-star"), false));
   CHECK(run_tool("graphzero-mine", {"plan", "--graph", (dir / "g.el").string(), "--formula", "maybe", "-q"}).exit_code == 2);
+  // Pattern decomposition: the dumbbell's plan names its cut and quotients; on, off and auto count
+  // the brute-force number, and the run directory's plan.json records the decomposition.
+  const auto db = run_tool("graphzero-mine", {"plan", "--graph", (dir / "g.el").string(), "--pattern", "dumbbell",
+                                              "--formula", "on", "-q"});
+  REQUIRE(db.exit_code == 0);
+  CHECK(json::parse(db.out)["plan"]["formula"] == "decomposition");
+  CHECK(!json::parse(db.out)["plan"]["decomposition"]["cut"].empty());
+  CHECK(json::parse(db.out)["text"].get<std::string>().find("quotient patterns") != std::string::npos);
+  std::set<std::uint64_t> dumbbells;
+  for (const char* f : {"on", "off", "auto"}) {
+    const auto c = run_tool("graphzero-mine", {"count", "--graph", (dir / "g.el").string(), "--pattern", "dumbbell",
+                                               "--formula", f, "--out", (dir / (std::string("d") + f)).string(), "-q"});
+    REQUIRE(c.exit_code == 0);
+    dumbbells.insert(json::parse(c.out)["count"].get<std::uint64_t>());
+    if (std::string(f) != "auto")  // auto: the cost model's choice on this small graph
+      CHECK((json::parse(c.out)["plan"]["formula"] == "decomposition") == (std::string(f) == "on"));
+  }
+  CHECK(dumbbells.size() == 1);
+  CHECK(*dumbbells.begin() == core::graph::test::brute_force_count(g, core::graph::named_pattern("dumbbell"), false));
+  CHECK(!json::parse(core::test::read_text(dir / "don" / "artifacts" / "plan.json"))["decomposition"]["quotients"].empty());
   const auto ls = run_tool("graphzero-mine", {"list", "--graph", (dir / "g.el").string(), "--pattern", "triangle",
                                               "--limit", "3", "-q"});
   REQUIRE(ls.exit_code == 0);

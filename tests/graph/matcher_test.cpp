@@ -10,6 +10,7 @@
 #include <set>
 
 #include "brute_force.hpp"
+#include "graph/decompose.hpp"
 #include "graph/generators.hpp"
 #include "graph/matcher.hpp"
 #include "graph/plan.hpp"
@@ -314,4 +315,78 @@ TEST_CASE("inclusion-exclusion counts are exact up to 2^64 - 1 and an error beyo
   REQUIRE(choose5(20000) > ~std::uint64_t{0});
   CHECK_THROWS_AS(count_matches(big, choose_plan(parse_pattern("6-star"), Induced::edge, graph_stats(big)), {2, 0, 1}),
                   core::DataError);
+}
+
+TEST_CASE("pattern decomposition at every cut matches brute force: 4-6-vertex patterns, labels, both thread counts") {
+  // Every admissible cut (connected, each component attached at one cut vertex) of every connected
+  // 4-6-vertex pattern; quotients counted by their own best strategy, formulas forced on.
+  const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(12, 0.5, 7)), generate_gnp(11, 0.6, 3),
+                                     labeled_gnp(12, 0.6, 9, 2)};
+  int cuts = 0, patterns = 0;
+  for (int k = 4; k <= 6; ++k) {
+    for (Pattern p : connected_patterns(k)) {
+      bool any = false;
+      for (const Graph& g : graphs) {
+        if (g.labeled()) {
+          if (k == 6 && p.edge_count() > 7) continue;  // keeps the test short
+          std::vector<int> labels(p.size());
+          for (int i = 0; i < p.size(); ++i) labels[i] = (i / 2) % 2;
+          p.set_labels(labels);
+        }
+        const GraphStats stats = graph_stats(g);
+        const auto ds = decompositions(p, stats, Formula::always);
+        if (ds.empty()) break;
+        any = true;
+        const std::uint64_t expect = test::brute_force_count(g, p, false);
+        CAPTURE(p.to_string());
+        for (const CountPlan& d : ds) {
+          CAPTURE(d.to_text());
+          ++cuts;
+          CHECK(count_with(g, d, {2, 0, 1}) == expect);
+        }
+        CHECK(count_with(g, choose_count_plan(p, Induced::edge, stats), {1, 0, 1}) == expect);
+        p.set_labels({});
+      }
+      patterns += any ? 1 : 0;
+    }
+  }
+  MESSAGE("decompositions checked: " << cuts << " cuts of " << patterns << " patterns");
+  CHECK(patterns >= 60);
+  CHECK(cuts >= 300);
+}
+
+TEST_CASE("pattern decomposition counts every 6- and 7-vertex pattern with a cut exactly on K8") {
+  const Graph g = complete_graph(8);
+  const GraphStats stats = graph_stats(g);
+  int decomposed = 0;
+  for (int k = 6; k <= 7; ++k) {
+    for (const Pattern& p : connected_patterns(k)) {
+      // 6 vertices: every cut; 7: the planner's choice with formulas forced on.
+      std::vector<CountPlan> cps = decompositions(p, stats, Formula::always);
+      if (k == 7) cps = {choose_count_plan(p, Induced::edge, stats, Formula::always)};
+      for (const CountPlan& cp : cps) {
+        if (!cp.decomposition) continue;
+        ++decomposed;
+        CAPTURE(cp.to_text());
+        CHECK(count_with(g, cp, {2, 0, 1}) == falling(8, k) / cp.plan.automorphisms);
+      }
+    }
+  }
+  MESSAGE("decompositions checked on K8: " << decomposed);
+  CHECK(decomposed >= 250);
+}
+
+TEST_CASE("the planner decomposes the dumbbell by cost, never with formulas off, vertex-induced or listing") {
+  const Graph g = relabel_by_degree(generate_rmat({9, 8}, 5));
+  const GraphStats stats = graph_stats(g);
+  const Pattern dumbbell = named_pattern("dumbbell");
+  const CountPlan cp = choose_count_plan(dumbbell, Induced::edge, stats);
+  REQUIRE(cp.decomposition);
+  CHECK(cp.decomposition->cut.size() == 2);  // the bridge
+  CHECK(cp.to_json()["formula"] == "decomposition");
+  CHECK(cp.predicted_cost < cp.plan.predicted_cost);
+  CHECK(count_with(g, cp, {2, 0, 1}) == count_matches(g, choose_plan(dumbbell, Induced::edge, stats), {2, 0, 1}));
+  CHECK_FALSE(choose_count_plan(dumbbell, Induced::edge, stats, Formula::never).decomposition);
+  CHECK_FALSE(choose_count_plan(dumbbell, Induced::vertex, stats).decomposition);
+  CHECK_FALSE(choose_count_plan(named_pattern("5-clique"), Induced::edge, stats, Formula::always).decomposition);
 }

@@ -1,0 +1,455 @@
+// Pattern decomposition: cut sets, quotient patterns, the planner's choice and the counting (see
+// decompose.hpp).
+#include "graph/decompose.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "graph/matcher.hpp"
+
+namespace core::graph {
+
+namespace {
+
+using Memo = std::map<std::string, CountPlan>;
+
+// Larger patterns are not decomposed: their quotients (up to Bell(k-1) partitions, each planned)
+// would make planning slower than most counts.
+constexpr int kMaxDecomposed = 7;
+
+// P[vertices], vertex i of the result being vertices[i] (labels kept).
+Pattern subpattern(const Pattern& p, const std::vector<int>& vertices) {
+  Pattern q(static_cast<int>(vertices.size()));
+  for (std::size_t i = 0; i < vertices.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (p.has_edge(vertices[i], vertices[j])) q.add_edge(static_cast<int>(i), static_cast<int>(j));
+  if (p.labeled()) {
+    std::vector<int> labels;
+    for (int v : vertices) labels.push_back(p.label(v));
+    q.set_labels(labels);
+  }
+  return q;
+}
+
+std::vector<int> members(std::uint32_t mask) {
+  std::vector<int> out;
+  for (int v = 0; mask; ++v, mask >>= 1)
+    if (mask & 1u) out.push_back(v);
+  return out;
+}
+
+// The vertices reachable from `from` inside `within`.
+std::uint32_t reach(const Pattern& p, std::uint32_t from, std::uint32_t within) {
+  std::uint32_t seen = from & within, frontier = seen;
+  while (frontier) {
+    const int v = std::countr_zero(frontier);
+    frontier &= frontier - 1;
+    const std::uint32_t next = p.neighbor_mask(v) & within & ~seen;
+    seen |= next;
+    frontier |= next;
+  }
+  return seen;
+}
+
+// The components of P - cut when `cut` is admissible: P[cut] connected, two or more components,
+// each with one neighbour in the cut or two adjacent ones (written to attach, the smaller vertex
+// first). Empty otherwise.
+std::vector<std::uint32_t> admissible_components(const Pattern& p, std::uint32_t cut,
+                                                 std::vector<std::vector<int>>& attach) {
+  const std::uint32_t all = (1u << p.size()) - 1;
+  if (reach(p, cut & -cut, cut) != cut) return {};
+  std::vector<std::uint32_t> comps;
+  attach.clear();
+  for (std::uint32_t rest = all & ~cut; rest;) {
+    const std::uint32_t comp = reach(p, rest & -rest, all & ~cut);
+    rest &= ~comp;
+    std::uint32_t nb = 0;
+    for (int v : members(comp)) nb |= p.neighbor_mask(v);
+    nb &= cut;
+    const auto at = members(nb);
+    if (at.size() > 2 || (at.size() == 2 && !p.has_edge(at[0], at[1]))) return {};
+    comps.push_back(comp);
+    attach.push_back(at);
+  }
+  if (comps.size() < 2) return {};
+  return comps;
+}
+
+// H_C: the automorphisms of p mapping `cut` onto itself, restricted to it (in cut-index numbering),
+// distinct, identity first.
+std::vector<Perm> cut_group(const std::vector<Perm>& autos, const std::vector<int>& cut) {
+  std::uint32_t mask = 0;
+  for (int v : cut) mask |= 1u << v;
+  std::set<Perm> seen;
+  std::vector<Perm> out;
+  for (const Perm& a : autos) {  // the identity comes first
+    Perm r{};
+    bool maps = true;
+    for (std::size_t i = 0; i < cut.size() && maps; ++i) {
+      const int image = a[cut[i]];
+      maps = (mask >> image) & 1u;
+      if (maps) r[i] = static_cast<std::uint8_t>(std::find(cut.begin(), cut.end(), image) - cut.begin());
+    }
+    if (maps && seen.insert(r).second) out.push_back(r);
+  }
+  return out;
+}
+
+// The automorphisms of q fixing vertices 0..fixed-1 (identity first).
+std::vector<Perm> prefix_stabiliser(const Pattern& q, int fixed) {
+  std::vector<Perm> out;
+  for (const Perm& a : automorphisms(q)) {
+    bool fixes = true;
+    for (int v = 0; v < fixed; ++v) fixes = fixes && a[v] == v;
+    if (fixes) out.push_back(a);
+  }
+  return out;
+}
+
+// Canonical quotients P/pi over the partitions pi != identity whose blocks hold at most one vertex
+// of each piece (C, and each a_i + K_i) and one label, with the number of partitions giving each.
+std::map<std::string, std::pair<Pattern, std::uint64_t>> quotients(const Pattern& p, std::uint32_t cut,
+                                                                   const std::vector<std::uint32_t>& comps,
+                                                                   const std::vector<std::vector<int>>& attach) {
+  const int k = p.size();
+  std::vector<std::uint32_t> pieces(k, 0);  // bit 0: C; bit i+1: a_i + K_i
+  for (int v : members(cut)) pieces[v] |= 1u;
+  for (std::size_t i = 0; i < comps.size(); ++i) {
+    for (int v : members(comps[i])) pieces[v] |= 2u << i;
+    for (int a : attach[i]) pieces[a] |= 2u << i;
+  }
+  std::map<std::string, std::pair<Pattern, std::uint64_t>> out;
+  std::vector<int> block(k);
+  std::vector<std::uint32_t> block_pieces;
+  std::vector<int> block_label;
+  auto rec = [&](auto&& self, int v) -> void {
+    if (v == k) {
+      const int b = static_cast<int>(block_pieces.size());
+      if (b == k) return;  // the identity partition: the pattern itself
+      Pattern q(b);
+      for (const auto& [x, y] : p.edges())
+        if (!q.has_edge(block[x], block[y])) q.add_edge(block[x], block[y]);
+      if (p.labeled()) q.set_labels(block_label);
+      const Pattern c = canonical_form(q);
+      auto [it, fresh] = out.try_emplace(c.to_string(), c, 0);
+      ++it->second.second;
+      return;
+    }
+    for (std::size_t b = 0; b < block_pieces.size(); ++b) {
+      if ((block_pieces[b] & pieces[v]) || block_label[b] != p.label(v)) continue;
+      block[v] = static_cast<int>(b);
+      block_pieces[b] |= pieces[v];
+      self(self, v + 1);
+      block_pieces[b] &= ~pieces[v];
+    }
+    block[v] = static_cast<int>(block_pieces.size());
+    block_pieces.push_back(pieces[v]);
+    block_label.push_back(p.label(v));
+    self(self, v + 1);
+    block_pieces.pop_back();
+    block_label.pop_back();
+  };
+  rec(rec, 0);
+  return out;
+}
+
+CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo);
+
+// Whether `cut` is two non-adjacent vertices and every other vertex (two or more) is adjacent to
+// exactly those two (Decomposition::common_power; unlabeled). Fills comps and attach.
+bool common_pair_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
+                     std::vector<std::vector<int>>& attach) {
+  const auto ab = members(cut);
+  if (ab.size() != 2 || p.has_edge(ab[0], ab[1]) || p.labeled() || p.size() < 4) return false;
+  comps.clear();
+  attach.clear();
+  for (int v = 0; v < p.size(); ++v) {
+    if ((cut >> v) & 1u) continue;
+    if (p.neighbor_mask(v) != cut) return false;
+    comps.push_back(1u << v);
+    attach.push_back(ab);
+  }
+  return true;
+}
+
+// The decomposition of p at `cut`, its predicted cost the sum of its parts'.
+CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vector<std::uint32_t>& comps,
+                       const std::vector<std::vector<int>>& attach, const std::vector<Perm>& autos, const GraphStats& stats,
+                       Formula formula, Memo& memo) {
+  auto d = std::make_shared<Decomposition>();
+  d->pattern = p;
+  d->cut = members(cut_mask);
+  if (!p.has_edge(d->cut[0], d->cut.back()) && d->cut.size() == 2) {  // common_pair_cut
+    d->common_power = static_cast<int>(comps.size());
+    for (std::size_t i = 0; i < comps.size(); ++i) d->components.push_back({members(comps[i]), attach[i], -1});
+    // The wedge walks (half of all, b < a), one pass over the touched vertices per root.
+    double cost = stats.m * stats.degree_biased + 2 * stats.n;
+    for (auto& [name, q] : quotients(p, cut_mask, comps, attach)) {
+      d->quotients.push_back({q.second, choose(q.first, stats, formula, memo)});
+      cost += d->quotients.back().plan.predicted_cost;
+    }
+    CountPlan cp;
+    cp.decomposition = std::move(d);
+    cp.predicted_cost = cost;
+    return cp;
+  }
+  d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
+                                     Formula::never);
+  double cost = d->cut_plan.predicted_cost;
+  for (std::size_t i = 0; i < comps.size(); ++i) {
+    Decomposition::Component c{members(comps[i]), attach[i], -1};
+    // A component that an automorphism maps onto an earlier one (attachments onto attachments, in
+    // order) has the same table.
+    for (std::size_t j = 0; j < i && c.table < 0; ++j) {
+      if (attach[i].size() != attach[j].size()) continue;
+      const bool same = std::any_of(autos.begin(), autos.end(), [&](const Perm& a) {
+        for (std::size_t x = 0; x < attach[i].size(); ++x)
+          if (a[attach[i][x]] != attach[j][x]) return false;
+        for (int v : c.vertices)
+          if (!((comps[j] >> a[v]) & 1u)) return false;
+        return true;
+      });
+      if (same) c.table = d->components[j].table;
+    }
+    if (c.table < 0) {
+      std::vector<int> rooted = attach[i];
+      rooted.insert(rooted.end(), c.vertices.begin(), c.vertices.end());
+      const Pattern q = subpattern(p, rooted);
+      const int fixed = static_cast<int>(attach[i].size());
+      std::vector<int> prefix(fixed);
+      std::iota(prefix.begin(), prefix.end(), 0);
+      c.table = static_cast<int>(d->tables.size());
+      d->tables.push_back(choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix));
+      d->tables.back().root_common = false;  // count_per_edge runs level 1 itself (no root tables)
+      cost += d->tables.back().predicted_cost;
+    }
+    d->components.push_back(std::move(c));
+  }
+  for (auto& [name, q] : quotients(p, cut_mask, comps, attach)) {
+    d->quotients.push_back({q.second, choose(q.first, stats, formula, memo)});
+    cost += d->quotients.back().plan.predicted_cost;
+  }
+  CountPlan cp;
+  cp.decomposition = std::move(d);
+  cp.predicted_cost = cost;
+  return cp;
+}
+
+CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo) {
+  const std::string key = canonical_form(p).to_string();
+  if (auto it = memo.find(key); it != memo.end()) return it->second;  // counts do not depend on numbering
+  CountPlan best;
+  best.plan = choose_plan(p, Induced::edge, stats, formula);
+  best.predicted_cost = best.plan.predicted_cost;
+  // Formula::always keeps a plan with an inclusion-exclusion tail; otherwise the first admissible
+  // cut replaces the plan, and the cheapest cut wins.
+  const bool keep = formula == Formula::never || (formula == Formula::always && best.plan.iep);
+  if (!keep && p.size() >= 3 && p.size() <= kMaxDecomposed) {
+    const auto autos = automorphisms(p);
+    const std::uint32_t all = (1u << p.size()) - 1;
+    bool forced = formula == Formula::always;
+    std::vector<std::vector<int>> attach;
+    for (std::uint32_t cut = 1; cut < all; ++cut) {
+      auto comps = admissible_components(p, cut, attach);
+      if (comps.empty() && !common_pair_cut(p, cut, comps, attach)) continue;
+      CountPlan cp = decompose_at(p, cut, comps, attach, autos, stats, formula, memo);
+      if (forced || cp.predicted_cost < best.predicted_cost) {
+        cp.plan = std::move(best.plan);
+        best = std::move(cp);
+        forced = false;
+      }
+    }
+  }
+  memo[key] = best;
+  return best;
+}
+
+}  // namespace
+
+CountPlan choose_count_plan(const Pattern& p, Induced induced, const GraphStats& stats, Formula formula) {
+  if (!p.connected()) throw UsageError("pattern is not connected");
+  if (induced == Induced::vertex) {
+    CountPlan cp;
+    cp.plan = choose_plan(p, induced, stats, formula);
+    cp.predicted_cost = cp.plan.predicted_cost;
+    return cp;
+  }
+  Memo memo;
+  return choose(p, stats, formula, memo);
+}
+
+std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats, Formula formula) {
+  Memo memo;
+  const auto autos = automorphisms(p);
+  const Plan plan = choose_plan(p, Induced::edge, stats, formula);
+  std::vector<CountPlan> out;
+  std::vector<std::vector<int>> attach;
+  for (std::uint32_t cut = 1; cut + 1 < (1u << p.size()); ++cut) {
+    auto comps = admissible_components(p, cut, attach);
+    if (comps.empty() && !common_pair_cut(p, cut, comps, attach)) continue;
+    out.push_back(decompose_at(p, cut, comps, attach, autos, stats, formula, memo));
+    out.back().plan = plan;
+  }
+  return out;
+}
+
+namespace {
+
+[[noreturn]] void partial_overflow() { throw DataError("a decomposition's partial sum exceeds 2^126"); }
+
+// Decomposition::common_power: 2 sum over a, b < a of c(a, b)^r.
+unsigned __int128 sum_common_powers(const Graph& g, int r, const ExecOptions& opt) {
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  std::vector<std::vector<std::uint32_t>> counts(opt.threads);
+  std::vector<std::vector<Vertex>> touched(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    auto& cnt = counts[t];
+    if (cnt.empty()) cnt.assign(g.n(), 0);
+    auto& seen = touched[t];
+    for (Vertex a = begin; a < end; ++a) {
+      for (Vertex w : g.neighbors(a)) {
+        const auto nb = g.neighbors(w);
+        for (auto it = nb.begin(); it != nb.end() && *it < a; ++it)
+          if (cnt[*it]++ == 0) seen.push_back(*it);
+      }
+      for (Vertex b : seen) {
+        unsigned __int128 x = 1;
+        for (int i = 0; i < r; ++i)
+          if (__builtin_mul_overflow(x, static_cast<unsigned __int128>(cnt[b]), &x)) partial_overflow();
+        if (__builtin_add_overflow(sums[t], x, &sums[t])) partial_overflow();
+        cnt[b] = 0;
+      }
+      seen.clear();
+    }
+  });
+  unsigned __int128 total = 0;
+  for (auto s : sums)
+    if (__builtin_add_overflow(total, s, &total)) partial_overflow();
+  if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
+  return total;
+}
+
+// R of a connected cut: the cut plan's matches weighted by the components' tables.
+unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, const ExecOptions& opt) {
+  const auto overflow = [] { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); };
+  // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
+  // embeddings of table t's rooted pattern with its first levels at v (and w).
+  std::vector<std::vector<std::uint64_t>> ext(d.tables.size());
+  for (const auto& c : d.components) {
+    const Plan& t = d.tables[c.table];
+    if (!ext[c.table].empty()) continue;
+    ext[c.table] = c.attach.size() == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
+    for (auto& x : ext[c.table])
+      if (__builtin_mul_overflow(x, t.automorphisms, &x)) overflow();
+  }
+  struct Factor {
+    const std::uint64_t* table;
+    int a, b;  // indices of the attachments in the cut; b = -1 for one
+  };
+  std::vector<Factor> factors;
+  auto cut_index = [&](int v) { return static_cast<int>(std::find(d.cut.begin(), d.cut.end(), v) - d.cut.begin()); };
+  for (const auto& c : d.components)
+    factors.push_back({ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1});
+  const WeightFn weight = [&](std::span<const Vertex> m) -> unsigned __int128 {
+    unsigned __int128 w = 1;
+    for (const Factor& f : factors) {
+      std::size_t at = m[f.a];
+      if (f.b >= 0) {
+        const auto nb = g.neighbors(m[f.a]);
+        at = g.offsets[m[f.a]] + static_cast<std::size_t>(std::lower_bound(nb.begin(), nb.end(), m[f.b]) - nb.begin());
+      }
+      if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(f.table[at]), &w))
+        throw DataError("a decomposition's partial product exceeds 2^128");
+      if (w == 0) return 0;
+    }
+    return w;
+  };
+  unsigned __int128 relaxed = sum_over_matches(g, d.cut_plan, opt, weight);
+  if (__builtin_mul_overflow(relaxed, static_cast<unsigned __int128>(d.cut_plan.automorphisms), &relaxed) ||
+      relaxed >> 126)
+    partial_overflow();
+  return relaxed;
+}
+
+}  // namespace
+
+std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt) {
+  if (!cp.decomposition) return count_matches(g, cp.plan, opt);
+  if (opt.world_size != 1) throw UsageError("pattern decomposition runs in one process");
+  const Decomposition& d = *cp.decomposition;
+  unsigned __int128 relaxed = d.common_power ? sum_common_powers(g, d.common_power, opt) : connected_cut_sum(g, d, opt);
+  __int128 inj = static_cast<__int128>(relaxed);
+  for (const auto& q : d.quotients) {
+    const std::uint64_t n = count_with(g, q.plan, opt);
+    inj -= static_cast<__int128>(n) * q.plan.plan.automorphisms * q.multiplicity;
+  }
+  const auto aut = static_cast<__int128>(cp.plan.automorphisms);
+  if (inj < 0 || inj % aut != 0)
+    throw std::logic_error("pattern decomposition of " + d.pattern.to_string() + ": " +
+                           (inj < 0 ? "negative" : "indivisible") + " embedding count");
+  const __int128 count = inj / aut;
+  if (count > static_cast<__int128>(~std::uint64_t{0}))
+    throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
+  return static_cast<std::uint64_t>(count);
+}
+
+nlohmann::json CountPlan::to_json() const {
+  nlohmann::json j = plan.to_json();
+  j["predicted_cost"] = predicted_cost;
+  if (!decomposition) {
+    j["decomposition"] = nullptr;
+    return j;
+  }
+  const Decomposition& d = *decomposition;
+  nlohmann::json comps = nlohmann::json::array(), tables = nlohmann::json::array(), qs = nlohmann::json::array();
+  for (const auto& c : d.components) comps.push_back({{"vertices", c.vertices}, {"attach", c.attach}, {"table", c.table}});
+  for (const Plan& t : d.tables)
+    tables.push_back({{"pattern", t.pattern.to_string()}, {"order", t.order}, {"group", t.automorphisms},
+                      {"formula", t.to_json()["formula"]}});
+  for (const auto& q : d.quotients)
+    qs.push_back({{"pattern", q.plan.plan.pattern.to_string()}, {"multiplicity", q.multiplicity},
+                  {"decomposed", q.plan.decomposition != nullptr}, {"predicted_cost", q.plan.predicted_cost}});
+  j["formula"] = "decomposition";
+  j["decomposition"] = {{"cut", d.cut},
+                        {"cut_order", d.cut_plan.order},
+                        {"cut_symmetry", d.cut_plan.automorphisms},
+                        {"common_power", d.common_power},
+                        {"components", comps},
+                        {"tables", tables},
+                        {"quotients", qs}};
+  return j;
+}
+
+std::string CountPlan::to_text() const {
+  if (!decomposition) return plan.to_text();
+  const Decomposition& d = *decomposition;
+  std::ostringstream os;
+  os << "pattern " << d.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms
+     << ") counted by decomposition\ncut set:";
+  for (int v : d.cut) os << " " << v;
+  if (d.common_power)
+    os << " (non-adjacent: sum over vertex pairs of common neighbours ^ " << d.common_power << ", from wedges)\n";
+  else
+    os << " (enumerated up to " << d.cut_plan.automorphisms << " symmetries)\n";
+  for (const auto& c : d.components) {
+    os << "component";
+    for (int v : c.vertices) os << " " << v;
+    os << (c.attach.size() == 1 ? " attached at vertex " : " attached at edge ") << c.attach[0];
+    if (c.attach.size() == 2) os << "-" << c.attach[1];
+    if (c.table >= 0) os << ": table " << c.table;
+    os << "\n";
+  }
+  os << d.quotients.size() << " quotient patterns (shared vertices) subtracted:\n";
+  for (const auto& q : d.quotients)
+    os << "  " << q.multiplicity << " x " << q.plan.plan.pattern.to_string()
+       << (q.plan.decomposition ? " (decomposed)" : "") << "\n";
+  os << "predicted cost " << predicted_cost << " (enumerating plan: " << plan.predicted_cost << ")\n";
+  return os.str();
+}
+
+}  // namespace core::graph

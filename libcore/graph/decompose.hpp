@@ -1,0 +1,92 @@
+// Pattern decomposition (DwarvesGraph, Chen & Arvind ASPLOS'22; G2Miner's dumbbell): counting a
+// pattern P with a vertex cut set C without enumerating the product of its pieces.
+//
+// C induces a connected subpattern, and every connected component K_i of P - C has as its
+// neighbours in C one vertex or two adjacent ones, A_i. For an embedding phi of P[C] (an injective,
+// edge-preserving map to the graph), ext_i(phi(A_i)) = the embeddings of P[A_i + K_i] that map A_i
+// to phi(A_i): a per-vertex or per-edge table (the gem's two hanging triangles: per-edge triangle
+// counts), filled once by a rooted plan (symmetry broken by the pointwise stabiliser of A_i, times
+// its order). Then
+//   R = sum over embeddings phi of P[C] of prod_i ext_i(phi(A_i))
+// counts the maps f: V(P) -> V(G) that preserve edges and are injective on C and on each
+// A_i + K_i, but may send vertices of different pieces to one graph vertex. Grouping those maps
+// by which vertices they identify (a partition pi whose blocks never hold two vertices of one
+// piece) gives R = sum over pi of inj(P/pi), with P/pi the quotient pattern (the blocks' vertices
+// merged; loop-free because no block holds two adjacent vertices) and inj the number of
+// embeddings. So inj(P) = R - sum over pi != identity of inj(P/pi): every quotient has fewer vertices
+// and is counted by its own best strategy (a plan, or a decomposition again), inj(Q) = count(Q)
+// |Aut(Q)|; isomorphic quotients are counted once with their multiplicity. count(P) = inj(P) / |Aut(P)|.
+// A cut of two non-adjacent vertices whose components are single common neighbours (the 4-cycle's
+// diagonal) is the one disconnected cut allowed: R = sum over vertex pairs of c(a, b)^r, from wedges.
+// R itself is enumerated up to H_C, the automorphisms of P that map C to C restricted to C (the
+// product is constant on their orbits), and multiplied by |H_C|.
+//
+// Edge-induced, patterns of up to 7 vertices. The planner (choose_count_plan) scores every
+// admissible cut against the plan of the whole pattern with the plan cost model and keeps the
+// cheapest; Formula::always takes the cheapest cut wherever one exists and the plan has no
+// inclusion-exclusion tail; Formula::never never decomposes.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/csr.hpp"
+#include "graph/parallel.hpp"
+#include "graph/plan.hpp"
+
+namespace core::graph {
+
+struct Decomposition;
+
+// How one pattern is counted: by `plan` (always set: also the enumerating plan of a decomposed
+// pattern, for reports), or by `decomposition` when that is set.
+struct CountPlan {
+  Plan plan;
+  std::shared_ptr<const Decomposition> decomposition;
+  double predicted_cost = 0;
+
+  nlohmann::json to_json() const;
+  std::string to_text() const;
+};
+
+struct Decomposition {
+  Pattern pattern;
+  std::vector<int> cut;  // the pattern vertices of C; cut_plan's vertex i is cut[i]
+  Plan cut_plan;         // P[C], every level enumerated, symmetry broken by H_C
+  struct Component {
+    std::vector<int> vertices;  // K_i (pattern vertices)
+    std::vector<int> attach;    // A_i, its neighbours in C: one vertex, or two adjacent ones (ordered)
+    int table = 0;              // index into tables: components mapped onto each other by Aut(P) share one
+  };
+  std::vector<Component> components;
+  // Rooted plans of P[A_i + K_i] (vertices 0 (,1) = A_i), group = the pointwise stabiliser of A_i:
+  // per-vertex tables (count_per_root) or per-edge ones (count_per_edge).
+  std::vector<Plan> tables;
+  struct Quotient {
+    std::uint64_t multiplicity = 0;  // partitions giving a quotient isomorphic to plan's pattern
+    CountPlan plan;
+  };
+  std::vector<Quotient> quotients;
+  // A cut of two non-adjacent vertices a, b whose r = common_power components are single vertices
+  // adjacent to both (K_{2,r}: the 4-cycle for r = 2; unlabeled): R = sum over ordered pairs a != b of
+  // c(a, b)^r, c the number of common neighbours, from wedge walks a-w-b (b < a, doubled) without a
+  // cut plan or tables. 0: a connected cut.
+  int common_power = 0;
+};
+
+// The cheapest way to count p (see above); plain choose_plan for vertex-induced counting.
+CountPlan choose_count_plan(const Pattern& p, Induced induced, const GraphStats& stats,
+                            Formula formula = Formula::by_cost);
+
+// The decomposition at every admissible cut of p (edge-induced), in the order of the cuts' vertex
+// masks; quotients are counted by their best strategy. Empty when p has no admissible cut.
+std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats, Formula formula = Formula::by_cost);
+
+// The number of matches under `cp` (the same as count_matches of any plan of the pattern).
+// Exact or a DataError when it exceeds 2^64 - 1. Single process (opt.world_size 1).
+std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt);
+
+}  // namespace core::graph
