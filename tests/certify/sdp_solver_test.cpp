@@ -244,3 +244,69 @@ TEST_CASE("memory limit: SdpTooLarge before solving, a generous limit solves") {
   huge.A[0].add(0, 0, 0, 1.0);
   CHECK_THROWS_AS(solve_sdp(huge, generous), SdpTooLarge);
 }
+
+// Residuals of (X, y, Z) recomputed from the problem, independently of the solver's bookkeeping.
+static double primal_residual(const SdpProblem& p, const SdpResult& r) {
+  Eigen::VectorXd ax(p.num_constraints());
+  for (int i = 0; i < p.num_constraints(); ++i) ax(i) = p.inner(p.A[static_cast<std::size_t>(i)], r.X);
+  return (p.b - ax).norm() / (1.0 + p.b.norm());
+}
+static double dual_residual(const SdpProblem& p, const SdpResult& r) {
+  BlockValues R = p.zeros();
+  p.accumulate(p.C, 1.0, R);
+  for (int i = 0; i < p.num_constraints(); ++i) p.accumulate(p.A[static_cast<std::size_t>(i)], -r.y(i), R);
+  double sq = 0.0;
+  for (std::size_t k = 0; k < R.size(); ++k) sq += (R[k] - r.Z[k]).squaredNorm();
+  return std::sqrt(sq) / (1.0 + p.C.frobenius_norm());
+}
+
+// Asked for an accuracy rounding does not allow (1e-14) on the degenerate GM relaxation, the solver
+// wanders near the optimum until it stops; it returns its best iterate (not the last), near_optimal with
+// the accuracy that iterate achieved, and the residuals it reports are those of the X, y, Z it returns.
+TEST_CASE("best iterate: an unreachable tolerance ends near_optimal at the best iterate") {
+  const SdpProblem p = read_sdpa(core::test::source_dir() / "tests/certify/data/gm_n30_seed0.dat-s");
+  SdpOptions opts;
+  opts.tol = 1e-14;
+  opts.stall_iterations = 8;
+  const SdpResult res = solve_sdp(p, opts);
+  REQUIRE(res.status == SdpStatus::near_optimal);
+  CHECK(res.achieved_accuracy < 1e-8);
+  CHECK(res.achieved_accuracy == std::max({res.primal_residual, res.dual_residual, res.relative_gap}));
+  CHECK(res.best_iteration < res.iterations);
+  CHECK(res.primal_residual == doctest::Approx(primal_residual(p, res)).epsilon(1e-3).scale(1e-12));
+  CHECK(res.dual_residual == doctest::Approx(dual_residual(p, res)).epsilon(1e-3).scale(1e-12));
+  CHECK(res.primal_objective == doctest::Approx(2.977138703891e-02).epsilon(1e-7));
+  CHECK(std::string(to_string(res.status)) == "near_optimal");
+}
+
+// The iteration limit returns the best iterate too, with its accuracy; a limit that leaves it within
+// near_tol is near_optimal, an earlier one iteration_limit.
+TEST_CASE("iteration limit: best iterate, near_optimal once near_tol is met") {
+  const SdpProblem p = lovasz_theta(10, petersen());
+  const SdpResult full = solve_sdp(p);
+  REQUIRE(full.status == SdpStatus::optimal);
+  SdpOptions opts;
+  opts.max_iterations = full.iterations - 1;
+  opts.near_tol = 1e-3;
+  const SdpResult cut = solve_sdp(p, opts);
+  CHECK(cut.status == SdpStatus::near_optimal);
+  CHECK(cut.iterations == full.iterations - 1);
+  CHECK(cut.achieved_accuracy < 1e-3);
+  CHECK(cut.achieved_accuracy >= 1e-8);
+  CHECK(-cut.primal_objective == doctest::Approx(4.0).epsilon(1e-3));
+  CHECK(cut.primal_residual == doctest::Approx(primal_residual(p, cut)).epsilon(1e-3).scale(1e-12));
+  opts.max_iterations = 3;
+  const SdpResult early = solve_sdp(p, opts);
+  CHECK(early.status == SdpStatus::iteration_limit);
+  CHECK(early.achieved_accuracy >= 1e-3);
+}
+
+TEST_CASE("near_tol and stall_iterations are validated") {
+  const SdpProblem p = lovasz_theta(5, cycle(5));
+  SdpOptions bad;
+  bad.near_tol = 1e-10;  // below tol
+  CHECK_THROWS_WITH_AS(solve_sdp(p, bad), doctest::Contains("near_tol"), core::UsageError);
+  bad = {};
+  bad.stall_iterations = 1;
+  CHECK_THROWS_WITH_AS(solve_sdp(p, bad), doctest::Contains("stall_iterations"), core::UsageError);
+}

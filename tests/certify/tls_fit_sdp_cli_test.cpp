@@ -69,3 +69,18 @@ TEST_CASE("bad inputs: exit codes and messages") {
   CHECK(json::parse(read_text(dir / "run" / "result.json"))["status"] == "primal_infeasible");
   CHECK(json::parse(read_text(dir / "run" / "manifest.json"))["exit_code"] == 3);
 }
+
+// near_optimal (a tolerance rounding cannot meet, so the best iterate within near_tol) is a success, exit 0,
+// with the accuracy reached; tolerances come from the config like every key.
+TEST_CASE("tls-fit sdp: near_optimal is exit 0 with the achieved accuracy") {
+  const auto gm = (source_dir() / "tests/certify/data/gm_n30_seed0.dat-s").string();
+  auto near = run_tool("tls-fit", {"sdp", "--input", gm, "tol=1e-14", "stall_iterations=8"});
+  CHECK(near.exit_code == 0);
+  const auto j = json::parse(near.out);
+  CHECK(j["status"] == "near_optimal");
+  CHECK(j["achieved_accuracy"].get<double>() < 1e-6);
+  CHECK(j["best_iteration"].get<int>() < j["iterations"].get<int>());
+  auto bad = run_tool("tls-fit", {"sdp", "--input", gm, "tol=1e-6", "near_tol=1e-8"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("near_tol") != std::string::npos);
+}
