@@ -57,6 +57,9 @@ struct SdpOptions {
   double step_fraction = 0.95;      // fraction of the step to the cone boundary
   bool scale = true;                // normalise C and each (A_i, b_i) before solving
   SchurMode schur = SchurMode::automatic;
+  // Threads assembling a dense Schur complement (the columns of a block with enough work are shared;
+  // the result is bitwise the serial one). Callers pass core::thread_count() (the `threads` rule).
+  int threads = 1;
   // Stop as soon as the optimum is known to lie above or below `target` (when only its sign relative
   // to a threshold matters): a dual iterate with relative residual <= tol and b^T y > target
   // (status above_target: the optimum is at least b^T y, up to the residual), or a primal iterate
@@ -66,7 +69,7 @@ struct SdpOptions {
   // memory exceeds this many bytes; 0: no limit.
   std::uint64_t memory_limit_bytes = 0;
   // Throws UsageError naming the bad field: tol, infeasibility_tol in (0, 1), near_tol in [tol, 1),
-  // max_iterations >= 1, stall_iterations >= 2, step_fraction in (0, 1).
+  // max_iterations >= 1, stall_iterations >= 2, threads >= 1, step_fraction in (0, 1).
   void validate() const;
 };
 

@@ -310,3 +310,27 @@ TEST_CASE("near_tol and stall_iterations are validated") {
   bad.stall_iterations = 1;
   CHECK_THROWS_WITH_AS(solve_sdp(p, bad), doctest::Contains("stall_iterations"), core::UsageError);
 }
+
+// Two threads share the columns of the dense Schur complement (a 40 x 40 block with 120 constraints:
+// 120 x (entries + 1600) is above the solver's threshold for sharing); every entry is computed by the
+// same code, so the whole solve is bitwise the serial one. A diagonal block with many constraints too.
+TEST_CASE("threaded Schur complement assembly equals the serial one") {
+  const KnownSdp k = random_known_sdp(40, 3, 300, 120, 9);
+  SdpOptions serial;
+  serial.schur = SchurMode::dense;
+  SdpOptions threaded = serial;
+  threaded.threads = 2;
+  const SdpResult a = solve_sdp(k.problem, serial), b = solve_sdp(k.problem, threaded);
+  REQUIRE(a.status == SdpStatus::optimal);
+  CHECK(a.primal_objective == doctest::Approx(k.optimum).epsilon(1e-7));
+  CHECK(b.status == a.status);
+  CHECK(b.iterations == a.iterations);
+  CHECK(b.primal_objective == a.primal_objective);
+  CHECK(b.dual_objective == a.dual_objective);
+  CHECK(b.y == a.y);
+  CHECK(b.X[0] == a.X[0]);
+  CHECK(b.X[1] == a.X[1]);
+  SdpOptions bad;
+  bad.threads = 0;
+  CHECK_THROWS_WITH_AS(solve_sdp(k.problem, bad), doctest::Contains("threads"), core::UsageError);
+}

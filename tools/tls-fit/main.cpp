@@ -9,6 +9,7 @@
 #include "common/cli.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
+#include "common/threads.hpp"
 #include "io/csv.hpp"
 #include "io/npy.hpp"
 #include "linefit/fit_job.hpp"
@@ -75,6 +76,7 @@ static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
   so.near_tol = opts.near_tol;
   so.max_iterations = opts.max_iterations;
   so.stall_iterations = opts.stall_iterations;
+  so.threads = thread_count();
   so.memory_limit_bytes = available_memory_bytes() / 10 * 9;
   const certify::SdpResult r = certify::solve_sdp(std::move(p), so);
   log::info("{}: {} (accuracy {:.1e}) after {} iterations, primal {:.10g}, dual {:.10g} (file's max convention), {:.4f} s",
