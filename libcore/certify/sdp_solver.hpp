@@ -7,7 +7,7 @@
 // shifted by a tiny multiple of its largest diagonal entry when rounding makes it indefinite on degenerate problems), and every
 // direction gets iterative refinement so that A(dX) = r_p holds to rounding (without it primal
 // feasibility is lost near the optimum, where Z^-1 is huge); the step to the boundary of the PSD
-// cone is a full step when a Cholesky of X + dX / step_fraction succeeds, else found from the
+// cone is a full step when a Cholesky of X + dX / f succeeds (f the step fraction), else found from the
 // eigenvalues of L^-1 dX L^-T. Before solving, C and every A_i (with its b_i)
 // are scaled to unit Frobenius norm; the result is reported for the original data.
 //
@@ -15,7 +15,7 @@
 // at a near-singular iterate) is shortened by kBacktrack until it succeeds instead of aborting, and the
 // best iterate seen (by the merit max(relative primal residual, relative dual residual, relative gap))
 // is kept: when the solver stops without meeting `tol` (a Schur complement it cannot factor, no progress
-// for `stall_iterations`, a merit 100 times worse than a best one already within `near_tol`, or the
+// for `stall_iterations`, 5 once within near_tol, a merit 100 times worse than a best one already within `near_tol`, or the
 // iteration limit) it returns that best iterate.
 //
 // Status: optimal when the relative primal and dual residuals and the relative duality gap are
@@ -54,7 +54,9 @@ struct SdpOptions {
   int stall_iterations = 20;        // stalled when the best merit improved by less than 10% in this many
   double infeasibility_tol = 1e-8;  // ray quality for the infeasibility statuses
   int max_iterations = 100;
-  double step_fraction = 0.95;      // fraction of the step to the cone boundary
+  // Fraction of the step to the cone boundary: step_fraction + (1 - step_fraction) 0.9 s, s the shorter
+  // predictor step (SDPT3's 0.9 + 0.09 s at the default).
+  double step_fraction = 0.9;
   bool scale = true;                // normalise C and each (A_i, b_i) before solving
   SchurMode schur = SchurMode::automatic;
   // Threads assembling a dense Schur complement (the columns of a block with enough work are shared;
