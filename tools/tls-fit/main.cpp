@@ -71,6 +71,7 @@ struct SdpCommandOptions {
 static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
   certify::SdpProblem p = certify::read_sdpa(opts.input);
   const int constraints = p.num_constraints(), order = p.total_size();
+  const std::vector<certify::BlockSpec> blocks = p.blocks;
   certify::SdpOptions so;
   so.tol = opts.tol;
   so.near_tol = opts.near_tol;
@@ -82,6 +83,11 @@ static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
   log::info("{}: {} (accuracy {:.1e}) after {} iterations, primal {:.10g}, dual {:.10g} (file's max convention), {:.4f} s",
             opts.input, certify::to_string(r.status), r.achieved_accuracy, r.iterations, certify::sdpa_objective(r.primal_objective),
             certify::sdpa_objective(r.dual_objective), r.seconds);
+  if (ctx.rundir) {  // the solution as csdp writes it (y, Z, X), and y alone
+    write_file_atomic(ctx.rundir->artifact("solution.sol"), certify::format_sdpa_solution(blocks, r.y, r.X, r.Z));
+    const Eigen::VectorXd y_file = -r.y;
+    io::write_npy(ctx.rundir->artifact("y.npy"), y_file.data(), {static_cast<std::size_t>(y_file.size())});
+  }
   ctx.emit_result({{"input", opts.input},
                    {"status", certify::to_string(r.status)},
                    {"primal", certify::sdpa_objective(r.primal_objective)},
