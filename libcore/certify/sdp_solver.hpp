@@ -7,16 +7,24 @@
 // shifted by a tiny multiple of its largest diagonal entry when rounding makes it indefinite on degenerate problems), and every
 // direction gets iterative refinement so that A(dX) = r_p holds to rounding (without it primal
 // feasibility is lost near the optimum, where Z^-1 is huge); the step to the boundary of the PSD
-// cone is a full step when a Cholesky of X + dX / step_fraction succeeds, else found from the
+// cone is a full step when a Cholesky of X + dX / f succeeds (f the step fraction), else found from the
 // eigenvalues of L^-1 dX L^-T. Before solving, C and every A_i (with its b_i)
 // are scaled to unit Frobenius norm; the result is reported for the original data.
 //
+// Robustness (as CSDP and SDPT3 do): a step whose new X or Z fails its Cholesky factorisation (rounding
+// at a near-singular iterate) is shortened by kBacktrack until it succeeds instead of aborting, and the
+// best iterate seen (by the merit max(relative primal residual, relative dual residual, relative gap))
+// is kept: when the solver stops without meeting `tol` (a Schur complement it cannot factor, no progress
+// for `stall_iterations`, 5 once within near_tol, a merit 100 times worse than a best one already within `near_tol`, or the
+// iteration limit) it returns that best iterate.
+//
 // Status: optimal when the relative primal and dual residuals and the relative duality gap are
-// below `tol`; primal_infeasible when the dual iterate is (to `infeasibility_tol`) a ray
+// below `tol`; near_optimal when the solver stopped early and its best iterate is within `near_tol`
+// (achieved_accuracy says how close); primal_infeasible when the dual iterate is (to `infeasibility_tol`) a ray
 // b^T y > 0, C - Z - A^T y ~ 0 direction of unbounded dual improvement; dual_infeasible (primal
-// unbounded) when <C,X> < 0 with A(X) ~ 0 relative to it; stalled when steps shrink to nothing or
-// the Schur complement cannot be factored; above_target / below_target (only with options.target)
-// as soon as a feasible iterate shows on which side of the target the optimum lies; iteration_limit
+// unbounded) when <C,X> < 0 with A(X) ~ 0 relative to it; stalled when the best iterate is not within
+// near_tol and steps shrink to nothing, progress stops or the Schur complement cannot be factored;
+// above_target / below_target (only with options.target) as soon as a feasible iterate shows on which side of the target the optimum lies; iteration_limit
 // otherwise.
 #pragma once
 #include <Eigen/Dense>
@@ -30,7 +38,7 @@
 
 namespace core::certify {
 
-enum class SdpStatus { optimal, primal_infeasible, dual_infeasible, stalled, iteration_limit, above_target, below_target };
+enum class SdpStatus { optimal, near_optimal, primal_infeasible, dual_infeasible, stalled, iteration_limit, above_target, below_target };
 // How the Schur complement is stored and factored (schur_complement.hpp): dense Cholesky, or sparse
 // Cholesky (block order, else AMD; analysed once) for problems whose constraints each touch few
 // blocks of many small ones (then M_ij = 0 unless constraints i and j share a block; e.g. a chordal
@@ -42,11 +50,18 @@ const char* to_string(SdpStatus status);
 
 struct SdpOptions {
   double tol = 1e-8;                // relative residuals and relative gap for "optimal"
+  double near_tol = 1e-6;           // the same for "near_optimal" (a best iterate when the solver stops early)
+  int stall_iterations = 20;        // stalled when the best merit improved by less than 10% in this many
   double infeasibility_tol = 1e-8;  // ray quality for the infeasibility statuses
   int max_iterations = 100;
-  double step_fraction = 0.95;      // fraction of the step to the cone boundary
+  // Fraction of the step to the cone boundary: step_fraction + (1 - step_fraction) 0.9 s, s the shorter
+  // predictor step (SDPT3's 0.9 + 0.09 s at the default).
+  double step_fraction = 0.9;
   bool scale = true;                // normalise C and each (A_i, b_i) before solving
   SchurMode schur = SchurMode::automatic;
+  // Threads assembling a dense Schur complement (the columns of a block with enough work are shared;
+  // the result is bitwise the serial one). Callers pass core::thread_count() (the `threads` rule).
+  int threads = 1;
   // Stop as soon as the optimum is known to lie above or below `target` (when only its sign relative
   // to a threshold matters): a dual iterate with relative residual <= tol and b^T y > target
   // (status above_target: the optimum is at least b^T y, up to the residual), or a primal iterate
@@ -55,8 +70,8 @@ struct SdpOptions {
   // Refuse (SdpTooLarge) before allocating the Schur complement when the solver's estimated working
   // memory exceeds this many bytes; 0: no limit.
   std::uint64_t memory_limit_bytes = 0;
-  // Throws UsageError naming the bad field: tol, infeasibility_tol in (0, 1), max_iterations >= 1,
-  // step_fraction in (0, 1).
+  // Throws UsageError naming the bad field: tol, infeasibility_tol in (0, 1), near_tol in [tol, 1),
+  // max_iterations >= 1, stall_iterations >= 2, threads >= 1, step_fraction in (0, 1).
   void validate() const;
 };
 
@@ -81,7 +96,9 @@ struct SdpResult {
   double primal_residual = 0.0;   // ||b - A(X)|| / (1 + ||b||)
   double dual_residual = 0.0;     // ||C - Z - A^T y||_F / (1 + ||C||_F)
   double relative_gap = 0.0;      // |pobj - dobj| / (1 + |pobj| + |dobj|)
-  int iterations = 0;
+  double achieved_accuracy = 0.0; // max(primal_residual, dual_residual, relative_gap) of the returned iterate
+  int iterations = 0;             // iterations run
+  int best_iteration = 0;         // the iteration whose iterate is returned
   double seconds = 0.0;
   std::string schur;  // how the Schur complement was factored: dense | sparse, block order | sparse, AMD order
 };

@@ -214,6 +214,28 @@ std::string format_sdpa(const SdpProblem& p, const std::string& comment) {
   return os.str();
 }
 
+std::string format_sdpa_solution(const std::vector<BlockSpec>& blocks, const Eigen::VectorXd& y, const BlockValues& X,
+                                 const BlockValues& Z) {
+  std::ostringstream os;
+  os.precision(17);
+  for (Eigen::Index i = 0; i < y.size(); ++i) os << (i ? " " : "") << -y(i);  // the file's y: F_0 = -C
+  os << "\n";
+  auto write = [&](int matno, const BlockValues& V) {
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      const Eigen::MatrixXd& B = V[k];
+      for (int j = 0; j < blocks[k].size; ++j)
+        for (int i = 0; i <= j; ++i) {
+          if (blocks[k].diagonal && i != j) continue;
+          const double v = blocks[k].diagonal ? B(j, 0) : B(i, j);
+          if (v != 0.0) os << matno << " " << k + 1 << " " << i + 1 << " " << j + 1 << " " << v << "\n";
+        }
+    }
+  };
+  write(1, Z);
+  write(2, X);
+  return os.str();
+}
+
 void write_sdpa(const std::filesystem::path& path, const SdpProblem& problem, const std::string& comment) {
   const std::string text = format_sdpa(problem, comment);
   std::filesystem::path tmp = path;

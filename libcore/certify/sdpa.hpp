@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <istream>
 #include <string>
+#include <vector>
 
 #include "certify/sdp_problem.hpp"
 
@@ -29,6 +30,12 @@ SdpProblem parse_sdpa(std::istream& in, const std::string& name);
 void write_sdpa(const std::filesystem::path& path, const SdpProblem& problem,
                 const std::string& comment = "");
 std::string format_sdpa(const SdpProblem& problem, const std::string& comment = "");
+
+// A solution in CSDP's solution-file format (what `csdp F.dat-s F.sol` writes): y in the file's convention
+// (the negative of ours) on the first line, then "1 block i j value" for Z and "2 block i j value" for X,
+// upper-triangle nonzeros, 1-based, 17 significant digits.
+std::string format_sdpa_solution(const std::vector<BlockSpec>& blocks, const Eigen::VectorXd& y, const BlockValues& X,
+                                 const BlockValues& Z);
 
 // An objective value of our minimisation in the file's max convention, and back.
 inline double sdpa_objective(double our_objective) { return -our_objective; }

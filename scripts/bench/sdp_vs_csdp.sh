@@ -1,23 +1,51 @@
 #!/usr/bin/env bash
-# Our interior-point SDP solver (`tls-fit sdp`) against Debian's csdp on the same SDPA files:
-# the GM line-fit relaxations exported by `tls-fit fit --export-sdpa` (N points; basic chain
-# constraints, and the all-pairs redundant ones for N <= 20) and Lovasz theta SDPs.
-# Wall time per solve (process start included for both, best of REPEAT), objective values, ratio.
-# Usage: scripts/bench/sdp_vs_csdp.sh [BUILD_DIR] (default build); csdp runs single-threaded.
+# Our interior-point SDP solver (`tls-fit sdp`) against Debian's csdp (CSDP 6.2) on the same SDPA files.
+#   scripts/bench/sdp_vs_csdp.sh BUILD_DIR [SDPLIB_DIR]
+# With SDPLIB_DIR (a folder of SDPLIB's .dat-s files, e.g. from github.com/vsdp/SDPLIB; kept outside the
+# project): every problem there (PROBLEMS='regex' to select by name), the relative error to the optimum of
+# SDPLIB's README.md table when that file is in the folder. Without it: GM line-fit relaxations exported by
+# `tls-fit fit --export-sdpa` and Lovasz theta SDPs generated here.
+# Both solvers get THREADS threads (default 2): ours --threads, csdp through OpenBLAS (OPENBLAS_NUM_THREADS).
+# Debian's csdp calls BLAS through the libblas.so.3 alternative; the script says where that resolves and runs
+# csdp with OpenBLAS's copy (openblas-pthread) via LD_LIBRARY_PATH, so the peer always uses an optimised BLAS.
+# Wall time per solve (process start and file reading included for both), best of REPEAT (default 2),
+# TIMEOUT seconds per run (default 600). Per problem: status, iterations, time, objective of each, the time
+# ratio ours/csdp; then the counts solved (optimal or near_optimal for ours; csdp exit 0, or 3, its "partial success") and
+# the geometric-mean time ratio over the problems both solve.
 set -euo pipefail
 BUILD=${1:-build}
+SDPLIB=${2:-}
 TLS=$BUILD/bin/tls-fit
-REPEAT=${REPEAT:-3}
+export REPEAT=${REPEAT:-2} THREADS=${THREADS:-2} TIMEOUT=${TIMEOUT:-600} PROBLEMS=${PROBLEMS:-.}
 [[ -x $TLS ]] || { echo "missing $TLS: build the tls-fit target first" >&2; exit 66; }
-command -v csdp >/dev/null || { echo "csdp not installed (apt-get install coinor-csdp)" >&2; exit 77; }
-export OMP_NUM_THREADS=1
+CSDP=$(command -v csdp) || { echo "csdp not installed (apt-get install coinor-csdp)" >&2; exit 77; }
+[[ -z $SDPLIB || -d $SDPLIB ]] || { echo "no SDPLIB folder $SDPLIB" >&2; exit 66; }
+
+blas=$(ldd "$CSDP" | awk '/libblas\.so/ {print $3}')
+blas_real=$(readlink -f "$blas")
+echo "csdp: $CSDP; libblas.so.3 -> $blas_real ($([[ $blas_real == *openblas* ]] && echo OpenBLAS || echo "reference BLAS or other"))"
+OPENBLAS_DIR=""
+for d in /usr/lib/x86_64-linux-gnu/openblas-pthread /usr/lib/aarch64-linux-gnu/openblas-pthread; do
+  [[ -e $d/libblas.so.3 ]] && OPENBLAS_DIR=$d
+done
+[[ -n $OPENBLAS_DIR ]] || { echo "OpenBLAS (libopenblas0-pthread) not installed: install it to time csdp fairly" >&2; exit 77; }
+echo "csdp runs with LD_LIBRARY_PATH=$OPENBLAS_DIR OPENBLAS_NUM_THREADS=$THREADS; ours with --threads $THREADS"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); repeats $REPEAT"
+export OPENBLAS_DIR CSDP TLS
+
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-
-# Lovasz theta of the 5-cycle and the Petersen graph (max <J,X> s.t. tr X = 1, X_ij = 0 on edges).
-python3 - "$WORK" <<'PY'
+if [[ -n $SDPLIB ]]; then
+  FILES=$(ls "$SDPLIB"/*.dat-s | python3 -c "
+import os, re, sys
+names = [l.strip() for l in sys.stdin if re.search(os.environ['PROBLEMS'], os.path.basename(l.strip()))]
+key = lambda p: [int(t) if t.isdigit() else t for t in re.split(r'(\d+)', os.path.basename(p))]
+print('\n'.join(sorted(names, key=key)))")
+  KNOWN=$SDPLIB/README.md
+else
+  python3 - "$WORK" <<'PY'
 import sys
-def theta(path, n, edges):
+def theta(path, n, edges):  # Lovasz theta: max <J,X> s.t. tr X = 1, X_ij = 0 on edges
     with open(path, "w") as f:
         f.write(f'"Lovasz theta\n{1 + len(edges)}\n1\n{n}\n' + " ".join(["1"] + ["0"] * len(edges)) + "\n")
         for i in range(n):
@@ -28,45 +56,84 @@ def theta(path, n, edges):
         for k, (i, j) in enumerate(edges):
             f.write(f"{k+2} 1 {i+1} {j+1} 1\n")
 c5 = [(i, (i + 1) % 5) for i in range(5)]
-pet = [(i, (i + 1) % 5) for i in range(5)] + [(5 + i, 5 + (i + 2) % 5) for i in range(5)] + [(i, 5 + i) for i in range(5)]
+pet = c5 + [(5 + i, 5 + (i + 2) % 5) for i in range(5)] + [(i, 5 + i) for i in range(5)]
 theta(f"{sys.argv[1]}/theta_c5.dat-s", 5, c5)
 theta(f"{sys.argv[1]}/theta_petersen.dat-s", 10, pet)
 PY
-
-for n in 10 20 50; do
-  "$TLS" gen --n "$n" --seed 1 --outliers 0.2 --noise 0.05 --output "$WORK/p$n.csv" >/dev/null 2>&1
-  "$TLS" fit --input "$WORK/p$n.csv" --mode gm --sigma 0.2 --solver irls --export-sdpa "$WORK/gm_n$n.dat-s" \
-    --out "$WORK/run$n" >/dev/null 2>&1 || true
-  if (( n <= 20 )); then
-    "$TLS" fit --input "$WORK/p$n.csv" --mode gm --sigma 0.2 --solver irls redundant=true \
-      --export-sdpa "$WORK/gm_n${n}_redundant.dat-s" --out "$WORK/runr$n" >/dev/null 2>&1 || true
-  fi
-done
-
-best_time() {  # best wall seconds of REPEAT runs of "$@"
-  local best=""
-  for ((k = 0; k < REPEAT; k++)); do
-    local t0 t1
-    t0=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s.%N)
-    best=$(python3 -c "import sys; a=float(sys.argv[1])-float(sys.argv[2]); b=sys.argv[3]; print(a if b=='' else min(a,float(b)))" "$t1" "$t0" "$best")
+  for n in 10 20 50; do
+    "$TLS" gen --n "$n" --seed 1 --outliers 0.2 --noise 0.05 --output "$WORK/p$n.csv" >/dev/null 2>&1
+    "$TLS" fit --input "$WORK/p$n.csv" --mode gm --sigma 0.2 --solver irls --export-sdpa "$WORK/gm_n$n.dat-s" \
+      --out "$WORK/run$n" >/dev/null 2>&1 || true
   done
-  echo "$best"
-}
+  FILES=$(ls "$WORK"/*.dat-s)
+  KNOWN=""
+fi
 
-printf '%-26s %6s %6s %10s %16s %16s %10s %10s %7s\n' file order m status ours_primal csdp_primal ours_s csdp_s ratio
-for f in "$WORK"/gm_n10.dat-s "$WORK"/gm_n10_redundant.dat-s "$WORK"/gm_n20.dat-s "$WORK"/gm_n20_redundant.dat-s \
-         "$WORK"/gm_n50.dat-s "$WORK"/theta_c5.dat-s "$WORK"/theta_petersen.dat-s; do
-  json=$("$TLS" sdp --input "$f" 2>/dev/null || true)
-  csdp_out=$(csdp "$f" "$f.sol" 2>/dev/null || true)
-  ours_t=$(best_time "$TLS" sdp --input "$f")
-  csdp_t=$(best_time csdp "$f" "$f.sol")
-  python3 - "$f" "$json" "$csdp_out" "$ours_t" "$csdp_t" <<'PY'
-import json, os, re, sys
-f, js, cs, ot, ct = sys.argv[1:]
-j = json.loads(js)
-m = re.search(r"Primal objective value:\s*(\S+)", cs)
-cp = float(m.group(1)) if m else float("nan")
-ot, ct = float(ot), float(ct)
-print(f"{os.path.basename(f):26s} {j['order']:6d} {j['constraints']:6d} {j['status']:>10s} {j['primal']:16.9e} {cp:16.9e} {ot:10.4f} {ct:10.4f} {ot/ct:7.2f}")
+python3 - "$WORK" "$KNOWN" $FILES <<'PY'
+import json, math, os, re, subprocess, sys, time
+work, known_md, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+env = os.environ
+repeat, threads, timeout = int(env["REPEAT"]), env["THREADS"], float(env["TIMEOUT"])
+known = {}
+if known_md and os.path.exists(known_md):
+    for line in open(known_md):
+        m = re.match(r"\|\s*(\S+)\s*\|\s*\d+\s*\|\s*\d+\s*\|\s*([-+0-9.eE]+)\s*\|", line)
+        if m:
+            known[m.group(1)] = float(m.group(2))
+csdp_env = dict(env, LD_LIBRARY_PATH=env["OPENBLAS_DIR"], OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads)
+CSDP_STATUS = {0: "optimal", 1: "primal_infeasible", 2: "dual_infeasible", 3: "partial_success", 4: "iteration_limit",
+               5: "stuck_primal", 6: "stuck_dual", 7: "no_progress", 8: "singular", 9: "nan"}
+
+def timed(cmd, run_env):
+    best, out, rc = math.inf, "", None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=timeout)
+            out, rc = p.stdout, p.returncode
+        except subprocess.TimeoutExpired:
+            return timeout, "", None
+        best = min(best, time.perf_counter() - t0)
+    return best, out, rc
+
+def ours(f):
+    t, out, rc = timed([env["TLS"], "sdp", "--input", f, "--threads", threads, "-q"], env)
+    try:
+        j = json.loads(out)
+        return j["status"], j["iterations"], t, j["primal"], j.get("achieved_accuracy", j["relative_gap"])
+    except (ValueError, KeyError):
+        return ("timeout" if rc is None else f"exit{rc}"), -1, t, math.nan, math.nan
+
+def csdp(f):
+    t, out, rc = timed([env["CSDP"], f, os.path.join(work, "csdp.sol")], csdp_env)
+    its = [int(m) for m in re.findall(r"^Iter:\s*(\d+)", out, re.M)]
+    m = re.search(r"Primal objective value:\s*(\S+)", out)
+    status = "timeout" if rc is None else CSDP_STATUS.get(rc, f"exit{rc}")
+    return status, (its[-1] if its else -1), t, (float(m.group(1)) if m else math.nan)
+
+def relerr(v, name):
+    return abs(v - known[name]) / max(1.0, abs(known[name])) if name in known and math.isfinite(v) else math.nan
+
+print(f"{'problem':12s} {'ours':>17s} {'it':>4s} {'s':>8s} {'objective':>15s} {'relerr':>8s} | "
+      f"{'csdp':>17s} {'it':>4s} {'s':>8s} {'objective':>15s} {'relerr':>8s} | {'ratio':>6s}")
+solved_o = solved_c = 0
+ratios, both = [], []
+for f in files:
+    name = os.path.basename(f).removesuffix(".dat-s")
+    so, io, to, oo, _ = ours(f)
+    sc, ic, tc, oc = csdp(f)
+    eo, ec = relerr(oo, name), relerr(oc, name)
+    ok_o = so in ("optimal", "near_optimal", "primal_infeasible", "dual_infeasible")
+    ok_c = sc in ("optimal", "partial_success", "primal_infeasible", "dual_infeasible")
+    solved_o += ok_o
+    solved_c += ok_c
+    r = to / tc
+    if ok_o and ok_c:
+        ratios.append(r)
+    print(f"{name:12s} {so:>17s} {io:4d} {to:8.3f} {oo:15.8e} {eo:8.1e} | {sc:>17s} {ic:4d} {tc:8.3f} {oc:15.8e} "
+          f"{ec:8.1e} | {r:6.2f}", flush=True)
+print(f"solved: ours {solved_o}/{len(files)} (optimal, near_optimal or an infeasibility), csdp {solved_c}/{len(files)} (its partial success counted)")
+if ratios:
+    gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print(f"geometric-mean time ratio ours/csdp over the {len(ratios)} problems both solve: {gm:.3f}")
 PY
-done

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sstream>
+#include <string>
+
 #include "csdp_runner.hpp"
 #include "certify/sdpa.hpp"
 #include "test_support.hpp"
@@ -68,4 +71,36 @@ TEST_CASE("bad inputs: exit codes and messages") {
   CHECK(recorded.exit_code == 3);
   CHECK(json::parse(read_text(dir / "run" / "result.json"))["status"] == "primal_infeasible");
   CHECK(json::parse(read_text(dir / "run" / "manifest.json"))["exit_code"] == 3);
+}
+
+// near_optimal (a tolerance rounding cannot meet, so the best iterate within near_tol) is a success, exit 0,
+// with the accuracy reached; tolerances come from the config like every key.
+TEST_CASE("tls-fit sdp: near_optimal is exit 0 with the achieved accuracy") {
+  const auto gm = (source_dir() / "tests/certify/data/gm_n30_seed0.dat-s").string();
+  TempDir dir("sdp-near");
+  auto near = run_tool("tls-fit", {"sdp", "--input", gm, "tol=1e-14", "stall_iterations=8", "--out", (dir / "run").string()});
+  CHECK(near.exit_code == 0);
+  const auto j = json::parse(near.out);
+  CHECK(j["status"] == "near_optimal");
+  CHECK(j["achieved_accuracy"].get<double>() < 1e-6);
+  CHECK(j["best_iteration"].get<int>() < j["iterations"].get<int>());
+  // --out: the solution in csdp's format; its y (file convention) gives the reported dual objective c^T y.
+  const auto problem = core::certify::read_sdpa(gm);
+  std::istringstream sol(read_text(dir / "run/artifacts/solution.sol"));
+  std::string first;
+  std::getline(sol, first);
+  std::istringstream ys(first);
+  double cty = 0.0;
+  int count = 0;
+  for (double v; ys >> v; ++count) cty += problem.b(count) * v;
+  CHECK(count == problem.num_constraints());
+  CHECK(cty == doctest::Approx(j["dual"].get<double>()).epsilon(1e-12));
+  std::string line;
+  int x_entries = 0;
+  while (std::getline(sol, line)) x_entries += line.rfind("2 ", 0) == 0;
+  CHECK(x_entries > 0);
+  CHECK(fs::exists(dir / "run/artifacts/y.npy"));
+  auto bad = run_tool("tls-fit", {"sdp", "--input", gm, "tol=1e-6", "near_tol=1e-8"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("near_tol") != std::string::npos);
 }

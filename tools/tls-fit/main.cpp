@@ -2,13 +2,14 @@
 //   tls-fit fit --input points.csv [--candidate a,b,c]   -> JSON, exit 0 certified / 3 not
 //   tls-fit fit --mode gm --sigma S --solver irls|sdp [--verify] [--export-sdpa F.dat-s]
 //               [--multipliers sparse_sdp|...] [--graph balanced|data] [--block B]
-//   tls-fit sdp --input F.dat-s                          -> JSON primal/dual/status (SDPA max convention)
+//   tls-fit sdp --input F.dat-s [tol= near_tol=]         -> JSON primal/dual/status (SDPA max convention)
 //   tls-fit gen --n N --seed S [--noise s] [--outliers f] --output points.csv
 #include "certify/sdp_solver.hpp"
 #include "certify/sdpa.hpp"
 #include "common/cli.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
+#include "common/threads.hpp"
 #include "io/csv.hpp"
 #include "io/npy.hpp"
 #include "linefit/fit_job.hpp"
@@ -48,29 +49,45 @@ static int run_fit(RunContext& ctx, const linefit::FitOptions& opts) {
 struct SdpCommandOptions {
   std::string input;
   double tol = 1e-8;
+  double near_tol = 1e-6;
   int max_iterations = 100;
+  int stall_iterations = 20;
   template <class V>
   void visit(V& v) {
     v("input", input, "SDPA sparse file (.dat-s)");
     v("tol", tol, "relative residuals and gap for optimal", core::in_range(1e-15, 0.1));
+    v("near_tol", near_tol, "the same for near_optimal (exit 0, achieved accuracy reported)",
+      core::in_range(1e-15, 0.1));
     v("max_iterations", max_iterations, "interior-point iteration limit", core::in_range(1, 10000));
+    v("stall_iterations", stall_iterations, "stalled when the best iterate improved < 10% in this many",
+      core::in_range(2, 10000));
   }
   void validate() const {
     if (input.empty()) throw UsageError("config key 'input' (--input) is required: the .dat-s file to solve");
+    if (near_tol < tol) throw UsageError("config key 'near_tol' must be >= tol");
   }
 };
 
 static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
   certify::SdpProblem p = certify::read_sdpa(opts.input);
   const int constraints = p.num_constraints(), order = p.total_size();
+  const std::vector<certify::BlockSpec> blocks = p.blocks;
   certify::SdpOptions so;
   so.tol = opts.tol;
+  so.near_tol = opts.near_tol;
   so.max_iterations = opts.max_iterations;
+  so.stall_iterations = opts.stall_iterations;
+  so.threads = thread_count();
   so.memory_limit_bytes = available_memory_bytes() / 10 * 9;
   const certify::SdpResult r = certify::solve_sdp(std::move(p), so);
-  log::info("{}: {} after {} iterations, primal {:.10g}, dual {:.10g} (file's max convention), {:.4f} s",
-            opts.input, certify::to_string(r.status), r.iterations, certify::sdpa_objective(r.primal_objective),
+  log::info("{}: {} (accuracy {:.1e}) after {} iterations, primal {:.10g}, dual {:.10g} (file's max convention), {:.4f} s",
+            opts.input, certify::to_string(r.status), r.achieved_accuracy, r.iterations, certify::sdpa_objective(r.primal_objective),
             certify::sdpa_objective(r.dual_objective), r.seconds);
+  if (ctx.rundir) {  // the solution as csdp writes it (y, Z, X), and y alone
+    write_file_atomic(ctx.rundir->artifact("solution.sol"), certify::format_sdpa_solution(blocks, r.y, r.X, r.Z));
+    const Eigen::VectorXd y_file = -r.y;
+    io::write_npy(ctx.rundir->artifact("y.npy"), y_file.data(), {static_cast<std::size_t>(y_file.size())});
+  }
   ctx.emit_result({{"input", opts.input},
                    {"status", certify::to_string(r.status)},
                    {"primal", certify::sdpa_objective(r.primal_objective)},
@@ -78,12 +95,15 @@ static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
                    {"primal_residual", r.primal_residual},
                    {"dual_residual", r.dual_residual},
                    {"relative_gap", r.relative_gap},
+                   {"achieved_accuracy", r.achieved_accuracy},
                    {"iterations", r.iterations},
+                   {"best_iteration", r.best_iteration},
                    {"constraints", constraints},
                    {"order", order},
                    {"schur", r.schur},
                    {"seconds", r.seconds}});
-  return static_cast<int>(r.status == certify::SdpStatus::optimal ? ExitCode::ok : ExitCode::negative);
+  const bool solved = r.status == certify::SdpStatus::optimal || r.status == certify::SdpStatus::near_optimal;
+  return static_cast<int>(solved ? ExitCode::ok : ExitCode::negative);
 }
 
 static int run_gen(RunContext& ctx, const linefit::GenOptions& opts) {
@@ -119,7 +139,8 @@ int main(int argc, char** argv) {
       .flag("--block", "block", "GM constraint graph block size (1: chain; 0: try 1, 2, 4)")
       .flag("--export-sdpa", "export_sdpa", "write the SDP relaxation to this .dat-s file")
       .switch_flag("--verify", "verify", "exhaustive search for the global optimum (exit 3 if the fit is worse)");
-  app.command<SdpCommandOptions>("sdp", "Solve an SDP in SDPA sparse format; exit 0 when optimal, 3 when not",
+  app.command<SdpCommandOptions>("sdp",
+                                 "Solve an SDP in SDPA sparse format; exit 0 when optimal or near_optimal, 3 when not",
                                  run_sdp)
       .flag("--input", "input", "SDPA sparse file (.dat-s)")
       .rundir_with_out();
