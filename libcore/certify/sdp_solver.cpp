@@ -12,14 +12,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
-
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "certify/schur_complement.hpp"
 #include "common/errors.hpp"
@@ -685,27 +680,11 @@ class Solver {
   double last_ap_ = 0.0, last_ad_ = 0.0, last_sigma_ = 0.0;  // of the last step, for the log
 };
 
-// An iteration allocates and frees dozens of order x order matrices. glibc's malloc serves blocks above
-// its mmap threshold (128 KB at first) with fresh mappings and trims the heap top soon after a free, so
-// each one came back as new pages, faulted in and zeroed by the kernel: 35% of the time on mcp250-1.
-// Raising both thresholds keeps freed blocks for reuse (mcp250-1 and arch0 ran 3.4x faster); process-wide,
-// set once, a no-op elsewhere.
-void retain_freed_memory() {
-#if defined(__GLIBC__)
-  static std::once_flag once;
-  std::call_once(once, [] {
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum on 64-bit
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  });
-#endif
-}
-
 }  // namespace
 
 SdpResult solve_sdp(SdpProblem problem, const SdpOptions& options) {
   options.validate();
   problem.validate();
-  retain_freed_memory();
   Timer timer;
   Solver solver(std::move(problem), options);
   SdpResult res = solver.run();

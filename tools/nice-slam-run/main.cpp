@@ -5,12 +5,12 @@
 //   nice-slam-run eval --estimate FILE --groundtruth FILE   -> JSON ate_rmse, rpe_trans, rpe_rot
 //   nice-slam-run mesh RUN_DIR [--resolution R] [--output FILE]   -> the run's map as a PLY mesh
 //   nice-slam-run render RUN_DIR --frames 0,10 [--output DIR]      -> rendered colour/depth PNGs of frames
-#include <malloc.h>
 
 #include <memory>
 #include <optional>
 
 #include "common/cli.hpp"
+#include "common/heap.hpp"
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/progress.hpp"
@@ -223,10 +223,7 @@ static int run_pretrain(RunContext& ctx, const nerf::PretrainOptions& o) {
 }
 
 int main(int argc, char** argv) {
-  // Rendering allocates the same large temporaries every iteration: keep freed blocks in the heap
-  // instead of returning them to the kernel and faulting fresh pages in again (measured: 40% of the time).
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  retain_freed_memory();  // rendering allocates the same large temporaries every iteration
   App app("nice-slam-run", "Dense neural RGB-D SLAM (NICE-SLAM): synthetic data, tracking and mapping, evaluation");
   app.command<EvalCommandOptions>("eval", "ATE (after alignment) and RPE of a TUM trajectory against ground truth",
                                   run_eval)

@@ -6,10 +6,10 @@
 //   slam-certify starry --dataset DIR --output FILE.g2o [--steps A:B] [--truth FILE.tum]
 #include <charconv>
 #if defined(__GLIBC__)
-#include <malloc.h>
 #endif
 
 #include "common/cli.hpp"
+#include "common/heap.hpp"
 #include "common/log.hpp"
 #include "common/rundir.hpp"
 #include "slam/map_png.hpp"
@@ -105,20 +105,8 @@ static int run_starry(RunContext& ctx, const StarryOptions& opts) {
   return 0;
 }
 
-// The solver allocates and frees the same few large buffers (triplet lists, sparse factors, dn x r
-// iterates) over and over; glibc returns blocks above 128 KiB to the kernel at free() and trims the
-// heap top, so each reuse faulted its pages in again (MIT.g2o: 1,840 page faults per run, 1,300 with
-// this; each costs microseconds on a virtual machine). Keep freed memory for reuse: a one-shot tool's
-// peak footprint is what it holds anyway.
-static void keep_freed_memory() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum: larger blocks are still mapped
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
-}
-
 int main(int argc, char** argv) {
-  keep_freed_memory();
+  retain_freed_memory();
   App app("slam-certify", "Certifiably optimal pose-graph and landmark SLAM (SE-Sync; Holmes & Barfoot 2023)");
   app.command<slam::SolveOptions>("solve", "Solve (or certify) a SLAM problem; exit 0 when certified optimal, 3 when not",
                                   run_solve, /*is_default=*/true)

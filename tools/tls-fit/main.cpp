@@ -7,6 +7,7 @@
 #include "certify/sdp_solver.hpp"
 #include "certify/sdpa.hpp"
 #include "common/cli.hpp"
+#include "common/heap.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
 #include "common/threads.hpp"
@@ -124,6 +125,7 @@ static int run_gen(RunContext& ctx, const linefit::GenOptions& opts) {
 }
 
 int main(int argc, char** argv) {
+  retain_freed_memory();  // the SDP solver allocates and frees order x order matrices every iteration
   App app("tls-fit", "Total least-squares line fitting as a QCQP, with a certificate of global optimality");
   app.command<linefit::FitOptions>("fit", "Fit (or certify) a line; exit 0 when certified optimal, 3 when not",
                                    run_fit, /*is_default=*/true)
