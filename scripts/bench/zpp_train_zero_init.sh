@@ -7,10 +7,12 @@
 # parameter plus a layer. Prints per binary and stage the largest and smallest rank peak, the engine's own
 # startup_bytes, and stage 3 / stage 0 (measured in the same run).
 #   scripts/bench/zpp_train_zero_init.sh NEW_BIN [BASE_BIN]      (env RANKS, default 2; ~4 GB, a few minutes)
+#   STAGES=3 RANKS=4 ...    stage 3 only (stage 0's peak does not depend on the number of ranks)
 set -euo pipefail
 new=${1:?zpp-train binary (e.g. build/default/bin/zpp-train)}
 base=${2:-}
 ranks=${RANKS:-2}
+stages=${STAGES:-0 3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/zpp_zero_init.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 head -c 200000 /usr/share/common-licenses/GPL-3 > "$work/text.txt"
@@ -41,14 +43,23 @@ print(f"{max(peaks):.0f} {min(peaks):.0f} {startup:.0f} {sys.argv[2]}")
 PY
 }
 
+declare -A peak3
 printf '%-6s %6s %16s %16s %12s %8s\n' binary stage max_rank_MiB min_rank_MiB startup_MiB seconds
 for which in new base; do
   bin=$new
   [[ $which == base ]] && { [[ -n $base ]] || continue; bin=$base; }
-  read -r p0 q0 s0 t0 < <(measure "$bin" 0)
-  printf '%-6s %6s %16s %16s %12s %8s\n' "$which" 0 "$p0" "$q0" "$s0" "$t0"
-  read -r p3 q3 s3 t3 < <(measure "$bin" 3)
-  printf '%-6s %6s %16s %16s %12s %8s\n' "$which" 3 "$p3" "$q3" "$s3" "$t3"
-  printf '%s: on %s ranks the largest rank peak of stage 3 / stage 0 = %.3f\n' "$which" "$ranks" \
-    "$(echo "$p3 / $p0" | bc -l)"
+  p0=
+  for stage in $stages; do
+    read -r p q st t < <(measure "$bin" "$stage")
+    printf '%-6s %6s %16s %16s %12s %8s\n' "$which" "$stage" "$p" "$q" "$st" "$t"
+    [[ $stage == 0 ]] && p0=$p
+    [[ $stage == 3 ]] && peak3[$which]=$p
+    if [[ $stage == 3 && -n $p0 ]]; then
+      printf '%s: on %s ranks the largest rank peak of stage 3 / stage 0 = %.3f\n' "$which" "$ranks" \
+        "$(echo "$p / $p0" | bc -l)"
+    fi
+  done
 done
+if [[ -n ${peak3[new]:-} && -n ${peak3[base]:-} ]]; then
+  printf 'stage 3 on %s ranks, largest rank peak new / base = %.3f\n' "$ranks" "$(echo "${peak3[new]} / ${peak3[base]}" | bc -l)"
+fi
