@@ -334,6 +334,31 @@ double render_loss(const RenderOutput<T>& out, const RayTargets<T>& t, const Los
 }
 
 template <class T>
+void depth_uncertainty_weights(const RenderOutput<T>& out, const DepthNoiseModel& noise, bool per_ray,
+                               RayTargets<T>& t) {
+  const int R = int(t.depth.size());
+  t.sensor_var = Col<T>::Zero(R);
+  t.depth_weight = Col<T>::Ones(R);
+  double sum = 0;
+  int n = 0;
+  for (int r = 0; r < R; ++r) {
+    if (!(t.depth(r) > 0)) continue;
+    const double s = noise.sigma(double(t.depth(r)));
+    t.sensor_var(r) = T(s * s);
+    const double inv_sd = 1.0 / std::sqrt(double(out.variance(r)) + s * s);
+    if (per_ray) t.depth_weight(r) = T(inv_sd);
+    if (t.active.empty() || t.active[std::size_t(r)]) {
+      sum += inv_sd;
+      ++n;
+    }
+  }
+  if (n == 0) return;
+  const T c = T(double(n) / sum);
+  if (per_ray) t.depth_weight *= c;
+  else t.depth_weight.setConstant(c);
+}
+
+template <class T>
 void camera_rays(const Pose& pose, const std::vector<Vec3>& unit_depth_rays, RayBundle<T>& rays) {
   const int R = int(unit_depth_rays.size());
   rays.origins.resize(3, R);
@@ -353,7 +378,8 @@ void camera_rays(const Pose& pose, const std::vector<Vec3>& unit_depth_rays, Ray
   template void render_backward<T>(const NiceModel<T>&, const RayBundle<T>&, const RenderCache<T>&,             \
                                    const RenderGrad<T>&, ModelGrad<T>*, bool, Mat<T>*, Mat<T>*);                \
   template double render_loss<T>(const RenderOutput<T>&, const RayTargets<T>&, const LossOptions&, RenderGrad<T>&); \
-  template void camera_rays<T>(const Pose&, const std::vector<Vec3>&, RayBundle<T>&);
+  template void camera_rays<T>(const Pose&, const std::vector<Vec3>&, RayBundle<T>&);                            \
+  template void depth_uncertainty_weights<T>(const RenderOutput<T>&, const DepthNoiseModel&, bool, RayTargets<T>&);
 NERF_INSTANTIATE(float)
 NERF_INSTANTIATE(double)
 #undef NERF_INSTANTIATE

@@ -111,6 +111,30 @@ struct LossOptions {
   double eps = 1e-10;
 };
 
+// Depth sensor noise model sigma(z) = a + b (z - z0)^2 (Kinect-style, Nguyen et al. 2012; the synthetic
+// sequence's model by default): the depth-uncertainty extension adds sigma(z)^2 to the rendered variance.
+struct DepthNoiseModel {
+  bool enabled = false;
+  double a = 0.0012, b = 0.0019, z0 = 0.4;
+  double sigma(double z) const { return a + b * (z - z0) * (z - z0); }
+  template <class V>
+  void visit(V& v) {
+    v("enabled", enabled, "normalise depth residuals by rendered variance + sensor sigma(z)^2 (tracking and mapping)");
+    v("a", a, "sensor depth noise sigma(z) = a + b (z - z0)^2: a in metres", core::at_least(0.0));
+    v("b", b, "sensor depth noise quadratic coefficient b (1/m)", core::at_least(0.0));
+    v("z0", z0, "sensor depth noise: depth of the smallest noise (m)", core::at_least(0.0));
+  }
+};
+
+// Sets the targets' per-ray sensor variance sigma(z)^2 and depth weights from the rendered variance V:
+// weight_r = c / sqrt(V_r + sigma_r^2) (c / 1 when per_ray is false, then the loss itself normalises),
+// with c chosen so that the active depth rays' weights times 1 / sqrt(V + sigma^2) (per_ray false) or the
+// weights themselves (per_ray true) have mean 1: the loss keeps the scale of plain L1 and the learning
+// rates stay valid. The weights are constants of the step (no gradient flows through c or V here).
+template <class T>
+void depth_uncertainty_weights(const RenderOutput<T>& out, const DepthNoiseModel& noise, bool per_ray,
+                               RayTargets<T>& targets);
+
 // Mean over active rays of w_r f_depth + colour_weight * |I - I*|_1; writes dL/d(outputs).
 template <class T>
 double render_loss(const RenderOutput<T>& out, const RayTargets<T>& targets, const LossOptions& options,

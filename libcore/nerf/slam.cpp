@@ -94,6 +94,10 @@ Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stat
       for (int r = 0; r < R; ++r)
         if (t.depth(r) > 0 && std::abs(out.depth(r) - t.depth(r)) > limit) t.active[std::size_t(r)] = 0;
     }
+    if (opt_.uncertainty.enabled) {
+      lo.variance_normalised = true;
+      depth_uncertainty_weights(out, opt_.uncertainty, false, t);
+    }
     const double loss = render_loss(out, t, lo, grad);
     if (loss < best_loss) {
       best_loss = loss;
@@ -169,6 +173,7 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
     render_forward(model_, stage, rays, cache, out);
     LossOptions lo;
     lo.colour_weight = stage == Stage::colour ? o.colour_weight : 0.0;
+    if (opt_.uncertainty.enabled) depth_uncertainty_weights(out, opt_.uncertainty, true, t);
     const double loss = render_loss(out, t, lo, rgrad);
     if (it_in_stage == 0 || it_in_stage + 1 == iterations)
       log::debug("mapping iteration {} ({} stage): loss {:.5f} over {} rays", it_in_stage, stage_name(stage), loss, r);

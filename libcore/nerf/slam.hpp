@@ -10,6 +10,9 @@
 //    (iteration ratios middle_ratio and fine_ratio, as the reference); decoders stay fixed unless
 //    decoder_lr > 0 (pretraining).
 //  - Keyframes: every `keyframe_every` frames and the first.
+//  - Depth uncertainty (extension 1, `uncertainty.enabled`): tracking divides each depth residual by
+//    sqrt(V + sigma(z)^2) (rendered variance plus the sensor model), mapping weights each ray's L1 depth
+//    residual by 1 / sqrt(V + sigma(z)^2); both rescaled to mean weight 1 over the step's depth rays.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -87,6 +90,7 @@ struct SlamOptions {
   SamplingOptions sampling;
   TrackingOptions tracking;
   MappingOptions mapping;
+  DepthNoiseModel uncertainty;  // extension 1: depth residuals weighted by 1 / sqrt(V + sigma(z)^2)
   std::vector<double> bound{-2.6, -2.6, -0.1, 2.6, 2.6, 2.7};  // the synthetic room; []: from the first frame
   double bound_margin = 1.0;   // metres added around the first frame's points when bound is empty
   std::string decoders;        // safetensors of pretrained decoders; "none": random decoders
@@ -98,6 +102,7 @@ struct SlamOptions {
     v.section("sampling", sampling);
     v.section("tracking", tracking);
     v.section("mapping", mapping);
+    v.section("uncertainty", uncertainty);
     v("bound", bound, "scene bound [xmin, ymin, zmin, xmax, ymax, zmax] in metres ([]: first frame's points + margin)");
     v("bound_margin", bound_margin, "margin around the first frame's points when bound is []", core::at_least(0.0));
     v("decoders", decoders, "pretrained decoders (.safetensors; '': the shipped ones; 'none': random)");

@@ -71,13 +71,16 @@ void check_close(double analytic, double numeric, const char* what) {
   CHECK(std::abs(analytic - numeric) <= 1e-6 * std::max(1.0, std::abs(numeric)) + 1e-9);
 }
 
-void check_stage(Stage stage, const LossOptions& lo) {
+// With `noise`, the depth-uncertainty weights are set from this forward pass and held fixed (constants of
+// the step, as tracking and mapping use them).
+void check_stage(Stage stage, const LossOptions& lo, const DepthNoiseModel* noise = nullptr, bool per_ray = false) {
   const std::string stage_label = stage_name(stage);
   CAPTURE(stage_label);
   Fixture f;
   RenderCache<double> cache;
   RenderOutput<double> out;
   render_forward(f.model, stage, f.rays, cache, out);
+  if (noise) depth_uncertainty_weights(out, *noise, per_ray, f.targets);
   RenderGrad<double> g;
   const double L = render_loss(out, f.targets, lo, g);
   CHECK(L > 0);
@@ -155,6 +158,43 @@ TEST_CASE("backward pass matches float64 central differences") {
   for (Stage s : {Stage::coarse, Stage::middle, Stage::fine, Stage::colour}) check_stage(s, mapping);
   check_stage(Stage::colour, tracking);
   check_stage(Stage::fine, tracking);
+}
+
+TEST_CASE("depth uncertainty: sigma(z) model, mean-1 weights, gradients of the weighted losses") {
+  DepthNoiseModel noise;
+  CHECK(noise.sigma(0.4) == doctest::Approx(0.0012));
+  CHECK(noise.sigma(3.4) == doctest::Approx(0.0012 + 0.0019 * 9));
+  Fixture f;
+  RenderCache<double> cache;
+  RenderOutput<double> out;
+  render_forward(f.model, Stage::colour, f.rays, cache, out);
+  for (bool per_ray : {false, true}) {
+    RayTargets<double> t = f.targets;
+    depth_uncertainty_weights(out, noise, per_ray, t);
+    double mean = 0;
+    int n = 0;
+    for (int r = 0; r < f.rays.rays(); ++r) {
+      if (!(t.depth(r) > 0)) {
+        CHECK(t.sensor_var(r) == 0);
+        continue;
+      }
+      const double s = noise.sigma(t.depth(r));
+      CHECK(t.sensor_var(r) == doctest::Approx(s * s));
+      if (!t.active[std::size_t(r)]) continue;
+      mean += per_ray ? t.depth_weight(r) : t.depth_weight(r) / std::sqrt(out.variance(r) + s * s);
+      ++n;
+    }
+    CHECK(n == 4);
+    CHECK(mean / n == doctest::Approx(1.0).epsilon(1e-12));
+  }
+  // Tracking: normalised residuals with the sensor variance; mapping: per-ray weights on plain L1.
+  LossOptions tracking;
+  tracking.variance_normalised = true;
+  tracking.colour_weight = 0.5;
+  LossOptions mapping;
+  mapping.colour_weight = 0.3;
+  check_stage(Stage::colour, tracking, &noise, false);
+  check_stage(Stage::fine, mapping, &noise, true);
 }
 
 TEST_CASE("rendering identities: weights sum to at most 1, variance >= 0") {
