@@ -1,6 +1,7 @@
 // IMU preintegration (Forster et al. 2017): exact on noise-free spline motion as the sample rate grows
 // (first-order convergence of the piecewise-constant hold), bias Jacobians against central differences,
-// the propagated covariance against a Monte Carlo estimate, and the imu.txt reader on malformed lines.
+// the propagated covariance against a Monte Carlo estimate, the imu.txt reader on malformed lines, and the
+// gradient of the IMU pose factor tracking adds.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "common/errors.hpp"
 #include "common/rng.hpp"
 #include "nerf/imu_preintegration.hpp"
+#include "nerf/slam.hpp"
 #include "nerf/synthetic.hpp"
 
 using namespace core;
@@ -133,4 +135,38 @@ TEST_CASE("imu.txt: malformed lines and missing files") {
   CHECK_THROWS_AS(read_imu_file(dir / "order.txt"), DataError);
   CHECK_THROWS_AS(read_imu_file(dir / "missing.txt"), InputMissingError);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the IMU pose factor's gradient matches central differences") {
+  PosePrior prior;
+  prior.mean.R = so3_exp(Vec3(0.3, -0.2, 0.5));
+  prior.mean.t = Vec3(0.4, 1.1, -0.3);
+  prior.frame = so3_exp(Vec3(-0.1, 0.7, 0.2));
+  Eigen::Matrix<double, 6, 6> A = Eigen::Matrix<double, 6, 6>::Random();
+  prior.information = A * A.transpose() + Eigen::Matrix<double, 6, 6>::Identity();
+  prior.weight = 0.7;
+  Pose p;
+  p.R = so3_exp(Vec3(0.05, 0.1, -0.08)) * prior.mean.R;
+  p.t = prior.mean.t + Vec3(0.03, -0.02, 0.05);
+  Vec3 g_rot, g_trans;
+  const double c = prior.cost(p, &g_rot, &g_trans);
+  CHECK(c > 0);
+  CHECK(prior.cost(prior.mean, nullptr, nullptr) == doctest::Approx(0.0));
+  const double h = 1e-6;
+  for (int a = 0; a < 6; ++a) {
+    CAPTURE(a);
+    Vec3 d = Vec3::Zero();
+    d[a % 3] = h;
+    Pose pp = p, pm = p;
+    if (a < 3) {
+      pp.R = so3_exp(d) * p.R;
+      pm.R = so3_exp(-d) * p.R;
+    } else {
+      pp.t += d;
+      pm.t -= d;
+    }
+    const double numeric = (prior.cost(pp, nullptr, nullptr) - prior.cost(pm, nullptr, nullptr)) / (2 * h);
+    const double analytic = a < 3 ? g_rot[a] : g_trans[a - 3];
+    CHECK(analytic == doctest::Approx(numeric).epsilon(1e-6));
+  }
 }
