@@ -7,6 +7,8 @@
 // composite S_k = sum_{i>k} o_i q_i prod_{k<j<i} (1 - o_j), which is stable when an occupancy reaches 1.
 // Gradients flow to grid features (trilinear weights), decoder weights, and ray origins/directions
 // (hence the camera pose) through the trilinear weights' derivatives.
+// With a background model (model.hpp) the colour stage adds T_N c_bg(d_r), T_N = prod_k (1 - o_k): the
+// background acts as an opaque last sample, so the backward pass starts the suffix composite at c_bg.
 #pragma once
 #include <vector>
 
@@ -71,6 +73,8 @@ struct RenderCache {
   Mat<T> rgb;                 // 3 x S colour after the sigmoid
   Mat<T> occupancy;           // N x R
   Mat<T> transmittance;       // N x R: prod_{j<k} (1 - o_j)
+  Mat<T> background_rgb;      // 3 x R: the background model's colour of each ray (colour stage, when enabled)
+  Col<T> background_trans;    // R: transmittance left after the last sample
 };
 
 // Parameter gradients, shaped like the model.
@@ -78,6 +82,7 @@ template <class T>
 struct ModelGrad {
   std::vector<T> grid[4];
   Mlp<T> decoder[4];
+  std::vector<T> background;  // logits of the background model
   void zero(const NiceModel<T>& model);
 };
 

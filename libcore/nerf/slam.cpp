@@ -144,6 +144,7 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
   const MappingOptions& o = opt_.mapping;
   std::vector<Adam<float>> adam;
   for (int l = 0; l < 4; ++l) adam.emplace_back(model_.grid[l].size());
+  Adam<float> background_adam(model_.background.values.size());
   std::vector<Adam<float>> dec_adam;
   const bool train_decoders = o.decoder_lr > 0;
   if (train_decoders)
@@ -193,6 +194,8 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
       log::debug("mapping iteration {} ({} stage): loss {:.5f} over {} rays", it_in_stage, stage_name(stage), loss, r);
     grad.zero(model_);
     render_backward<float>(model_, rays, cache, rgrad, &grad, train_decoders, nullptr, nullptr);
+    if (stage == Stage::colour && model_.background.enabled())
+      background_adam.step(model_.background.values.data(), grad.background.data(), o.lr_background);
     for (int l = 0; l < 4; ++l) {
       if (!stage_uses(stage, Level(l))) continue;
       double lr = 0;

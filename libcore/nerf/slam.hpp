@@ -19,6 +19,9 @@
 //    position residuals, information from the preintegrated covariance marginalised over the free velocity
 //    plus the previous pose's uncertainty and the velocity's covariance from the window's least squares). After tracking, the velocities of the last `imu.window`
 //    frames and a bias update follow by linear least squares over the window's preintegrated deltas.
+//  - Background (extension 3, `model.background`): the direction-only colour model of model.hpp is
+//    rendered behind every ray in the colour stage (tracking and mapping) and its logits are mapped in the
+//    colour stage with step size lr_background.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -66,6 +69,7 @@ struct MappingOptions {
   double middle_ratio = 0.4, fine_ratio = 0.6;
   double lr_coarse = 0.001, lr_middle = 0.1, lr_fine = 0.005, lr_colour = 0.005;
   double lr_middle_late = 0.005;  // middle features during the fine and colour stages
+  double lr_background = 0.05;    // background model logits (colour stage; model.background)
   double decoder_lr = 0.0;
   double colour_weight = 0.2;
   int coarse_every = 0;  // a coarse-level step every n middle-stage iterations (0: none)
@@ -84,6 +88,8 @@ struct MappingOptions {
     v("lr_middle_late", lr_middle_late, "middle feature step size in the fine and colour stages", core::at_least(0.0));
     v("lr_fine", lr_fine, "fine feature step size", core::at_least(0.0));
     v("lr_colour", lr_colour, "colour feature step size", core::at_least(0.0));
+    v("lr_background", lr_background, "background model step size (colour stage, model.background)",
+      core::at_least(0.0));
     v("decoder_lr", decoder_lr, "decoder step size (0: decoders fixed, as with pretrained ones)", core::at_least(0.0));
     v("colour_weight", colour_weight, "weight of the L1 colour loss", core::at_least(0.0));
     v("coarse_every", coarse_every, "a coarse-level step every n middle-stage iterations (0: none)",

@@ -1,6 +1,6 @@
 // Rendering and its hand-written backward pass: float64 central differences with respect to grid
 // features, decoder weights and the camera pose (left perturbation on SO(3), translation), for every
-// stage and both losses; rendering identities.
+// stage and both losses, and the background model's logits (colour stage); rendering identities.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -28,7 +28,12 @@ struct Fixture {
     o.hidden = 8;
     o.occupancy_scale = 2.0;
     o.init_stddev = 0.6;
+    o.background = true;
+    o.background_azimuth = 8;
+    o.background_elevation = 5;
     model.init(o, Vec3(-1.5, -1.5, -1.5), Vec3(1.5, 1.5, 1.5), 7);
+    Rng bg_rng(11);
+    for (double& v : model.background.values) v = bg_rng.normal();
     Rng rng(3);
     const int R = 6;
     for (int r = 0; r < R; ++r) pixel_rays.push_back(Vec3(rng.uniform(-0.5, 0.5), rng.uniform(-0.4, 0.4), 1.0));
@@ -65,7 +70,8 @@ struct Fixture {
 };
 
 void check_close(double analytic, double numeric, const char* what) {
-  CAPTURE(what);
+  const std::string label = what;
+  CAPTURE(label);
   CAPTURE(analytic);
   CAPTURE(numeric);
   CHECK(std::abs(analytic - numeric) <= 1e-6 * std::max(1.0, std::abs(numeric)) + 1e-9);
@@ -125,6 +131,21 @@ void check_stage(Stage stage, const LossOptions& lo, const DepthNoiseModel* nois
         check_close(gblocks[b][i], (lp - lm) / (2 * h), "decoder weight");
       }
   }
+  // Background logits (colour stage only): every one with a gradient.
+  int background_nonzero = 0;
+  for (std::size_t i = 0; i < f.model.background.values.size(); ++i) {
+    if (grad.background[i] == 0) continue;
+    double& v = f.model.background.values[i];
+    const double keep = v;
+    v = keep + h;
+    const double lp = f.loss(stage, lo, f.rays);
+    v = keep - h;
+    const double lm = f.loss(stage, lo, f.rays);
+    v = keep;
+    check_close(grad.background[i], (lp - lm) / (2 * h), "background logit");
+    ++background_nonzero;
+  }
+  CHECK((background_nonzero > 0) == (stage == Stage::colour && lo.colour_weight > 0));
   // Pose: p = Exp(phi) R x + t + tau moves origins by tau and directions by Exp(phi).
   const Vec3 g_t = d_origins.rowwise().sum();
   Vec3 g_phi = Vec3::Zero();
