@@ -101,8 +101,8 @@ struct MappingOptions {
 struct ImuOptions {
   bool enabled = false;
   double gyro_noise = 2.4e-3, accel_noise = 2.83e-2;  // per-sample white noise (synth's defaults)
-  double weight = 0.02;               // the IMU factor's weight against the rendering loss in tracking
-  double sigma_position = 0.01;       // uncertainty of the previous estimated position (m)
+  double weight = 0.002;              // the IMU factor's weight against the rendering loss in tracking
+  double sigma_position = 0.05;       // uncertainty of the previous estimated position (m)
   double sigma_rotation = 0.005;      // ... rotation (rad)
   int window = 10;                    // frames of the velocity and bias least squares
   double prior_gyro_bias = 0.01, prior_accel_bias = 0.1;  // prior standard deviations of the bias updates
