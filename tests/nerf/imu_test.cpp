@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "common/errors.hpp"
 #include "common/rng.hpp"
@@ -168,5 +169,57 @@ TEST_CASE("the IMU pose factor's gradient matches central differences") {
     const double numeric = (prior.cost(pp, nullptr, nullptr) - prior.cost(pm, nullptr, nullptr)) / (2 * h);
     const double analytic = a < 3 ? g_rot[a] : g_trans[a - 3];
     CHECK(analytic == doctest::Approx(numeric).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("IMU disabled: samples are ignored and the run is bit-identical; enabled: velocities follow the motion") {
+  SynthOptions so;
+  so.frames = 4;
+  so.width = 40;
+  so.height = 30;
+  so.seed = 5;
+  const SyntheticSequence seq = synthesize_frames(so);
+  const SyntheticScene scene(so.seed, so.variant);
+  const SplineTrajectory traj(so.seed, (so.frames - 1) / so.fps, so.speed, scene);
+  std::vector<ImuSample> imu = synthesize_imu(traj, so, 0.0, (so.frames - 1) / so.fps);
+  for (auto& m : imu) m.timestamp += seq.frames[0].timestamp;  // on the frames' clock
+  SlamOptions o;
+  o.decoders = "none";
+  o.model.channels = 4;
+  o.model.hidden = 8;
+  o.model.voxel_middle = 0.64;
+  o.model.voxel_fine = o.model.voxel_colour = 0.32;
+  o.sampling.stratified = 8;
+  o.sampling.surface = 4;
+  o.tracking.iterations = 3;
+  o.tracking.pixels = 50;
+  o.mapping.iterations = 4;
+  o.mapping.first_iterations = 4;
+  o.mapping.pixels = 100;
+  o.mapping.every = 2;
+  auto run = [&](const SlamOptions& opt, bool give_imu) {
+    Vec3 lo, hi;
+    slam_bound(opt, seq.camera, seq.frames[0], *seq.frames[0].groundtruth, lo, hi);
+    NiceModel<float> model;
+    model.init(opt.model, lo, hi, 1);
+    auto slam = std::make_unique<NiceSlam>(opt, seq.camera, model);
+    if (give_imu) slam->set_imu(imu);
+    for (const auto& f : seq.frames) slam->process(f);
+    return slam;
+  };
+  const auto a = run(o, false), b = run(o, true);
+  for (std::size_t i = 0; i < seq.frames.size(); ++i) {
+    CHECK(a->trajectory()[i].pose.t == b->trajectory()[i].pose.t);
+    CHECK(a->trajectory()[i].pose.R == b->trajectory()[i].pose.R);
+  }
+  CHECK(b->velocities().empty());
+  SlamOptions with = o;
+  with.imu.enabled = true;
+  const auto c = run(with, true);
+  REQUIRE(c->velocities().size() == seq.frames.size());
+  // The window's velocities are finite and of the motion's magnitude (about speed; exact poses not given).
+  for (const Vec3& v : c->velocities()) {
+    CHECK(v.allFinite());
+    CHECK(v.norm() < 10 * so.speed);
   }
 }

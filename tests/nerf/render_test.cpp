@@ -266,3 +266,34 @@ TEST_CASE("a step occupancy renders at its depth with zero variance") {
   CHECK(std::abs(out.depth(0) - 0.75) < 2 * 1.8 / N);
   CHECK(out.variance(0) < 1e-5);
 }
+
+TEST_CASE("a ray that leaves the scene bound unoccluded renders the background model's colour") {
+  NiceModel<double> m;
+  ModelOptions o;
+  o.channels = 2;
+  o.hidden = 4;
+  o.background = true;
+  o.background_azimuth = 16;
+  o.background_elevation = 9;
+  m.init(o, Vec3(-1, -1, -1), Vec3(1, 1, 1), 3);
+  m.decoder[1].b.back().setConstant(-1000.0);  // empty space: occupancy 0 everywhere
+  for (int l = 0; l < 4; ++l)
+    for (double& v : m.grid[l].values) v = 0;
+  Rng rng(2);
+  for (double& v : m.background.values) v = rng.normal();
+  RayBundle<double> rays;
+  rays.origins = Mat<double>::Zero(3, 1);
+  rays.dirs = Mat<double>(3, 1);
+  // Straight along azimuth 0 at elevation 0: vertex (azimuth cell 8 of 16, elevation row 4 of 9).
+  rays.dirs << 1, 0, 0;
+  rays.z = Mat<double>(4, 1);
+  rays.z << 0.5, 1.0, 1.5, 2.0;
+  RenderCache<double> cache;
+  RenderOutput<double> out;
+  render_forward(m, Stage::colour, rays, cache, out);
+  CHECK(out.weight(0) < 1e-12);
+  for (int ch = 0; ch < 3; ++ch) {
+    const double logit = m.background.values[3 * (4 * 16 + 8) + std::size_t(ch)];
+    CHECK(out.colour(ch, 0) == doctest::Approx(1 / (1 + std::exp(-logit))).epsilon(1e-9));
+  }
+}
