@@ -6,6 +6,10 @@ the per-seed ratio on/off and the geometric mean ratio; the baseline (off) is me
   scripts/bench/nice_slam_extensions.py [--bin build/default/bin/nice-slam-run] [--seeds 1 2 3]
       [--config configs/nice-slam-run/tiny.yaml] [--extensions uncertainty imu background] [--no-default]
       [--threads 2] [--out DIR] [key=value ...]   # extra keys go to every run
+
+Measured 2026-12-01 (tiny.yaml, seeds 1-3, threads=1 on 2 shared cores), geometric mean ATE ratio on/off:
+uncertainty on noisy-far-depth 0.67, imu on fast-textureless 0.49, background on distant-background 0.17;
+default variant, seed 1: off 0.76 cm, uncertainty 0.60, imu 0.45, background 0.59 cm.
 """
 import argparse
 import json
