@@ -1,5 +1,6 @@
 #include "nerf/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace core::nerf {
@@ -101,6 +102,37 @@ const char* stage_name(Stage s) {
 }
 
 template <class T>
+void BackgroundModel<T>::init(int az, int el) {
+  azimuth = az;
+  elevation = el;
+  values.assign(std::size_t(az) * std::size_t(el) * 3, T(0));
+}
+
+template <class T>
+void BackgroundModel<T>::locate(const Vec3& d, std::size_t vertex[4], double w[4], Vec3& du, Vec3& dv, double& fu,
+                                double& fv) const {
+  const double rho2 = d.x() * d.x() + d.y() * d.y(), rho = std::sqrt(rho2), n2 = rho2 + d.z() * d.z();
+  const double az = std::atan2(d.y(), d.x()), el = std::atan2(d.z(), rho);
+  const double su = azimuth / (2 * M_PI), sv = (elevation - 1) / M_PI;
+  const double u = (az + M_PI) * su, v = std::clamp((el + M_PI / 2) * sv, 0.0, double(elevation - 1));
+  const double ufloor = std::floor(u);
+  const int a0 = int(ufloor) % azimuth, a1 = (a0 + 1) % azimuth;
+  const int e0 = std::min(int(v), elevation - 2), e1 = e0 + 1;
+  fu = u - ufloor;
+  fv = v - e0;
+  vertex[0] = std::size_t(e0) * azimuth + a0;
+  vertex[1] = std::size_t(e0) * azimuth + a1;
+  vertex[2] = std::size_t(e1) * azimuth + a0;
+  vertex[3] = std::size_t(e1) * azimuth + a1;
+  w[0] = (1 - fu) * (1 - fv);
+  w[1] = fu * (1 - fv);
+  w[2] = (1 - fu) * fv;
+  w[3] = fu * fv;
+  du = rho2 > 0 ? Vec3(Vec3(-d.y(), d.x(), 0) * (su / rho2)) : Vec3(Vec3::Zero());
+  dv = rho > 0 ? Vec3(Vec3(-d.z() * d.x() / rho, -d.z() * d.y() / rho, rho) * (sv / n2)) : Vec3(Vec3::Zero());
+}
+
+template <class T>
 void NiceModel<T>::reset_grids(const ModelOptions& o, const Vec3& lo, const Vec3& hi, std::uint64_t seed) {
   bound_lo = lo;
   bound_hi = hi;
@@ -120,6 +152,7 @@ void NiceModel<T>::init(const ModelOptions& o, const Vec3& lo, const Vec3& hi, s
   decoder[2].init({2 * C, H, H, 1}, rng);
   decoder[2].W.back().setZero();  // the fine level starts as no correction of the middle level
   decoder[3].init({C, H, H, 3}, rng);
+  if (o.background) background.init(o.background_azimuth, o.background_elevation);
 }
 
 template <class T>
@@ -129,6 +162,9 @@ NiceModel<U> NiceModel<T>::cast() const {
   m.bound_lo = bound_lo;
   m.bound_hi = bound_hi;
   m.occupancy_scale = occupancy_scale;
+  m.background.azimuth = background.azimuth;
+  m.background.elevation = background.elevation;
+  m.background.values.assign(background.values.begin(), background.values.end());
   for (int l = 0; l < 4; ++l) {
     auto& g = m.grid[l];
     g.lo = grid[l].lo;
@@ -146,6 +182,8 @@ NiceModel<U> NiceModel<T>::cast() const {
   return m;
 }
 
+template struct BackgroundModel<float>;
+template struct BackgroundModel<double>;
 template struct FeatureGrid<float>;
 template struct FeatureGrid<double>;
 template struct Mlp<float>;

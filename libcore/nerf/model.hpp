@@ -57,6 +57,19 @@ struct Mlp {
   void backward(const std::vector<Mat<T>>& acts, const Mat<T>& dY, Mat<T>* dX, Mlp* grad) const;
 };
 
+// Direction-only colour of what lies beyond the scene bound (the background extension): colour logits on
+// an azimuth x elevation grid (azimuth wraps around, elevation from -90 to +90 degrees), read bilinearly,
+// colour = sigmoid(logit). Rendering composites it with the transmittance left after the last sample.
+template <class T>
+struct BackgroundModel {
+  int azimuth = 0, elevation = 0;  // 0: no background model
+  std::vector<T> values;           // (e * azimuth + a) * 3 + channel
+  bool enabled() const { return azimuth > 0; }
+  void init(int azimuth_cells, int elevation_cells);  // all logits 0 (grey)
+  // The four vertices and bilinear weights for direction d; du, dv: d(cell coordinates)/d(d) (3 each).
+  void locate(const Vec3& d, std::size_t vertex[4], double w[4], Vec3& du, Vec3& dv, double& fu, double& fv) const;
+};
+
 enum class Level { coarse = 0, middle = 1, fine = 2, colour = 3 };
 enum class Stage { coarse, middle, fine, colour };
 const char* stage_name(Stage s);
@@ -67,6 +80,8 @@ struct ModelOptions {
   int hidden = 32;
   double occupancy_scale = 10.0;
   double init_stddev = 0.01;
+  bool background = false;
+  int background_azimuth = 32, background_elevation = 16;
   template <class V>
   void visit(V& v);
 };
@@ -77,6 +92,7 @@ struct NiceModel {
   double occupancy_scale = 10.0;
   FeatureGrid<T> grid[4];  // indexed by Level
   Mlp<T> decoder[4];       // coarse (C -> 1), middle (C -> 1), fine (2C -> 1), colour (C -> 3)
+  BackgroundModel<T> background;
 
   void init(const ModelOptions& options, const Vec3& lo, const Vec3& hi, std::uint64_t seed);
   // Fresh grids over a new bound, decoders kept (pretrained decoders, a new scene).
@@ -98,6 +114,9 @@ void ModelOptions::visit(V& v) {
   v("hidden", hidden, "decoder hidden width", core::in_range(1, 1024));
   v("occupancy_scale", occupancy_scale, "occupancy = sigmoid(scale * decoder output)", core::positive<double>());
   v("init_stddev", init_stddev, "initial grid features ~ N(0, s^2)", core::at_least(0.0));
+  v("background", background, "direction-only colour model for rays leaving the scene bound");
+  v("background_azimuth", background_azimuth, "background model: azimuth cells", core::in_range(2, 4096));
+  v("background_elevation", background_elevation, "background model: elevation vertices", core::in_range(2, 4096));
 }
 
 }  // namespace core::nerf

@@ -29,6 +29,7 @@ void ModelGrad<T>::zero(const NiceModel<T>& m) {
     grid[l].assign(m.grid[l].size(), T(0));
     decoder[l].zero_like(m.decoder[l]);
   }
+  background.assign(m.background.values.size(), T(0));
 }
 
 template <class T>
@@ -153,6 +154,46 @@ T sigmoid(T x) {
   return T(1) / (T(1) + std::exp(-x));
 }
 
+// The background model's colour for direction d (3 x 1 column of T).
+template <class T, class D>
+Eigen::Matrix<T, 3, 1> background_colour(const BackgroundModel<T>& bg, const D& dir) {
+  std::size_t vtx[4];
+  double w[4], fu, fv;
+  Vec3 du, dv;
+  bg.locate(dir.template cast<double>(), vtx, w, du, dv, fu, fv);
+  Eigen::Matrix<T, 3, 1> logit = Eigen::Matrix<T, 3, 1>::Zero();
+  for (int k = 0; k < 4; ++k)
+    for (int ch = 0; ch < 3; ++ch) logit(ch) += T(w[k]) * bg.values[3 * vtx[k] + std::size_t(ch)];
+  return logit.unaryExpr([](T v) { return sigmoid(v); });
+}
+
+// dL/d(logits) added into grad and dL/d(dirs) added into d_dirs (each when given), through
+// I += T_N sigmoid(bilinear(logits, u(d), v(d))).
+template <class T>
+void background_backward(const BackgroundModel<T>& bg, const RayBundle<T>& rays, const RenderCache<T>& c,
+                              const RenderGrad<T>& g, std::vector<T>* grad, Mat<T>* d_dirs) {
+  for (int r = 0; r < rays.rays(); ++r) {
+    std::size_t vtx[4];
+    double w[4], fu, fv;
+    Vec3 du, dv;
+    bg.locate(rays.dirs.col(r).template cast<double>(), vtx, w, du, dv, fu, fv);
+    Vec3 dd = Vec3::Zero();
+    for (int ch = 0; ch < 3; ++ch) {
+      const T s = c.background_rgb(ch, r);
+      const T dlogit = c.background_trans(r) * g.colour(ch, r) * s * (1 - s);
+      if (grad)
+        for (int k = 0; k < 4; ++k) (*grad)[3 * vtx[k] + std::size_t(ch)] += T(w[k]) * dlogit;
+      if (d_dirs) {
+        const auto V = [&](int k) { return double(bg.values[3 * vtx[k] + std::size_t(ch)]); };
+        const double dlu = (1 - fv) * (V(1) - V(0)) + fv * (V(3) - V(2));
+        const double dlv = (1 - fu) * (V(2) - V(0)) + fu * (V(3) - V(1));
+        dd += double(dlogit) * (dlu * du + dlv * dv);
+      }
+    }
+    if (d_dirs) d_dirs->col(r) += dd.cast<T>();
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -196,6 +237,10 @@ void render_forward(const NiceModel<T>& m, Stage stage, const RayBundle<T>& rays
   out.weight.resize(R);
   out.variance.resize(R);
   out.colour = Mat<T>::Zero(3, R);
+  if (colour && m.background.enabled()) {
+    c.background_rgb.resize(3, R);
+    c.background_trans.resize(R);
+  }
   const T scale = T(m.occupancy_scale);
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < R; ++r) {
@@ -211,6 +256,12 @@ void render_forward(const NiceModel<T>& m, Stage stage, const RayBundle<T>& rays
       E2 += w * z * z;
       if (colour) out.colour.col(r) += w * c.rgb.col(s);
       trans *= 1 - o;
+    }
+    if (colour && m.background.enabled()) {
+      c.background_trans(r) = trans;
+      const Eigen::Matrix<T, 3, 1> bg = background_colour(m.background, rays.dirs.col(r));
+      c.background_rgb.col(r) = bg;
+      out.colour.col(r) += trans * bg;
     }
     out.depth(r) = D;
     out.weight(r) = W;
@@ -244,7 +295,8 @@ void render_backward(const NiceModel<T>& m, const RayBundle<T>& rays, const Rend
     const T gE2 = gV;
     Eigen::Matrix<T, 3, 1> gI = Eigen::Matrix<T, 3, 1>::Zero();
     if (colour) gI = g.colour.col(r);
-    T suffix = 0;  // S_k
+    const bool background = colour && m.background.enabled();
+    T suffix = background ? gI.dot(c.background_rgb.col(r)) : T(0);  // S_k; the background is an opaque last sample
     for (int k = N - 1; k >= 0; --k) {
       const Eigen::Index s = Eigen::Index(r) * N + k;
       const T o = c.occupancy(k, r), tr = c.transmittance(k, r), z = rays.z(k, r);
@@ -286,9 +338,11 @@ void render_backward(const NiceModel<T>& m, const RayBundle<T>& rays, const Rend
     if (grad) scatter(m.grid[l], c.points, c.inside, dfeat[l], grad->grid[l]);
     if (want_points) point_grad(m.grid[l], c.points, c.inside, dfeat[l], dpoints);
   }
+  if (grad && colour && m.background.enabled()) background_backward<T>(m.background, rays, c, g, &grad->background, nullptr);
   if (!want_points) return;
   if (d_origins) d_origins->setZero(3, R);
   if (d_dirs) d_dirs->setZero(3, R);
+  if (d_dirs && colour && m.background.enabled()) background_backward<T>(m.background, rays, c, g, nullptr, d_dirs);
   for (int r = 0; r < R; ++r)
     for (int k = 0; k < N; ++k) {
       const Eigen::Index s = Eigen::Index(r) * N + k;
@@ -334,6 +388,31 @@ double render_loss(const RenderOutput<T>& out, const RayTargets<T>& t, const Los
 }
 
 template <class T>
+void depth_uncertainty_weights(const RenderOutput<T>& out, const DepthNoiseModel& noise, bool per_ray,
+                               RayTargets<T>& t) {
+  const int R = int(t.depth.size());
+  t.sensor_var = Col<T>::Zero(R);
+  t.depth_weight = Col<T>::Ones(R);
+  double sum = 0;
+  int n = 0;
+  for (int r = 0; r < R; ++r) {
+    if (!(t.depth(r) > 0)) continue;
+    const double s = noise.sigma(double(t.depth(r)));
+    t.sensor_var(r) = T(s * s);
+    const double inv_sd = 1.0 / std::sqrt(double(out.variance(r)) + s * s);
+    if (per_ray) t.depth_weight(r) = T(inv_sd);
+    if (t.active.empty() || t.active[std::size_t(r)]) {
+      sum += inv_sd;
+      ++n;
+    }
+  }
+  if (n == 0) return;
+  const T c = T(double(n) / sum);
+  if (per_ray) t.depth_weight *= c;
+  else t.depth_weight.setConstant(c);
+}
+
+template <class T>
 void camera_rays(const Pose& pose, const std::vector<Vec3>& unit_depth_rays, RayBundle<T>& rays) {
   const int R = int(unit_depth_rays.size());
   rays.origins.resize(3, R);
@@ -353,7 +432,8 @@ void camera_rays(const Pose& pose, const std::vector<Vec3>& unit_depth_rays, Ray
   template void render_backward<T>(const NiceModel<T>&, const RayBundle<T>&, const RenderCache<T>&,             \
                                    const RenderGrad<T>&, ModelGrad<T>*, bool, Mat<T>*, Mat<T>*);                \
   template double render_loss<T>(const RenderOutput<T>&, const RayTargets<T>&, const LossOptions&, RenderGrad<T>&); \
-  template void camera_rays<T>(const Pose&, const std::vector<Vec3>&, RayBundle<T>&);
+  template void camera_rays<T>(const Pose&, const std::vector<Vec3>&, RayBundle<T>&);                            \
+  template void depth_uncertainty_weights<T>(const RenderOutput<T>&, const DepthNoiseModel&, bool, RayTargets<T>&);
 NERF_INSTANTIATE(float)
 NERF_INSTANTIATE(double)
 #undef NERF_INSTANTIATE

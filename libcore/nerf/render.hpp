@@ -7,6 +7,8 @@
 // composite S_k = sum_{i>k} o_i q_i prod_{k<j<i} (1 - o_j), which is stable when an occupancy reaches 1.
 // Gradients flow to grid features (trilinear weights), decoder weights, and ray origins/directions
 // (hence the camera pose) through the trilinear weights' derivatives.
+// With a background model (model.hpp) the colour stage adds T_N c_bg(d_r), T_N = prod_k (1 - o_k): the
+// background acts as an opaque last sample, so the backward pass starts the suffix composite at c_bg.
 #pragma once
 #include <vector>
 
@@ -71,6 +73,8 @@ struct RenderCache {
   Mat<T> rgb;                 // 3 x S colour after the sigmoid
   Mat<T> occupancy;           // N x R
   Mat<T> transmittance;       // N x R: prod_{j<k} (1 - o_j)
+  Mat<T> background_rgb;      // 3 x R: the background model's colour of each ray (colour stage, when enabled)
+  Col<T> background_trans;    // R: transmittance left after the last sample
 };
 
 // Parameter gradients, shaped like the model.
@@ -78,6 +82,7 @@ template <class T>
 struct ModelGrad {
   std::vector<T> grid[4];
   Mlp<T> decoder[4];
+  std::vector<T> background;  // logits of the background model
   void zero(const NiceModel<T>& model);
 };
 
@@ -110,6 +115,30 @@ struct LossOptions {
   double colour_weight = 0.0;        // weight of the L1 colour term
   double eps = 1e-10;
 };
+
+// Depth sensor noise model sigma(z) = a + b (z - z0)^2 (Kinect-style, Nguyen et al. 2012; the synthetic
+// sequence's model by default): the depth-uncertainty extension adds sigma(z)^2 to the rendered variance.
+struct DepthNoiseModel {
+  bool enabled = false;
+  double a = 0.0012, b = 0.0019, z0 = 0.4;
+  double sigma(double z) const { return a + b * (z - z0) * (z - z0); }
+  template <class V>
+  void visit(V& v) {
+    v("enabled", enabled, "normalise depth residuals by rendered variance + sensor sigma(z)^2 (tracking and mapping)");
+    v("a", a, "sensor depth noise sigma(z) = a + b (z - z0)^2: a in metres", core::at_least(0.0));
+    v("b", b, "sensor depth noise quadratic coefficient b (1/m)", core::at_least(0.0));
+    v("z0", z0, "sensor depth noise: depth of the smallest noise (m)", core::at_least(0.0));
+  }
+};
+
+// Sets the targets' per-ray sensor variance sigma(z)^2 and depth weights from the rendered variance V:
+// weight_r = c / sqrt(V_r + sigma_r^2) (c / 1 when per_ray is false, then the loss itself normalises),
+// with c chosen so that the active depth rays' weights times 1 / sqrt(V + sigma^2) (per_ray false) or the
+// weights themselves (per_ray true) have mean 1: the loss keeps the scale of plain L1 and the learning
+// rates stay valid. The weights are constants of the step (no gradient flows through c or V here).
+template <class T>
+void depth_uncertainty_weights(const RenderOutput<T>& out, const DepthNoiseModel& noise, bool per_ray,
+                               RayTargets<T>& targets);
 
 // Mean over active rays of w_r f_depth + colour_weight * |I - I*|_1; writes dL/d(outputs).
 template <class T>

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -49,7 +50,18 @@ NiceSlam::NiceSlam(const SlamOptions& options, const Intrinsics& camera, NiceMod
     for (int x = 0; x < camera.width; ++x) pixel_rays_.push_back(camera.ray(x, y));
 }
 
-Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stats) {
+double PosePrior::cost(const Pose& p, Vec3* g_rot, Vec3* g_trans) const {
+  Eigen::Matrix<double, 6, 1> r;
+  r.head<3>() = so3_log(mean.R.transpose() * p.R);
+  r.tail<3>() = frame.transpose() * (p.t - mean.t);
+  const Eigen::Matrix<double, 6, 1> Lr = information * r;
+  // Log(mean.R^T Exp(d) R) = r_R + Jr^-1(r_R) R^T d to first order; r_p moves by frame^T dt.
+  if (g_rot) *g_rot = weight * (p.R * so3_right_jacobian_inverse(r.head<3>()).transpose() * Lr.head<3>());
+  if (g_trans) *g_trans = weight * (frame * Lr.tail<3>());
+  return 0.5 * weight * r.dot(Lr);
+}
+
+Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stats, const PosePrior* prior) {
   const TrackingOptions& o = opt_.tracking;
   Pose cur = start, best = start;
   double best_loss = std::numeric_limits<double>::infinity();
@@ -94,14 +106,20 @@ Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stat
       for (int r = 0; r < R; ++r)
         if (t.depth(r) > 0 && std::abs(out.depth(r) - t.depth(r)) > limit) t.active[std::size_t(r)] = 0;
     }
-    const double loss = render_loss(out, t, lo, grad);
+    if (opt_.uncertainty.enabled) {
+      lo.variance_normalised = true;
+      depth_uncertainty_weights(out, opt_.uncertainty, false, t);
+    }
+    Vec3 prior_rot = Vec3::Zero(), prior_trans = Vec3::Zero();
+    const double loss = render_loss(out, t, lo, grad) + (prior ? prior->cost(cur, &prior_rot, &prior_trans) : 0.0);
     if (loss < best_loss) {
       best_loss = loss;
       best = cur;
       stats.depth_l1 = errors.empty() ? 0.0 : l1 / double(errors.size());
     }
     render_backward<float>(model_, rays, cache, grad, nullptr, false, &d_origins, &d_dirs);
-    double g_rot[3] = {0, 0, 0}, g_trans[3] = {0, 0, 0};
+    double g_rot[3] = {prior_rot.x(), prior_rot.y(), prior_rot.z()};
+    double g_trans[3] = {prior_trans.x(), prior_trans.y(), prior_trans.z()};
     for (int r = 0; r < R; ++r) {
       const Vec3 dd = d_dirs.col(r).cast<double>(), dir = rays.dirs.col(r).cast<double>();
       const Vec3 gr = dir.cross(dd);
@@ -126,6 +144,7 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
   const MappingOptions& o = opt_.mapping;
   std::vector<Adam<float>> adam;
   for (int l = 0; l < 4; ++l) adam.emplace_back(model_.grid[l].size());
+  Adam<float> background_adam(model_.background.values.size());
   std::vector<Adam<float>> dec_adam;
   const bool train_decoders = o.decoder_lr > 0;
   if (train_decoders)
@@ -169,11 +188,14 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
     render_forward(model_, stage, rays, cache, out);
     LossOptions lo;
     lo.colour_weight = stage == Stage::colour ? o.colour_weight : 0.0;
+    if (opt_.uncertainty.enabled) depth_uncertainty_weights(out, opt_.uncertainty, true, t);
     const double loss = render_loss(out, t, lo, rgrad);
     if (it_in_stage == 0 || it_in_stage + 1 == iterations)
       log::debug("mapping iteration {} ({} stage): loss {:.5f} over {} rays", it_in_stage, stage_name(stage), loss, r);
     grad.zero(model_);
     render_backward<float>(model_, rays, cache, rgrad, &grad, train_decoders, nullptr, nullptr);
+    if (stage == Stage::colour && model_.background.enabled())
+      background_adam.step(model_.background.values.data(), grad.background.data(), o.lr_background);
     for (int l = 0; l < 4; ++l) {
       if (!stage_uses(stage, Level(l))) continue;
       double lr = 0;
@@ -241,6 +263,84 @@ std::vector<std::size_t> NiceSlam::select_window(const RgbdFrame& frame, const P
   return chosen;
 }
 
+PosePrior NiceSlam::imu_prior(const ImuPreintegration& pre, const Pose& previous, const Vec3& velocity) const {
+  const ImuOptions& o = opt_.imu;
+  PosePrior prior;
+  Vec3 v;
+  pre.predict(previous, velocity, bias_, prior.mean, v);
+  prior.frame = previous.R;
+  // Covariance of (r_R, r_p): the preintegrated one with the velocity marginalised out (the velocity is
+  // free in tracking, so its rows and columns drop), plus the previous state's uncertainty.
+  const Mat9& C = pre.covariance();
+  Eigen::Matrix<double, 6, 6> S;
+  S << C.block<3, 3>(0, 0), C.block<3, 3>(0, 6), C.block<3, 3>(6, 0), C.block<3, 3>(6, 6);
+  const double dt = pre.dt();
+  S.block<3, 3>(0, 0) += Mat3::Identity() * o.sigma_rotation * o.sigma_rotation;
+  // The velocity's covariance (from the window's least squares) moves the predicted position by v dt.
+  S.block<3, 3>(3, 3) += Mat3::Identity() * o.sigma_position * o.sigma_position +
+                         previous.R.transpose() * velocity_cov_ * previous.R * dt * dt;
+  prior.information = S.inverse();
+  prior.weight = o.weight;
+  return prior;
+}
+
+void NiceSlam::estimate_velocities_and_bias() {
+  const ImuOptions& o = opt_.imu;
+  const std::size_t n = trajectory_.size();
+  const std::size_t first = n > std::size_t(o.window) ? n - std::size_t(o.window) : 0;
+  const int F = int(n - first), V = 3 * F, X = V + 3;  // velocities, then the accelerometer bias update
+  // Gyroscope bias update: r_R = Log(Delta R(b)^T R_i^T R_j) - dR/db_g delta b_g.
+  Mat3 Hg = Mat3::Identity() / (o.prior_gyro_bias * o.prior_gyro_bias);
+  Vec3 bg = Vec3::Zero();
+  for (std::size_t j = first + 1; j < n; ++j) {
+    const ImuPreintegration& pre = preintegrations_[j - 1];
+    const Pose &pi = trajectory_[j - 1].pose, &pj = trajectory_[j].pose;
+    const Vec3 r = so3_log(pre.delta_R(bias_).transpose() * pi.R.transpose() * pj.R);
+    const double var = pre.covariance().block<3, 3>(0, 0).trace() / 3 + 2 * o.sigma_rotation * o.sigma_rotation;
+    Hg += pre.dR_dbg().transpose() * pre.dR_dbg() / var;
+    bg += pre.dR_dbg().transpose() * r / var;
+  }
+  bias_.gyro += Hg.ldlt().solve(bg);
+  // Velocities and accelerometer bias update from the velocity and position residuals (linear in both).
+  Eigen::MatrixXd H = Eigen::MatrixXd::Zero(X, X);
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(X);
+  H.block<3, 3>(V, V) = Mat3::Identity() / (o.prior_accel_bias * o.prior_accel_bias);
+  auto add = [&](const Eigen::Matrix<double, 3, Eigen::Dynamic>& J, const Vec3& c, double var) {
+    // residual = J x - c
+    H += J.transpose() * J / var;
+    b += J.transpose() * c / var;
+  };
+  for (std::size_t j = first + 1; j < n; ++j) {
+    const ImuPreintegration& pre = preintegrations_[j - 1];
+    const Pose &pi = trajectory_[j - 1].pose, &pj = trajectory_[j].pose;
+    const double dt = pre.dt();
+    const int ci = 3 * int(j - 1 - first), cj = ci + 3;
+    const Mat3 RiT = pi.R.transpose();
+    Eigen::Matrix<double, 3, Eigen::Dynamic> J = Eigen::Matrix<double, 3, Eigen::Dynamic>::Zero(3, X);
+    // r_v = R_i^T (v_j - v_i - g dt) - Delta v(b) - dv/db_a delta b_a
+    J.block<3, 3>(0, cj) = RiT;
+    J.block<3, 3>(0, ci) = -RiT;
+    J.block<3, 3>(0, V) = -pre.dv_dba();
+    add(J, RiT * kGravity * dt + pre.delta_v(bias_),
+        pre.covariance().block<3, 3>(3, 3).trace() / 3 + 2 * std::pow(o.sigma_rotation * 9.81 * dt, 2));
+    // r_p = R_i^T (p_j - p_i - v_i dt - g dt^2 / 2) - Delta p(b) - dp/db_a delta b_a
+    J.setZero();
+    J.block<3, 3>(0, ci) = -RiT * dt;
+    J.block<3, 3>(0, V) = -pre.dp_dba();
+    add(J, -RiT * (pj.t - pi.t - 0.5 * kGravity * dt * dt) + pre.delta_p(bias_),
+        pre.covariance().block<3, 3>(6, 6).trace() / 3 + 2 * o.sigma_position * o.sigma_position);
+  }
+  const Eigen::LDLT<Eigen::MatrixXd> ldlt(H);
+  const Eigen::VectorXd x = ldlt.solve(b);
+  for (int f = 0; f < F; ++f) velocities_[first + std::size_t(f)] = x.segment<3>(3 * f);
+  // Covariance of the newest velocity: the corresponding block of H^-1.
+  Eigen::MatrixXd E = Eigen::MatrixXd::Zero(X, 3);
+  E.block<3, 3>(V - 3, 0) = Mat3::Identity();
+  velocity_cov_ = ldlt.solve(E).block<3, 3>(V - 3, 0);
+  bias_.accel += x.segment<3>(V);
+  velocity_known_ = true;
+}
+
 FrameStats NiceSlam::process(const RgbdFrame& frame) {
   FrameStats s;
   s.index = frames_seen_;
@@ -257,11 +357,23 @@ FrameStats NiceSlam::process(const RgbdFrame& frame) {
     const std::size_t n = trajectory_.size();
     Pose predicted = trajectory_[n - 1].pose;
     if (n >= 2) predicted = predicted * (trajectory_[n - 2].pose.inverse() * trajectory_[n - 1].pose);
-    pose = track(frame, predicted, s);
+    std::optional<PosePrior> prior;
+    if (opt_.imu.enabled) {
+      ImuPreintegration pre(bias_, ImuNoise{opt_.imu.gyro_noise, opt_.imu.accel_noise});
+      pre.integrate(imu_, trajectory_[n - 1].timestamp, frame.timestamp);
+      if (velocity_known_) prior = imu_prior(pre, trajectory_[n - 1].pose, velocities_.back());
+      if (prior) predicted = prior->mean;
+      preintegrations_.push_back(std::move(pre));
+    }
+    pose = track(frame, predicted, s, prior ? &*prior : nullptr);
   }
   s.track_s = seconds_since(t0);
   s.pose = pose;
   trajectory_.push_back({frame.timestamp, pose});
+  if (opt_.imu.enabled) {
+    velocities_.push_back(velocities_.empty() ? Vec3::Zero() : velocities_.back());
+    if (frames_seen_ > 0 && !opt_.use_groundtruth_poses) estimate_velocities_and_bias();
+  }
   const auto t1 = std::chrono::steady_clock::now();
   if (frames_seen_ == 0) {
     map_frames({&frame}, {pose}, opt_.mapping.first_iterations);

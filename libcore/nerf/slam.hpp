@@ -10,6 +10,18 @@
 //    (iteration ratios middle_ratio and fine_ratio, as the reference); decoders stay fixed unless
 //    decoder_lr > 0 (pretraining).
 //  - Keyframes: every `keyframe_every` frames and the first.
+//  - Depth uncertainty (extension 1, `uncertainty.enabled`): tracking divides each depth residual by
+//    sqrt(V + sigma(z)^2) (rendered variance plus the sensor model), mapping weights each ray's L1 depth
+//    residual by 1 / sqrt(V + sigma(z)^2); both rescaled to mean weight 1 over the step's depth rays.
+//  - IMU (extension 2, `imu.enabled`): the samples between the previous frame and this one are
+//    preintegrated (imu_preintegration.hpp) and, from the previous ESTIMATED pose, velocity and bias,
+//    predict this frame's pose: tracking starts there and adds the factor of that prediction (rotation and
+//    position residuals, information from the preintegrated covariance marginalised over the free velocity
+//    plus the previous pose's uncertainty and the velocity's covariance from the window's least squares). After tracking, the velocities of the last `imu.window`
+//    frames and a bias update follow by linear least squares over the window's preintegrated deltas.
+//  - Background (extension 3, `model.background`): the direction-only colour model of model.hpp is
+//    rendered behind every ray in the colour stage (tracking and mapping) and its logits are mapped in the
+//    colour stage with step size lr_background.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -19,6 +31,7 @@
 
 #include "common/config.hpp"
 #include "nerf/dataset.hpp"
+#include "nerf/imu_preintegration.hpp"
 #include "nerf/render.hpp"
 
 namespace core::io {
@@ -60,6 +73,7 @@ struct MappingOptions {
   double middle_ratio = 0.4, fine_ratio = 0.6;
   double lr_coarse = 0.001, lr_middle = 0.1, lr_fine = 0.005, lr_colour = 0.005;
   double lr_middle_late = 0.005;  // middle features during the fine and colour stages
+  double lr_background = 0.05;    // background model logits (colour stage; model.background)
   double decoder_lr = 0.0;
   double colour_weight = 0.2;
   int coarse_every = 0;  // a coarse-level step every n middle-stage iterations (0: none)
@@ -78,6 +92,8 @@ struct MappingOptions {
     v("lr_middle_late", lr_middle_late, "middle feature step size in the fine and colour stages", core::at_least(0.0));
     v("lr_fine", lr_fine, "fine feature step size", core::at_least(0.0));
     v("lr_colour", lr_colour, "colour feature step size", core::at_least(0.0));
+    v("lr_background", lr_background, "background model step size (colour stage, model.background)",
+      core::at_least(0.0));
     v("decoder_lr", decoder_lr, "decoder step size (0: decoders fixed, as with pretrained ones)", core::at_least(0.0));
     v("colour_weight", colour_weight, "weight of the L1 colour loss", core::at_least(0.0));
     v("coarse_every", coarse_every, "a coarse-level step every n middle-stage iterations (0: none)",
@@ -86,11 +102,48 @@ struct MappingOptions {
   }
 };
 
+struct ImuOptions {
+  bool enabled = false;
+  double gyro_noise = 2.4e-3, accel_noise = 2.83e-2;  // per-sample white noise (synth's defaults)
+  double weight = 0.002;              // the IMU factor's weight against the rendering loss in tracking
+  double sigma_position = 0.05;       // uncertainty of the previous estimated position (m)
+  double sigma_rotation = 0.005;      // ... rotation (rad)
+  int window = 10;                    // frames of the velocity and bias least squares
+  double prior_gyro_bias = 0.01, prior_accel_bias = 0.1;  // prior standard deviations of the bias updates
+  template <class V>
+  void visit(V& v) {
+    v("enabled", enabled, "use the dataset's imu.txt: preintegrated IMU factor in tracking, velocity and bias states");
+    v("gyro_noise", gyro_noise, "gyroscope white noise per sample (rad/s)", core::positive<double>());
+    v("accel_noise", accel_noise, "accelerometer white noise per sample (m/s^2)", core::positive<double>());
+    v("weight", weight, "weight of the IMU factor against the rendering loss in tracking", core::at_least(0.0));
+    v("sigma_position", sigma_position, "uncertainty of the previous estimated position (m)", core::positive<double>());
+    v("sigma_rotation", sigma_rotation, "uncertainty of the previous estimated rotation (rad)", core::positive<double>());
+    v("window", window, "frames of the velocity and bias least squares", core::in_range(2, 1000));
+    v("prior_gyro_bias", prior_gyro_bias, "prior standard deviation of a gyroscope bias update (rad/s)",
+      core::positive<double>());
+    v("prior_accel_bias", prior_accel_bias, "prior standard deviation of an accelerometer bias update (m/s^2)",
+      core::positive<double>());
+  }
+};
+
+// A Gaussian factor on the tracked pose: r = (Log(mean.R^T R), frame^T (t - mean.t)), cost
+// weight * r^T information r / 2 (the IMU prediction from the previous estimated state).
+struct PosePrior {
+  Pose mean;
+  Mat3 frame = Mat3::Identity();
+  Eigen::Matrix<double, 6, 6> information = Eigen::Matrix<double, 6, 6>::Identity();
+  double weight = 1.0;
+  // Cost and its gradient with respect to a left rotation increment and the translation.
+  double cost(const Pose& p, Vec3* g_rot, Vec3* g_trans) const;
+};
+
 struct SlamOptions {
   ModelOptions model;
   SamplingOptions sampling;
   TrackingOptions tracking;
   MappingOptions mapping;
+  DepthNoiseModel uncertainty;  // extension 1: depth residuals weighted by 1 / sqrt(V + sigma(z)^2)
+  ImuOptions imu;               // extension 2: preintegrated IMU factor in tracking
   std::vector<double> bound{-2.6, -2.6, -0.1, 2.6, 2.6, 2.7};  // the synthetic room; []: from the first frame
   double bound_margin = 1.0;   // metres added around the first frame's points when bound is empty
   std::string decoders;        // safetensors of pretrained decoders; "none": random decoders
@@ -102,6 +155,8 @@ struct SlamOptions {
     v.section("sampling", sampling);
     v.section("tracking", tracking);
     v.section("mapping", mapping);
+    v.section("uncertainty", uncertainty);
+    v.section("imu", imu);
     v("bound", bound, "scene bound [xmin, ymin, zmin, xmax, ymax, zmax] in metres ([]: first frame's points + margin)");
     v("bound_margin", bound_margin, "margin around the first frame's points when bound is []", core::at_least(0.0));
     v("decoders", decoders, "pretrained decoders (.safetensors; '': the shipped ones; 'none': random)");
@@ -130,8 +185,12 @@ class NiceSlam {
   const Intrinsics& camera() const { return camera_; }
   // Grid features optimised by mapping with the given frames and poses (pretraining, tests).
   void map_frames(const std::vector<const RgbdFrame*>& frames, const std::vector<Pose>& poses, int iterations);
-  // Pose optimisation of one frame from `start` (tests call it directly).
-  Pose track(const RgbdFrame& frame, const Pose& start, FrameStats& stats);
+  // Pose optimisation of one frame from `start` (tests call it directly), with an optional pose factor.
+  Pose track(const RgbdFrame& frame, const Pose& start, FrameStats& stats, const PosePrior* prior = nullptr);
+  // IMU samples of the sequence (imu.enabled); timestamps on the frames' clock.
+  void set_imu(std::vector<ImuSample> samples) { imu_ = std::move(samples); }
+  const std::vector<Vec3>& velocities() const { return velocities_; }
+  const ImuBias& imu_bias() const { return bias_; }
 
  private:
   struct Keyframe {
@@ -139,6 +198,11 @@ class NiceSlam {
     Pose pose;
   };
   std::vector<std::size_t> select_window(const RgbdFrame& frame, const Pose& pose);
+  // Velocities of the last imu.window frames and the bias update by linear least squares on the
+  // preintegrated deltas with the estimated poses held fixed.
+  void estimate_velocities_and_bias();
+  // The IMU factor of the frame after `previous`: its predicted pose and information.
+  PosePrior imu_prior(const ImuPreintegration& pre, const Pose& previous, const Vec3& velocity) const;
   SlamOptions opt_;
   Intrinsics camera_;
   NiceModel<float> model_;
@@ -147,6 +211,12 @@ class NiceSlam {
   Trajectory trajectory_;
   Rng rng_;
   std::size_t frames_seen_ = 0;
+  std::vector<ImuSample> imu_;
+  std::vector<ImuPreintegration> preintegrations_;  // [j - 1]: from frame j - 1 to frame j
+  std::vector<Vec3> velocities_;                    // per frame (imu.enabled), world frame
+  bool velocity_known_ = false;
+  Mat3 velocity_cov_ = Mat3::Zero();  // of the newest velocity
+  ImuBias bias_;
 };
 
 // The bound from options or from the first frame's back-projected depth.

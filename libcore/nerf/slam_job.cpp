@@ -65,6 +65,7 @@ RunResult run_slam(const RunOptions& o, const fs::path& run_dir, const FrameCall
       log::info("scene bound [{:.2f} {:.2f} {:.2f}] .. [{:.2f} {:.2f} {:.2f}]", lo.x(), lo.y(), lo.z(), hi.x(), hi.y(),
                 hi.z());
       slam = std::make_unique<NiceSlam>(so, data.camera, make_model(so, lo, hi, o.seed));
+      if (so.imu.enabled) slam->set_imu(read_imu_file(dir / "imu.txt"));
     }
     const FrameStats s = slam->process(frame);
     res.frames.push_back(s);

@@ -19,6 +19,7 @@
 
 #include "common/config.hpp"
 #include "nerf/dataset.hpp"
+#include "nerf/imu_preintegration.hpp"
 
 namespace core::nerf {
 
@@ -123,12 +124,6 @@ class SplineTrajectory {
   std::vector<Vec3> ctrl_ang_;  // yaw, pitch, roll
 };
 
-inline const Vec3 kGravity(0.0, 0.0, -9.81);
-
-struct ImuSample {
-  double timestamp;
-  Vec3 gyro, accel;  // measured angular rate (rad/s) and specific force (m/s^2) in the IMU frame
-};
 
 struct SynthResult {
   std::filesystem::path dir;

@@ -1,6 +1,6 @@
 // Rendering and its hand-written backward pass: float64 central differences with respect to grid
 // features, decoder weights and the camera pose (left perturbation on SO(3), translation), for every
-// stage and both losses; rendering identities.
+// stage and both losses, and the background model's logits (colour stage); rendering identities.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -28,7 +28,12 @@ struct Fixture {
     o.hidden = 8;
     o.occupancy_scale = 2.0;
     o.init_stddev = 0.6;
+    o.background = true;
+    o.background_azimuth = 8;
+    o.background_elevation = 5;
     model.init(o, Vec3(-1.5, -1.5, -1.5), Vec3(1.5, 1.5, 1.5), 7);
+    Rng bg_rng(11);
+    for (double& v : model.background.values) v = bg_rng.normal();
     Rng rng(3);
     const int R = 6;
     for (int r = 0; r < R; ++r) pixel_rays.push_back(Vec3(rng.uniform(-0.5, 0.5), rng.uniform(-0.4, 0.4), 1.0));
@@ -65,19 +70,23 @@ struct Fixture {
 };
 
 void check_close(double analytic, double numeric, const char* what) {
-  CAPTURE(what);
+  const std::string label = what;
+  CAPTURE(label);
   CAPTURE(analytic);
   CAPTURE(numeric);
   CHECK(std::abs(analytic - numeric) <= 1e-6 * std::max(1.0, std::abs(numeric)) + 1e-9);
 }
 
-void check_stage(Stage stage, const LossOptions& lo) {
+// With `noise`, the depth-uncertainty weights are set from this forward pass and held fixed (constants of
+// the step, as tracking and mapping use them).
+void check_stage(Stage stage, const LossOptions& lo, const DepthNoiseModel* noise = nullptr, bool per_ray = false) {
   const std::string stage_label = stage_name(stage);
   CAPTURE(stage_label);
   Fixture f;
   RenderCache<double> cache;
   RenderOutput<double> out;
   render_forward(f.model, stage, f.rays, cache, out);
+  if (noise) depth_uncertainty_weights(out, *noise, per_ray, f.targets);
   RenderGrad<double> g;
   const double L = render_loss(out, f.targets, lo, g);
   CHECK(L > 0);
@@ -122,6 +131,21 @@ void check_stage(Stage stage, const LossOptions& lo) {
         check_close(gblocks[b][i], (lp - lm) / (2 * h), "decoder weight");
       }
   }
+  // Background logits (colour stage only): every one with a gradient.
+  int background_nonzero = 0;
+  for (std::size_t i = 0; i < f.model.background.values.size(); ++i) {
+    if (grad.background[i] == 0) continue;
+    double& v = f.model.background.values[i];
+    const double keep = v;
+    v = keep + h;
+    const double lp = f.loss(stage, lo, f.rays);
+    v = keep - h;
+    const double lm = f.loss(stage, lo, f.rays);
+    v = keep;
+    check_close(grad.background[i], (lp - lm) / (2 * h), "background logit");
+    ++background_nonzero;
+  }
+  CHECK((background_nonzero > 0) == (stage == Stage::colour && lo.colour_weight > 0));
   // Pose: p = Exp(phi) R x + t + tau moves origins by tau and directions by Exp(phi).
   const Vec3 g_t = d_origins.rowwise().sum();
   Vec3 g_phi = Vec3::Zero();
@@ -155,6 +179,43 @@ TEST_CASE("backward pass matches float64 central differences") {
   for (Stage s : {Stage::coarse, Stage::middle, Stage::fine, Stage::colour}) check_stage(s, mapping);
   check_stage(Stage::colour, tracking);
   check_stage(Stage::fine, tracking);
+}
+
+TEST_CASE("depth uncertainty: sigma(z) model, mean-1 weights, gradients of the weighted losses") {
+  DepthNoiseModel noise;
+  CHECK(noise.sigma(0.4) == doctest::Approx(0.0012));
+  CHECK(noise.sigma(3.4) == doctest::Approx(0.0012 + 0.0019 * 9));
+  Fixture f;
+  RenderCache<double> cache;
+  RenderOutput<double> out;
+  render_forward(f.model, Stage::colour, f.rays, cache, out);
+  for (bool per_ray : {false, true}) {
+    RayTargets<double> t = f.targets;
+    depth_uncertainty_weights(out, noise, per_ray, t);
+    double mean = 0;
+    int n = 0;
+    for (int r = 0; r < f.rays.rays(); ++r) {
+      if (!(t.depth(r) > 0)) {
+        CHECK(t.sensor_var(r) == 0);
+        continue;
+      }
+      const double s = noise.sigma(t.depth(r));
+      CHECK(t.sensor_var(r) == doctest::Approx(s * s));
+      if (!t.active[std::size_t(r)]) continue;
+      mean += per_ray ? t.depth_weight(r) : t.depth_weight(r) / std::sqrt(out.variance(r) + s * s);
+      ++n;
+    }
+    CHECK(n == 4);
+    CHECK(mean / n == doctest::Approx(1.0).epsilon(1e-12));
+  }
+  // Tracking: normalised residuals with the sensor variance; mapping: per-ray weights on plain L1.
+  LossOptions tracking;
+  tracking.variance_normalised = true;
+  tracking.colour_weight = 0.5;
+  LossOptions mapping;
+  mapping.colour_weight = 0.3;
+  check_stage(Stage::colour, tracking, &noise, false);
+  check_stage(Stage::fine, mapping, &noise, true);
 }
 
 TEST_CASE("rendering identities: weights sum to at most 1, variance >= 0") {
@@ -204,4 +265,35 @@ TEST_CASE("a step occupancy renders at its depth with zero variance") {
   CHECK(out.weight(0) == doctest::Approx(1.0).epsilon(1e-9));
   CHECK(std::abs(out.depth(0) - 0.75) < 2 * 1.8 / N);
   CHECK(out.variance(0) < 1e-5);
+}
+
+TEST_CASE("a ray that leaves the scene bound unoccluded renders the background model's colour") {
+  NiceModel<double> m;
+  ModelOptions o;
+  o.channels = 2;
+  o.hidden = 4;
+  o.background = true;
+  o.background_azimuth = 16;
+  o.background_elevation = 9;
+  m.init(o, Vec3(-1, -1, -1), Vec3(1, 1, 1), 3);
+  m.decoder[1].b.back().setConstant(-1000.0);  // empty space: occupancy 0 everywhere
+  for (int l = 0; l < 4; ++l)
+    for (double& v : m.grid[l].values) v = 0;
+  Rng rng(2);
+  for (double& v : m.background.values) v = rng.normal();
+  RayBundle<double> rays;
+  rays.origins = Mat<double>::Zero(3, 1);
+  rays.dirs = Mat<double>(3, 1);
+  // Straight along azimuth 0 at elevation 0: vertex (azimuth cell 8 of 16, elevation row 4 of 9).
+  rays.dirs << 1, 0, 0;
+  rays.z = Mat<double>(4, 1);
+  rays.z << 0.5, 1.0, 1.5, 2.0;
+  RenderCache<double> cache;
+  RenderOutput<double> out;
+  render_forward(m, Stage::colour, rays, cache, out);
+  CHECK(out.weight(0) < 1e-12);
+  for (int ch = 0; ch < 3; ++ch) {
+    const double logit = m.background.values[3 * (4 * 16 + 8) + std::size_t(ch)];
+    CHECK(out.colour(ch, 0) == doctest::Approx(1 / (1 + std::exp(-logit))).epsilon(1e-9));
+  }
 }
