@@ -23,6 +23,8 @@ void save_map(const std::filesystem::path& path, const NiceModel<float>& model, 
     levels.push_back({{"lo", vec_json(g.lo)}, {"voxel", g.voxel}});
   }
   add_decoders(w, model);
+  const auto& bg = model.background;
+  if (bg.enabled()) w.add_view<float>("background", {bg.elevation, bg.azimuth, 3}, std::span<const float>(bg.values));
   const nlohmann::json map = {{"bound_lo", vec_json(model.bound_lo)},
                               {"bound_hi", vec_json(model.bound_hi)},
                               {"occupancy_scale", model.occupancy_scale},
@@ -79,6 +81,13 @@ NiceModel<float> load_map(const std::filesystem::path& path) {
   for (int l = 0; l < 4; ++l)
     if (m.decoder[l].outputs() != (l == 3 ? 3 : 1)) throw DataError(name + ": decoder outputs are not 1, 1, 1, 3");
   load_decoders(path, m);
+  if (f.contains("background")) {
+    const auto t = f.get("background");
+    if (t.shape.size() != 3 || t.shape[0] < 2 || t.shape[1] < 2 || t.shape[2] != 3)
+      throw DataError(name + ": tensor background is not [elevation >= 2, azimuth >= 2, 3]");
+    m.background.init(int(t.shape[1]), int(t.shape[0]));
+    m.background.values = io::to_f32(t);
+  }
   return m;
 }
 

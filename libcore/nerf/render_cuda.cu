@@ -316,6 +316,7 @@ kernels::DeviceBuffer<T> upload(const T* data, std::size_t n) {
 void check_limits(const NiceModel<float>& model, Stage stage, int samples) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("render_loss_backward_cuda: " + what); };
   if (samples > kMaxSamples) fail(std::to_string(samples) + " samples per ray (at most " + std::to_string(kMaxSamples) + ")");
+  if (model.background.enabled()) fail("the background model (model.background) has no device path yet");
   for (int l = 0; l < 4; ++l) {
     if (!uses(int(stage), l)) continue;
     if (model.grid[l].channels > kMaxChannels) fail("more than 32 channels");

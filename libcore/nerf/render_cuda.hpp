@@ -6,7 +6,7 @@
 // direction of the ray (tracking: the pose gradient follows on the host as for the CPU path). The same
 // source runs on the device (sm_90) and on the host SIMT emulator (tests/support/simt). Decoder weights
 // are inputs only (no decoder gradients: pretraining stays on the CPU). Limits: channels <= 32, hidden
-// width <= 64, samples per ray <= 128 (std::invalid_argument otherwise).
+// width <= 64, samples per ray <= 128, no background model (std::invalid_argument otherwise).
 // Needs a CUDA build (TOOLKIT_HAVE_CUDA).
 #pragma once
 #include "nerf/render.hpp"

@@ -122,7 +122,7 @@ TEST_CASE("PLY: binary and ascii round trips of vertices, colours and faces; mal
   CHECK_THROWS_AS(read_ply(dir / "none.ply"), core::InputMissingError);
 }
 
-TEST_CASE("map file: grids and decoders round trip exactly; a decoders-only file is not a map") {
+TEST_CASE("map file: grids, decoders and background round trip exactly; a decoders-only file is not a map") {
   NiceModel<float> model;
   ModelOptions o;
   o.channels = 4;
@@ -154,6 +154,16 @@ TEST_CASE("map file: grids and decoders round trip exactly; a decoders-only file
   std::vector<float> occ;
   evaluate_points(model, p, &occ, nullptr);
   CHECK(occ[0] == g.values[g.index(3, 2, 1)]);
+  CHECK(!back.background.enabled());
+  // The background model travels with the map (render frames show it).
+  NiceModel<float> with_bg = model;
+  with_bg.background.init(6, 4);
+  for (std::size_t i = 0; i < with_bg.background.values.size(); ++i) with_bg.background.values[i] = 0.1f * float(i);
+  save_map(dir / "bg.safetensors", with_bg, {});
+  const NiceModel<float> bg = load_map(dir / "bg.safetensors");
+  CHECK(bg.background.azimuth == 6);
+  CHECK(bg.background.elevation == 4);
+  CHECK(bg.background.values == with_bg.background.values);
   save_decoders(dir / "dec.safetensors", model, {});
   CHECK_THROWS_AS(load_map(dir / "dec.safetensors"), core::DataError);
   CHECK_THROWS_AS(load_map(dir / "none.safetensors"), core::InputMissingError);

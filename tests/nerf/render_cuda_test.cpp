@@ -2,13 +2,14 @@
 // + render_backward) on rays of a synthetic frame, with the shipped decoders and rough grids: rendered
 // depth, colour, weight and variance, the loss, the grid gradients and the ray gradients (hence the pose
 // gradient) agree to 1e-4 relative in float32, for the middle, fine and colour stages, plain and
-// variance-normalised. Exits 77 (skipped) where no CUDA device answers; test_nerf_cuda_emulated runs the
-// same cases on the SIMT emulator (tests/support/simt).
+// variance-normalised; a model with the background extension is refused. Exits 77 (skipped) where no
+// CUDA device answers; test_nerf_cuda_emulated runs the same cases on the SIMT emulator (tests/support/simt).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "kernels/runtime.hpp"
 #include "nerf/render_cuda.hpp"
@@ -123,4 +124,9 @@ TEST_CASE("fused CUDA rendering equals the CPU reference: outputs, loss, grid an
         CHECK((scale > 0) == stage_uses(stage, Level(l)));
       }
     }
+  // The background extension has no device path: refused, never silently rendered without it.
+  model.background.init(4, 2);
+  RenderOutput<float> out;
+  CHECK_THROWS_AS(render_loss_backward_cuda(model, Stage::colour, rays, t, LossOptions{}, out, nullptr, nullptr, nullptr),
+                  std::invalid_argument);
 }
