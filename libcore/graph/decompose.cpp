@@ -184,11 +184,8 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
   auto d = std::make_shared<Decomposition>();
   d->pattern = p;
   d->cut = members(cut_mask);
-  if (!p.has_edge(d->cut[0], d->cut.back()) && d->cut.size() == 2) {  // common_pair_cut
-    d->common_power = static_cast<int>(comps.size());
-    for (std::size_t i = 0; i < comps.size(); ++i) d->components.push_back({members(comps[i]), attach[i], -1});
-    // The wedge walks (half of all, b < a), one pass over the touched vertices per root.
-    double cost = stats.m * stats.degree_biased + 2 * stats.n;
+  // The plans of the quotient patterns (their counts are subtracted) complete the decomposition.
+  const auto with_quotients = [&](double cost) {
     for (auto& [name, q] : quotients(p, cut_mask, comps, attach)) {
       d->quotients.push_back({q.second, choose(q.first, stats, formula, memo)});
       cost += d->quotients.back().plan.predicted_cost;
@@ -197,6 +194,13 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
     cp.decomposition = std::move(d);
     cp.predicted_cost = cost;
     return cp;
+  };
+  if (!p.has_edge(d->cut[0], d->cut.back()) && d->cut.size() == 2) {  // common_pair_cut
+    d->common_power = static_cast<int>(comps.size());
+    for (std::size_t i = 0; i < comps.size(); ++i) d->components.push_back({members(comps[i]), attach[i], -1});
+    // The wedge walks (half of all, b < a), one pass over the touched vertices per root.
+    double cost = stats.m * stats.degree_biased + 2 * stats.n;
+    return with_quotients(cost);
   }
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
                                      Formula::never);
@@ -230,14 +234,7 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
     }
     d->components.push_back(std::move(c));
   }
-  for (auto& [name, q] : quotients(p, cut_mask, comps, attach)) {
-    d->quotients.push_back({q.second, choose(q.first, stats, formula, memo)});
-    cost += d->quotients.back().plan.predicted_cost;
-  }
-  CountPlan cp;
-  cp.decomposition = std::move(d);
-  cp.predicted_cost = cost;
-  return cp;
+  return with_quotients(cost);
 }
 
 CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo) {
