@@ -357,6 +357,7 @@ FrameStats NiceSlam::process(const RgbdFrame& frame) {
     const std::size_t n = trajectory_.size();
     Pose predicted = trajectory_[n - 1].pose;
     if (n >= 2) predicted = predicted * (trajectory_[n - 2].pose.inverse() * trajectory_[n - 1].pose);
+    predicted.R = nearest_rotation(predicted.R);  // the composition amplifies rounding off SO(3) (se3.hpp)
     std::optional<PosePrior> prior;
     if (opt_.imu.enabled) {
       ImuPreintegration pre(bias_, ImuNoise{opt_.imu.gyro_noise, opt_.imu.accel_noise});

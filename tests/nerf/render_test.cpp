@@ -18,7 +18,8 @@ struct Fixture {
   Pose pose;
   RayBundle<double> rays;
   RayTargets<double> targets;
-  Fixture() {
+  // Seed 0 is the original draw; other seeds draw other models, rays, depths and targets.
+  explicit Fixture(std::uint64_t seed = 0) {
     ModelOptions o;
     o.voxel_coarse = 1.0;
     o.voxel_middle = 0.5;
@@ -31,10 +32,15 @@ struct Fixture {
     o.background = true;
     o.background_azimuth = 8;
     o.background_elevation = 5;
-    model.init(o, Vec3(-1.5, -1.5, -1.5), Vec3(1.5, 1.5, 1.5), 7);
-    Rng bg_rng(11);
+    model.init(o, Vec3(-1.5, -1.5, -1.5), Vec3(1.5, 1.5, 1.5), 7 + seed);
+    Rng bg_rng(11 + seed);
     for (double& v : model.background.values) v = bg_rng.normal();
-    Rng rng(3);
+    // Non-zero biases: with the zero biases of init, a hidden unit whose inputs are all cut by the ReLU sits
+    // exactly at relu(0), where the bias has no derivative (central differences average the two sides).
+    for (auto& decoder : model.decoder)
+      for (auto& b : decoder.b)
+        for (Eigen::Index i = 0; i < b.size(); ++i) b(i) = 0.3 * bg_rng.normal();
+    Rng rng(3 + seed);
     const int R = 6;
     for (int r = 0; r < R; ++r) pixel_rays.push_back(Vec3(rng.uniform(-0.5, 0.5), rng.uniform(-0.4, 0.4), 1.0));
     pose.R = so3_exp(Vec3(0.2, -0.3, 0.1));
@@ -79,10 +85,12 @@ void check_close(double analytic, double numeric, const char* what) {
 
 // With `noise`, the depth-uncertainty weights are set from this forward pass and held fixed (constants of
 // the step, as tracking and mapping use them).
-void check_stage(Stage stage, const LossOptions& lo, const DepthNoiseModel* noise = nullptr, bool per_ray = false) {
+void check_stage(Stage stage, const LossOptions& lo, const DepthNoiseModel* noise = nullptr, bool per_ray = false,
+                 std::uint64_t seed = 0) {
   const std::string stage_label = stage_name(stage);
   CAPTURE(stage_label);
-  Fixture f;
+  CAPTURE(seed);
+  Fixture f(seed);
   RenderCache<double> cache;
   RenderOutput<double> out;
   render_forward(f.model, stage, f.rays, cache, out);
@@ -176,9 +184,11 @@ TEST_CASE("backward pass matches float64 central differences") {
   tracking.colour_weight = 0.5;
   LossOptions mapping;
   mapping.colour_weight = 0.3;
-  for (Stage s : {Stage::coarse, Stage::middle, Stage::fine, Stage::colour}) check_stage(s, mapping);
-  check_stage(Stage::colour, tracking);
-  check_stage(Stage::fine, tracking);
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    for (Stage s : {Stage::coarse, Stage::middle, Stage::fine, Stage::colour}) check_stage(s, mapping, nullptr, false, seed);
+    check_stage(Stage::colour, tracking, nullptr, false, seed);
+    check_stage(Stage::fine, tracking, nullptr, false, seed);
+  }
 }
 
 TEST_CASE("depth uncertainty: sigma(z) model, mean-1 weights, gradients of the weighted losses") {

@@ -1,4 +1,4 @@
-// Trajectory I/O, association, Umeyama alignment, ATE and RPE.
+// Trajectory I/O, association, Umeyama alignment, ATE and RPE; the SO(3) projection of predicted poses.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -123,4 +123,35 @@ TEST_CASE("too few associated poses is a data error") {
   auto gt = helix(10), est = helix(10);
   for (auto& sp : est) sp.timestamp += 100;
   CHECK_THROWS_AS(evaluate_trajectory(est, gt), DataError);
+}
+
+TEST_CASE("constant-velocity composition stays on SO(3) only when projected (nearest_rotation)") {
+  // R_{n+1} = R_n R_{n-1}^T R_n, the constant-velocity prediction, amplifies a deviation from orthonormality
+  // by about 1 + sqrt(2) per step; nearest_rotation puts it back.
+  const auto off_so3 = [](const Mat3& R) { return (R.transpose() * R - Mat3::Identity()).norm(); };
+  Mat3 perturbed = so3_exp(Vec3(0.3, -0.2, 0.5));
+  perturbed(0, 1) += 1e-12;
+  for (bool project : {false, true}) {
+    Mat3 prev = so3_exp(Vec3(0.29, -0.21, 0.5)), cur = perturbed;
+    for (int n = 0; n < 30; ++n) {
+      Mat3 next = cur * prev.transpose() * cur;
+      if (project) next = nearest_rotation(next);
+      prev = cur;
+      cur = next;
+    }
+    CAPTURE(project);
+    if (project) {
+      CHECK(off_so3(cur) < 1e-12);
+      CHECK(cur.determinant() == doctest::Approx(1.0));
+    } else {
+      CHECK(off_so3(cur) > 1e-3);
+    }
+  }
+  // Projection of a rotation is the identity map; of a scaled and sheared one, the nearest rotation.
+  const Mat3 R = so3_exp(Vec3(-1.0, 2.0, 0.4));
+  CHECK((nearest_rotation(R) - R).norm() < 1e-12);
+  CHECK((nearest_rotation(1.3 * R) - R).norm() < 1e-12);
+  Mat3 S = Mat3::Identity();
+  S(0, 1) = S(1, 0) = 1e-3;  // symmetric stretch: the polar factor of R S is R
+  CHECK((nearest_rotation(R * S) - R).norm() < 1e-9);
 }
