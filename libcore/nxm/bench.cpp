@@ -13,6 +13,7 @@
 #include "nxm/packed.hpp"
 #include "nxm/packed_model.hpp"
 #include "train/gemm.hpp"
+#include "train/transformer_cuda.hpp"
 
 namespace core::nxm {
 
@@ -55,6 +56,8 @@ Plan uniform_plan(const Setting& s) {
 }  // namespace
 
 nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
+  const LinearDevice device = o.device == "cuda" ? LinearDevice::cuda : LinearDevice::cpu;
+  const std::string device_name = device == LinearDevice::cuda ? train::require_cuda_device() : "cpu";
   if (o.hidden % 64 || o.hidden % o.heads) throw UsageError("bench: hidden must be a multiple of 64 and of heads");
   std::vector<Setting> settings;
   for (const auto& s : split_list(o.settings, "settings")) settings.push_back(parse_setting(s, "settings"));
@@ -93,14 +96,14 @@ nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
     write_packed(file, pm);
     sizes[s.to_string()] = fs::file_size(file);
     names.push_back(s.to_string());
-    models.push_back(std::make_unique<PackedBert>(pm));
+    models.push_back(std::make_unique<PackedBert>(pm, device));
   }
   const std::uint64_t dense_bytes = dense_fp32_file_bytes(params);
   sizes["dense_fp32"] = dense_bytes;
-  for (const auto& [name, s] : {std::pair<std::string, Setting>{"dense_fp32", {0, 0, 32}}, {"dense_int8", {0, 0, 8}}}) {
-    names.push_back(name);
-    models.push_back(std::make_unique<PackedBert>(pack_model(params, uniform_plan(s), info)));
-  }
+  names.push_back("dense_fp32");  // no fp32 device kernel: on the CPU
+  models.push_back(std::make_unique<PackedBert>(pack_model(params, uniform_plan(Setting{0, 0, 32}), info)));
+  names.push_back("dense_int8");
+  models.push_back(std::make_unique<PackedBert>(pack_model(params, uniform_plan(Setting{0, 0, 8}), info), device));
   const std::size_t fp32 = settings.size(), int8 = settings.size() + 1;
 
   std::mt19937_64 rng(o.seed + 1);
@@ -151,7 +154,9 @@ nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
           {"vocab", o.vocab},
           {"threads", train::num_threads()},
           {"repeats", o.repeats},
-          {"kernel_path", to_string(best_kernel_path(settings.front(), o.hidden))},
+          {"kernel_path", device == LinearDevice::cuda ? "cuda" : to_string(best_kernel_path(settings.front(), o.hidden))},
+          {"device", o.device},
+          {"device_name", device_name},
           {"size_bytes", sizes},
           {"results", by_seq}};
 }

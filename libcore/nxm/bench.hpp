@@ -4,6 +4,9 @@
 // fp32 (Eigen) and dense int8 (the packed kernels without sparsity), all timed interleaved call by call
 // in one process so that load changes on the machine affect them alike; plus the packed files' sizes.
 // Threads: the command's `threads` rule (all three forms split their rows over the same team).
+// device=cuda: the packed settings' linears and the dense int8 baseline's run on the CUDA device
+// (packed_model.hpp; times include the per-call copies of activations and outputs), dense fp32 stays on
+// the CPU; refused (exit 2) without CUDA or a device.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -24,6 +27,7 @@ struct BenchOptions {
   std::string seq = "1,16,128";          // tokens per sequence
   int repeats = 10;
   std::uint64_t seed = 1;
+  std::string device = "cpu";
   template <class V>
   void visit(V& v) {
     v("layers", layers, "transformer blocks", core::positive<int>());
@@ -34,6 +38,8 @@ struct BenchOptions {
     v("seq", seq, "sequence lengths (tokens), comma-separated");
     v("repeats", repeats, "timed calls per model and shape (after one warm-up call); medians reported", core::positive<int>());
     v("seed", seed, "seed of the random weights and tokens");
+    v("device", device, "cpu, or cuda: the packed settings and dense int8 on the CUDA device (dense fp32 on the CPU)",
+      core::one_of({"cpu", "cuda"}));
   }
 };
 

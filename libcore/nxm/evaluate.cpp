@@ -9,6 +9,7 @@
 #include "train/checkpoint.hpp"
 #include "train/gemm.hpp"
 #include "train/model_source.hpp"
+#include "train/transformer_cuda.hpp"
 
 namespace core::nxm {
 
@@ -24,6 +25,8 @@ Plan uniform_plan(const Setting& s) {
 
 nlohmann::json run_eval(const EvalOptions& o) {
   if (o.model.empty()) throw UsageError("eval: give the model (--model PACKED|RUN)");
+  const LinearDevice device = o.device == "cuda" ? LinearDevice::cuda : LinearDevice::cpu;
+  const std::string device_name = device == LinearDevice::cuda ? train::require_cuda_device() : "cpu";
   if (o.threads > 0) train::set_num_threads(o.threads);
   PackedModel pm;
   std::string kind;
@@ -60,17 +63,23 @@ nlohmann::json run_eval(const EvalOptions& o) {
   test_only.max_train_examples = 1;
   const EncodedSet set = load_task(test_only, *tok, pm.config, 1).test;
 
-  PackedBert net(pm);
+  PackedBert net(pm, device);
   const double accuracy = packed_accuracy(net, set);
   std::vector<PackedBert*> timed = {&net};
   std::vector<std::unique_ptr<PackedBert>> baselines;
-  const std::vector<std::pair<std::string, Setting>> kBaselines = {{"dense_fp32", {0, 0, 32}}, {"dense_int8", {0, 0, 8}}};
+  struct Baseline {
+    std::string name;
+    Setting setting;
+    LinearDevice device;
+  };
+  const std::vector<Baseline> kBaselines = {{"dense_fp32", {0, 0, 32}, LinearDevice::cpu},  // no fp32 device kernel
+                                            {"dense_int8", {0, 0, 8}, device}};
   const train::ParamLayout layout(pm.config);
   train::FlatBuffers<float> params(layout);
   if (o.baselines) {
     pm.unpack_into(params);
     for (const auto& b : kBaselines) {
-      baselines.push_back(std::make_unique<PackedBert>(pack_model(params, uniform_plan(b.second), pm.info)));
+      baselines.push_back(std::make_unique<PackedBert>(pack_model(params, uniform_plan(b.setting), pm.info), b.device));
       timed.push_back(baselines.back().get());
     }
   }
@@ -88,12 +97,16 @@ nlohmann::json run_eval(const EvalOptions& o) {
                       {"latency_ms_mean", 1e3 * lat[0].mean_s},
                       {"latency_ms_median", 1e3 * lat[0].median_s},
                       {"latency_examples", std::min(o.latency_examples, set.size())},
-                      {"threads", train::num_threads()}};
+                      {"threads", train::num_threads()},
+                      {"device", o.device},
+                      {"device_name", device_name},
+                      {"device_linears", net.device_linears()}};
   if (o.baselines) {
     r["dense_fp32_bytes"] = dense_fp32_file_bytes(params);
     r["size_ratio_vs_dense_fp32"] = double(r["dense_fp32_bytes"].get<std::size_t>()) / double(bytes);
     for (std::size_t b = 0; b < kBaselines.size(); ++b) {
-      const std::string& name = kBaselines[b].first;
+      const std::string& name = kBaselines[b].name;
+      r[name + "_device"] = kBaselines[b].device == LinearDevice::cuda ? "cuda" : "cpu";
       const double ms = 1e3 * lat[b + 1].median_s, main_ms = 1e3 * lat[0].median_s;
       r[name + "_accuracy"] = packed_accuracy(*baselines[b], set);
       r[name + "_latency_ms_median"] = ms;

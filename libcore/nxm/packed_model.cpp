@@ -11,10 +11,16 @@
 #include "common/errors.hpp"
 #include "train/gemm.hpp"
 #include "train/layers.hpp"
+#include "train/transformer_cuda.hpp"
 
 namespace core::nxm {
 
 void PackedBert::Linear::forward(const float* x, int N, float* y) const {
+  if constexpr (train::kCudaBuild)
+    if (device) {
+      device->forward(x, N, y);
+      return;
+    }
   if (packed) {
     packed->forward(x, N, y, bias.data());
     return;
@@ -44,8 +50,16 @@ const std::vector<float>& PackedBert::tensor(const std::string& name) const {
   return it->second;
 }
 
-PackedBert::PackedBert(const PackedModel& model) : config_(model.config), dense_(model.dense) {
+int PackedBert::device_linears() const {
+  int n = 0;
+  for (const auto& block : blocks_)
+    for (const Linear& lin : block) n += lin.device != nullptr;
+  return n;
+}
+
+PackedBert::PackedBert(const PackedModel& model, LinearDevice device) : config_(model.config), dense_(model.dense) {
   if (config_.architecture() != train::Arch::bert) throw UsageError("eval: the packed model is not a BERT classifier");
+  if (device == LinearDevice::cuda) train::require_cuda_device();
   const train::ParamLayout layout(config_);
   const auto comps = component_matrices(layout);
   blocks_.resize(config_.n_layer);
@@ -55,9 +69,14 @@ PackedBert::PackedBert(const PackedModel& model) : config_(model.config), dense_
     const PackedMatrix& pm = model.matrices.at(c.name);
     lin.in = static_cast<int>(c.cols);
     lin.out = static_cast<int>(c.rows);
+    lin.bias = tensor(layout.block(c.layer, kBias[static_cast<int>(c.component)]).name);
+    if constexpr (train::kCudaBuild)
+      if (device == LinearDevice::cuda && pm.setting.quantized()) {
+        lin.device = std::make_shared<CudaPackedLinear>(pm, lin.bias);
+        continue;
+      }
     if (pm.setting == Setting{0, 0, 32}) lin.dense = pm.unpack();
     else lin.packed = std::make_unique<PackedLinear>(pm);
-    lin.bias = tensor(layout.block(c.layer, kBias[static_cast<int>(c.component)]).name);
   }
 }
 

@@ -5,6 +5,9 @@
 // dense int8 baseline, so latency ratios compare only the linears. dense:32 linears run the trainer's
 // Eigen GEMM split over the threads by output features exactly as the packed kernels split their rows
 // (the trainer's own split starts at 2^24 multiply-adds, which would leave short sequences on one thread).
+// On LinearDevice::cuda the 8- and 4-bit component linears run on the CUDA device (packed_cuda.hpp: the
+// packed bytes copied there once, here; activations in and outputs out per call); fp16/fp32 components
+// and everything between the linears (embeddings, LayerNorm, attention, GELU, pooler) stay on the CPU.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -13,22 +16,29 @@
 
 #include "nxm/kernel.hpp"
 #include "nxm/packed.hpp"
+#include "nxm/packed_cuda.hpp"
 #include "nxm/task.hpp"
 
 namespace core::nxm {
 
+enum class LinearDevice { cpu, cuda };
+
 class PackedBert {
  public:
-  explicit PackedBert(const PackedModel& model);  // UsageError unless arch is bert
+  // UsageError unless arch is bert; on cuda, UsageError when the build has no CUDA or no device answers.
+  explicit PackedBert(const PackedModel& model, LinearDevice device = LinearDevice::cpu);
   // Logits [num_labels] of one sequence of token ids (length <= n_positions).
   std::vector<float> classify(std::span<const std::int32_t> tokens);
   const train::ModelConfig& config() const { return config_; }
   // y[N, out] = x[N, in] W^T + b of one component linear of block `layer` (its shape: component_shape).
   void linear_forward(int layer, Component c, const float* x, int N, float* y) const;
+  // Component linears that run on the CUDA device (0 on the CPU).
+  int device_linears() const;
 
  private:
   struct Linear {
-    std::unique_ptr<PackedLinear> packed;  // null: fp32 dense weights in `dense`
+    std::shared_ptr<CudaPackedLinear> device;  // set: runs on the CUDA device (empty in builds without CUDA)
+    std::unique_ptr<PackedLinear> packed;      // null (and no device): fp32 dense weights in `dense`
     std::vector<float> dense;
     std::vector<float> bias;
     int in = 0, out = 0;

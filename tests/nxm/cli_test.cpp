@@ -2,10 +2,12 @@
 // (teacher pretrained and fine-tuned in-process) with its metrics, packed artifact, unpack (bit-exact
 // against the run's compressed checkpoint) and eval; search meeting its target; finetune on a TSV;
 // bad input: a plan without a component, keep >= group, a group that does not divide a tensor, a
-// malformed TSV line, a corrupted packed file and one that lacks a component matrix.
+// malformed TSV line, a corrupted packed file and one that lacks a component matrix; eval and bench with
+// device=cuda (the same accuracy as the CPU where a device answers, else exit 2).
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -197,4 +199,37 @@ TEST_CASE("bench (tiny): every linear and the forward timed against both baselin
   r = run_tool("nxm-compress", {"bench", "--out", (dir / "d").string(), "seq=1,x"});
   CHECK(r.exit_code == 2);
   CHECK(mentions(r.err, "seq"));
+}
+
+TEST_CASE("device=cuda: eval and bench run the packed linears on the device where one answers, else exit 2") {
+  const auto packed = tiny_run() / "artifacts/model.nxm.safetensors";
+  TempDir dir("nxm_cli_cuda");
+  const auto gpu = run_tool("nxm-compress", {"eval", "--model", packed.string(), "--device", "cuda",
+                                             "latency_examples=2", "latency_repeats=1"});
+  const auto bench = run_tool("nxm-compress", {"bench", "-q", "--out", (dir / "b").string(), "layers=1", "hidden=64",
+                                               "heads=2", "settings=2:4:8,1:4:4", "seq=1,9", "repeats=1", "device=cuda"});
+  if (gpu.exit_code != 0) {
+    INFO(gpu.err);
+    REQUIRE(std::getenv("TOOLKIT_EXPECT_DEVICE") == nullptr);  // set where a device must answer
+    CHECK(gpu.exit_code == 2);
+    CHECK((mentions(gpu.err, "device=cuda: no CUDA device") || mentions(gpu.err, "device=cuda: this build has no CUDA")));
+    CHECK(bench.exit_code == 2);
+    CHECK(mentions(bench.err, "device=cuda"));
+    CHECK_FALSE(std::filesystem::exists(dir / "b/artifacts/bert_2-4-8.nxm.safetensors"));
+    return;
+  }
+  const auto cpu = run_tool("nxm-compress", {"eval", "--model", packed.string(), "latency_examples=2", "latency_repeats=1"});
+  REQUIRE(cpu.exit_code == 0);
+  const auto g = last_json(gpu.out), c = last_json(cpu.out);
+  CHECK(g["device"] == "cuda");
+  CHECK(g["device_linears"] == 4);  // the tiny run: one block, four 2:4 int8 linears
+  CHECK(g["dense_int8_device"] == "cuda");
+  CHECK(g["dense_fp32_device"] == "cpu");
+  // The same int32 sums as the CPU kernels: only the last bit of the scaling may differ.
+  CHECK(g["accuracy"].get<double>() == doctest::Approx(c["accuracy"].get<double>()).epsilon(0.02));
+  CHECK(g["dense_int8_accuracy"].get<double>() == doctest::Approx(c["dense_int8_accuracy"].get<double>()).epsilon(0.02));
+  REQUIRE(bench.exit_code == 0);
+  const auto b = last_json(bench.out);
+  CHECK(b["device"] == "cuda");
+  CHECK(b["results"][1]["forward"]["1:4:4_vs_fp32"].get<double>() > 0);
 }

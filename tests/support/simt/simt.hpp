@@ -123,6 +123,14 @@ inline float __fdividef(float x, float y) {
   return x / y;
 }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+// __dp4a(a, b, c) (sm_61+): c plus the products of the four signed bytes of a with those of b (int32,
+// wrapping as the device's integer adds do).
+inline int __dp4a(int a, int b, int c) {
+  std::uint32_t sum = static_cast<std::uint32_t>(c);
+  for (int i = 0; i < 4; ++i)
+    sum += static_cast<std::uint32_t>(static_cast<std::int8_t>(a >> 8 * i) * static_cast<std::int8_t>(b >> 8 * i));
+  return static_cast<int>(sum);
+}
 using std::max;
 using std::min;
 
