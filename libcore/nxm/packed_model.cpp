@@ -59,7 +59,8 @@ int PackedBert::device_linears() const {
 
 PackedBert::PackedBert(const PackedModel& model, LinearDevice device) : config_(model.config), dense_(model.dense) {
   if (config_.architecture() != train::Arch::bert) throw UsageError("eval: the packed model is not a BERT classifier");
-  if (device == LinearDevice::cuda) train::require_cuda_device();
+  if (device == LinearDevice::cuda && !train::kCudaBuild)
+    throw UsageError("PackedBert: device linears need a CUDA build (callers check train::require_cuda_device first)");
   const train::ParamLayout layout(config_);
   const auto comps = component_matrices(layout);
   blocks_.resize(config_.n_layer);

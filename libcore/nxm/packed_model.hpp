@@ -25,7 +25,8 @@ enum class LinearDevice { cpu, cuda };
 
 class PackedBert {
  public:
-  // UsageError unless arch is bert; on cuda, UsageError when the build has no CUDA or no device answers.
+  // UsageError unless arch is bert, or for cuda in a build without CUDA. On cuda a device must answer
+  // (callers check with train::require_cuda_device, which names the reason when none does).
   explicit PackedBert(const PackedModel& model, LinearDevice device = LinearDevice::cpu);
   // Logits [num_labels] of one sequence of token ids (length <= n_positions).
   std::vector<float> classify(std::span<const std::int32_t> tokens);
