@@ -27,8 +27,8 @@ struct DevMatrix {
   const std::uint8_t* indices;  // [rows, index_row_bytes]: index_bits per kept value, LSB first; null: dense
   const float* scales;          // [rows]
   const float* bias;            // [rows]; null: none
-  std::int64_t rows, kept, value_row_bytes, index_row_bytes;
-  int keep, group, index_bits, bits;
+  std::int64_t rows, value_row_bytes, index_row_bytes;
+  int kept, keep, group, index_bits, bits;  // kept values per row (cols <= 2^28: int offsets in a row)
 };
 
 // The quantized activations of N tokens and the outputs.
@@ -42,26 +42,23 @@ struct DevBatch {
 };
 
 // The k-th kept code of a row (two's complement int4 in [-7, 7] or int8).
-__device__ inline int kept_code(const DevMatrix& m, const std::uint8_t* v, std::int64_t k) {
+__device__ inline int kept_code(const DevMatrix& m, const std::uint8_t* v, int k) {
   if (m.bits == 8) return static_cast<std::int8_t>(v[k]);
-  const int nib = (v[k >> 1] >> (4 * int(k & 1))) & 0xF;
+  const int nib = (v[k >> 1] >> (4 * (k & 1))) & 0xF;
   return nib >= 8 ? nib - 16 : nib;
 }
 
-// The input column of the k-th kept value of a row: its group's first column plus its position, read
-// from index_bits bits at bit k * index_bits (at most 6 bits: they span at most two bytes).
-__device__ inline std::int64_t kept_column(const DevMatrix& m, const std::uint8_t* idx, std::int64_t k) {
-  if (!idx) return k;
-  const std::int64_t bit = k * m.index_bits;
-  const int shift = int(bit & 7);
+// The position in its group of the k-th kept value of a row: index_bits bits at bit k * index_bits, LSB
+// first (at most 6 bits: they span at most two bytes).
+__device__ inline int kept_position(const DevMatrix& m, const std::uint8_t* idx, int k) {
+  const int bit = k * m.index_bits, shift = bit & 7;
   unsigned bits = idx[bit >> 3];
   if (shift + m.index_bits > 8) bits |= unsigned(idx[(bit >> 3) + 1]) << 8;
-  const int pos = int(bits >> shift) & ((1 << m.index_bits) - 1);
-  return k / m.keep * m.group + pos;
+  return int(bits >> shift) & ((1 << m.index_bits) - 1);
 }
 
 // acc[t] += dot(weights of the 4 columns of `word`, activations of token t there), for the tile's tokens.
-__device__ inline void add_word(int (&acc)[kTokens], unsigned w, std::int64_t word, const std::int8_t* x,
+__device__ inline void add_word(int (&acc)[kTokens], unsigned w, int word, const std::int8_t* x,
                                 std::int64_t stride, int T) {
 #pragma unroll
   for (int t = 0; t < kTokens; ++t)
@@ -81,18 +78,21 @@ __global__ void __launch_bounds__(kWarps * 32) packed_linear_kernel(DevMatrix m,
   int acc[kTokens];
 #pragma unroll
   for (int t = 0; t < kTokens; ++t) acc[t] = 0;
-  for (std::int64_t k0 = std::int64_t(kRun) * lane; k0 < m.kept; k0 += std::int64_t(kRun) * 32) {
-    const std::int64_t k1 = k0 + kRun < m.kept ? k0 + kRun : m.kept;
-    std::int64_t word = -1;  // the 4-column word being filled
-    unsigned w = 0;          // its weights, one byte per column (0 where nothing is kept)
-    for (std::int64_t k = k0; k < k1; ++k) {
-      const std::int64_t c = kept_column(m, idx, k);
+  for (int k0 = kRun * lane; k0 < m.kept; k0 += kRun * 32) {
+    const int k1 = k0 + kRun < m.kept ? k0 + kRun : m.kept;
+    // N:M: the group of kept value k0 and its rank there, then counted on (one division per run).
+    int group = idx ? k0 / m.keep : 0, rank = idx ? k0 - group * m.keep : 0;
+    int word = -1;   // the 4-column word being filled
+    unsigned w = 0;  // its weights, one byte per column (0 where nothing is kept)
+    for (int k = k0; k < k1; ++k) {
+      const int c = idx ? group * m.group + kept_position(m, idx, k) : k;
       if (c >> 2 != word) {
         if (word >= 0) add_word(acc, w, word, x, b.stride, T);
         word = c >> 2;
         w = 0;
       }
-      w |= unsigned(kept_code(m, v, k) & 0xFF) << (8 * int(c & 3));
+      w |= unsigned(kept_code(m, v, k) & 0xFF) << (8 * (c & 3));
+      if (idx && ++rank == m.keep) rank = 0, ++group;
     }
     if (word >= 0) add_word(acc, w, word, x, b.stride, T);
   }
@@ -163,6 +163,7 @@ struct CudaPackedLinear::Impl {
 CudaPackedLinear::CudaPackedLinear(const PackedMatrix& m, std::span<const float> bias) : impl_(std::make_unique<Impl>()) {
   if (!m.setting.quantized())
     throw UsageError("device=cuda runs 8- and 4-bit settings only; " + m.name + " is " + m.setting.to_string());
+  if (m.cols > (std::int64_t(1) << 28)) throw UsageError("device=cuda: " + m.name + " is wider than 2^28 columns");
   if (!bias.empty() && std::int64_t(bias.size()) != m.rows)
     throw UsageError("CudaPackedLinear: bias of " + std::to_string(bias.size()) + " values for " + m.name + " with " +
                      std::to_string(m.rows) + " rows");
@@ -174,12 +175,18 @@ CudaPackedLinear::CudaPackedLinear(const PackedMatrix& m, std::span<const float>
   if (m.setting.sparse()) d.indices = kernels::DeviceBuffer<std::uint8_t>(std::span<const std::uint8_t>(m.indices));
   d.scales = kernels::DeviceBuffer<float>(std::span<const float>(m.scales));
   if (!bias.empty()) d.bias = kernels::DeviceBuffer<float>(bias);
-  d.matrix = packed_cuda::DevMatrix{d.values.data(),     m.setting.sparse() ? d.indices.data() : nullptr,
-                      d.scales.data(),     bias.empty() ? nullptr : d.bias.data(),
-                      m.rows,              m.kept_per_row(),
-                      m.value_row_bytes(), m.index_row_bytes(),
-                      m.setting.keep,      m.setting.group,
-                      m.setting.index_bits(), m.setting.bits};
+  d.matrix = packed_cuda::DevMatrix{d.values.data(),
+                                    m.setting.sparse() ? d.indices.data() : nullptr,
+                                    d.scales.data(),
+                                    bias.empty() ? nullptr : d.bias.data(),
+                                    m.rows,
+                                    m.value_row_bytes(),
+                                    m.index_row_bytes(),
+                                    int(m.kept_per_row()),
+                                    m.setting.keep,
+                                    m.setting.group,
+                                    m.setting.index_bits(),
+                                    m.setting.bits};
 }
 
 CudaPackedLinear::~CudaPackedLinear() = default;
