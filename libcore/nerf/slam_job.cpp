@@ -39,9 +39,9 @@ static NiceModel<float> make_model(const SlamOptions& o, const Vec3& lo, const V
   return model;
 }
 
-void check_device(const RunOptions& o) {
-  if (o.device != "cuda") return;
-  const SlamOptions& s = o.slam;
+void RunOptions::validate() const {
+  if (device != "cuda") return;
+  const SlamOptions& s = slam;
   auto refuse = [](const std::string& key, const std::string& why) {
     throw UsageError("config key '" + key + "': " + why + " with device=cuda");
   };
@@ -51,6 +51,11 @@ void check_device(const RunOptions& o) {
   if (s.sampling.stratified + s.sampling.surface > kCudaMaxSamples)
     refuse("sampling.stratified", "sampling.stratified + sampling.surface at most " + std::to_string(kCudaMaxSamples));
   if (s.mapping.decoder_lr > 0) refuse("mapping.decoder_lr", "must be 0 (the device keeps the decoders fixed)");
+}
+
+void check_device(const RunOptions& o) {
+  if (o.device != "cuda") return;
+  o.validate();
 #ifdef TOOLKIT_HAVE_CUDA
   if (kernels::cuda_device_count() == 0)
     throw UsageError("device=cuda: no CUDA device answers (driver missing or no GPU visible); use device=cpu");

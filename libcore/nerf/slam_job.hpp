@@ -40,6 +40,7 @@ struct RunOptions {
     v("device", device, "cpu, or cuda: map, rendering, losses, gradients and mapping's Adam on the device",
       core::one_of({"cpu", "cuda"}));
   }
+  void validate() const;  // device=cuda: the keys the device path does not support (UsageError naming the key)
 };
 
 struct RunResult {
@@ -59,8 +60,8 @@ struct RunResult {
 
 using FrameCallback = std::function<void(const FrameStats&, const RunResult&)>;
 
-// device=cuda: a UsageError (exit 2) naming what is missing (a CUDA build, a device) or the config key the
-// device path does not support; nothing for device=cpu.
+// device=cuda: a UsageError (exit 2) naming the config key the device path does not support
+// (RunOptions::validate) or what is missing (a CUDA build, a device); nothing for device=cpu.
 void check_device(const RunOptions& options);
 
 RunResult run_slam(const RunOptions& options, const std::filesystem::path& run_dir, const FrameCallback& on_frame);
