@@ -50,6 +50,22 @@ NiceSlam::NiceSlam(const SlamOptions& options, const Intrinsics& camera, NiceMod
     for (int x = 0; x < camera.width; ++x) pixel_rays_.push_back(camera.ray(x, y));
 }
 
+const NiceModel<float>& NiceSlam::model() {
+  if (device_ && device_map_newer_) {
+    device_->download(model_);
+    device_map_newer_ = false;
+  }
+  return model_;
+}
+
+void NiceSlam::use_device(std::unique_ptr<MapDevice> device) {
+  if (device && opt_.mapping.decoder_lr > 0)
+    throw UsageError("config key 'mapping.decoder_lr': the device path keeps the decoders fixed (0 with device=cuda, "
+                     "or map on the CPU)");
+  if (!device && device_) model();  // back to the CPU path with the device's map
+  device_ = std::move(device);
+}
+
 double PosePrior::cost(const Pose& p, Vec3* g_rot, Vec3* g_trans) const {
   Eigen::Matrix<double, 6, 1> r;
   r.head<3>() = so3_log(mean.R.transpose() * p.R);
@@ -92,7 +108,8 @@ Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stat
     RayBundle<float> rays;
     camera_rays(cur, dirs, rays);
     sample_depths(depth, opt_.sampling, rng_, rays.z);
-    render_forward(model_, Stage::colour, rays, cache, out);
+    if (device_) device_->render(Stage::colour, rays, out);
+    else render_forward(model_, Stage::colour, rays, cache, out);
     // Rays whose depth error is far above the median (moving objects, unmapped space) do not count.
     std::vector<float> errors;
     for (int r = 0; r < R; ++r)
@@ -110,27 +127,34 @@ Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stat
       lo.variance_normalised = true;
       depth_uncertainty_weights(out, opt_.uncertainty, false, t);
     }
-    Vec3 prior_rot = Vec3::Zero(), prior_trans = Vec3::Zero();
-    const double loss = render_loss(out, t, lo, grad) + (prior ? prior->cost(cur, &prior_rot, &prior_trans) : 0.0);
+    Vec3 g_rot = Vec3::Zero(), g_trans = Vec3::Zero();
+    const double prior_cost = prior ? prior->cost(cur, &g_rot, &g_trans) : 0.0;
+    double loss = 0;
+    if (device_) {
+      Vec3 ray_rot, ray_trans;
+      loss = device_->pose_gradient(rays, t, lo, ray_rot, ray_trans) + prior_cost;
+      g_rot += ray_rot;
+      g_trans += ray_trans;
+    } else {
+      loss = render_loss(out, t, lo, grad) + prior_cost;
+      render_backward<float>(model_, rays, cache, grad, nullptr, false, &d_origins, &d_dirs);
+      for (int r = 0; r < R; ++r) {
+        const Vec3 dd = d_dirs.col(r).cast<double>(), dir = rays.dirs.col(r).cast<double>();
+        const Vec3 gr = dir.cross(dd);
+        for (int a = 0; a < 3; ++a) {
+          g_rot[a] += gr[a];
+          g_trans[a] += double(d_origins(a, r));
+        }
+      }
+    }
     if (loss < best_loss) {
       best_loss = loss;
       best = cur;
       stats.depth_l1 = errors.empty() ? 0.0 : l1 / double(errors.size());
     }
-    render_backward<float>(model_, rays, cache, grad, nullptr, false, &d_origins, &d_dirs);
-    double g_rot[3] = {prior_rot.x(), prior_rot.y(), prior_rot.z()};
-    double g_trans[3] = {prior_trans.x(), prior_trans.y(), prior_trans.z()};
-    for (int r = 0; r < R; ++r) {
-      const Vec3 dd = d_dirs.col(r).cast<double>(), dir = rays.dirs.col(r).cast<double>();
-      const Vec3 gr = dir.cross(dd);
-      for (int a = 0; a < 3; ++a) {
-        g_rot[a] += gr[a];
-        g_trans[a] += double(d_origins(a, r));
-      }
-    }
     double delta_rot[3] = {0, 0, 0}, delta_trans[3] = {0, 0, 0};
-    adam_rot.step(delta_rot, g_rot, o.lr_rotation);
-    adam_trans.step(delta_trans, g_trans, o.lr_translation);
+    adam_rot.step(delta_rot, g_rot.data(), o.lr_rotation);
+    adam_trans.step(delta_trans, g_trans.data(), o.lr_translation);
     cur.R = so3_exp(Vec3(delta_rot[0], delta_rot[1], delta_rot[2])) * cur.R;
     cur.t += Vec3(delta_trans[0], delta_trans[1], delta_trans[2]);
   }
@@ -142,13 +166,18 @@ Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stat
 void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std::vector<Pose>& poses,
                           int iterations) {
   const MappingOptions& o = opt_.mapping;
+  // Optimiser states live where the map does: on the host here, on the device for device_.
   std::vector<Adam<float>> adam;
-  for (int l = 0; l < 4; ++l) adam.emplace_back(model_.grid[l].size());
-  Adam<float> background_adam(model_.background.values.size());
+  for (int l = 0; l < 4; ++l) adam.emplace_back(device_ ? 0 : model_.grid[l].size());
+  Adam<float> background_adam(device_ ? 0 : model_.background.values.size());
   std::vector<Adam<float>> dec_adam;
   const bool train_decoders = o.decoder_lr > 0;
   if (train_decoders)
     for (int l = 0; l < 4; ++l) dec_adam.emplace_back(model_.decoder[l].parameter_count());
+  if (device_) {
+    device_->start_mapping();
+    device_map_newer_ = device_map_newer_ || iterations > 0;
+  }
   ModelGrad<float> grad;
   RenderCache<float> cache;
   RenderOutput<float> out;
@@ -185,9 +214,30 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
     t.colour.conservativeResize(3, r);
     t.active.resize(std::size_t(r));
     sample_depths(depth, opt_.sampling, rng_, rays.z);
-    render_forward(model_, stage, rays, cache, out);
     LossOptions lo;
     lo.colour_weight = stage == Stage::colour ? o.colour_weight : 0.0;
+    double lr[4] = {0, 0, 0, 0};
+    for (int l = 0; l < 4; ++l) {
+      if (!stage_uses(stage, Level(l))) continue;
+      switch (Level(l)) {
+        case Level::coarse: lr[l] = o.lr_coarse; break;
+        case Level::middle: lr[l] = stage == Stage::middle ? o.lr_middle : o.lr_middle_late; break;
+        case Level::fine: lr[l] = o.lr_fine; break;
+        case Level::colour: lr[l] = o.lr_colour; break;
+      }
+    }
+    if (device_) {
+      if (opt_.uncertainty.enabled) {
+        device_->render(stage, rays, out);
+        depth_uncertainty_weights(out, opt_.uncertainty, true, t);
+      }
+      const double loss = device_->map_step(stage, rays, t, lo, lr, o.lr_background);
+      if (it_in_stage == 0 || it_in_stage + 1 == iterations)
+        log::debug("mapping iteration {} ({} stage, device): loss {:.5f} over {} rays", it_in_stage, stage_name(stage),
+                   loss, r);
+      return;
+    }
+    render_forward(model_, stage, rays, cache, out);
     if (opt_.uncertainty.enabled) depth_uncertainty_weights(out, opt_.uncertainty, true, t);
     const double loss = render_loss(out, t, lo, rgrad);
     if (it_in_stage == 0 || it_in_stage + 1 == iterations)
@@ -198,14 +248,7 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
       background_adam.step(model_.background.values.data(), grad.background.data(), o.lr_background);
     for (int l = 0; l < 4; ++l) {
       if (!stage_uses(stage, Level(l))) continue;
-      double lr = 0;
-      switch (Level(l)) {
-        case Level::coarse: lr = o.lr_coarse; break;
-        case Level::middle: lr = stage == Stage::middle ? o.lr_middle : o.lr_middle_late; break;
-        case Level::fine: lr = o.lr_fine; break;
-        case Level::colour: lr = o.lr_colour; break;
-      }
-      adam[std::size_t(l)].step(model_.grid[l].values.data(), grad.grid[l].data(), lr);
+      adam[std::size_t(l)].step(model_.grid[l].values.data(), grad.grid[l].data(), lr[l]);
       if (train_decoders) {
         // Decoder parameters as one flat array per decoder.
         std::vector<std::size_t> sizes, gsizes;

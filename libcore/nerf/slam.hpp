@@ -22,16 +22,22 @@
 //  - Background (extension 3, `model.background`): the direction-only colour model of model.hpp is
 //    rendered behind every ray in the colour stage (tracking and mapping) and its logits are mapped in the
 //    colour stage with step size lr_background.
+//  - Device (use_device, `device: cuda` of nice-slam-run run): the map lives on the device for the run
+//    (map_device.hpp); tracking renders, takes the loss and reduces the pose gradient there, and mapping
+//    accumulates the grid gradients and takes its Adam steps there. Pixels and sample depths still come
+//    from this class's random streams, so both paths see the same rays.
 #pragma once
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/config.hpp"
 #include "nerf/dataset.hpp"
 #include "nerf/imu_preintegration.hpp"
+#include "nerf/map_device.hpp"
 #include "nerf/render.hpp"
 
 namespace core::io {
@@ -180,7 +186,12 @@ class NiceSlam {
   NiceSlam(const SlamOptions& options, const Intrinsics& camera, NiceModel<float> model);
   // Tracks (unless the first frame or ground-truth mode), maps when due, and returns the frame's stats.
   FrameStats process(const RgbdFrame& frame);
-  const NiceModel<float>& model() const { return model_; }
+  // The map (copied back from the device first when mapping there changed it since).
+  const NiceModel<float>& model();
+  // Tracking and mapping on `device` from now on; it must hold this object's model (make_cuda_map(model())).
+  // UsageError when mapping would train the decoders (mapping.decoder_lr > 0: the device keeps them fixed).
+  void use_device(std::unique_ptr<MapDevice> device);
+  const MapDevice* device() const { return device_.get(); }
   const Trajectory& trajectory() const { return trajectory_; }
   const Intrinsics& camera() const { return camera_; }
   // Grid features optimised by mapping with the given frames and poses (pretraining, tests).
@@ -206,6 +217,8 @@ class NiceSlam {
   SlamOptions opt_;
   Intrinsics camera_;
   NiceModel<float> model_;
+  std::unique_ptr<MapDevice> device_;  // nullptr: the CPU path
+  bool device_map_newer_ = false;      // mapping on the device changed the grids since model_ was copied
   std::vector<Vec3> pixel_rays_;  // unit-depth ray of every pixel
   std::vector<Keyframe> keyframes_;
   Trajectory trajectory_;

@@ -6,6 +6,11 @@
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/signals.hpp"
+#include "nerf/render_cuda.hpp"
+
+#ifdef TOOLKIT_HAVE_CUDA
+#include "kernels/runtime.hpp"
+#endif
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -34,7 +39,34 @@ static NiceModel<float> make_model(const SlamOptions& o, const Vec3& lo, const V
   return model;
 }
 
+void RunOptions::validate() const {
+  if (device != "cuda") return;
+  const SlamOptions& s = slam;
+  auto refuse = [](const std::string& key, const std::string& why) {
+    throw UsageError("config key '" + key + "': " + why + " with device=cuda");
+  };
+  if (s.model.channels > kCudaMaxChannels || 2 * s.model.channels > kCudaMaxWidth)
+    refuse("model.channels", "at most " + std::to_string(kCudaMaxChannels));
+  if (s.model.hidden > kCudaMaxWidth) refuse("model.hidden", "at most " + std::to_string(kCudaMaxWidth));
+  if (s.sampling.stratified + s.sampling.surface > kCudaMaxSamples)
+    refuse("sampling.stratified", "sampling.stratified + sampling.surface at most " + std::to_string(kCudaMaxSamples));
+  if (s.mapping.decoder_lr > 0) refuse("mapping.decoder_lr", "must be 0 (the device keeps the decoders fixed)");
+}
+
+void check_device(const RunOptions& o) {
+  if (o.device != "cuda") return;
+  o.validate();
+#ifdef TOOLKIT_HAVE_CUDA
+  if (kernels::cuda_device_count() == 0)
+    throw UsageError("device=cuda: no CUDA device answers (driver missing or no GPU visible); use device=cpu");
+#else
+  throw UsageError("device=cuda: this build has no CUDA (configure with -DTOOLKIT_CUDA=ON on a machine with nvcc); "
+                   "use device=cpu");
+#endif
+}
+
 RunResult run_slam(const RunOptions& o, const fs::path& run_dir, const FrameCallback& on_frame) {
+  check_device(o);
   set_threads(o.threads);
   const auto t0 = std::chrono::steady_clock::now();
   fs::path dir = o.dataset;
@@ -65,6 +97,12 @@ RunResult run_slam(const RunOptions& o, const fs::path& run_dir, const FrameCall
       log::info("scene bound [{:.2f} {:.2f} {:.2f}] .. [{:.2f} {:.2f} {:.2f}]", lo.x(), lo.y(), lo.z(), hi.x(), hi.y(),
                 hi.z());
       slam = std::make_unique<NiceSlam>(so, data.camera, make_model(so, lo, hi, o.seed));
+#ifdef TOOLKIT_HAVE_CUDA
+      if (o.device == "cuda") {
+        slam->use_device(make_cuda_map(slam->model()));
+        log::info("device: {} ({:.1f} MiB for the map)", slam->device()->name(), double(slam->device()->bytes()) / 1048576);
+      }
+#endif
       if (so.imu.enabled) slam->set_imu(read_imu_file(dir / "imu.txt"));
     }
     const FrameStats s = slam->process(frame);
@@ -78,6 +116,14 @@ RunResult run_slam(const RunOptions& o, const fs::path& run_dir, const FrameCall
     if (on_frame) on_frame(s, res);
   }
   if (slam) res.model = slam->model();
+  res.device = o.device;
+  if (slam && slam->device()) {
+    res.device_name = slam->device()->name();
+    res.device_map_mib = double(slam->device()->bytes()) / 1048576;
+#ifdef TOOLKIT_HAVE_CUDA
+    res.device_used_mib = double(kernels::device_memory_used()) / 1048576;
+#endif
+  }
   if (res.has_groundtruth && res.trajectory.size() >= 3)
     res.error = evaluate_trajectory(res.trajectory, data.groundtruth, EvalOptions{});
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -93,7 +139,13 @@ nlohmann::json RunResult::to_json() const {
                       {"time_s", {{"load", load_s}, {"tracking", track_s}, {"mapping", map_s}}},
                       {"ms_per_tracking_iteration", track_iterations ? 1e3 * track_s / track_iterations : 0.0},
                       {"ms_per_mapping_iteration", map_iterations ? 1e3 * map_s / map_iterations : 0.0},
-                      {"dataset", dataset}};
+                      {"dataset", dataset},
+                      {"device", device}};
+  if (!device_name.empty()) {
+    j["device_name"] = device_name;
+    j["device_map_mib"] = device_map_mib;
+    j["device_used_mib"] = device_used_mib;
+  }
   double l1 = 0;
   int tracked = 0;
   for (const auto& f : frames)

@@ -27,6 +27,7 @@ struct RunOptions {
   RunOutputOptions outputs;
   int threads = 0;  // 0: OMP_NUM_THREADS or all cores
   std::uint64_t seed = 0;
+  std::string device = "cpu";  // cuda: the map on the device for the whole run (map_device.hpp)
   template <class V>
   void visit(V& v) {
     v("dataset", dataset, "dataset folder (TUM, Replica or folder layout; empty: synthesize one)");
@@ -36,7 +37,10 @@ struct RunOptions {
     outputs.visit(v);
     v("threads", threads, "CPU threads (0: OMP_NUM_THREADS or all)", core::in_range(0, 1024));
     v("seed", seed, "seed of pixel and depth sampling");
+    v("device", device, "cpu, or cuda: map, rendering, losses, gradients and mapping's Adam on the device",
+      core::one_of({"cpu", "cuda"}));
   }
+  void validate() const;  // device=cuda: the keys the device path does not support (UsageError naming the key)
 };
 
 struct RunResult {
@@ -49,10 +53,16 @@ struct RunResult {
   int track_iterations = 0, map_iterations = 0;
   nlohmann::json dataset;
   NiceModel<float> model;  // the map after the last frame
+  std::string device = "cpu", device_name;
+  double device_map_mib = 0, device_used_mib = 0;  // the map's device buffers; all in use on the device (cuda)
   nlohmann::json to_json() const;
 };
 
 using FrameCallback = std::function<void(const FrameStats&, const RunResult&)>;
+
+// device=cuda: a UsageError (exit 2) naming the config key the device path does not support
+// (RunOptions::validate) or what is missing (a CUDA build, a device); nothing for device=cpu.
+void check_device(const RunOptions& options);
 
 RunResult run_slam(const RunOptions& options, const std::filesystem::path& run_dir, const FrameCallback& on_frame);
 

@@ -132,3 +132,26 @@ TEST_CASE("run: missing dataset is exit 66; SIGTERM writes the trajectory so far
   CHECK(j["stopped"] == true);
   CHECK(j["frames"].get<int>() < 200);
 }
+
+TEST_CASE("run device=cuda: runs where a device answers, otherwise exit 2 naming what is missing") {
+  TempDir dir("nsr-cuda");
+  const auto tiny = (source_dir() / "configs/nice-slam-run/tiny.yaml").string();
+  auto r = run_tool("nice-slam-run", {"run", "--config", tiny, "synth.frames=3", "device=cuda", "--out",
+                                      (dir / "r").string()});
+  if (r.exit_code == 0) {
+    CHECK(json::parse(r.out)["device"] == "cuda");
+  } else {
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("device=cuda") != std::string::npos);
+    CHECK(r.err.find("CUDA") != std::string::npos);
+  }
+  // What the device path does not support is refused on any machine, naming the key.
+  auto wide = run_tool("nice-slam-run", {"run", "--config", tiny, "device=cuda", "model.hidden=128", "--out",
+                                         (dir / "w").string()});
+  CHECK(wide.exit_code == 2);
+  CHECK(wide.err.find("model.hidden") != std::string::npos);
+  auto dec = run_tool("nice-slam-run", {"run", "--config", tiny, "device=cuda", "mapping.decoder_lr=0.01", "--out",
+                                        (dir / "d").string()});
+  CHECK(dec.exit_code == 2);
+  CHECK(dec.err.find("mapping.decoder_lr") != std::string::npos);
+}
