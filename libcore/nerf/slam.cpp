@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -41,6 +42,33 @@ std::vector<int> sample_pixels(const RgbdFrame& f, int count, int edge, bool nee
   return out;
 }
 
+// Adam on one pose: a left rotation increment and a translation.
+struct PoseAdam {
+  Adam<double> rotation{3}, translation{3};
+  void step(Pose& pose, const PoseGradient& g, double lr_rotation, double lr_translation) {
+    double delta_rot[3] = {0, 0, 0}, delta_trans[3] = {0, 0, 0};
+    rotation.step(delta_rot, g.rotation.data(), lr_rotation);
+    translation.step(delta_trans, g.translation.data(), lr_translation);
+    pose.R = so3_exp(Vec3(delta_rot[0], delta_rot[1], delta_rot[2])) * pose.R;
+    pose.t += Vec3(delta_trans[0], delta_trans[1], delta_trans[2]);
+  }
+};
+
+// Adds the rendering loss's gradient with respect to the pose of each ray's frame (left rotation
+// increment, translation) from its gradients with respect to the ray's origin and world direction.
+void add_ray_pose_gradients(const RayBundle<float>& rays, const Mat<float>& d_origins, const Mat<float>& d_dirs,
+                            const std::vector<int>& ray_frame, std::vector<PoseGradient>& g) {
+  for (int r = 0; r < rays.rays(); ++r) {
+    PoseGradient& gf = g[std::size_t(ray_frame[std::size_t(r)])];
+    const Vec3 dd = d_dirs.col(r).cast<double>(), dir = rays.dirs.col(r).cast<double>();
+    const Vec3 gr = dir.cross(dd);
+    for (int a = 0; a < 3; ++a) {
+      gf.rotation[a] += gr[a];
+      gf.translation[a] += double(d_origins(a, r));
+    }
+  }
+}
+
 }  // namespace
 
 NiceSlam::NiceSlam(const SlamOptions& options, const Intrinsics& camera, NiceModel<float> model)
@@ -62,6 +90,9 @@ void NiceSlam::use_device(std::unique_ptr<MapDevice> device) {
   if (device && opt_.mapping.decoder_lr > 0)
     throw UsageError("config key 'mapping.decoder_lr': the device path keeps the decoders fixed (0 with device=cuda, "
                      "or map on the CPU)");
+  if (device && opt_.mapping.refine_poses)
+    throw UsageError("config key 'mapping.refine_poses': the device path computes no pose gradients in mapping "
+                     "(false with device=cuda, or map on the CPU)");
   if (!device && device_) model();  // back to the CPU path with the device's map
   device_ = std::move(device);
 }
@@ -81,7 +112,7 @@ Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stat
   const TrackingOptions& o = opt_.tracking;
   Pose cur = start, best = start;
   double best_loss = std::numeric_limits<double>::infinity();
-  Adam<double> adam_rot(3), adam_trans(3);
+  PoseAdam adam;
   LossOptions lo;
   lo.variance_normalised = o.variance_normalised;
   lo.colour_weight = o.colour_weight;
@@ -89,6 +120,7 @@ Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stat
   RenderOutput<float> out;
   RenderGrad<float> grad;
   Mat<float> d_origins, d_dirs;
+  std::vector<int> ray_frame;
   for (int it = 0; it < o.iterations; ++it) {
     const auto pix = sample_pixels(frame, o.pixels, o.edge, o.colour_weight == 0, rng_);
     const int R = int(pix.size());
@@ -127,36 +159,26 @@ Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stat
       lo.variance_normalised = true;
       depth_uncertainty_weights(out, opt_.uncertainty, false, t);
     }
-    Vec3 g_rot = Vec3::Zero(), g_trans = Vec3::Zero();
-    const double prior_cost = prior ? prior->cost(cur, &g_rot, &g_trans) : 0.0;
+    std::vector<PoseGradient> g(1);
+    const double prior_cost = prior ? prior->cost(cur, &g[0].rotation, &g[0].translation) : 0.0;
     double loss = 0;
     if (device_) {
       Vec3 ray_rot, ray_trans;
       loss = device_->pose_gradient(rays, t, lo, ray_rot, ray_trans) + prior_cost;
-      g_rot += ray_rot;
-      g_trans += ray_trans;
+      g[0].rotation += ray_rot;
+      g[0].translation += ray_trans;
     } else {
       loss = render_loss(out, t, lo, grad) + prior_cost;
       render_backward<float>(model_, rays, cache, grad, nullptr, false, &d_origins, &d_dirs);
-      for (int r = 0; r < R; ++r) {
-        const Vec3 dd = d_dirs.col(r).cast<double>(), dir = rays.dirs.col(r).cast<double>();
-        const Vec3 gr = dir.cross(dd);
-        for (int a = 0; a < 3; ++a) {
-          g_rot[a] += gr[a];
-          g_trans[a] += double(d_origins(a, r));
-        }
-      }
+      ray_frame.assign(std::size_t(R), 0);
+      add_ray_pose_gradients(rays, d_origins, d_dirs, ray_frame, g);
     }
     if (loss < best_loss) {
       best_loss = loss;
       best = cur;
       stats.depth_l1 = errors.empty() ? 0.0 : l1 / double(errors.size());
     }
-    double delta_rot[3] = {0, 0, 0}, delta_trans[3] = {0, 0, 0};
-    adam_rot.step(delta_rot, g_rot.data(), o.lr_rotation);
-    adam_trans.step(delta_trans, g_trans.data(), o.lr_translation);
-    cur.R = so3_exp(Vec3(delta_rot[0], delta_rot[1], delta_rot[2])) * cur.R;
-    cur.t += Vec3(delta_trans[0], delta_trans[1], delta_trans[2]);
+    adam.step(cur, g[0], o.lr_rotation, o.lr_translation);
   }
   stats.track_loss = std::isfinite(best_loss) ? best_loss : 0.0;
   stats.track_iterations = o.iterations;
@@ -165,6 +187,21 @@ Pose NiceSlam::track(const RgbdFrame& frame, const Pose& start, FrameStats& stat
 
 void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std::vector<Pose>& poses,
                           int iterations) {
+  std::vector<Pose> fixed = poses;
+  map_window(frames, fixed, iterations, nullptr);
+}
+
+void NiceSlam::map_and_refine(const std::vector<const RgbdFrame*>& frames, std::vector<Pose>& poses,
+                              const std::vector<bool>& free, const std::vector<KeyframeImuFactor>& factors,
+                              int iterations) {
+  if (free.size() != frames.size() || poses.size() != frames.size())
+    throw std::invalid_argument("map_and_refine: one pose and one free flag per frame");
+  const WindowRefinement refinement{free, factors};
+  map_window(frames, poses, iterations, &refinement);
+}
+
+void NiceSlam::map_window(const std::vector<const RgbdFrame*>& frames, std::vector<Pose>& poses, int iterations,
+                          const WindowRefinement* refinement) {
   const MappingOptions& o = opt_.mapping;
   // Optimiser states live where the map does: on the host here, on the device for device_.
   std::vector<Adam<float>> adam;
@@ -184,6 +221,10 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
   RenderGrad<float> rgrad;
   const int F = int(frames.size());
   const int per_frame = std::max(1, o.pixels / F);
+  // Bundle adjustment: an Adam per free pose.
+  std::vector<PoseAdam> pose_adam(static_cast<std::size_t>(F));
+  std::vector<int> ray_frame;
+  Mat<float> d_origins, d_dirs;
 
   auto step = [&](Stage stage, int it_in_stage) {
     std::vector<float> depth;
@@ -196,6 +237,7 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
     t.colour.resize(3, R);
     t.active.assign(std::size_t(R), 1);
     int r = 0;
+    ray_frame.clear();
     for (int f = 0; f < F; ++f) {
       const RgbdFrame& fr = *frames[std::size_t(f)];
       const auto pix = sample_pixels(fr, per_frame, opt_.tracking.edge, stage != Stage::colour, rng_);
@@ -205,6 +247,7 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
         t.depth(r) = fr.depth.depth[std::size_t(k)];
         depth.push_back(fr.depth.depth[std::size_t(k)]);
         for (int c = 0; c < 3; ++c) t.colour(c, r) = fr.color.rgb[3 * std::size_t(k) + std::size_t(c)];
+        ray_frame.push_back(f);
         ++r;
       }
     }
@@ -242,8 +285,21 @@ void NiceSlam::map_frames(const std::vector<const RgbdFrame*>& frames, const std
     const double loss = render_loss(out, t, lo, rgrad);
     if (it_in_stage == 0 || it_in_stage + 1 == iterations)
       log::debug("mapping iteration {} ({} stage): loss {:.5f} over {} rays", it_in_stage, stage_name(stage), loss, r);
+    const bool refine = refinement && stage == Stage::colour;
     grad.zero(model_);
-    render_backward<float>(model_, rays, cache, rgrad, &grad, train_decoders, nullptr, nullptr);
+    render_backward<float>(model_, rays, cache, rgrad, &grad, train_decoders, refine ? &d_origins : nullptr,
+                           refine ? &d_dirs : nullptr);
+    if (refine) {
+      std::vector<PoseGradient> g(static_cast<std::size_t>(F));
+      add_ray_pose_gradients(rays, d_origins, d_dirs, ray_frame, g);
+      for (const KeyframeImuFactor& factor : refinement->factors)
+        factor.cost(poses[std::size_t(factor.first())], poses[std::size_t(factor.second())],
+                    &g[std::size_t(factor.first())], &g[std::size_t(factor.second())]);
+      for (int f = 0; f < F; ++f)
+        if (refinement->free[std::size_t(f)])
+          pose_adam[std::size_t(f)].step(poses[std::size_t(f)], g[std::size_t(f)], o.lr_pose_rotation,
+                                         o.lr_pose_translation);
+    }
     if (stage == Stage::colour && model_.background.enabled())
       background_adam.step(model_.background.values.data(), grad.background.data(), o.lr_background);
     for (int l = 0; l < 4; ++l) {
@@ -312,19 +368,45 @@ PosePrior NiceSlam::imu_prior(const ImuPreintegration& pre, const Pose& previous
   Vec3 v;
   pre.predict(previous, velocity, bias_, prior.mean, v);
   prior.frame = previous.R;
+  prior.information = imu_information(pre, previous.R);
+  prior.weight = o.weight;
+  return prior;
+}
+
+Eigen::Matrix<double, 6, 6> NiceSlam::imu_information(const ImuPreintegration& pre, const Mat3& R) const {
+  const ImuOptions& o = opt_.imu;
   // Covariance of (r_R, r_p): the preintegrated one with the velocity marginalised out (the velocity is
-  // free in tracking, so its rows and columns drop), plus the previous state's uncertainty.
+  // not a variable of the factor, so its rows and columns drop), plus the earlier state's uncertainty.
   const Mat9& C = pre.covariance();
   Eigen::Matrix<double, 6, 6> S;
   S << C.block<3, 3>(0, 0), C.block<3, 3>(0, 6), C.block<3, 3>(6, 0), C.block<3, 3>(6, 6);
   const double dt = pre.dt();
   S.block<3, 3>(0, 0) += Mat3::Identity() * o.sigma_rotation * o.sigma_rotation;
   // The velocity's covariance (from the window's least squares) moves the predicted position by v dt.
-  S.block<3, 3>(3, 3) += Mat3::Identity() * o.sigma_position * o.sigma_position +
-                         previous.R.transpose() * velocity_cov_ * previous.R * dt * dt;
-  prior.information = S.inverse();
-  prior.weight = o.weight;
-  return prior;
+  S.block<3, 3>(3, 3) +=
+      Mat3::Identity() * o.sigma_position * o.sigma_position + R.transpose() * velocity_cov_ * R * dt * dt;
+  return S.inverse();
+}
+
+NiceSlam::WindowRefinement NiceSlam::window_refinement(const std::vector<std::size_t>& indices,
+                                                       const std::vector<Pose>& poses) const {
+  WindowRefinement w;
+  std::vector<int> order(indices.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return indices[std::size_t(a)] < indices[std::size_t(b)]; });
+  w.free.assign(indices.size(), true);
+  w.free[std::size_t(order.front())] = false;  // the earliest frame holds the gauge
+  if (!opt_.imu.enabled || !velocity_known_) return w;
+  const ImuNoise noise{opt_.imu.gyro_noise, opt_.imu.accel_noise};
+  for (std::size_t k = 0; k + 1 < order.size(); ++k) {
+    const int a = order[k], b = order[k + 1];
+    const std::size_t ia = indices[std::size_t(a)], ib = indices[std::size_t(b)];
+    ImuPreintegration pre(bias_, noise);
+    pre.integrate(imu_, trajectory_[ia].timestamp, trajectory_[ib].timestamp);
+    const Eigen::Matrix<double, 6, 6> information = imu_information(pre, poses[std::size_t(a)].R);
+    w.factors.emplace_back(a, b, std::move(pre), bias_, velocities_[ia], information, opt_.imu.mapping_weight);
+  }
+  return w;
 }
 
 void NiceSlam::estimate_velocities_and_bias() {
@@ -412,7 +494,6 @@ FrameStats NiceSlam::process(const RgbdFrame& frame) {
     pose = track(frame, predicted, s, prior ? &*prior : nullptr);
   }
   s.track_s = seconds_since(t0);
-  s.pose = pose;
   trajectory_.push_back({frame.timestamp, pose});
   if (opt_.imu.enabled) {
     velocities_.push_back(velocities_.empty() ? Vec3::Zero() : velocities_.back());
@@ -423,18 +504,34 @@ FrameStats NiceSlam::process(const RgbdFrame& frame) {
     map_frames({&frame}, {pose}, opt_.mapping.first_iterations);
     s.map_iterations = opt_.mapping.first_iterations;
   } else if (frames_seen_ % std::size_t(opt_.mapping.every) == 0) {
+    const std::vector<std::size_t> window = select_window(frame, pose);
     std::vector<const RgbdFrame*> frames{&frame};
     std::vector<Pose> poses{pose};
-    for (std::size_t i : select_window(frame, pose)) {
+    std::vector<std::size_t> indices{frames_seen_};
+    for (std::size_t i : window) {
       frames.push_back(&keyframes_[i].frame);
       poses.push_back(keyframes_[i].pose);
+      indices.push_back(keyframes_[i].index);
     }
-    map_frames(frames, poses, opt_.mapping.iterations);
+    if (opt_.mapping.refine_poses && !opt_.use_groundtruth_poses && frames.size() > 1) {
+      const WindowRefinement refinement = window_refinement(indices, poses);
+      map_window(frames, poses, opt_.mapping.iterations, &refinement);
+      pose = poses[0];
+      trajectory_.back().pose = pose;
+      for (std::size_t k = 0; k < window.size(); ++k) {
+        Keyframe& kf = keyframes_[window[k]];
+        kf.pose = poses[k + 1];
+        trajectory_[kf.index].pose = kf.pose;
+      }
+    } else {
+      map_window(frames, poses, opt_.mapping.iterations, nullptr);
+    }
     s.map_iterations = opt_.mapping.iterations;
   }
   s.map_s = seconds_since(t1);
   s.keyframe = frames_seen_ % std::size_t(opt_.mapping.keyframe_every) == 0;
-  if (s.keyframe) keyframes_.push_back({frame, pose});
+  s.pose = pose;
+  if (s.keyframe) keyframes_.push_back({frame, pose, frames_seen_});
   if (frame.groundtruth) s.position_error = (pose.t - frame.groundtruth->t).norm();
   ++frames_seen_;
   return s;

@@ -8,7 +8,9 @@
 //    frame and a window of keyframes chosen by overlap (pixels of the current frame back-projected with
 //    their depth, counted where they project into a keyframe), in stages: middle, then fine, then colour
 //    (iteration ratios middle_ratio and fine_ratio, as the reference); decoders stay fixed unless
-//    decoder_lr > 0 (pretraining).
+//    decoder_lr > 0 (pretraining). With `refine_poses` the colour stage also steps the window's poses
+//    (all but the earliest frame's) with Adam on the same loss: NICE-SLAM's bundle adjustment; the refined
+//    poses replace the tracked ones in the trajectory.
 //  - Keyframes: every `keyframe_every` frames and the first.
 //  - Depth uncertainty (extension 1, `uncertainty.enabled`): tracking divides each depth residual by
 //    sqrt(V + sigma(z)^2) (rendered variance plus the sensor model), mapping weights each ray's L1 depth
@@ -19,6 +21,8 @@
 //    position residuals, information from the preintegrated covariance marginalised over the free velocity
 //    plus the previous pose's uncertainty and the velocity's covariance from the window's least squares). After tracking, the velocities of the last `imu.window`
 //    frames and a bias update follow by linear least squares over the window's preintegrated deltas.
+//    With mapping.refine_poses, IMU factors between the window's frames consecutive in time join the
+//    bundle adjustment (keyframe_imu_factor.hpp), weighted by imu.mapping_weight.
 //  - Background (extension 3, `model.background`): the direction-only colour model of model.hpp is
 //    rendered behind every ray in the colour stage (tracking and mapping) and its logits are mapped in the
 //    colour stage with step size lr_background.
@@ -37,6 +41,7 @@
 #include "common/config.hpp"
 #include "nerf/dataset.hpp"
 #include "nerf/imu_preintegration.hpp"
+#include "nerf/keyframe_imu_factor.hpp"
 #include "nerf/map_device.hpp"
 #include "nerf/render.hpp"
 
@@ -84,6 +89,8 @@ struct MappingOptions {
   double colour_weight = 0.2;
   int coarse_every = 0;  // a coarse-level step every n middle-stage iterations (0: none)
   int keyframe_every = 5;
+  bool refine_poses = false;  // bundle adjustment of the window's poses in the colour stage
+  double lr_pose_rotation = 0.001, lr_pose_translation = 0.001;
   template <class V>
   void visit(V& v) {
     v("every", every, "map every n frames", core::in_range(1, 100000));
@@ -105,6 +112,12 @@ struct MappingOptions {
     v("coarse_every", coarse_every, "a coarse-level step every n middle-stage iterations (0: none)",
       core::at_least(0));
     v("keyframe_every", keyframe_every, "a keyframe every n frames", core::in_range(1, 100000));
+    v("refine_poses", refine_poses,
+      "refine the window's poses (all but the earliest) jointly with the map in the colour stage");
+    v("lr_pose_rotation", lr_pose_rotation, "Adam step size of a window pose's rotation (rad; refine_poses)",
+      core::at_least(0.0));
+    v("lr_pose_translation", lr_pose_translation, "Adam step size of a window pose's translation (m; refine_poses)",
+      core::at_least(0.0));
   }
 };
 
@@ -112,6 +125,7 @@ struct ImuOptions {
   bool enabled = false;
   double gyro_noise = 2.4e-3, accel_noise = 2.83e-2;  // per-sample white noise (synth's defaults)
   double weight = 0.002;              // the IMU factor's weight against the rendering loss in tracking
+  double mapping_weight = 0.002;      // ... of the factors between the mapping window's frames
   double sigma_position = 0.05;       // uncertainty of the previous estimated position (m)
   double sigma_rotation = 0.005;      // ... rotation (rad)
   int window = 10;                    // frames of the velocity and bias least squares
@@ -122,6 +136,8 @@ struct ImuOptions {
     v("gyro_noise", gyro_noise, "gyroscope white noise per sample (rad/s)", core::positive<double>());
     v("accel_noise", accel_noise, "accelerometer white noise per sample (m/s^2)", core::positive<double>());
     v("weight", weight, "weight of the IMU factor against the rendering loss in tracking", core::at_least(0.0));
+    v("mapping_weight", mapping_weight,
+      "weight of the IMU factors between the mapping window's frames (mapping.refine_poses)", core::at_least(0.0));
     v("sigma_position", sigma_position, "uncertainty of the previous estimated position (m)", core::positive<double>());
     v("sigma_rotation", sigma_rotation, "uncertainty of the previous estimated rotation (rad)", core::positive<double>());
     v("window", window, "frames of the velocity and bias least squares", core::in_range(2, 1000));
@@ -196,6 +212,10 @@ class NiceSlam {
   const Intrinsics& camera() const { return camera_; }
   // Grid features optimised by mapping with the given frames and poses (pretraining, tests).
   void map_frames(const std::vector<const RgbdFrame*>& frames, const std::vector<Pose>& poses, int iterations);
+  // The same with the poses of the frames marked free refined in place in the colour stage, under the
+  // given IMU factors between window entries (bundle adjustment; tests call it directly).
+  void map_and_refine(const std::vector<const RgbdFrame*>& frames, std::vector<Pose>& poses,
+                      const std::vector<bool>& free, const std::vector<KeyframeImuFactor>& factors, int iterations);
   // Pose optimisation of one frame from `start` (tests call it directly), with an optional pose factor.
   Pose track(const RgbdFrame& frame, const Pose& start, FrameStats& stats, const PosePrior* prior = nullptr);
   // IMU samples of the sequence (imu.enabled); timestamps on the frames' clock.
@@ -207,7 +227,21 @@ class NiceSlam {
   struct Keyframe {
     RgbdFrame frame;
     Pose pose;
+    std::size_t index;  // in the trajectory
   };
+  struct WindowRefinement {
+    std::vector<bool> free;
+    std::vector<KeyframeImuFactor> factors;
+  };
+  void map_window(const std::vector<const RgbdFrame*>& frames, std::vector<Pose>& poses, int iterations,
+                  const WindowRefinement* refinement);
+  // Which window entries are free (all but the earliest in time) and the IMU factors between entries
+  // consecutive in time (imu.enabled); `indices` are the entries' frame indices in the trajectory.
+  WindowRefinement window_refinement(const std::vector<std::size_t>& indices, const std::vector<Pose>& poses) const;
+  // Information of the IMU rotation and position residuals after `dt` from a frame with rotation R: the
+  // preintegrated covariance with the velocity marginalised, the frame's pose uncertainty and the
+  // velocity's covariance carried over dt.
+  Eigen::Matrix<double, 6, 6> imu_information(const ImuPreintegration& pre, const Mat3& R) const;
   std::vector<std::size_t> select_window(const RgbdFrame& frame, const Pose& pose);
   // Velocities of the last imu.window frames and the bias update by linear least squares on the
   // preintegrated deltas with the estimated poses held fixed.

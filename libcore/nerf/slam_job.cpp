@@ -51,6 +51,7 @@ void RunOptions::validate() const {
   if (s.sampling.stratified + s.sampling.surface > kCudaMaxSamples)
     refuse("sampling.stratified", "sampling.stratified + sampling.surface at most " + std::to_string(kCudaMaxSamples));
   if (s.mapping.decoder_lr > 0) refuse("mapping.decoder_lr", "must be 0 (the device keeps the decoders fixed)");
+  if (s.mapping.refine_poses) refuse("mapping.refine_poses", "must be false (no pose gradients in the device's mapping)");
 }
 
 void check_device(const RunOptions& o) {

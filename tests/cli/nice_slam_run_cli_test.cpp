@@ -154,4 +154,8 @@ TEST_CASE("run device=cuda: runs where a device answers, otherwise exit 2 naming
                                         (dir / "d").string()});
   CHECK(dec.exit_code == 2);
   CHECK(dec.err.find("mapping.decoder_lr") != std::string::npos);
+  auto ba = run_tool("nice-slam-run", {"run", "--config", tiny, "device=cuda", "mapping.refine_poses=true", "--out",
+                                       (dir / "b").string()});
+  CHECK(ba.exit_code == 2);
+  CHECK(ba.err.find("mapping.refine_poses") != std::string::npos);
 }

@@ -1,7 +1,7 @@
 // IMU preintegration (Forster et al. 2017): exact on noise-free spline motion as the sample rate grows
 // (first-order convergence of the piecewise-constant hold), bias Jacobians against central differences,
 // the propagated covariance against a Monte Carlo estimate, the imu.txt reader on malformed lines, and the
-// gradient of the IMU pose factor tracking adds.
+// gradient of the IMU pose factor tracking adds, and the factor between keyframes that mapping adds.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -221,5 +221,57 @@ TEST_CASE("IMU disabled: samples are ignored and the run is bit-identical; enabl
   for (const Vec3& v : c->velocities()) {
     CHECK(v.allFinite());
     CHECK(v.norm() < 10 * so.speed);
+  }
+}
+
+TEST_CASE("the keyframe IMU factor: zero at the true states of noise-free motion, gradients match central differences") {
+  SynthOptions o;
+  o.noise = false;
+  o.imu_rate = 8000;
+  const SyntheticScene scene(3, "fast-textureless");
+  const SplineTrajectory traj(3, 2.0, 0.75, scene);
+  const auto imu = synthesize_imu(traj, o, 0.0, 2.0);
+  const double t0 = 0.5, t1 = t0 + 5.0 / 15;  // five frame intervals apart, as keyframes are
+  ImuPreintegration pre(ImuBias{}, ImuNoise{});
+  pre.integrate(imu, t0, t1);
+  const TrajectorySample a = traj.at(t0), b = traj.at(t1);
+  Eigen::Matrix<double, 6, 6> A = Eigen::Matrix<double, 6, 6>::Random();
+  const Eigen::Matrix<double, 6, 6> information = A * A.transpose() + Eigen::Matrix<double, 6, 6>::Identity();
+  const KeyframeImuFactor factor(0, 1, pre, ImuBias{}, a.velocity, information, 0.3);
+  // The same residual rows as the preintegration's own (eq. 45), and near zero at the true states.
+  const Vec9 full = pre.residual(a.pose, a.velocity, b.pose, b.velocity, ImuBias{});
+  const Eigen::Matrix<double, 6, 1> r = factor.residual(a.pose, b.pose);
+  CHECK((r.head<3>() - full.head<3>()).norm() < 1e-12);
+  CHECK((r.tail<3>() - full.tail<3>()).norm() < 1e-12);
+  MESSAGE("residual at the true states over 1/3 s: " << r.norm());
+  CHECK(r.norm() < 1e-3);
+  // Gradients at perturbed poses.
+  Pose pi = a.pose, pj = b.pose;
+  pi.R = so3_exp(Vec3(0.04, -0.03, 0.05)) * pi.R;
+  pi.t += Vec3(0.02, 0.01, -0.03);
+  pj.R = so3_exp(Vec3(-0.02, 0.06, 0.01)) * pj.R;
+  pj.t += Vec3(-0.04, 0.02, 0.01);
+  PoseGradient gi, gj;
+  CHECK(factor.cost(pi, pj, &gi, &gj) > 0);
+  const double h = 1e-6;
+  for (int a6 = 0; a6 < 12; ++a6) {
+    CAPTURE(a6);
+    const bool second = a6 >= 6;
+    const int k = a6 % 6;
+    Vec3 d = Vec3::Zero();
+    d[k % 3] = h;
+    auto moved = [&](double sign) {
+      Pose qi = pi, qj = pj;
+      Pose& q = second ? qj : qi;
+      if (k < 3)
+        q.R = so3_exp(sign * d) * q.R;
+      else
+        q.t += sign * d;
+      return factor.cost(qi, qj, nullptr, nullptr);
+    };
+    const double numeric = (moved(1) - moved(-1)) / (2 * h);
+    const PoseGradient& g = second ? gj : gi;
+    const double analytic = k < 3 ? g.rotation[k] : g.translation[k - 3];
+    CHECK(analytic == doctest::Approx(numeric).epsilon(1e-6));
   }
 }
