@@ -55,6 +55,7 @@ struct CountOptions : GraphKeys {
   std::string jit_cache;
   std::vector<int> order;
   std::string formula = "auto";
+  std::string local_graph = "auto";
   template <class V>
   void visit(V& v) {
     visit_graph_keys(v, *this);
@@ -62,6 +63,10 @@ struct CountOptions : GraphKeys {
     v("pattern_labels", pattern_labels, "labels of the pattern's vertices, e.g. 0,1,0 (empty: unlabeled)");
     visit_mining_keys(v, *this);
     visit_formula_key(v, *this);
+    v("local_graph", local_graph,
+      "count cliques in each root's local graph (its oriented neighbours as bitmap rows, the last level a "
+      "popcount; interpreter only): auto (when the cost model predicts it cheaper), on (every clique), off",
+      core::one_of({"auto", "on", "off"}));
     v("backend", backend, "interp (plan interpreter) or jit (generated C++, compiled and cached)",
       core::one_of({"interp", "jit"}));
     v("jit_cache", jit_cache, "folder of compiled kernels (empty: ~/.cache/toolkit/graphzero-jit)");

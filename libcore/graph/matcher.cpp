@@ -10,6 +10,7 @@
 
 #include "common/errors.hpp"
 #include "common/signals.hpp"
+#include "graph/local_graph.hpp"
 #include "graph/set_ops.hpp"
 
 namespace core::graph {
@@ -42,7 +43,7 @@ class Interpreter {
       : g_(g), plan_(plan), k_(plan.size()), lower_(lower) {
     if (kMode == Mode::weigh && (plan.pairs != PairMode::none || plan.root_common || plan.iep))
       throw std::logic_error("sum_over_matches needs a plan without counting formulas");
-    const std::size_t cap = g.max_degree() + 8;
+    const std::size_t cap = g.max_degree() + gzk::kSlack;
     storage_.resize(static_cast<std::size_t>(k_) * k_ * 2);
     for (auto& b : storage_) b.resize(cap);
     cur_.resize(static_cast<std::size_t>(k_) * k_);
@@ -353,17 +354,41 @@ std::vector<std::uint32_t> lower_degrees(const Graph& g) {
   return lower;
 }
 
+bool uses_local_graph(const Plan& plan, const ExecOptions& opt) {
+  switch (opt.local_graph) {
+    case LocalGraph::by_plan:
+      if (plan.local_graph && !is_clique_chain(plan)) throw std::logic_error("Plan::local_graph on a plan that is no clique chain");
+      return plan.local_graph;
+    case LocalGraph::never: return false;
+    case LocalGraph::where_applicable: return is_clique_chain(plan);
+  }
+  return false;
+}
+
 std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
   const auto lower = lower_degrees(g);
-  std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
+  const bool local = uses_local_graph(plan, opt);
+  // Per thread: the interpreter, and with Plan::local_graph the local-graph counter (roots too
+  // wide for it go to the interpreter).
+  struct Worker {
+    std::unique_ptr<Interpreter<Mode::count>> interp;
+    std::unique_ptr<LocalCliqueCounter> cliques;
+    std::uint64_t count = 0;
+  };
+  std::vector<Worker> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
-    for (Vertex v = begin; v < end; ++v) workers[t]->run_root(v);
+    Worker& w = workers[t];
+    if (!w.interp) w.interp = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
+    if (local && !w.cliques) w.cliques = std::make_unique<LocalCliqueCounter>(g, lower, plan.size());
+    for (Vertex v = begin; v < end; ++v) {
+      if (local && w.cliques->fits(v)) w.count += w.cliques->count_root(v);
+      else w.interp->run_root(v);
+    }
   });
   std::uint64_t total = 0;
   for (auto& w : workers)
-    if (w && __builtin_add_overflow(total, w->count, &total))
+    if (w.interp && (__builtin_add_overflow(total, w.interp->count, &total) || __builtin_add_overflow(total, w.count, &total)))
       throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   return total;
 }

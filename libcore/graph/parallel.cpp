@@ -12,6 +12,13 @@
 
 namespace core::graph {
 
+LocalGraph parse_local_graph(const std::string& s) {
+  if (s == "auto") return LocalGraph::by_plan;
+  if (s == "off") return LocalGraph::never;
+  if (s == "on") return LocalGraph::where_applicable;
+  throw UsageError("local_graph must be 'auto', 'on' or 'off', got '" + s + "'");
+}
+
 void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
                     const std::atomic<bool>* stop) {
   if (opt.threads < 1) throw UsageError("threads must be >= 1");

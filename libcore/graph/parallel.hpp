@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -12,10 +13,16 @@
 
 namespace core::graph {
 
+// Whether count_matches counts cliques in the roots' local graphs (Plan::local_graph): as the plan
+// says (the cost model's choice), never, or wherever the plan is a clique chain.
+enum class LocalGraph : std::uint8_t { by_plan, never, where_applicable };
+LocalGraph parse_local_graph(const std::string& s);  // "auto" | "off" | "on", else UsageError
+
 struct ExecOptions {
   int threads = 1;
   int rank = 0;        // this process's share of the outer loop ...
   int world_size = 1;  // ... among this many processes
+  LocalGraph local_graph = LocalGraph::by_plan;
 };
 
 // Calls body(thread_index, begin, end) for root ranges until all chunks are done or `stop` is set.
