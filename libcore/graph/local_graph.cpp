@@ -5,6 +5,8 @@
 #include <bit>
 #include <limits>
 
+#include "graph/set_ops.hpp"
+
 namespace core::graph {
 
 namespace {
@@ -81,6 +83,13 @@ std::uint64_t LocalCliqueCounter::count_root(Vertex v, std::uint32_t begin, std:
   end = std::min(end, lower_[v]);
   begin = std::max<std::uint32_t>(begin, static_cast<std::uint32_t>(k_ - 2));  // i needs k-2 vertices below it
   if (begin >= end) return 0;
+  if (k_ == 3) {  // a row's popcount is the size of a merge: counted directly, no rows built
+    const Vertex* nv = g_.adj.data() + g_.offsets[v];
+    std::uint64_t total = 0;
+    for (std::uint32_t i = begin; i < end; ++i)
+      total += gzk::intersect_count(nv, i, g_.adj.data() + g_.offsets[nv[i]], lower_[nv[i]]);
+    return total;
+  }
   build_rows(v, end);
   std::uint64_t total = 0;
   for (std::uint32_t i = begin; i < end; ++i) total += extend(row(i), words_below(i), k_ - 2, 0);

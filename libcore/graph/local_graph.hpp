@@ -6,7 +6,8 @@
 // graph is built once per root as d bitmap rows: row i = the local vertices below i adjacent to i
 // (one look-up per oriented neighbour of i). Level 1 is a local vertex i, each deeper level ranges
 // over the AND of the rows chosen so far, and the last level is only counted: the popcount of that
-// AND, never written. Roots with more than kMaxDegree oriented neighbours are left to the list
+// AND, never written. For triangles (k = 3) the rows are not built: the size of row i is a
+// count-only merge of N+(v) below i with N+(u_i). Roots with more than kMaxDegree oriented neighbours are left to the list
 // interpreter (their d^2/8-byte bitmap would not stay in cache).
 #pragma once
 #include <cstdint>

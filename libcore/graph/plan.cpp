@@ -215,7 +215,8 @@ Schedule make_schedule(const Pattern& p, Induced induced, const std::vector<int>
 // cheaper way to count them; for a clique chain *local_graph whether the roots' local graphs are
 // (Plan::local_graph: per root, its rows cost one look-up, kLookup merged elements' worth, per
 // oriented neighbour of each level-1 candidate; per deeper partial match one AND of D/64 words
-// replaces a merge). The cost returned is that of the cheaper way.
+// replaces a merge; triangles: a count-only merge per level-1 vertex without the interpreter's
+// per-level steps). The cost returned is that of the cheaper way.
 constexpr double kLookup = 1.0;
 double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common = nullptr, bool* local_graph = nullptr) {
   const int k = sc.k;
@@ -305,7 +306,9 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     // Each bound not already applied through an oriented list halves the candidates.
     const std::uint32_t unoriented = sc.upper[next] & ~(std::uint32_t(1) << sc.first(next));
     cand *= std::pow(0.5, std::popcount(unoriented));
-    if (clique) local += prefixes * (d == 0 ? 2 + cand * s.out_degree_biased * kLookup : words + 1);
+    // Triangles: one count-only merge per level-1 vertex (2 D), no rows.
+    if (clique && d == 0) local += prefixes * (2 + cand * s.out_degree_biased * (k == 3 ? 2 : kLookup));
+    if (clique && d > 0 && k > 3) local += prefixes * (words + 1);
     prefixes_before = prefixes;
     prefixes *= std::max(cand, 1e-9);
     if (d + 2 < k) {
