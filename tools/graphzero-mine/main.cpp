@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
       .flag("--jit-cache", "jit_cache", "folder of compiled kernels")
       .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
       .flag("--local-graph", "local_graph", "auto, on or off: count cliques in each root's local graph (bitmaps)")
+      .flag("--split-roots", "split_roots", "true or false: run heavy roots as several tasks (interpreter)")
       .stops_at_signal();
   graph_flags(app.command<jobs::MotifOptions>("motifs", "Count every connected pattern of --size vertices", run_motifs))
       .flag("--size", "size", "pattern size (1..7)")
