@@ -30,7 +30,9 @@ std::uint64_t and_popcount(const std::uint64_t* a, const std::uint64_t* b, std::
 }  // namespace
 
 LocalCliqueCounter::LocalCliqueCounter(const Graph& g, const std::vector<std::uint32_t>& lower, int k)
-    : g_(g), lower_(lower), k_(k), pos_(g.n(), kAbsent) {
+    : g_(g), lower_(lower), k_(k) {
+  if (k == 3) return;  // triangles build no rows
+  pos_.assign(g.n(), kAbsent);
   std::uint32_t widest = 0;
   for (Vertex v = 0; v < g.n(); ++v)
     if (fits(v)) widest = std::max(widest, lower[v]);

@@ -409,9 +409,13 @@ std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions&
     std::uint64_t count = 0;
   };
   std::vector<Worker> workers(opt.threads);
+  // The interpreter is made on first use: with the local graph only for roots too wide for it.
+  auto interp = [&](Worker& w) -> Interpreter<Mode::count>& {
+    if (!w.interp) w.interp = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
+    return *w.interp;
+  };
   auto worker = [&](int t) -> Worker& {
     Worker& w = workers[t];
-    if (!w.interp) w.interp = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
     if (local && !w.cliques) w.cliques = std::make_unique<LocalCliqueCounter>(g, lower, plan.size());
     return w;
   };
@@ -420,7 +424,7 @@ std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions&
     Worker& w = worker(t);
     // The local graph's level-1 vertices are the oriented prefix in order, as the plan's.
     if (local && w.cliques->fits(p.v)) w.count += w.cliques->count_root(p.v, p.first, p.last);
-    else w.interp->run_root(p.v, p.first, p.last);
+    else interp(w).run_root(p.v, p.first, p.last);
   };
   parallel_roots(
       g.n(), opt,
@@ -428,13 +432,13 @@ std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions&
         Worker& w = worker(t);
         for (Vertex v = begin; v < end; ++v) {
           if (local && w.cliques->fits(v)) w.count += w.cliques->count_root(v);
-          else w.interp->run_root(v);
+          else interp(w).run_root(v);
         }
       },
       nullptr, &split);
   std::uint64_t total = 0;
   for (auto& w : workers)
-    if (w.interp && (__builtin_add_overflow(total, w.interp->count, &total) || __builtin_add_overflow(total, w.count, &total)))
+    if ((w.interp && __builtin_add_overflow(total, w.interp->count, &total)) || __builtin_add_overflow(total, w.count, &total))
       throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   return total;
 }
