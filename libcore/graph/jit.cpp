@@ -1,6 +1,7 @@
 // C++ emission for plans, compilation with the system compiler, dlopen and the kernel cache
 // (see jit.hpp). The emitted loops follow the interpreter (matcher.cpp) step for step.
 #include "graph/jit.hpp"
+#include "graph/set_ops.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -379,7 +380,7 @@ JitKernel::~JitKernel() {
 std::uint64_t JitKernel::count(const Graph& g, const ExecOptions& opt) const {
   if (plan_.pattern.labeled() && !g.labeled())
     throw UsageError("the pattern has vertex labels but the graph has none (give --vertex-labels FILE)");
-  const std::uint64_t cap = g.max_degree() + 8;
+  const std::uint64_t cap = g.max_degree() + gzk::kSlack;
   const std::size_t k = static_cast<std::size_t>(plan_.size());
   const auto lower = lower_degrees(g);
   std::vector<std::vector<std::uint32_t>> scratch(opt.threads);

@@ -92,7 +92,10 @@ int resolve_threads(int t) { return t > 0 ? t : core::thread_count(); }
 struct Ranks {
   comm::RankInfo info;
   std::unique_ptr<comm::Communicator> comm;
-  ExecOptions exec(int threads) const { return {threads, info.rank, info.world_size}; }
+  ExecOptions exec(int threads, LocalGraph local = LocalGraph::by_plan, bool split = true,
+                   ExecStats* stats = nullptr) const {
+    return {threads, info.rank, info.world_size, local, split, stats};
+  }
   // Sums one exact 64-bit value per rank (all_gather of its 8 bytes: the byte type never rounds).
   std::uint64_t sum(std::uint64_t x) const {
     if (!comm) return x;
@@ -167,6 +170,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   save_plan(rundir, cp.to_json(), cp.to_text(), "plan");
 
   double compile_s = 0;
+  ExecStats stats;
   bool jit_cached = false;
   std::uint64_t local = 0;
   double cpu0 = 0;
@@ -183,7 +187,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   } else {
     t.reset();
     cpu0 = process_cpu_seconds();
-    local = count_with(in.graph, cp, ranks.exec(threads));
+    local = count_with(in.graph, cp, ranks.exec(threads, parse_local_graph(o.local_graph), o.split_roots, &stats));
   }
   const double match_cpu_s = process_cpu_seconds() - cpu0;
   const std::uint64_t count = ranks.sum(local);
@@ -194,6 +198,8 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   nlohmann::json r = {{"count", count},
                       {"time_s", match_s},
                       {"match_cpu_s", match_cpu_s},
+                      {"idle_tail_s", stats.idle_s},
+                      {"largest_task_cpu_s", stats.largest_task_s},
                       {"plan_time_s", plan_s},
                       {"load_time_s", in.load_s},
                       {"orient_time_s", in.orient_s},
@@ -209,6 +215,8 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"ranks", ranks.info.world_size},
                       {"graph", in.info},
                       {"plan", plan_summary(cp)}};
+  r["plan"]["local_graph"] = o.backend == "interp" && !cp.decomposition &&
+                             uses_local_graph(plan, ranks.exec(threads, parse_local_graph(o.local_graph)));
   if (o.backend == "jit") r["jit_cached"] = jit_cached;
   if (rundir)
     rundir->metrics().write({{"stage", "done"}, {"load_s", in.load_s}, {"plan_s", plan_s},

@@ -55,6 +55,8 @@ struct CountOptions : GraphKeys {
   std::string jit_cache;
   std::vector<int> order;
   std::string formula = "auto";
+  std::string local_graph = "auto";
+  bool split_roots = true;
   template <class V>
   void visit(V& v) {
     visit_graph_keys(v, *this);
@@ -62,6 +64,14 @@ struct CountOptions : GraphKeys {
     v("pattern_labels", pattern_labels, "labels of the pattern's vertices, e.g. 0,1,0 (empty: unlabeled)");
     visit_mining_keys(v, *this);
     visit_formula_key(v, *this);
+    v("local_graph", local_graph,
+      "count cliques in each root's local graph (its oriented neighbours as bitmap rows, the last level a "
+      "popcount; interpreter only): auto (when the cost model predicts it cheaper), on (every clique), off",
+      core::one_of({"auto", "on", "off"}));
+    v("split_roots", split_roots,
+      "run each heavy root (estimated work above 1/128 of the total per rank) as several tasks over its "
+      "level-1 candidates, and the other roots in chunks of equal estimated work, so that no thread is left "
+      "alone with one big root at the end");
     v("backend", backend, "interp (plan interpreter) or jit (generated C++, compiled and cached)",
       core::one_of({"interp", "jit"}));
     v("jit_cache", jit_cache, "folder of compiled kernels (empty: ~/.cache/toolkit/graphzero-jit)");

@@ -10,6 +10,7 @@
 
 #include "common/errors.hpp"
 #include "common/signals.hpp"
+#include "graph/local_graph.hpp"
 #include "graph/set_ops.hpp"
 
 namespace core::graph {
@@ -42,7 +43,7 @@ class Interpreter {
       : g_(g), plan_(plan), k_(plan.size()), lower_(lower) {
     if (kMode == Mode::weigh && (plan.pairs != PairMode::none || plan.root_common || plan.iep))
       throw std::logic_error("sum_over_matches needs a plan without counting formulas");
-    const std::size_t cap = g.max_degree() + 8;
+    const std::size_t cap = g.max_degree() + gzk::kSlack;
     storage_.resize(static_cast<std::size_t>(k_) * k_ * 2);
     for (auto& b : storage_) b.resize(cap);
     cur_.resize(static_cast<std::size_t>(k_) * k_);
@@ -64,8 +65,9 @@ class Interpreter {
     match_.resize(k_);
   }
 
-  // Matches with root v0 (level 0).
-  void run_root(Vertex v0) {
+  // Matches with root v0 (level 0) and, when the plan enumerates level 1 (splits_level1), its
+  // level-1 vertex at a position in [first, last) of the level-1 candidates (a RootPiece).
+  void run_root(Vertex v0, std::uint32_t first = 0, std::uint32_t last = kNoBound) {
     const Level& L0 = plan_.levels[0];
     if (L0.label >= 0 && g_.labels[v0] != L0.label) return;
     v_[0] = v0;
@@ -73,7 +75,11 @@ class Interpreter {
       found(1);
       return;
     }
+    first_ = first;
+    last_ = last;
     descend(0);
+    first_ = 0;
+    last_ = kNoBound;
     if (common_ready_) gzk::wedge_clear(g_.offsets.data(), g_.adj.data(), v0, common_.data());
     common_ready_ = false;
   }
@@ -185,7 +191,8 @@ class Interpreter {
     const bool table = !kEnum && plan_.root_common && next == k_ - 3;
     const Span B = table ? truncate(cur(d, k_ - 1), bound_at(k_ - 1, d)) : Span{};
     for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_fill_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
-    for (std::size_t i = 0; i < c.n; ++i) {
+    const std::size_t end = d == 0 ? std::min<std::size_t>(c.n, last_) : c.n;
+    for (std::size_t i = d == 0 ? first_ : 0; i < end; ++i) {
       const Vertex x = c.p[i];
       if (excluded(L, x)) continue;
       v_[next] = x;
@@ -334,7 +341,33 @@ class Interpreter {
   std::size_t cap_ = 0;                            // scratch buffer length
   std::vector<Vertex> iep_sets_, iep_scratch_;     // Plan::iep: filtered tail sets, intersections
   std::vector<std::vector<int>> iep_excluded_;     // Plan::iep: iep_excluded per tail level
+  std::uint32_t first_ = 0, last_ = kNoBound;      // the level-1 positions of run_root
 };
+
+// Whether the search of one root enumerates its level-1 candidates in a loop that a RootPiece can
+// cut (no formula counts level 1 or the pair after it).
+bool splits_level1(const Plan& plan) {
+  const int k = plan.size();
+  return k >= 3 && !(plan.iep && k - plan.iep == 1) && !(plan.pairs != PairMode::none && k == 3);
+}
+
+// Work-balanced tasks (balance_roots), heavy roots as pieces over their level-1 candidates. The work of a root is estimated as L^2, L its
+// level-1 candidates before bounds other than by the root (the oriented prefix when level 1 lies
+// below the root, else the degree): each of them merges lists about that long.
+RootSplit balanced_tasks(const Graph& g, const Plan& plan, const std::vector<std::uint32_t>& lower,
+                         const ExecOptions& opt) {
+  if (!opt.split_roots || !splits_level1(plan)) return {};
+  const auto& up = plan.levels[1].upper;
+  const bool oriented = std::find(up.begin(), up.end(), 0) != up.end();
+  std::vector<std::uint32_t> level1(g.n());
+  std::vector<double> est(g.n());
+  for (Vertex v = 0; v < g.n(); ++v) {
+    level1[v] = oriented ? lower[v] : g.degree(v);
+    est[v] = 1 + double(level1[v]) * level1[v];
+  }
+  // Ranks must agree on the tasks whatever their thread counts: shares of 16 per rank.
+  return balance_roots(est, level1, 16 * opt.world_size);
+}
 
 }  // namespace
 
@@ -353,17 +386,59 @@ std::vector<std::uint32_t> lower_degrees(const Graph& g) {
   return lower;
 }
 
+bool uses_local_graph(const Plan& plan, const ExecOptions& opt) {
+  switch (opt.local_graph) {
+    case LocalGraph::by_plan:
+      if (plan.local_graph && !is_clique_chain(plan)) throw std::logic_error("Plan::local_graph on a plan that is no clique chain");
+      return plan.local_graph;
+    case LocalGraph::never: return false;
+    case LocalGraph::where_applicable: return is_clique_chain(plan);
+  }
+  return false;
+}
+
 std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
   const auto lower = lower_degrees(g);
-  std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
-  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
-    for (Vertex v = begin; v < end; ++v) workers[t]->run_root(v);
-  });
+  const bool local = uses_local_graph(plan, opt);
+  // Per thread: the interpreter, and with Plan::local_graph the local-graph counter (roots too
+  // wide for it go to the interpreter).
+  struct Worker {
+    std::unique_ptr<Interpreter<Mode::count>> interp;
+    std::unique_ptr<LocalCliqueCounter> cliques;
+    std::uint64_t count = 0;
+  };
+  std::vector<Worker> workers(opt.threads);
+  // The interpreter is made on first use: with the local graph only for roots too wide for it.
+  auto interp = [&](Worker& w) -> Interpreter<Mode::count>& {
+    if (!w.interp) w.interp = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
+    return *w.interp;
+  };
+  auto worker = [&](int t) -> Worker& {
+    Worker& w = workers[t];
+    if (local && !w.cliques) w.cliques = std::make_unique<LocalCliqueCounter>(g, lower, plan.size());
+    return w;
+  };
+  RootSplit split = balanced_tasks(g, plan, lower, opt);
+  split.body = [&](int t, const RootPiece& p) {
+    Worker& w = worker(t);
+    // The local graph's level-1 vertices are the oriented prefix in order, as the plan's.
+    if (local && w.cliques->fits(p.v)) w.count += w.cliques->count_root(p.v, p.first, p.last);
+    else interp(w).run_root(p.v, p.first, p.last);
+  };
+  parallel_roots(
+      g.n(), opt,
+      [&](int t, Vertex begin, Vertex end) {
+        Worker& w = worker(t);
+        for (Vertex v = begin; v < end; ++v) {
+          if (local && w.cliques->fits(v)) w.count += w.cliques->count_root(v);
+          else interp(w).run_root(v);
+        }
+      },
+      nullptr, &split);
   std::uint64_t total = 0;
   for (auto& w : workers)
-    if (w && __builtin_add_overflow(total, w->count, &total))
+    if ((w.interp && __builtin_add_overflow(total, w.interp->count, &total)) || __builtin_add_overflow(total, w.count, &total))
       throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   return total;
 }

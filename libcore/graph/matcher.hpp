@@ -19,7 +19,12 @@
 
 namespace core::graph {
 
+// With Plan::local_graph (or ExecOptions::local_graph on), cliques are counted in the roots' local
+// graphs (local_graph.hpp).
 std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
+
+// Whether count_matches counts `plan` in the roots' local graphs under `opt`.
+bool uses_local_graph(const Plan& plan, const ExecOptions& opt);
 
 // Calls fn(match) for up to `limit` matches (match[p] = graph vertex of pattern vertex p), one
 // call at a time; returns how many were reported.

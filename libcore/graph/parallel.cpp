@@ -1,7 +1,11 @@
 // Dynamic outer-loop scheduling over threads and static chunk interleaving over ranks.
 #include "graph/parallel.hpp"
 
+#include <time.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <exception>
 #include <string>
 #include <system_error>
@@ -12,35 +16,106 @@
 
 namespace core::graph {
 
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+}  // namespace
+
+LocalGraph parse_local_graph(const std::string& s) {
+  if (s == "auto") return LocalGraph::by_plan;
+  if (s == "off") return LocalGraph::never;
+  if (s == "on") return LocalGraph::where_applicable;
+  throw UsageError("local_graph must be 'auto', 'on' or 'off', got '" + s + "'");
+}
+
+RootSplit balance_roots(const std::vector<double>& est, const std::vector<std::uint32_t>& level1, int parts) {
+  double total = 0;
+  for (double e : est) total += e;
+  const double share = total / std::max(1, parts), piece = share / 64;
+  RootSplit split;
+  double chunk = 0;
+  Vertex roots = 0;
+  for (Vertex v = 0; v < est.size(); ++v) {
+    if (est[v] > share / 8 && level1[v] >= 2) {
+      const auto count = static_cast<std::uint32_t>(std::min<double>(level1[v], std::ceil(est[v] / piece)));
+      for (std::uint32_t p = 0; p < count; ++p)
+        split.pieces.push_back({v, static_cast<std::uint32_t>(std::uint64_t{level1[v]} * p / count),
+                                static_cast<std::uint32_t>(std::uint64_t{level1[v]} * (p + 1) / count)});
+      split.heavy.push_back(v);
+      continue;
+    }
+    if (split.starts.empty() || chunk >= piece || roots == 64) {
+      split.starts.push_back(v);
+      chunk = 0;
+      roots = 0;
+    }
+    chunk += est[v];
+    ++roots;
+  }
+  return split;
+}
+
 void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
-                    const std::atomic<bool>* stop) {
+                    const std::atomic<bool>* stop, const RootSplit* split) {
   if (opt.threads < 1) throw UsageError("threads must be >= 1");
   if (opt.world_size < 1 || opt.rank < 0 || opt.rank >= opt.world_size) throw UsageError("bad rank / world size");
   const std::uint64_t parts = static_cast<std::uint64_t>(opt.threads) * opt.world_size;
   const Vertex chunk = static_cast<Vertex>(std::clamp<std::uint64_t>(n / (parts * 64), 1, 64));
-  const std::uint64_t chunks = (static_cast<std::uint64_t>(n) + chunk - 1) / chunk;
+  const std::uint64_t pieces = split ? split->pieces.size() : 0;
+  const bool balanced = split && !split->starts.empty();
+  const std::uint64_t chunks = balanced ? split->starts.size() : (static_cast<std::uint64_t>(n) + chunk - 1) / chunk;
+  const std::uint64_t tasks = pieces + chunks;
+  // body over [begin, end) without the heavy roots (done as pieces).
+  auto range = [&](int t, Vertex begin, Vertex end) {
+    if (!split || split->heavy.empty()) return body(t, begin, end);
+    auto h = std::lower_bound(split->heavy.begin(), split->heavy.end(), begin);
+    for (; h != split->heavy.end() && *h < end; ++h) {
+      if (begin < *h) body(t, begin, *h);
+      begin = *h + 1;
+    }
+    if (begin < end) body(t, begin, end);
+  };
   std::atomic<std::uint64_t> next{0};
   std::exception_ptr error;
   std::atomic<bool> failed{false};
+  std::vector<Clock::time_point> finished(opt.threads, Clock::now());
+  std::vector<double> largest(opt.threads, 0.0);
   auto worker = [&](int t) {
     try {
       for (;;) {
         if (failed.load(std::memory_order_relaxed) || (stop && stop->load(std::memory_order_relaxed)) ||
             stop_requested())
-          return;
+          break;
         const std::uint64_t c = next.fetch_add(1, std::memory_order_relaxed) * opt.world_size + opt.rank;
-        if (c >= chunks) return;
-        const Vertex begin = static_cast<Vertex>(c * chunk);
-        body(t, begin, static_cast<Vertex>(std::min<std::uint64_t>(n, begin + std::uint64_t(chunk))));
+        if (c >= tasks) break;
+        const double cpu0 = opt.stats ? thread_cpu_seconds() : 0;
+        if (c < pieces) {
+          split->body(t, split->pieces[c]);
+        } else {
+          const std::uint64_t i = c - pieces;
+          if (balanced) {
+            range(t, split->starts[i], i + 1 < chunks ? split->starts[i + 1] : n);
+          } else {
+            const Vertex begin = static_cast<Vertex>(i * chunk);
+            range(t, begin, static_cast<Vertex>(std::min<std::uint64_t>(n, begin + std::uint64_t(chunk))));
+          }
+        }
+        if (opt.stats) largest[t] = std::max(largest[t], thread_cpu_seconds() - cpu0);
       }
     } catch (...) {
       if (!failed.exchange(true)) error = std::current_exception();
     }
+    finished[t] = Clock::now();
   };
-  // No more threads than chunks; and when the system refuses a thread (--threads 100000 hit the
+  // No more threads than tasks; and when the system refuses a thread (--threads 100000 hit the
   // process limit, and the joinable threads already started made ~vector call std::terminate),
   // the ones that did start do the work.
-  const int wanted = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(opt.threads), std::max<std::uint64_t>(chunks, 1)));
+  const int wanted = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(opt.threads), std::max<std::uint64_t>(tasks, 1)));
   std::vector<std::thread> pool;
   for (int t = 1; t < wanted; ++t) {
     try {
@@ -52,6 +127,12 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
   }
   worker(0);
   for (auto& th : pool) th.join();
+  if (opt.stats) {
+    const auto ran = static_cast<std::ptrdiff_t>(pool.size() + 1);
+    const auto last = *std::max_element(finished.begin(), finished.begin() + ran);
+    for (std::ptrdiff_t t = 0; t < ran; ++t) opt.stats->idle_s += std::chrono::duration<double>(last - finished[t]).count();
+    opt.stats->largest_task_s = std::max(opt.stats->largest_task_s, *std::max_element(largest.begin(), largest.begin() + ran));
+  }
   if (error) std::rethrow_exception(error);
   // SIGTERM/SIGUSR1 (kill, scancel, preemption): stop between chunks. A partial count is no answer,
   // and there is nothing to checkpoint, so the job ends with the signal's exit code and no result.

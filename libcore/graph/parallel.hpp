@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -12,16 +13,56 @@
 
 namespace core::graph {
 
+// Whether count_matches counts cliques in the roots' local graphs (Plan::local_graph): as the plan
+// says (the cost model's choice), never, or wherever the plan is a clique chain.
+enum class LocalGraph : std::uint8_t { by_plan, never, where_applicable };
+LocalGraph parse_local_graph(const std::string& s);  // "auto" | "off" | "on", else UsageError
+
+// What parallel_roots measured (summed over its calls): the idle tail, the sum over threads of the
+// wall time from each thread's last task's end to the end of the last thread's; and the thread CPU
+// time of the longest single task (a lower bound on any tail, unaffected by other processes).
+struct ExecStats {
+  double idle_s = 0;
+  double largest_task_s = 0;
+};
+
 struct ExecOptions {
   int threads = 1;
   int rank = 0;        // this process's share of the outer loop ...
   int world_size = 1;  // ... among this many processes
+  LocalGraph local_graph = LocalGraph::by_plan;
+  bool split_roots = true;    // count_matches: heavy roots become several tasks (RootSplit)
+  ExecStats* stats = nullptr;  // when set, parallel_roots adds its measurements
 };
 
+// A task of one heavy root: its level-1 candidates at positions [first, last).
+struct RootPiece {
+  Vertex v;
+  std::uint32_t first, last;
+};
+
+// Work-balanced tasks: heavy roots done as pieces (in root order) instead of inside a chunk, the
+// other roots in chunks of about equal estimated work, and the body that runs one piece:
+// body(thread_index, piece).
+struct RootSplit {
+  std::vector<RootPiece> pieces;
+  std::vector<Vertex> heavy;   // the roots the pieces cover, ascending, each once
+  std::vector<Vertex> starts;  // first root of each chunk, ascending from 0
+  std::function<void(int, const RootPiece&)> body;
+};
+
+// The tasks for roots of estimated work est[v] over `parts` shares (all ranks): a root whose
+// estimate exceeds an eighth of a share of the total becomes pieces of about 1/64 of a
+// share each (equal ranges of its level1[v] level-1 candidates, at most one piece per candidate);
+// chunks end where their estimated work reaches 1/64 of a share or after 64 roots.
+RootSplit balance_roots(const std::vector<double>& est, const std::vector<std::uint32_t>& level1, int parts);
+
 // Calls body(thread_index, begin, end) for root ranges until all chunks are done or `stop` is set.
-// A stop signal (core::stop_requested(): SIGTERM, SIGUSR1) ends it between chunks with an Error of
-// ExitCode::interrupted.
+// With `split`, its pieces are tasks taken first (heavy work early, so no thread is left with one
+// big root at the end), its chunks replace the equal ones and its heavy roots are left out of them. Tasks are numbered pieces
+// then chunks; task c belongs to rank c mod world_size. A stop signal (core::stop_requested():
+// SIGTERM, SIGUSR1) ends it between tasks with an Error of ExitCode::interrupted.
 void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
-                    const std::atomic<bool>* stop = nullptr);
+                    const std::atomic<bool>* stop = nullptr, const RootSplit* split = nullptr);
 
 }  // namespace core::graph

@@ -152,6 +152,15 @@ struct Schedule {
     }
     return best;
   }
+  // A clique whose every level is bounded by all earlier ones (Plan::local_graph may count it).
+  bool clique_chain() const {
+    if (k < 3) return false;
+    for (int t = 0; t < k; ++t) {
+      const std::uint32_t earlier = (1u << t) - 1;
+      if (label[t] >= 0 || adj[t] != earlier || upper[t] != earlier) return false;
+    }
+    return true;
+  }
   // Whether Plan::root_common applies: A = N(v_0) ∩ N(v_d) unbounded, B ⊆ N(v_0) fixed before d.
   bool root_common_applies() const {
     const int d = k - 3, a = k - 2, b = k - 1;
@@ -203,8 +212,17 @@ Schedule make_schedule(const Pattern& p, Induced induced, const std::vector<int>
 // set operations merge, plus the loops themselves. Lists bounded by an adjacent earlier vertex
 // are oriented (the short prefix of higher-degree neighbours).
 // With pairs, *root_common (when given) says whether the root table of Plan::root_common is the
-// cheaper way to count them; the cost returned is that of the cheaper way.
-double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common = nullptr) {
+// cheaper way to count them; for a clique chain *local_graph whether the roots' local graphs are
+// (Plan::local_graph: per root, its rows cost one look-up, kLookup merged elements' worth, per
+// oriented neighbour of each level-1 candidate; per deeper partial match one AND of D/64 words
+// replaces a merge; triangles: a count-only merge per level-1 vertex without the interpreter's
+// per-level steps). The cost returned is that of the cheaper way.
+constexpr double kLookup = 1.0;
+// The interpreter's step into a level below 1 per partial match (candidate bounds, distinct checks,
+// the next level's set operations dispatched), in merged elements: measured ~8 (tailed triangle on
+// wiki-Vote: 1.8 M level-3 steps cost more than the level-2 merges).
+constexpr double kStep = 8.0;
+double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common = nullptr, bool* local_graph = nullptr) {
   const int k = sc.k;
   std::array<double, kMaxPatternSize> size{};
   double prefixes = s.n * label_factor(s, sc.label[0]);
@@ -212,6 +230,10 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
   double prefixes_before = prefixes;  // partial matches of the levels before the current depth
   const bool pairs = sc.pairs() != PairMode::none;
   if (root_common) *root_common = false;
+  if (local_graph) *local_graph = false;
+  const bool clique = sc.clique_chain();
+  const double words = std::max(1.0, s.out_degree_biased / 64);
+  double local = total;  // the same loops with Plan::local_graph
   for (int d = 0; d + 1 < k; ++d) {
     double work = 1.0;
     double a_work = 0;  // at depth k-3: the work of building the set of level k-2
@@ -284,13 +306,28 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     }
     total += prefixes * work;
     const int next = d + 1;
-    double cand = size[next] * label_factor(s, sc.label[next]);
+    // Level 1 ranges over the root's list: 2m (m when the root bounds it: the oriented prefixes)
+    // prefixes in all. The lists merged later are size-biased (a vertex reached along an edge), the
+    // count of level-1 vertices per root is not: n * degree_biased overpriced every plan with a
+    // per-root loop over a full neighbourhood (per-vertex tables: ~14x on email-Enron).
+    const double roots_list = (sc.upper[1] & 1u) ? s.m / std::max(1.0, s.n) : 2 * s.m / std::max(1.0, s.n);
+    double cand = (d == 0 ? roots_list : size[next]) * label_factor(s, sc.label[next]);
     // Each bound not already applied through an oriented list halves the candidates.
     const std::uint32_t unoriented = sc.upper[next] & ~(std::uint32_t(1) << sc.first(next));
     cand *= std::pow(0.5, std::popcount(unoriented));
+    // Triangles: one count-only merge per level-1 vertex (2 D), no rows.
+    if (clique && d == 0) local += prefixes * (2 + cand * s.out_degree_biased * (k == 3 ? 2 : kLookup));
+    if (clique && d > 0 && k > 3) local += prefixes * (words + 1);
     prefixes_before = prefixes;
     prefixes *= std::max(cand, 1e-9);
-    if (d + 2 < k) total += prefixes;
+    if (d + 2 < k) {
+      total += prefixes * (d == 0 ? 1 : kStep);
+      local += prefixes;
+    }
+  }
+  if (clique && local < total) {
+    if (local_graph) *local_graph = true;
+    return local;
   }
   return total;
 }
@@ -361,7 +398,7 @@ Plan expand(const Pattern& p, const Schedule& sc, const std::vector<Perm>& autos
   plan.pairs = sc.pairs();
   plan.iep = sc.iep;
   if (sc.iep) plan.iep_redundancy = stabiliser_order(autos, sc, k - sc.iep);
-  plan.predicted_cost = predict_cost(sc, stats, &plan.root_common);
+  plan.predicted_cost = predict_cost(sc, stats, &plan.root_common, &plan.local_graph);
   plan.orders_considered = 1;
   return plan;
 }
@@ -493,6 +530,7 @@ nlohmann::json Plan::to_json() const {
   j["levels"] = lv;
   j["pairs"] = pairs == PairMode::none ? "none" : pairs == PairMode::independent ? "independent" : "ordered";
   j["root_common"] = root_common;
+  j["local_graph"] = local_graph;
   if (iep) {
     std::vector<int> vertices(order.end() - iep, order.end());
     j["iep"] = {{"levels", iep}, {"vertices", vertices}, {"redundancy", iep_redundancy}};
@@ -531,6 +569,9 @@ std::string Plan::to_text() const {
   if (iep)
     os << "last " << iep << " levels (pairwise non-adjacent) counted by inclusion-exclusion over their candidate sets, "
        << "restrictions among them dropped, divided by " << iep_redundancy << "\n";
+  if (local_graph)
+    os << "cliques counted in each root's local graph: its oriented neighbours as bitmap rows, the last level a "
+          "popcount\n";
   os << "predicted cost " << predicted_cost << " (" << orders_considered << " orders considered)\n";
   return os.str();
 }

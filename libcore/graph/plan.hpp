@@ -85,6 +85,12 @@ struct Plan {
   // Restrictions bounding a tail vertex by an earlier one stay (they truncate its set). 0: none.
   int iep = 0;
   std::uint64_t iep_redundancy = 1;
+  // Cliques counted in each root's local graph (local_graph.hpp: the oriented neighbourhood as
+  // bitmap rows, the last level a popcount): for a complete unlabeled pattern whose every level is
+  // bounded by all earlier ones, chosen by the cost model when the rows are cheaper than merging
+  // lists (count_matches only, which ExecOptions::local_graph can override; listing, the JIT and
+  // the per-root/per-edge tables run the levels).
+  bool local_graph = false;
 
   int size() const { return static_cast<int>(levels.size()); }
   // Stable digest of pattern, mode, order, restrictions and ops (names JIT cache entries).

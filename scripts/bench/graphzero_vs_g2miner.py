@@ -41,7 +41,8 @@ def ours(binary, graph, pattern, threads, timeout, workdir, extra):
     except subprocess.TimeoutExpired:
         return None
     r = json.loads(out.strip().splitlines()[-1])
-    return r["count"], r["time_s"], r["plan"]["formula"], r["match_cpu_s"]
+    formula = r["plan"]["formula"] + ("+local-graph" if r["plan"].get("local_graph") else "")
+    return r["count"], r["time_s"], formula, r["match_cpu_s"]
 
 
 def peer_one(exe, graph_prefix, extra, threads, timeout):

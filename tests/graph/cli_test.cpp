@@ -60,6 +60,31 @@ TEST_CASE("count prints one JSON object with the exact count and timings") {
   CHECK(std::filesystem::exists(dir / "run" / "artifacts" / "kernel.cpp"));
 }
 
+TEST_CASE("--local-graph and --split-roots change how cliques are counted, never the count") {
+  TempDir dir("gz-cli-local");
+  std::string edges;  // K7 plus a tail: 35 4-cliques
+  for (int u = 0; u < 7; ++u)
+    for (int v = u + 1; v < 7; ++v) edges += std::to_string(u) + " " + std::to_string(v) + "\n";
+  write_text(dir / "g.el", edges + "6 7\n7 8\n");
+  for (const char* local : {"auto", "on", "off"}) {
+    for (const char* split : {"true", "false"}) {
+      const auto r = run_tool("graphzero-mine", {"count", "--graph", (dir / "g.el").string(), "--pattern", "4-clique",
+                                                 "--threads", "2", "--local-graph", local, "--split-roots", split,
+                                                 "--graph-cache", "off", "-q"});
+      CAPTURE(local);
+      CAPTURE(r.err);
+      REQUIRE(r.exit_code == 0);
+      const json j = json::parse(r.out);
+      CHECK(j["count"] == 35);
+      if (std::string(local) != "auto") CHECK(j["plan"]["local_graph"] == (std::string(local) == "on"));
+      CHECK(j["idle_tail_s"].get<double>() >= 0);
+      CHECK(j["largest_task_cpu_s"].get<double>() >= 0);
+    }
+  }
+  const auto bad = run_tool("graphzero-mine", {"count", "--graph", (dir / "g.el").string(), "--local-graph", "maybe", "-q"});
+  CHECK(bad.exit_code == 2);
+}
+
 TEST_CASE("known triangle counts of the shared graphs") {
   TempDir dir("gz-cli-known");
   for (const auto& [name, triangles] : {std::pair<const char*, std::uint64_t>{"wiki-Vote.el", 608389},

@@ -2,7 +2,8 @@
 // explorer and generalised orientation; an interpreter and a compiled (JIT) back-end; the outer
 // loop split over MPI ranks when launched under mpirun/srun.
 //   graphzero-mine count  --graph FILE|rmat:S|gnp:N:P --pattern NAME|EDGES [--induced edge|vertex]
-//                         [--threads T] [--backend interp|jit] [--formula auto|on|off] -> JSON {count, time_s, ...}
+//                         [--threads T] [--backend interp|jit] [--formula auto|on|off] [--local-graph auto|on|off]
+//                         -> JSON {count, time_s, ...}
 //   graphzero-mine motifs --graph FILE --size K [--induced ...]         -> JSON {patterns: [...]}
 //   graphzero-mine plan   --graph FILE --pattern P                       -> JSON {plan, text}
 //   graphzero-mine list   --graph FILE --pattern P --limit N  -> one JSON array per match, then JSON
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
       .flag("--backend", "backend", "interp or jit")
       .flag("--jit-cache", "jit_cache", "folder of compiled kernels")
       .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
+      .flag("--local-graph", "local_graph", "auto, on or off: count cliques in each root's local graph (bitmaps)")
+      .flag("--split-roots", "split_roots", "true or false: run heavy roots as several tasks (interpreter)")
       .stops_at_signal();
   graph_flags(app.command<jobs::MotifOptions>("motifs", "Count every connected pattern of --size vertices", run_motifs))
       .flag("--size", "size", "pattern size (1..7)")

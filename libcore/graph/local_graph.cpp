@@ -1,0 +1,113 @@
+// Local-graph clique counting (see local_graph.hpp).
+#include "graph/local_graph.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+#include "graph/set_ops.hpp"
+
+namespace core::graph {
+
+namespace {
+
+constexpr std::uint32_t kAbsent = std::numeric_limits<std::uint32_t>::max();
+
+std::uint32_t words_below(std::uint32_t i) { return (i + 63) / 64; }  // a row i holds bits < i only
+
+std::uint64_t popcount(const std::uint64_t* a, std::uint32_t words) {
+  std::uint64_t n = 0;
+  for (std::uint32_t w = 0; w < words; ++w) n += static_cast<std::uint64_t>(std::popcount(a[w]));
+  return n;
+}
+
+std::uint64_t and_popcount(const std::uint64_t* a, const std::uint64_t* b, std::uint32_t words) {
+  std::uint64_t n = 0;
+  for (std::uint32_t w = 0; w < words; ++w) n += static_cast<std::uint64_t>(std::popcount(a[w] & b[w]));
+  return n;
+}
+
+}  // namespace
+
+LocalCliqueCounter::LocalCliqueCounter(const Graph& g, const std::vector<std::uint32_t>& lower, int k)
+    : g_(g), lower_(lower), k_(k) {
+  if (k == 3) return;  // triangles build no rows
+  pos_.assign(g.n(), kAbsent);
+  std::uint32_t widest = 0;
+  for (Vertex v = 0; v < g.n(); ++v)
+    if (fits(v)) widest = std::max(widest, lower[v]);
+  words_ = std::max<std::uint32_t>(1, words_below(widest));
+  bits_.resize(std::size_t{widest} * words_);
+  cand_.resize(static_cast<std::size_t>(std::max(1, k - 3)) * words_);
+}
+
+void LocalCliqueCounter::build_rows(Vertex v, std::uint32_t rows) {
+  const Vertex* nv = g_.adj.data() + g_.offsets[v];
+  const std::uint32_t d = lower_[v];
+  for (std::uint32_t i = 0; i < d; ++i) pos_[nv[i]] = i;
+  std::fill_n(bits_.begin(), std::size_t{rows} * words_, 0);
+  for (std::uint32_t i = 0; i < rows; ++i) {
+    // N+(u) holds ids below u, so every hit is a local vertex below i.
+    const Vertex u = nv[i];
+    const Vertex* nu = g_.adj.data() + g_.offsets[u];
+    std::uint64_t* r = bits_.data() + std::size_t{i} * words_;
+    for (std::uint32_t e = 0, du = lower_[u]; e < du; ++e) {
+      const std::uint32_t p = pos_[nu[e]];
+      if (p != kAbsent) r[p / 64] |= std::uint64_t{1} << (p % 64);
+    }
+  }
+  for (std::uint32_t i = 0; i < d; ++i) pos_[nv[i]] = kAbsent;
+}
+
+// The cliques completing a partial match by `left` more vertices, all in cand (words words).
+std::uint64_t LocalCliqueCounter::extend(const std::uint64_t* cand, std::uint32_t words, int left, int depth) {
+  if (left == 1) return popcount(cand, words);
+  std::uint64_t total = 0;
+  std::uint64_t* next = cand_.data() + static_cast<std::size_t>(depth) * words_;
+  for (std::uint32_t w = 0; w < words; ++w) {
+    for (std::uint64_t m = cand[w]; m; m &= m - 1) {
+      const std::uint32_t j = w * 64 + static_cast<std::uint32_t>(std::countr_zero(m));
+      const std::uint32_t wj = words_below(j);
+      if (left == 2) {  // the last level: counted, not written
+        total += and_popcount(cand, row(j), wj);
+        continue;
+      }
+      const std::uint64_t* r = row(j);
+      std::uint64_t any = 0;
+      for (std::uint32_t x = 0; x < wj; ++x) any |= next[x] = cand[x] & r[x];
+      if (any) total += extend(next, wj, left - 1, depth + 1);
+    }
+  }
+  return total;
+}
+
+std::uint64_t LocalCliqueCounter::count_root(Vertex v, std::uint32_t begin, std::uint32_t end) {
+  end = std::min(end, lower_[v]);
+  begin = std::max<std::uint32_t>(begin, static_cast<std::uint32_t>(k_ - 2));  // i needs k-2 vertices below it
+  if (begin >= end) return 0;
+  if (k_ == 3) {  // a row's popcount is the size of a merge: counted directly, no rows built
+    const Vertex* nv = g_.adj.data() + g_.offsets[v];
+    std::uint64_t total = 0;
+    for (std::uint32_t i = begin; i < end; ++i)
+      total += gzk::intersect_count(nv, i, g_.adj.data() + g_.offsets[nv[i]], lower_[nv[i]]);
+    return total;
+  }
+  build_rows(v, end);
+  std::uint64_t total = 0;
+  for (std::uint32_t i = begin; i < end; ++i) total += extend(row(i), words_below(i), k_ - 2, 0);
+  return total;
+}
+
+bool is_clique_chain(const Plan& plan) {
+  const int k = plan.size();
+  if (k < 3 || plan.pattern.labeled() || plan.pairs != PairMode::none || plan.root_common || plan.iep) return false;
+  for (int t = 0; t < k; ++t) {
+    const Level& L = plan.levels[t];
+    if (L.label >= 0 || static_cast<int>(L.upper.size()) != t) return false;  // upper: distinct earlier levels
+    for (int j = 0; j < t; ++j)
+      if (!plan.pattern.has_edge(plan.order[t], plan.order[j])) return false;
+  }
+  return true;
+}
+
+}  // namespace core::graph

@@ -1,0 +1,77 @@
+// The sorted-set kernels (set_ops.hpp): every SIMD variant the CPU runs (AVX2, AVX-512F, VP2INTERSECT)
+// against the scalar merge and std::set_intersection, on sets of every length around the block
+// sizes, with few, many and all elements in common, and with the kSlack output slots untouched
+// beyond them.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "graph/set_ops.hpp"
+
+using gzk::u32;
+
+namespace {
+
+std::vector<u32> random_set(std::mt19937& rng, std::size_t n, u32 range) {
+  std::vector<u32> s;
+  while (s.size() < n) {
+    for (std::size_t i = s.size(); i < n; ++i) s.push_back(static_cast<u32>(rng() % range));
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+  }
+  return s;
+}
+
+// Runs check(a, b, expected intersection) over many pairs.
+template <class Check>
+void for_random_pairs(Check&& check) {
+  std::mt19937 rng(12);
+  for (std::size_t na : {0, 1, 7, 8, 15, 16, 17, 31, 33, 64, 100, 257})
+    for (std::size_t nb : {0, 5, 16, 24, 40, 129})
+      for (u32 range : {u32(2 * std::max<std::size_t>(na, nb) + 1), u32(40 * (na + nb) + 1), u32(1) << 31}) {
+        if (std::max(na, nb) > range) continue;
+        const auto a = random_set(rng, na, range), b = random_set(rng, nb, range);
+        std::vector<u32> expect;
+        std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(expect));
+        check(a, b, expect);
+        check(a, a, a);
+      }
+}
+
+}  // namespace
+
+TEST_CASE("every intersection kernel the CPU runs agrees with std::set_intersection") {
+  using Count = std::size_t (*)(const u32*, std::size_t, const u32*, std::size_t);
+  using Write = std::size_t (*)(const u32*, std::size_t, const u32*, std::size_t, u32*);
+  std::vector<std::pair<Count, Write>> kernels = {{gzk::merge_count_scalar, gzk::merge_intersect_scalar},
+                                                  {gzk::intersect_count, gzk::intersect}};
+#if GZ_X86
+  if (gzk::have_avx2()) kernels.emplace_back(gzk::merge_count_avx2, gzk::merge_intersect_avx2);
+  if (gzk::simd_level() >= gzk::SimdLevel::avx512)
+    kernels.emplace_back(gzk::merge_count_avx512<gzk::block_match_mask16>,
+                         gzk::merge_intersect_avx512<gzk::block_match_mask16>);
+  if (gzk::simd_level() == gzk::SimdLevel::vp2intersect)
+    kernels.emplace_back(gzk::merge_count_avx512<gzk::block_match_mask16_vp2i>,
+                         gzk::merge_intersect_avx512<gzk::block_match_mask16_vp2i>);
+  MESSAGE("SIMD level " << static_cast<int>(gzk::simd_level()) << ": " << kernels.size() << " kernel pairs checked");
+#endif
+  int pairs = 0;
+  for_random_pairs([&](const std::vector<u32>& a, const std::vector<u32>& b, const std::vector<u32>& expect) {
+    ++pairs;
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      CAPTURE(k);
+      CAPTURE(a.size());
+      CAPTURE(b.size());
+      CHECK(kernels[k].first(a.data(), a.size(), b.data(), b.size()) == expect.size());
+      std::vector<u32> out(std::min(a.size(), b.size()) + gzk::kSlack + 4, 0xdeadbeef);
+      const std::size_t n = kernels[k].second(a.data(), a.size(), b.data(), b.size(), out.data());
+      REQUIRE(n == expect.size());
+      CHECK(std::equal(expect.begin(), expect.end(), out.begin()));
+      // A vector store may write up to kSlack slots past the result, never further.
+      for (std::size_t i = n + gzk::kSlack; i < out.size(); ++i) CHECK(out[i] == 0xdeadbeef);
+    }
+  });
+  CHECK(pairs > 100);
+}
