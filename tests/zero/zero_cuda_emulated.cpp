@@ -1,0 +1,5 @@
+// libcore/zero's CUDA sources compiled by the host compiler for the SIMT emulator (tests/support/simt), so
+// that test_zero_cuda_emulated runs the device test's cases without a device.
+#include "simt.hpp"
+// (the emulator first)
+#include "zero/quantize_cuda.cu"
