@@ -112,7 +112,19 @@ NcclCommunicator::NcclCommunicator(ncclComm* comm, int device, Seconds timeout, 
 NcclCommunicator::~NcclCommunicator() {
   cudaSetDevice(device_);
   if (comm_) {
-    if (broken_.empty()) ncclCommDestroy(comm_);
+    // A non-blocking communicator finalises asynchronously: wait for it (up to the timeout), then free it;
+    // a broken one, or one that does not finalise in time, is aborted.
+    bool finalised = false;
+    const ncclResult_t r = broken_.empty() ? ncclCommFinalize(comm_) : ncclInvalidUsage;
+    if (r == ncclSuccess || r == ncclInProgress) {
+      const auto deadline = std::chrono::steady_clock::now() + timeout();
+      ncclResult_t state = ncclInProgress;
+      while (ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state == ncclInProgress &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      finalised = state == ncclSuccess;
+    }
+    if (finalised) ncclCommDestroy(comm_);
     else ncclCommAbort(comm_);
   }
   if (barrier_word_) cudaFree(barrier_word_);
