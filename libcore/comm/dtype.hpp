@@ -9,6 +9,13 @@
 #include <span>
 #include <type_traits>
 
+// The bf16 conversions are also device functions in CUDA sources (the shared-GPU backend's reduction).
+#if defined(__CUDACC__)
+#define COMM_HOST_DEVICE __host__ __device__
+#else
+#define COMM_HOST_DEVICE
+#endif
+
 namespace core::comm {
 
 enum class DType : int { f32, bf16, i8, u8 };
@@ -29,7 +36,7 @@ constexpr DType dtype_of() {
   else static_assert(sizeof(T) == 0, "collectives support float, bf16 (uint16_t), int8_t, uint8_t");
 }
 
-inline float bf16_to_float(std::uint16_t b) {
+COMM_HOST_DEVICE inline float bf16_to_float(std::uint16_t b) {
   const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
   float f;
   std::memcpy(&f, &bits, sizeof f);
@@ -37,7 +44,7 @@ inline float bf16_to_float(std::uint16_t b) {
 }
 
 // Round to nearest, ties to even; NaN stays a (quiet) NaN, infinities and overflow give inf.
-inline std::uint16_t float_to_bf16(float f) {
+COMM_HOST_DEVICE inline std::uint16_t float_to_bf16(float f) {
   std::uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
   if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0)

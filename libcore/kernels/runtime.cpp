@@ -112,6 +112,10 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes) {
 void device_zero(void* p, std::size_t bytes) {
   if (bytes) CUDA_CHECK(cudaMemset(p, 0, bytes));
 }
+void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream stream) {
+  if (bytes) CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+}
+void synchronize_stream(Stream stream) { CUDA_CHECK(cudaStreamSynchronize(stream)); }
 
 }  // namespace detail
 

@@ -36,6 +36,9 @@ void device_free(void* p) noexcept;
 void copy_to_device(void* dst, const void* src, std::size_t bytes);
 void copy_to_host(void* dst, const void* src, std::size_t bytes);
 void device_zero(void* p, std::size_t bytes);
+// Device to device, in stream order (returns at once); synchronize_stream waits for the stream's work.
+void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream stream);
+void synchronize_stream(Stream stream);
 }  // namespace detail
 
 // Owns n elements of device memory (uninitialised until zero() or upload()).

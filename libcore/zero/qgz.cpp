@@ -1,8 +1,6 @@
 // Hierarchical int4 reduce-scatter of qgZ (see qgz.hpp).
 #include "zero/qgz.hpp"
 
-#include <algorithm>
-
 #include "zero/quantize.hpp"
 
 namespace core::zero {
@@ -16,7 +14,7 @@ void qgz_reduce_scatter_mean(const float* chunks, std::size_t c, float* mean_out
   w.codes_in.resize(N * cb);
   w.scales.resize(N * nb);
   w.scales_in.resize(N * nb);
-  w.partial.assign(nodes * c, 0.0f);
+  w.partial.resize(nodes * c);
   // 1. Reorder and quantize: position p holds the chunk of global rank order[p].
   const std::vector<int> order = qgz_chunk_order(nodes, alpha);
   for (int p = 0; p < N; ++p)
@@ -24,23 +22,18 @@ void qgz_reduce_scatter_mean(const float* chunks, std::size_t c, float* mean_out
   // 2. Intra-node all-to-all: local rank d receives, from each local peer, the chunks of {m alpha + d}.
   groups.intra->all_to_all(w.codes.data(), w.codes_in.data(), nodes * cb, comm::DType::u8);
   groups.intra->all_to_all(w.scales.data(), w.scales_in.data(), nodes * nb, comm::DType::f32);
-  // 3. Dequantize and sum over the node's ranks: one partial sum per destination node m.
-  for (int d = 0; d < alpha; ++d)
-    for (int m = 0; m < nodes; ++m) {
-      const std::size_t p = std::size_t(d) * nodes + m;
-      dequantize_add_int4(w.codes_in.data() + p * cb, w.scales_in.data() + p * nb, c, block, w.partial.data() + m * c);
-    }
+  // 3. Dequantize and sum over the node's ranks: one partial sum per destination node m, from positions
+  //    d * nodes + m (d = 0 .. alpha-1).
+  for (int m = 0; m < nodes; ++m)
+    dequantize_sum_int4(w.codes_in.data() + m * cb, nodes * cb, w.scales_in.data() + m * nb, nodes * nb, alpha, c,
+                        block, 1.0f, w.partial.data() + m * c);
   // 4. Int4 again; inter-node all-to-all: node m receives the partial sums for its rank of this local index.
   for (int m = 0; m < nodes; ++m)
     quantize_int4(w.partial.data() + m * c, c, block, w.codes.data() + m * cb, w.scales.data() + m * nb);
   groups.inter->all_to_all(w.codes.data(), w.codes_in.data(), cb, comm::DType::u8);
   groups.inter->all_to_all(w.scales.data(), w.scales_in.data(), nb, comm::DType::f32);
   // 5. Dequantize, sum over nodes, divide by N.
-  std::fill_n(mean_out, c, 0.0f);
-  for (int m = 0; m < nodes; ++m)
-    dequantize_add_int4(w.codes_in.data() + m * cb, w.scales_in.data() + m * nb, c, block, mean_out);
-  const float inv_n = 1.0f / float(N);
-  for (std::size_t i = 0; i < c; ++i) mean_out[i] *= inv_n;
+  dequantize_sum_int4(w.codes_in.data(), cb, w.scales_in.data(), nb, nodes, c, block, 1.0f / float(N), mean_out);
 }
 
 }  // namespace core::zero

@@ -122,6 +122,15 @@ void dequantize_add_int4(const std::uint8_t* packed, const float* scales, std::s
   dequantize_int4_as<true>(packed, scales, n, block, out);
 }
 
+void dequantize_sum_int4(const std::uint8_t* packed, std::size_t packed_stride, const float* scales,
+                         std::size_t scales_stride, int inputs, std::size_t n, std::size_t block, float multiplier,
+                         float* out) {
+  std::fill_n(out, n, 0.0f);
+  for (int j = 0; j < inputs; ++j)
+    dequantize_add_int4(packed + j * packed_stride, scales + j * scales_stride, n, block, out);
+  for (std::size_t i = 0; i < n; ++i) out[i] *= multiplier;
+}
+
 QuantizeThroughput measure_quantize_throughput(std::size_t n, std::size_t block, int reps) {
   std::vector<float> x(n), y(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = float(std::sin(double(i) * 0.001)) * float(1 + i % 7);

@@ -7,7 +7,9 @@
 //         high nibble 0.
 // int4 needs an even block size (UsageError), so that blocks start on a byte. A block of zeros has
 // s = 0 and codes 0; a block holding a NaN or an infinity dequantizes to NaN (a diverged gradient
-// stays visible). Dequantization is code * s, so |x - x^| <= s / 2.
+// stays visible). Dequantization is code * s, so |x - x^| <= s / 2. Every product and sum is rounded to
+// fp32 on its own (quantize.cpp is built with -ffp-contract=off), so that the CUDA kernels
+// (quantize_cuda.hpp) give the same bits.
 // Also the chunk order of qgZ's hierarchical all-to-all (Sec. 4.3 of the paper).
 #pragma once
 #include <cstddef>
@@ -26,6 +28,12 @@ void quantize_int4(const float* x, std::size_t n, std::size_t block, std::uint8_
 void dequantize_int4(const std::uint8_t* packed, const float* scales, std::size_t n, std::size_t block, float* out);
 // out[i] += dequantized value i (the sum step of qgZ).
 void dequantize_add_int4(const std::uint8_t* packed, const float* scales, std::size_t n, std::size_t block, float* out);
+// qgZ's fused reduction: out[i] = (0 + y_0[i] + y_1[i] + ... + y_{inputs-1}[i]) * multiplier, summed in input
+// order, where y_j is the dequantization of the int4 span at packed + j * packed_stride (bytes) with the
+// scales at scales + j * scales_stride (floats).
+void dequantize_sum_int4(const std::uint8_t* packed, std::size_t packed_stride, const float* scales,
+                         std::size_t scales_stride, int inputs, std::size_t n, std::size_t block, float multiplier,
+                         float* out);
 
 // qgZ's reorder for `nodes` nodes of `ranks_per_node` ranks: position p of the reordered buffer
 // holds the chunk of global rank order[p], so that the intra-node all-to-all hands local rank d the

@@ -38,7 +38,8 @@ train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir,
   }
   if (o.device != "cpu")
     throw UsageError("device=cuda trains on one rank; zero_optimization.stage > 0 and runs of several ranks use "
-                     "device=cpu here (the NCCL back-end is not built yet)");
+                     "device=cpu here (the NCCL and shared-GPU communicators exist, but the ZeRO engine does not run on "
+                     "device buffers yet)");
   const Topology topo = discover_topology(ranks, o.distributed.ranks_per_node);
   auto world = comm::make_world_communicator(ranks, comm::Seconds(o.distributed.timeout_s));
   EngineOptions eo;

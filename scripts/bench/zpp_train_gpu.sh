@@ -4,7 +4,8 @@
 #   scripts/bench/zpp_train_gpu.sh [BUILD_DIR]     (env: BATCHES="32 64" STEPS=8 JOBS=16 CMAKE_ARGS=...
 #                                                        PROFILE=B: also ncu per-kernel times, batch B;
 #                                                        SANITIZE=1: also compute-sanitizer on the kernel tests;
-#                                                        BASE_ATTENTION=FILE: baseline attention.cu, see 5.)
+#                                                        BASE_ATTENTION=FILE: baseline attention.cu, see 5.;
+#                                                        ONLY=zero: only the ZeRO++ part, 6.; QUANT_N=floats)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
 # 2. runs the gpu-labelled tests (kernels against the host layers; one GPT and one BERT step CPU vs
 #    CUDA) and the zpp-train CLI tests (which train GPT and BERT with --device cuda against the CPU);
@@ -18,6 +19,10 @@
 # 5. with BASE_ATTENTION=FILE (another attention.cu, e.g. `git show REV:libcore/kernels/attention.cu`),
 #    also builds zpp-train with it and runs each batch with both binaries, one after the other, and
 #    prints the new/base ratios (the source file is put back; the build folder is left stale for it).
+# 6. ZeRO++ on the device: the quantizer kernels against the CPU quantizer (test_zero_cuda_gpu, also under
+#    compute-sanitizer with SANITIZE=1) and their bandwidth (zpp-train quantize-speed device=cuda: bytes each
+#    kernel reads and writes per second over a device-to-device copy's, 1 GiB of fp32 by default, blocks of
+#    2048 and 256; issue 14's target is >= 0.80 of the copy for the int8 and int4 kernels).
 # MFU = model FLOPs per step / mean step time / peak, with model FLOPs = 3 x forward matmul FLOPs
 # (per layer 24 N C^2 + 4 B T^2 C, plus the LM head 2 N C V; N = B T), core::train::kCudaPeakTflops.
 # Peak memory: the largest cudaMemGetInfo "used" sampled after each step (all buffers are allocated
@@ -34,9 +39,39 @@ T0=$SECONDS
 
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTOOLKIT_CUDA=ON ${CMAKE_ARGS:-} > "$BUILD.configure.log" 2>&1 ||
   { tail -30 "$BUILD.configure.log" >&2; exit 1; }
-cmake --build "$BUILD" --target zpp-train test_kernels_gpu test_train_step_gpu test_train_cli -j"$JOBS" > "$BUILD.build.log" 2>&1 ||
+TARGETS="zpp-train test_zero_cuda_gpu"
+[[ "${ONLY:-}" == zero ]] || TARGETS="$TARGETS test_kernels_gpu test_train_step_gpu test_train_cli"
+cmake --build "$BUILD" --target $TARGETS -j"$JOBS" > "$BUILD.build.log" 2>&1 ||
   { grep -E "error|FAILED" "$BUILD.build.log" | head -30 >&2; exit 1; }
 echo "build: $((SECONDS - T0)) s"
+
+zero_quantizers() {
+  echo "== ZeRO++ quantizer kernels against the CPU quantizer"
+  "$BUILD/tests/test_zero_cuda_gpu" 2>&1 | tail -3 || echo "(device quantizer tests failed: see above)"
+  if [[ -n "${SANITIZE:-}" ]]; then
+    "$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)" --tool memcheck --error-exitcode 1 \
+      "$BUILD/tests/test_zero_cuda_gpu" 2>&1 | tail -3 || echo "(memcheck reported errors: see above)"
+  fi
+  echo "== ZeRO++ quantizer bandwidth against a device copy (n=${QUANT_N:-268435456} floats)"
+  for BLOCK in 2048 256; do
+    "$BUILD/bin/zpp-train" quantize-speed device=cuda "n=${QUANT_N:-268435456}" "block=$BLOCK" reps=5 \
+      > "$BUILD.quant-$BLOCK.json" 2> "$BUILD.quant-$BLOCK.log" || { tail -3 "$BUILD.quant-$BLOCK.log"; continue; }
+    python3 - "$BUILD.quant-$BLOCK.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"block {r['block']}: device copy {r['copy_gbs']:.0f} GB/s (read + write)")
+for k in ("quantize_int8", "dequantize_int8", "quantize_int4", "dequantize_int4", "dequantize_sum_int4"):
+    ratio = r[k + "_vs_copy"]
+    print(f"  {k:<20} {r[k + '_gbs']:>7.0f} GB/s  {ratio:.2f} of copy  {'ok' if ratio >= 0.8 else 'below 0.80'}")
+print(json.dumps({"bench": "zpp_train_gpu_quantize", **r}))
+PY
+  done
+}
+if [[ "${ONLY:-}" == zero ]]; then
+  zero_quantizers
+  echo "total: $((SECONDS - T0)) s"
+  exit 0
+fi
 
 echo "== gpu tests"
 (cd "$BUILD" && ctest -L gpu --output-on-failure --timeout 300) || echo "(gpu tests failed: see above)"
@@ -51,6 +86,7 @@ if [[ -n "${SANITIZE:-}" ]]; then
     echo "(racecheck reported hazards: see above)"
 fi
 echo "tests done at $((SECONDS - T0)) s"
+zero_quantizers
 
 ZPP="$BUILD/bin/zpp-train"
 echo "== bf16 GEMM peak (8192^3, cuBLASLt)"

@@ -8,7 +8,8 @@
 //   zpp-train eval --checkpoint DIR [--input DATA] [data.split=val|train|all seq_len=.. stride=..]  loss over a split
 //   zpp-train consolidate RUN [--out DIR]   a ZeRO run's sharded checkpoint as one full checkpoint in DIR
 //   zpp-train simulate [nodes=24 ranks_per_node=16 inter_node.bandwidth_gbs=..] [--format table]  ZeRO++ at scale
-//   zpp-train quantize-speed [n=.. block=2048]  int8/int4 round trips against memcpy (GB/s)
+//   zpp-train quantize-speed [n=.. block=2048] [device=cuda]  int8/int4 round trips against memcpy (GB/s);
+//                                               cuda: each device kernel against a device-to-device copy
 //   zpp-train peak [n=2048] [device=cuda]        float32 GEMM GFLOP/s (cpu) or bf16 cuBLASLt TFLOP/s (cuda)
 #include <iostream>
 
@@ -25,6 +26,9 @@
 #include "train/sample.hpp"
 #include "train/trainer.hpp"
 #include "zero/quantize.hpp"
+#ifdef TOOLKIT_HAVE_CUDA
+#include "zero/quantize_cuda.hpp"
+#endif
 #include "zero/sharded_checkpoint.hpp"
 #include "zero/simulate.hpp"
 #include "zero/train_job.hpp"
@@ -81,16 +85,44 @@ struct QuantizeSpeedOptions {
   std::int64_t n = 1 << 24;
   int block = 2048;
   int reps = 5;
+  std::string device = "cpu";
   template <class V>
   void visit(V& v) {
     v("n", n, "floats per round trip (64 MiB by default: larger than the caches)", core::positive<std::int64_t>());
     v("block", block, "elements per fp32 scale (even)", core::positive<int>());
     v("reps", reps, "timed round trips (the best counts)", core::positive<int>());
+    v("device", device, "cpu: round trips against memcpy; cuda: each kernel's bytes moved per second against a "
+      "device-to-device copy's", core::one_of({"cpu", "cuda"}));
   }
 };
 
+// The device kernels' bandwidth (bytes read + written per second) and its share of a device copy's.
+nlohmann::json device_quantize_speed(const QuantizeSpeedOptions& o) {
+  const std::string name = core::train::require_cuda_device();
+#ifdef TOOLKIT_HAVE_CUDA
+  const auto t = core::zero::device::measure_device_quantize_throughput(std::size_t(o.n), std::size_t(o.block), o.reps);
+  nlohmann::json out = {{"device", name}, {"n", o.n}, {"block", o.block}, {"copy_gbs", t.copy_gbs},
+                        {"dequantize_sum_int4_inputs", t.sum_inputs}};
+  for (const auto& [key, gbs] : {std::pair{"quantize_int8", t.quantize_int8_gbs},
+                                 {"dequantize_int8", t.dequantize_int8_gbs},
+                                 {"quantize_int4", t.quantize_int4_gbs},
+                                 {"dequantize_int4", t.dequantize_int4_gbs},
+                                 {"dequantize_sum_int4", t.dequantize_sum_int4_gbs}}) {
+    out[std::string(key) + "_gbs"] = gbs;
+    out[std::string(key) + "_vs_copy"] = gbs / t.copy_gbs;
+  }
+  return out;
+#else
+  return {{"device", name}};  // not reached: require_cuda_device refuses a build without CUDA
+#endif
+}
+
 int run_quantize_speed(core::RunContext& ctx, const QuantizeSpeedOptions& o) {
   if (o.block % 2 != 0) throw core::UsageError("block = " + std::to_string(o.block) + ": must be even");
+  if (o.device == "cuda") {
+    ctx.emit_result(device_quantize_speed(o));
+    return 0;
+  }
   const auto t = core::zero::measure_quantize_throughput(std::size_t(o.n), std::size_t(o.block), o.reps);
   ctx.emit_result({{"int8_gbs", t.int8_gbs}, {"int4_gbs", t.int4_gbs}, {"memcpy_gbs", t.memcpy_gbs},
                    {"int8_vs_memcpy", t.int8_gbs / t.memcpy_gbs}, {"int4_vs_memcpy", t.int4_gbs / t.memcpy_gbs},

@@ -28,6 +28,9 @@ void device_free(void* p) noexcept {
 void copy_to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 void copy_to_host(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 void device_zero(void* p, std::size_t bytes) { std::memset(p, 0, bytes); }
+// Kernels run to completion at their launch here: a stream holds no pending work.
+void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream) { std::memcpy(dst, src, bytes); }
+void synchronize_stream(Stream) {}
 
 }  // namespace detail
 }  // namespace core::kernels

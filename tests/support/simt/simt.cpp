@@ -15,6 +15,7 @@
 #endif
 
 #include <memory>
+#include <mutex>
 #include <new>
 #include <sstream>
 #include <vector>
@@ -287,6 +288,11 @@ void run_grid(dim3 grid, dim3 block_dim, std::size_t smem_bytes, const std::func
       grid.z > 65535)
     throw EmulationError("invalid launch configuration: grid (" + std::to_string(grid.x) + "," +
                          std::to_string(grid.y) + "," + std::to_string(grid.z) + ") block " + std::to_string(threads));
+  // Host threads that share the emulated device (thread ranks of the shared-GPU communicator) run their
+  // grids one at a time, as the scheduler's state is global; recursive, so that a launch from inside a
+  // kernel reaches the error below.
+  static std::recursive_mutex one_grid_at_a_time;
+  const std::lock_guard lock(one_grid_at_a_time);
   if (g_block) throw EmulationError("a kernel launched from inside a kernel");
   static StackPool stacks;
   struct AlignedFree {

@@ -131,6 +131,38 @@ inline int __dp4a(int a, int b, int c) {
     sum += static_cast<std::uint32_t>(static_cast<std::int8_t>(a >> 8 * i) * static_cast<std::int8_t>(b >> 8 * i));
   return static_cast<int>(sum);
 }
+// Bit casts, and the correctly rounded operations that nvcc never fuses into an FMA: each result goes
+// through a volatile so that the host compiler cannot contract it either.
+inline unsigned __float_as_uint(float x) {
+  unsigned u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+inline float __uint_as_float(unsigned u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+inline float __fmul_rn(float a, float b) {
+  volatile float r = a * b;
+  return r;
+}
+inline float __fadd_rn(float a, float b) {
+  volatile float r = a + b;
+  return r;
+}
+inline float __fdiv_rn(float a, float b) {
+  volatile float r = a / b;
+  return r;
+}
+// cvt.rni.s32.f32 (PTX ISA): round to nearest even, NaN gives 0, out of range saturates.
+inline int __float2int_rn(float x) {
+  if (std::isnan(x)) return 0;
+  const float r = std::nearbyint(x);
+  if (r >= 0x1p31f) return 2147483647;
+  if (r < -0x1p31f) return -2147483647 - 1;
+  return static_cast<int>(r);
+}
 using std::max;
 using std::min;
 
