@@ -36,9 +36,15 @@ struct BlockTerms {
   std::vector<int> constraint;
   std::vector<int> start = {0};
   std::vector<BlockEntry> entries;
+  // The same entries once per symmetric pair (p <= q), the diagonal ones halved, so that
+  // <A, G> = sum over them of v (G + G^T)(p, q): constraint[a] owns upper[upper_start[a] .. upper_start[a + 1]).
+  std::vector<int> upper_start = {0};
+  std::vector<BlockEntry> upper;
   int size() const { return static_cast<int>(constraint.size()); }
   const BlockEntry* begin(int a) const { return entries.data() + start[static_cast<std::size_t>(a)]; }
   const BlockEntry* end(int a) const { return entries.data() + start[static_cast<std::size_t>(a) + 1]; }
+  const BlockEntry* upper_begin(int a) const { return upper.data() + upper_start[static_cast<std::size_t>(a)]; }
+  const BlockEntry* upper_end(int a) const { return upper.data() + upper_start[static_cast<std::size_t>(a) + 1]; }
 };
 
 class SchurFactor {

@@ -330,6 +330,9 @@ class Solver {
         t.entries.push_back({e.row, e.col, e.value});
         if (e.row != e.col) t.entries.push_back({e.col, e.row, e.value});
         t.start.back() = static_cast<int>(t.entries.size());
+        if (t.upper_start.size() < t.start.size()) t.upper_start.push_back(t.upper_start.back());
+        t.upper.push_back({e.row, e.col, e.row == e.col ? 0.5 * e.value : e.value});
+        t.upper_start.back() = static_cast<int>(t.upper.size());
       }
       SdpMatrix().entries.swap(entries);  // release as we go
     }
@@ -337,6 +340,8 @@ class Solver {
       t.constraint.shrink_to_fit();
       t.start.shrink_to_fit();
       t.entries.shrink_to_fit();
+      t.upper_start.shrink_to_fit();
+      t.upper.shrink_to_fit();
     }
   }
 
@@ -471,11 +476,16 @@ class Solver {
       }
       const MatrixXd& X = X_[k];
       const MatrixXd& Zi = Zinv[k];
-      for_each_column(na, team, [&] { return MatrixXd(X.rows(), X.cols()); }, [&](int aj, MatrixXd& W) {
+      struct Scratch {
+        MatrixXd W, G;
+      };
+      for_each_column(na, team, [&] { return Scratch{MatrixXd(X.rows(), X.cols()), MatrixXd(X.rows(), X.cols())}; },
+                      [&](int aj, Scratch& scratch) {
         const double ej = static_cast<double>(t.end(aj) - t.begin(aj));
         const double tail = static_cast<double>(t.entries.size() - t.start[aj]);  // entries of constraints aj..
+        const double upper_tail = static_cast<double>(t.upper.size() - t.upper_start[aj]);
         const double pairwise_cost = ej * tail;
-        const double dense_cost = nb * nb * std::min(ej, nb) + tail;
+        const double dense_cost = nb * nb * std::min(ej, nb) + upper_tail;
         if (pairwise_cost <= dense_cost) {
           // (X A_j Z^-1)[p,q] = sum over entries (r,s,c) of A_j of c X[p,r] Zi[s,q].
           for (int ai = aj; ai < na; ++ai) {
@@ -486,12 +496,17 @@ class Solver {
           }
           return;
         }
+        MatrixXd& W = scratch.W;
+        MatrixXd& G = scratch.G;
         W.setZero();  // X A_j
         for (const BlockEntry* e = t.begin(aj); e != t.end(aj); ++e) W.col(e->q) += e->v * X.col(e->p);
-        const MatrixXd G = W * Zi;
+        G.noalias() = W * Zi;
+        // <A_i, G> = <A_i, sym(G)>: summed over A_i's upper triangle against G + G^T (BlockTerms::upper), half
+        // the entries, whose gathers are this loop's cost.
+        W = G + G.transpose();
         for (int ai = aj; ai < na; ++ai) {
           double s = 0.0;
-          for (const BlockEntry* e = t.begin(ai); e != t.end(ai); ++e) s += e->v * G(e->p, e->q);
+          for (const BlockEntry* e = t.upper_begin(ai); e != t.upper_end(ai); ++e) s += e->v * W(e->p, e->q);
           add(active[ai], active[aj], s);
         }
       });

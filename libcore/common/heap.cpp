@@ -1,6 +1,8 @@
 // See heap.hpp.
 #include "common/heap.hpp"
 
+#include <cstdlib>  // defines __GLIBC__ (through <features.h>) before the test below; without a libc header it is undefined
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Our interior-point SDP solver (`tls-fit sdp`) against Debian's csdp (CSDP 6.2) on the same SDPA files.
+# Our interior-point SDP solver (`tls-fit sdp`) against Debian's csdp (CSDP 6.2) on the same SDPA files, and
+# against Debian's sdpa (SDPA 7.3, package `sdpa`; statically linked with OpenBLAS) when it is installed (SDPA=0 skips it).
 #   scripts/bench/sdp_vs_csdp.sh BUILD_DIR [SDPLIB_DIR]
 # With SDPLIB_DIR (a folder of SDPLIB's .dat-s files, e.g. from github.com/vsdp/SDPLIB; kept outside the
 # project): every problem there (PROBLEMS='regex' to select by name), the relative error to the optimum of
@@ -9,14 +10,19 @@
 # Debian's csdp calls BLAS through the libblas.so.3 alternative; the script says where that resolves and runs
 # csdp with OpenBLAS's copy (openblas-pthread) via LD_LIBRARY_PATH, so the peer always uses an optimised BLAS.
 # Wall time per solve (process start and file reading included for both), best of REPEAT (default 2),
-# TIMEOUT seconds per run (default 600). Per problem: status, iterations, time, objective of each, the time
-# ratio ours/csdp; then the counts solved (optimal or near_optimal for ours; csdp exit 0, or 3, its "partial success") and
-# the geometric-mean time ratio over the problems both solve.
+# TIMEOUT seconds per run (default 600). Per problem: status, iterations, time, objective of each, csdp's accuracy
+# (the largest of its DIMACS errors 1, 3 and 5: relative primal infeasibility, dual infeasibility, real gap; ours
+# has the same meaning), the time ratios ours/csdp (and ours/sdpa); then the counts solved (optimal or near_optimal
+# for ours; csdp exit 0, or 3, its "partial success"; sdpa pdOPT or an infeasibility), csdp's count within 1e-6 by
+# its own DIMACS errors (what our near_optimal means) and the geometric-mean time ratios over the problems both solve.
 set -euo pipefail
 BUILD=${1:-build}
 SDPLIB=${2:-}
 TLS=$BUILD/bin/tls-fit
 export REPEAT=${REPEAT:-2} THREADS=${THREADS:-2} TIMEOUT=${TIMEOUT:-600} PROBLEMS=${PROBLEMS:-.}
+SDPA_BIN=""
+[[ ${SDPA:-1} == 0 ]] || SDPA_BIN=$(command -v sdpa || true)
+export SDPA_BIN
 [[ -x $TLS ]] || { echo "missing $TLS: build the tls-fit target first" >&2; exit 66; }
 CSDP=$(command -v csdp) || { echo "csdp not installed (apt-get install coinor-csdp)" >&2; exit 77; }
 [[ -z $SDPLIB || -d $SDPLIB ]] || { echo "no SDPLIB folder $SDPLIB" >&2; exit 66; }
@@ -30,6 +36,7 @@ for d in /usr/lib/x86_64-linux-gnu/openblas-pthread /usr/lib/aarch64-linux-gnu/o
 done
 [[ -n $OPENBLAS_DIR ]] || { echo "OpenBLAS (libopenblas0-pthread) not installed: install it to time csdp fairly" >&2; exit 77; }
 echo "csdp runs with LD_LIBRARY_PATH=$OPENBLAS_DIR OPENBLAS_NUM_THREADS=$THREADS; ours with --threads $THREADS"
+echo "sdpa: ${SDPA_BIN:-not installed (apt-get install sdpa) or SDPA=0}${SDPA_BIN:+ with OPENBLAS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS}"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); repeats $REPEAT"
 export OPENBLAS_DIR CSDP TLS
 
@@ -108,32 +115,59 @@ def csdp(f):
     t, out, rc = timed([env["CSDP"], f, os.path.join(work, "csdp.sol")], csdp_env)
     its = [int(m) for m in re.findall(r"^Iter:\s*(\d+)", out, re.M)]
     m = re.search(r"Primal objective value:\s*(\S+)", out)
+    d = re.search(r"DIMACS error measures:((\s+\S+){6})", out)
+    acc = max(abs(float(d.group(1).split()[k])) for k in (0, 2, 4)) if d else math.nan
     status = "timeout" if rc is None else CSDP_STATUS.get(rc, f"exit{rc}")
-    return status, (its[-1] if its else -1), t, (float(m.group(1)) if m else math.nan)
+    return status, (its[-1] if its else -1), t, (float(m.group(1)) if m else math.nan), acc
+
+SDPA_SOLVED = ("pdOPT", "pINF_dFEAS", "pFEAS_dINF")
+
+def sdpa(f):
+    t, out, rc = timed([env["SDPA_BIN"], "-ds", f, "-o", os.path.join(work, "sdpa.out")], csdp_env)
+    ph = re.search(r"phase\.value\s*=\s*(\S+)", out)
+    it = re.search(r"^\s*Iteration\s*=\s*(\d+)", out, re.M)
+    m = re.search(r"objValPrimal\s*=\s*(\S+)", out)
+    status = "timeout" if rc is None else (ph.group(1) if ph else f"exit{rc}")
+    return status, (int(it.group(1)) if it else -1), t, (float(m.group(1)) if m else math.nan)
 
 def relerr(v, name):
     return abs(v - known[name]) / max(1.0, abs(known[name])) if name in known and math.isfinite(v) else math.nan
 
-print(f"{'problem':12s} {'ours':>17s} {'it':>4s} {'s':>8s} {'objective':>15s} {'relerr':>8s} | "
-      f"{'csdp':>17s} {'it':>4s} {'s':>8s} {'objective':>15s} {'relerr':>8s} | {'ratio':>6s}")
-solved_o = solved_c = 0
-ratios, both = [], []
+with_sdpa = bool(env.get("SDPA_BIN"))
+print(f"{'problem':12s} {'ours':>13s} {'it':>3s} {'s':>7s} {'objective':>15s} {'acc':>7s} {'relerr':>7s} | "
+      f"{'csdp':>15s} {'it':>3s} {'s':>7s} {'acc':>7s} {'relerr':>7s} | {'ratio':>5s}"
+      + (f" | {'sdpa':>10s} {'it':>3s} {'s':>7s} {'relerr':>7s} | {'ratio':>5s}" if with_sdpa else ""))
+solved_o = solved_c = solved_c6 = solved_s = 0
+ratios, ratios_s = [], []
 for f in files:
     name = os.path.basename(f).removesuffix(".dat-s")
-    so, io, to, oo, _ = ours(f)
-    sc, ic, tc, oc = csdp(f)
+    so, io, to, oo, ao = ours(f)
+    sc, ic, tc, oc, ac = csdp(f)
     eo, ec = relerr(oo, name), relerr(oc, name)
     ok_o = so in ("optimal", "near_optimal", "primal_infeasible", "dual_infeasible")
     ok_c = sc in ("optimal", "partial_success", "primal_infeasible", "dual_infeasible")
     solved_o += ok_o
     solved_c += ok_c
+    solved_c6 += sc in ("primal_infeasible", "dual_infeasible") or (ok_c and ac <= 1e-6)
     r = to / tc
     if ok_o and ok_c:
         ratios.append(r)
-    print(f"{name:12s} {so:>17s} {io:4d} {to:8.3f} {oo:15.8e} {eo:8.1e} | {sc:>17s} {ic:4d} {tc:8.3f} {oc:15.8e} "
-          f"{ec:8.1e} | {r:6.2f}", flush=True)
-print(f"solved: ours {solved_o}/{len(files)} (optimal, near_optimal or an infeasibility), csdp {solved_c}/{len(files)} (its partial success counted)")
+    line = (f"{name:12s} {so:>13s} {io:3d} {to:7.3f} {oo:15.8e} {ao:7.1e} {eo:7.1e} | {sc:>15s} {ic:3d} {tc:7.3f} "
+            f"{ac:7.1e} {ec:7.1e} | {r:5.2f}")
+    if with_sdpa:
+        ss, is_, ts, os_ = sdpa(f)
+        ok_s = ss in SDPA_SOLVED
+        solved_s += ok_s
+        if ok_o and ok_s:
+            ratios_s.append(to / ts)
+        line += f" | {ss:>10s} {is_:3d} {ts:7.3f} {relerr(os_, name):7.1e} | {to / ts:5.2f}"
+    print(line, flush=True)
+print(f"solved: ours {solved_o}/{len(files)} (optimal, near_optimal or an infeasibility), csdp {solved_c}/{len(files)} "
+      f"(its partial success counted; {solved_c6} within 1e-6 by its DIMACS errors)"
+      + (f", sdpa {solved_s}/{len(files)} (pdOPT or an infeasibility)" if with_sdpa else ""))
+gm = lambda rs: math.exp(sum(math.log(r) for r in rs) / len(rs))
 if ratios:
-    gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-    print(f"geometric-mean time ratio ours/csdp over the {len(ratios)} problems both solve: {gm:.3f}")
+    print(f"geometric-mean time ratio ours/csdp over the {len(ratios)} problems both solve: {gm(ratios):.3f}")
+if ratios_s:
+    print(f"geometric-mean time ratio ours/sdpa over the {len(ratios_s)} problems both solve: {gm(ratios_s):.3f}")
 PY
