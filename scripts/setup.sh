@@ -14,6 +14,7 @@ packages=(
   libboost-context-dev
   libsuitesparse-dev libpng-dev libjpeg-dev
   coinor-csdp
+  sdpa
   python3 python3-numpy python3-matplotlib
 )
 
