@@ -28,7 +28,6 @@ std::vector<Example> first_n(std::vector<Example> v, int n) {
   return v;
 }
 
-
 train::AdamW<float> make_adamw(const train::ParamLayout& layout, double weight_decay) {
   train::AdamWHyper h;
   h.beta1 = 0.9;
