@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/errors.hpp"
 #include "nxm/classifier.hpp"
 #include "nxm/language_model.hpp"
 #include "train/data.hpp"
@@ -57,9 +58,13 @@ train::TokenData load_lm_data(const TaskOptions& task, const text::Tokenizer& to
   d.tokenizer = tok.spec();
   d.val_fraction = task.val_fraction;
   d.seq_len = task.max_seq_len;
-  train::TokenData data = train::load_token_data(d);
-  train::check_model_vocabulary(data, config);
-  return data;
+  try {
+    train::TokenData data = train::load_token_data(d);
+    train::check_model_vocabulary(data, config);
+    return data;
+  } catch (const InputMissingError& e) {  // its message names data.input, zpp-train's key
+    throw InputMissingError("task.train (the GPT's text): " + std::string(e.what()));
+  }
 }
 
 class LmStudent final : public Student {

@@ -167,6 +167,11 @@ TEST_CASE("compress (tiny GPT): next-token loss, logit + hidden-state distillati
   CHECK(e["dense_fp32_loss"].get<double>() == doctest::Approx(result["loss"].get<double>()).epsilon(1e-4));
   CHECK(e["loss"].get<double>() == doctest::Approx(result["loss"].get<double>()).epsilon(0.02));
   CHECK(e["latency_ms_median"].get<double>() > 0);
+  r = run_tool("nxm-compress", {"compress", "--config", gpt_config, "--teacher", (tmp / "run/teacher").string(), "--out",
+                                (tmp / "missing").string(), "task.train=" + (tmp / "no_such.txt").string()});
+  CHECK(r.exit_code == 66);
+  CHECK(mentions(r.err, "task.train"));
+  CHECK(mentions(r.err, "no_such.txt"));
 }
 
 TEST_CASE("bad input: a group that does not divide a tensor, corrupted or incomplete packed files") {
