@@ -86,7 +86,7 @@ nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
 
   // The models: each packed setting, then the baselines (dense fp32, dense int8) of the same weights.
   std::vector<std::string> names;
-  std::vector<std::unique_ptr<PackedBert>> models;
+  std::vector<std::unique_ptr<PackedTransformer>> models;
   nlohmann::json sizes = nlohmann::json::object();
   for (const Setting& s : settings) {
     const PackedModel pm = pack_model(params, uniform_plan(s), info);
@@ -96,14 +96,14 @@ nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
     write_packed(file, pm);
     sizes[s.to_string()] = fs::file_size(file);
     names.push_back(s.to_string());
-    models.push_back(std::make_unique<PackedBert>(pm, device));
+    models.push_back(std::make_unique<PackedTransformer>(pm, device));
   }
   const std::uint64_t dense_bytes = dense_fp32_file_bytes(params);
   sizes["dense_fp32"] = dense_bytes;
   names.push_back("dense_fp32");  // no fp32 device kernel: on the CPU
-  models.push_back(std::make_unique<PackedBert>(pack_model(params, uniform_plan(Setting{0, 0, 32}), info)));
+  models.push_back(std::make_unique<PackedTransformer>(pack_model(params, uniform_plan(Setting{0, 0, 32}), info)));
   names.push_back("dense_int8");
-  models.push_back(std::make_unique<PackedBert>(pack_model(params, uniform_plan(Setting{0, 0, 8}), info), device));
+  models.push_back(std::make_unique<PackedTransformer>(pack_model(params, uniform_plan(Setting{0, 0, 8}), info), device));
   const std::size_t fp32 = settings.size(), int8 = settings.size() + 1;
 
   std::mt19937_64 rng(o.seed + 1);

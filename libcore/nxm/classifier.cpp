@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/errors.hpp"
+
 namespace core::nxm {
 
 Classifier::Classifier(const train::ModelConfig& config, int batch) : model_(config), batch_(batch) {}
@@ -59,45 +61,33 @@ double Classifier::accuracy(const EncodedSet& set) {
 
 double Classifier::step(const EncodedSet& set, const std::vector<int>& idx, const float* teacher,
                         const DistillOptions& kd) {
-  const train::Batch batch = make_batch(set, idx);
+  train::Batch batch = make_batch(set, idx);
   const double ce = model_.forward(batch, train::Task::classify);
-  if (!teacher || kd.alpha == 0.0) {
-    model_.backward(1.0f);
-    return ce;
+  double hidden = 0;
+  std::vector<const float*> block_grads;  // empty: no hidden-state term
+  if (kd.hidden_weight > 0) {
+    if (!teacher_model_) throw UsageError("hidden-state distillation needs the teacher model");
+    batch.labels = nullptr;
+    teacher_model_->forward(batch, train::Task::classify);
+    hidden = hidden_state_mse(model_, *teacher_model_, batch.B * batch.T, batch.attention_mask, kd.hidden_weight,
+                              hidden_grads_);
+    block_grads = block_grad_pointers(hidden_grads_);
   }
-  // After a forward with labels logits() holds softmax(z); log p = z - logsumexp(z).
+  if (!teacher || kd.alpha == 0.0) {
+    model_.backward(1.0f, block_grads);
+    return ce + hidden;
+  }
+  // After a forward with labels logits() holds softmax(z).
   const int L = model_.config().num_labels;
   const double T = kd.temperature, a = kd.alpha;
   std::vector<float> dz(std::size_t(batch_) * L);
   double kl_sum = 0;
-  std::vector<double> ps(L), pt(L);
-  for (int b = 0; b < batch_; ++b) {
-    const float* p = model_.logits() + std::size_t(b) * L;
-    const float* t = teacher + std::size_t(idx[b]) * L;
-    double ms = -1e300, mt = -1e300;
-    for (int c = 0; c < L; ++c) {
-      ps[c] = std::log(std::max(double(p[c]), 1e-30)) / T;
-      pt[c] = double(t[c]) / T;
-      ms = std::max(ms, ps[c]);
-      mt = std::max(mt, pt[c]);
-    }
-    double zs = 0, zt = 0;
-    for (int c = 0; c < L; ++c) {
-      ps[c] = std::exp(ps[c] - ms);
-      pt[c] = std::exp(pt[c] - mt);
-      zs += ps[c];
-      zt += pt[c];
-    }
-    for (int c = 0; c < L; ++c) {
-      ps[c] /= zs;
-      pt[c] /= zt;
-      if (pt[c] > 0) kl_sum += pt[c] * (std::log(pt[c]) - std::log(std::max(ps[c], 1e-300)));
-      const double hard = double(p[c]) - (c == batch.labels[b] ? 1.0 : 0.0);
-      dz[std::size_t(b) * L + c] = static_cast<float>(((1 - a) * hard + a * T * (ps[c] - pt[c])) / batch_);
-    }
-  }
-  model_.backward_from_logits(dz.data());
-  return (1 - a) * ce + a * T * T * kl_sum / batch_;
+  std::vector<double> ps, pt;
+  for (int b = 0; b < batch_; ++b)
+    distill_logits_row(model_.logits() + std::size_t(b) * L, teacher + std::size_t(idx[b]) * L, labels_[b], L, kd,
+                       batch_, dz.data() + std::size_t(b) * L, kl_sum, ps, pt);
+  model_.backward_from_logits(dz.data(), block_grads);
+  return (1 - a) * ce + a * T * T * kl_sum / batch_ + hidden;
 }
 
 }  // namespace core::nxm

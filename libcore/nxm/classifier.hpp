@@ -1,22 +1,17 @@
 // A BERT sequence classifier over an encoded task (core::train::Model with task classify): batches,
-// accuracy, logits, and the loss of one step with optional knowledge distillation (Hinton et al. 2015)
-// from a teacher's logits:
-//   L = (1 - alpha) CE(z, y) + alpha T^2 KL(softmax(t / T) || softmax(z / T)),
-//   dL/dz = (1 - alpha) (softmax(z) - onehot(y)) + alpha T (softmax(z / T) - softmax(t / T)),
-// averaged over the batch (the gradient enters the model through Model::backward_from_logits).
+// accuracy, logits, and the loss of one step with optional knowledge distillation (distill.hpp) from a
+// teacher's logits, averaged over the batch (the gradient enters the model through
+// Model::backward_from_logits), and from its hidden states (the teacher model runs the same batch; the
+// padding rows are not compared).
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "nxm/distill.hpp"
 #include "nxm/task.hpp"
 #include "train/model.hpp"
 
 namespace core::nxm {
-
-struct DistillOptions {
-  double alpha = 0.0;        // weight of the distillation term (0: task loss only)
-  double temperature = 2.0;  // T
-};
 
 class Classifier {
  public:
@@ -31,7 +26,10 @@ class Classifier {
   double accuracy(const EncodedSet& set);
   // Forward + backward (grads accumulated into model().grads(), which the caller zeroes) on the
   // examples `idx` (size batch()); teacher [set.size(), num_labels] logits or null. Returns the loss.
+  // kd.hidden_weight > 0 needs the teacher model (UsageError without).
   double step(const EncodedSet& set, const std::vector<int>& idx, const float* teacher, const DistillOptions& kd);
+  // The dense teacher whose block outputs hidden-state distillation matches (not owned; null: none).
+  void set_teacher_model(train::Model<float>* teacher) { teacher_model_ = teacher; }
 
  private:
   train::Batch make_batch(const EncodedSet& set, const std::vector<int>& idx);
@@ -39,6 +37,8 @@ class Classifier {
   int batch_;
   std::vector<std::int32_t> tokens_, labels_;
   std::vector<std::uint8_t> mask_;
+  train::Model<float>* teacher_model_ = nullptr;
+  std::vector<std::vector<float>> hidden_grads_;
 };
 
 // Accuracy of the argmax of logits [n, labels] against the labels.

@@ -1,11 +1,14 @@
 // `nxm-compress eval` (see evaluate.hpp).
 #include "nxm/evaluate.hpp"
 
+#include <cmath>
+#include <functional>
 #include <memory>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "nxm/packed_model.hpp"
+#include "nxm/student.hpp"
 #include "train/checkpoint.hpp"
 #include "train/gemm.hpp"
 #include "train/model_source.hpp"
@@ -50,23 +53,47 @@ nlohmann::json run_eval(const EvalOptions& o) {
     bytes = src.format == train::ModelSource::Format::checkpoint ? fs::file_size(src.path / "model.safetensors")
                                                                   : fs::file_size(src.path);
   }
+  const bool gpt = pm.config.architecture() == train::Arch::gpt;
   TaskOptions task = o.task;
   if (o.task_from_model && pm.info.contains("task")) {
-    task.test = pm.info["task"].value("test", task.test);
-    task.max_seq_len = pm.info["task"].value("max_seq_len", task.max_seq_len);
+    const nlohmann::json& t = pm.info["task"];
+    task.test = t.value("test", task.test);
+    task.max_seq_len = t.value("max_seq_len", task.max_seq_len);
+    if (gpt) {  // the validation split of the text the model was compressed on
+      task.train = t.value("train", task.train);
+      task.val_fraction = t.value("val_fraction", task.val_fraction);
+      task.max_test_examples = t.value("max_test_examples", task.max_test_examples);
+    }
   }
   const std::string tok_spec = pm.info.value("tokenizer", "");
   if (tok_spec.empty()) throw UsageError("eval: the model records no tokenizer");
   const auto tok = text::make_tokenizer(tok_spec);
-  TaskOptions test_only = task;
-  test_only.train = task.test;  // load_task encodes both; only the test split is used here
-  test_only.max_train_examples = 1;
-  const EncodedSet set = load_task(test_only, *tok, pm.config, 1).test;
+  // The held-out sequences, and the score of a model on them: accuracy (BERT) or {loss, perplexity} (GPT).
+  EncodedSet set;
+  std::vector<std::int32_t> windows;
+  std::vector<std::span<const std::int32_t>> sequences;
+  std::function<nlohmann::json(PackedTransformer&)> score;
+  if (gpt) {
+    windows = lm_eval_windows(task, *tok, pm.config);
+    const std::size_t W = std::size_t(task.max_seq_len) + 1;
+    for (std::size_t at = 0; at < windows.size(); at += W) sequences.emplace_back(windows.data() + at, task.max_seq_len);
+    score = [&](PackedTransformer& m) {
+      const double loss = packed_lm_loss(m, windows, task.max_seq_len);
+      return nlohmann::json{{"loss", loss}, {"perplexity", std::exp(loss)}};
+    };
+  } else {
+    TaskOptions test_only = task;
+    test_only.train = task.test;  // load_task encodes both; only the test split is used here
+    test_only.max_train_examples = 1;
+    set = load_task(test_only, *tok, pm.config, 1).test;
+    sequences = sequences_of(set);
+    score = [&](PackedTransformer& m) { return nlohmann::json{{"accuracy", packed_accuracy(m, set)}}; };
+  }
 
-  PackedBert net(pm, device);
-  const double accuracy = packed_accuracy(net, set);
-  std::vector<PackedBert*> timed = {&net};
-  std::vector<std::unique_ptr<PackedBert>> baselines;
+  PackedTransformer net(pm, device);
+  const nlohmann::json main_score = score(net);
+  std::vector<PackedTransformer*> timed = {&net};
+  std::vector<std::unique_ptr<PackedTransformer>> baselines;
   struct Baseline {
     std::string name;
     Setting setting;
@@ -79,28 +106,29 @@ nlohmann::json run_eval(const EvalOptions& o) {
   if (o.baselines) {
     pm.unpack_into(params);
     for (const auto& b : kBaselines) {
-      baselines.push_back(std::make_unique<PackedBert>(pack_model(params, uniform_plan(b.setting), pm.info), b.device));
+      baselines.push_back(
+          std::make_unique<PackedTransformer>(pack_model(params, uniform_plan(b.setting), pm.info), b.device));
       timed.push_back(baselines.back().get());
     }
   }
-  const std::vector<Latency> lat = packed_latency(timed, set, o.latency_examples, o.latency_repeats);
+  const std::vector<Latency> lat = packed_latency(timed, sequences, o.latency_examples, o.latency_repeats);
   const RatioReport ratio = compression_ratio(pm.config.n_layer, pm.config.n_embd, 4 * pm.config.n_embd, pm.plan);
   nlohmann::json r = {{"model", o.model},
                       {"kind", kind},
                       {"plan", pm.plan.to_string()},
-                      {"accuracy", accuracy},
-                      {"test", task.test},
-                      {"examples", set.size()},
+                      {"test", gpt ? task.train + " (last " + std::to_string(task.val_fraction) + ")" : task.test},
+                      {"examples", sequences.size()},
                       {"size_bytes", bytes},
                       {"cr_paper", ratio.cr_paper()},
                       {"cr_hardware", ratio.cr_hardware()},
                       {"latency_ms_mean", 1e3 * lat[0].mean_s},
                       {"latency_ms_median", 1e3 * lat[0].median_s},
-                      {"latency_examples", std::min(o.latency_examples, set.size())},
+                      {"latency_examples", std::min<std::size_t>(o.latency_examples, sequences.size())},
                       {"threads", train::num_threads()},
                       {"device", o.device},
                       {"device_name", device_name},
                       {"device_linears", net.device_linears()}};
+  r.update(main_score);
   if (o.baselines) {
     r["dense_fp32_bytes"] = dense_fp32_file_bytes(params);
     r["size_ratio_vs_dense_fp32"] = double(r["dense_fp32_bytes"].get<std::size_t>()) / double(bytes);
@@ -108,7 +136,8 @@ nlohmann::json run_eval(const EvalOptions& o) {
       const std::string& name = kBaselines[b].name;
       r[name + "_device"] = kBaselines[b].device == LinearDevice::cuda ? "cuda" : "cpu";
       const double ms = 1e3 * lat[b + 1].median_s, main_ms = 1e3 * lat[0].median_s;
-      r[name + "_accuracy"] = packed_accuracy(*baselines[b], set);
+      const nlohmann::json baseline_score = score(*baselines[b]);
+      for (const auto& [k, v] : baseline_score.items()) r[name + "_" + k] = v;
       r[name + "_latency_ms_median"] = ms;
       r["speedup_vs_" + name] = ms / main_ms;
       log::info("batch-1 latency (median, interleaved): {} {:.3f} ms, {} {:.3f} ms ({:.2f}x)", kind, main_ms, name, ms,

@@ -1,4 +1,5 @@
-// `nxm-compress eval`: accuracy of a packed model (through the packed kernels, batch 1) or of a run
+// `nxm-compress eval`: accuracy (BERT) or validation loss and perplexity (GPT) of a packed model
+// (through the packed kernels, batch 1) or of a run
 // (its checkpoint's weights run the same batch-1 code as dense fp32), its size on disk, and batch-1
 // latency. With baselines, the same weights unpacked are also run as dense fp32 and dense int8 in the
 // same process, and the speed-ups are reported against them. With device=cuda the packed model's 8- and
@@ -28,7 +29,7 @@ struct EvalOptions {
   void visit(V& v) {
     v("model", model, "packed model (.safetensors from compress) or a run / checkpoint folder");
     v.section("task", task);
-    v("task_from_model", task_from_model, "take task.test and task.max_seq_len from the model's record when it has one");
+    v("task_from_model", task_from_model, "take task.test and task.max_seq_len (GPT: also task.train, val_fraction, max_test_examples) from the model's record when it has one");
     v("latency_examples", latency_examples, "examples timed one at a time (batch 1)", core::at_least(0));
     v("latency_repeats", latency_repeats, "timed passes over them (after one warm-up pass)", core::positive<int>());
     v("baselines", baselines, "also time the same weights as dense fp32 and dense int8");

@@ -1,13 +1,13 @@
-// Inference of a packed BERT classifier (batch 1, one unpadded sequence) with the packed kernels:
-// embeddings, pre-LN blocks whose four component linears run through PackedLinear (dense:32
-// components through the trainer's fp32 GEMM), final LayerNorm, tanh pooler on position 0 and the
-// classifier. The same code path with a dense:32 plan is the fp32 baseline and with dense:8 the
+// Inference of a packed BERT classifier or GPT language model (batch 1, one unpadded sequence) with the
+// packed kernels: embeddings, pre-LN blocks (BERT bidirectional, GPT causal) whose four component linears
+// run through PackedLinear (dense:32 components through the trainer's fp32 GEMM), final LayerNorm, then
+// BERT's tanh pooler on position 0 and classifier, or GPT's LM head tied to the token table. The same code path with a dense:32 plan is the fp32 baseline and with dense:8 the
 // dense int8 baseline, so latency ratios compare only the linears. dense:32 linears run the trainer's
 // Eigen GEMM split over the threads by output features exactly as the packed kernels split their rows
 // (the trainer's own split starts at 2^24 multiply-adds, which would leave short sequences on one thread).
 // On LinearDevice::cuda the 8- and 4-bit component linears run on the CUDA device (packed_cuda.hpp: the
 // packed bytes copied there once, here; activations in and outputs out per call); fp16/fp32 components
-// and everything between the linears (embeddings, LayerNorm, attention, GELU, pooler) stay on the CPU.
+// and everything between the linears (embeddings, LayerNorm, attention, GELU, pooler, LM head) stay on the CPU.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -23,13 +23,17 @@ namespace core::nxm {
 
 enum class LinearDevice { cpu, cuda };
 
-class PackedBert {
+class PackedTransformer {
  public:
-  // UsageError unless arch is bert, or for cuda in a build without CUDA. On cuda a device must answer
+  // UsageError for cuda in a build without CUDA. On cuda a device must answer
   // (callers check with train::require_cuda_device, which names the reason when none does).
-  explicit PackedBert(const PackedModel& model, LinearDevice device = LinearDevice::cpu);
-  // Logits [num_labels] of one sequence of token ids (length <= n_positions).
+  explicit PackedTransformer(const PackedModel& model, LinearDevice device = LinearDevice::cpu);
+  // BERT: logits [num_labels] of one sequence of token ids (length <= n_positions).
   std::vector<float> classify(std::span<const std::int32_t> tokens);
+  // GPT: next-token logits [length, vocab_size] of one sequence.
+  std::vector<float> lm_logits(std::span<const std::int32_t> tokens);
+  // The forward of the model's own head (classify or lm_logits).
+  std::vector<float> run(std::span<const std::int32_t> tokens);
   const train::ModelConfig& config() const { return config_; }
   // y[N, out] = x[N, in] W^T + b of one component linear of block `layer` (its shape: component_shape).
   void linear_forward(int layer, Component c, const float* x, int N, float* y) const;
@@ -46,6 +50,7 @@ class PackedBert {
     void forward(const float* x, int N, float* y) const;
   };
   const std::vector<float>& tensor(const std::string& name) const;
+  void blocks_forward(std::span<const std::int32_t> tokens);  // embeddings and blocks into x_
   train::ModelConfig config_;
   std::map<std::string, std::vector<float>> dense_;
   std::vector<std::array<Linear, 4>> blocks_;  // qkv, ao, ffn1, ffn2 per layer
@@ -53,14 +58,19 @@ class PackedBert {
 };
 
 // Accuracy of the packed model on an encoded set (every example run alone, batch 1).
-double packed_accuracy(PackedBert& model, const EncodedSet& set);
-// Mean and median batch-1 latency (seconds) of each model over the first `count` examples, `repeats`
-// passes after one warm-up pass; the models run interleaved (example by example, in turn), so a change
+double packed_accuracy(PackedTransformer& model, const EncodedSet& set);
+// GPT: mean next-token loss over windows of seq_len + 1 tokens (inputs, then targets shifted by one;
+// windows [size * (seq_len + 1)]), each run alone.
+double packed_lm_loss(PackedTransformer& model, const std::vector<std::int32_t>& windows, int seq_len);
+// Mean and median batch-1 latency (seconds) of each model (its run()) over the first `count` sequences,
+// `repeats` passes after one warm-up pass; the models run interleaved (example by example, in turn), so a change
 // of the machine's load during the measurement affects them alike.
 struct Latency {
   double mean_s = 0, median_s = 0;
 };
-std::vector<Latency> packed_latency(const std::vector<PackedBert*>& models, const EncodedSet& set, int count,
-                                    int repeats);
+std::vector<Latency> packed_latency(const std::vector<PackedTransformer*>& models,
+                                    const std::vector<std::span<const std::int32_t>>& sequences, int count, int repeats);
+// The sequences of an encoded set (each example's tokens without padding).
+std::vector<std::span<const std::int32_t>> sequences_of(const EncodedSet& set);
 
 }  // namespace core::nxm

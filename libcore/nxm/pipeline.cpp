@@ -10,6 +10,7 @@
 #include "nxm/admm.hpp"
 #include "nxm/packed.hpp"
 #include "nxm/sparsity.hpp"
+#include "nxm/student.hpp"
 #include "train/checkpoint.hpp"
 #include "train/gemm.hpp"
 #include "train/model_source.hpp"
@@ -27,13 +28,6 @@ std::vector<Example> first_n(std::vector<Example> v, int n) {
   return v;
 }
 
-train::ModelSource bert_source(const std::string& spec, const char* key) {
-  train::ModelSource src = train::find_model(spec);
-  if (src.config.architecture() != train::Arch::bert)
-    throw UsageError(std::string(key) + " = " + spec + ": a BERT model (model.arch = bert) is needed for classification");
-  return src;
-}
-
 train::AdamW<float> make_adamw(const train::ParamLayout& layout, double weight_decay) {
   train::AdamWHyper h;
   h.beta1 = 0.9;
@@ -45,14 +39,11 @@ train::AdamW<float> make_adamw(const train::ParamLayout& layout, double weight_d
 
 // One optimizer step on `target` (the weights AdamW updates) from the gradients of a random batch;
 // `adjust` edits the gradients first (proximal terms, masks). Gradient norm clipped to 1.
-double train_step(Classifier& clf, const EncodedSet& set, Rng& rng, const float* teacher, const DistillOptions& kd,
-                  train::FlatBuffers<float>& target, train::AdamW<float>& opt, double lr,
+double train_step(Student& student, Rng& rng, train::FlatBuffers<float>& target, train::AdamW<float>& opt, double lr,
                   const std::function<void(train::FlatBuffers<float>&)>& adjust) {
-  auto& grads = clf.model().grads();
+  auto& grads = student.model().grads();
   grads.zero();
-  std::vector<int> idx(clf.batch());
-  for (int& i : idx) i = static_cast<int>(rng.below(set.size()));
-  const double loss = clf.step(set, idx, teacher, kd);
+  const double loss = student.step(rng);
   if (adjust) adjust(grads);
   const double norm = train::global_grad_norm(grads);
   opt.step(target, grads, lr, norm > 1.0 ? 1.0 / norm : 1.0);
@@ -75,6 +66,13 @@ void write_view(const train::FlatBuffers<float>& latent, train::FlatBuffers<floa
     if (view == View::quantized) fake_quantize(w, c.rows, c.cols, plan[c.component].bits);
     else compress_matrix(w, c.rows, c.cols, plan[c.component], c.name);
   }
+}
+
+// The evaluation's keys with a prefix ("teacher_", "hard_prune_", "test_", "").
+nlohmann::json prefixed(const nlohmann::json& eval, const std::string& prefix) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : eval.items()) out[prefix + k] = v;
+  return out;
 }
 
 }  // namespace
@@ -102,13 +100,14 @@ nlohmann::json train_teacher(const TeacherOptions& o, const TaskOptions& task, s
                              MetricsWriter& metrics) {
   std::string init = o.init_from;
   if (init.empty()) {
+    const bool gpt = o.pretrain.arch == "gpt";
     train::TrainOptions t;
-    t.model.arch = "bert";
+    t.model.arch = o.pretrain.arch;
     t.model.n_layer = o.pretrain.n_layer;
     t.model.n_head = o.pretrain.n_head;
     t.model.n_embd = o.pretrain.n_embd;
     t.model.n_positions = std::max(o.pretrain.seq_len, task.max_seq_len);
-    t.model.vocab_size = 257;  // bytes + [MASK] (also the [CLS] of classification)
+    t.model.vocab_size = gpt ? 256 : 257;  // bytes (BERT: + [MASK], also the [CLS] of classification)
     t.data.input = o.pretrain.text;
     t.data.tokenizer = "bytes";
     t.data.seq_len = o.pretrain.seq_len;
@@ -121,39 +120,43 @@ nlohmann::json train_teacher(const TeacherOptions& o, const TaskOptions& task, s
     t.seed = seed;
     t.threads = train::num_threads();
     t.validate();
-    log::info("pretraining a {}-layer {}-wide BERT (masked LM) on {} for {} steps", t.model.n_layer, t.model.n_embd,
-              t.data.input, t.train_iters);
+    log::info("pretraining a {}-layer {}-wide {} on {} for {} steps", t.model.n_layer, t.model.n_embd,
+              gpt ? "GPT (causal LM)" : "BERT (masked LM)", t.data.input, t.train_iters);
     RunDir pre("zpp-train", dir / "pretrain");
     train::run_training(t, pre);
     init = (dir / "pretrain").string();
   }
-  const train::ModelSource src = bert_source(init, "init_from");
+  const train::ModelSource src = train::find_model(init);
   const auto tok = src.make_tokenizer("", "finetune");
-  const TaskData data = load_task(task, *tok, src.config, seed);
-  Classifier clf(src.config, o.train.batch_size);
-  src.load_weights_into(clf.model().params());
-  auto opt = make_adamw(clf.model().layout(), o.train.weight_decay);
+  const auto student = make_student(src.config, *tok, task, o.train.batch_size, seed);
+  auto& params = student->model().params();
+  src.load_weights_into(params);
+  auto opt = make_adamw(student->model().layout(), o.train.weight_decay);
   Rng rng(seed ^ 0x5eedULL);
   double loss = 0;
   for (std::int64_t s = 0; s < o.train.steps; ++s) {
     const double lr = train::scheduled_lr(train::LrSchedule::warmup_decay, s, o.train.lr, o.train.warmup_steps,
                                           o.train.steps, 0.0);
-    loss = train_step(clf, data.train, rng, nullptr, {}, clf.model().params(), opt, lr, {});
+    loss = train_step(*student, rng, params, opt, lr, {});
     if ((s + 1) % 10 == 0 || s + 1 == o.train.steps)
       metrics.write({{"stage", "finetune"}, {"step", s + 1}, {"loss", loss}, {"lr", lr}});
   }
-  const double acc = clf.accuracy(data.test);
-  metrics.write({{"stage", "finetune"}, {"step", o.train.steps}, {"test_accuracy", acc}});
+  const nlohmann::json eval = student->evaluate();
+  nlohmann::json line = {{"stage", "finetune"}, {"step", o.train.steps}};
+  line.update(prefixed(eval, "test_"));
+  metrics.write(line);
   nlohmann::json state;
   state["tokenizer"] = tok->spec();
   state["model"] = train::model_state_json(src.config);
   state["seq_len"] = task.max_seq_len;
-  state["task"] = {{"train", task.train}, {"test", task.test}, {"max_seq_len", task.max_seq_len}};
-  state["accuracy"] = acc;
-  train::save_checkpoint(dir / "checkpoints", o.train.steps, clf.model().params(), opt, state, 1);
-  return {{"accuracy", acc}, {"final_loss", loss}, {"steps", o.train.steps}, {"pretrained", init},
-          {"train_examples", data.train.size()}, {"test_examples", data.test.size()},
-          {"parameters", clf.model().layout().parameter_count()}};
+  state["task"] = student->task_record();
+  state.update(eval);
+  train::save_checkpoint(dir / "checkpoints", o.train.steps, params, opt, state, 1);
+  nlohmann::json summary = eval;
+  summary.update({{"final_loss", loss}, {"steps", o.train.steps}, {"pretrained", init},
+                  {"parameters", student->model().layout().parameter_count()}});
+  summary.update(student->data_summary());
+  return summary;
 }
 
 nlohmann::json run_compress(const CompressOptions& o, RunDir& rundir) {
@@ -166,23 +169,19 @@ nlohmann::json run_compress(const CompressOptions& o, RunDir& rundir) {
     teacher_summary = train_teacher(o.teacher_training, o.task, o.seed, rundir.path() / "teacher", metrics);
     teacher = (rundir.path() / "teacher").string();
   }
-  const train::ModelSource src = bert_source(teacher, "teacher");
+  const train::ModelSource src = train::find_model(teacher);
   const train::ParamLayout& probe_layout = train::ParamLayout(src.config);
   check_plan_fits(probe_layout, plan);
   const auto tok = src.make_tokenizer("", "compress");
-  const TaskData data = load_task(o.task, *tok, src.config, o.seed);
+  const auto student = make_student(src.config, *tok, o.task, o.finetune.batch_size, o.seed);
 
-  Classifier clf(src.config, o.finetune.batch_size);
-  const train::ParamLayout& layout = clf.model().layout();
-  auto& params = clf.model().params();
+  const train::ParamLayout& layout = student->model().layout();
+  auto& params = student->model().params();
   src.load_weights_into(params);
-  const double teacher_acc = clf.accuracy(data.test);
-  std::vector<float> teacher_logits;
-  const DistillOptions kd{o.distill.alpha, o.distill.temperature};
-  if (kd.alpha > 0) teacher_logits = clf.logits(data.train);
-  const float* tl = kd.alpha > 0 ? teacher_logits.data() : nullptr;
-  log::info("teacher accuracy {:.4f} on {} test examples; compressing with {} (qat {}) to {}", teacher_acc,
-            data.test.size(), o.method, o.qat, plan.to_string());
+  const nlohmann::json teacher_eval = student->evaluate();
+  student->capture_teacher({o.distill.alpha, o.distill.temperature, o.distill.hidden_weight});
+  log::info("teacher {} on the held-out split; compressing with {} (qat {}) to {}", teacher_eval.dump(), o.method,
+            o.qat, plan.to_string());
 
   train::FlatBuffers<float> latent(layout);
   copy_buffers(params, latent);
@@ -207,7 +206,7 @@ nlohmann::json run_compress(const CompressOptions& o, RunDir& rundir) {
     for (int round = 0; round < o.admm.rounds; ++round) {
       for (std::int64_t s = 0; s < o.admm.steps_per_round; ++s) {
         write_view(latent, params, comps, plan, joint ? View::quantized : View::latent);
-        const double loss = train_step(clf, data.train, rng, tl, kd, latent, opt, o.finetune.lr, [&](auto& grads) {
+        const double loss = train_step(*student, rng, latent, opt, o.finetune.lr, [&](auto& grads) {
           for (std::size_t i = 0; i < comps.size(); ++i)
             admm[i].add_proximal_gradient(latent.tensor(comps[i].group, comps[i].tensor), rho,
                                           grads.tensor(comps[i].group, comps[i].tensor));
@@ -232,7 +231,7 @@ nlohmann::json run_compress(const CompressOptions& o, RunDir& rundir) {
       write_view(latent, params, comps, plan, joint ? View::compressed : View::latent);
       if (!joint)
         for (const auto& c : comps) nm_project(params.tensor(c.group, c.tensor), c.rows, c.cols, plan[c.component], c.name);
-      const double loss = train_step(clf, data.train, rng, tl, kd, latent, opt, o.finetune.lr, [&](auto& grads) {
+      const double loss = train_step(*student, rng, latent, opt, o.finetune.lr, [&](auto& grads) {
         for (const auto& c : comps) {
           const float* w = latent.tensor(c.group, c.tensor);
           std::vector<std::uint8_t> mask(c.rows * c.cols);
@@ -257,8 +256,10 @@ nlohmann::json run_compress(const CompressOptions& o, RunDir& rundir) {
   masks.apply(latent);
   masks.apply_to_optimizer(opt);
   write_view(latent, params, comps, plan, View::compressed);
-  const double pruned_acc = clf.accuracy(data.test);
-  metrics.write({{"stage", "hard_prune"}, {"step", step}, {"test_accuracy", pruned_acc}});
+  const nlohmann::json pruned_eval = student->evaluate();
+  nlohmann::json line = {{"stage", "hard_prune"}, {"step", step}};
+  line.update(prefixed(pruned_eval, "test_"));
+  metrics.write(line);
 
   // Masked fine-tuning (the magnitude baseline gets the sparse stage's steps too).
   const std::int64_t ft_steps = o.finetune.steps + (o.method == "magnitude" ? sparse_steps : 0);
@@ -267,19 +268,18 @@ nlohmann::json run_compress(const CompressOptions& o, RunDir& rundir) {
     write_view(latent, params, comps, plan, ft_view);
     const double lr = train::scheduled_lr(train::LrSchedule::warmup_decay, s, o.finetune.lr, o.finetune.warmup_steps,
                                           ft_steps, 0.0);
-    const double loss = train_step(clf, data.train, rng, tl, kd, latent, opt, lr, [&](auto& grads) { masks.apply(grads); });
+    const double loss = train_step(*student, rng, latent, opt, lr, [&](auto& grads) { masks.apply(grads); });
     log_step("masked_finetune", loss, lr);
   }
 
   write_view(latent, params, comps, plan, View::compressed);
-  const double acc = clf.accuracy(data.test);
-  metrics.write({{"stage", "final"}, {"step", step}, {"test_accuracy", acc}});
+  const nlohmann::json final_eval = student->evaluate();
+  line = {{"stage", "final"}, {"step", step}};
+  line.update(prefixed(final_eval, "test_"));
+  metrics.write(line);
 
-  nlohmann::json info = {{"tokenizer", tok->spec()},
-                         {"task", {{"train", o.task.train}, {"test", o.task.test}, {"max_seq_len", o.task.max_seq_len}}},
-                         {"method", o.method},
-                         {"qat", o.qat},
-                         {"accuracy", acc}};
+  nlohmann::json info = {{"tokenizer", tok->spec()}, {"task", student->task_record()}, {"method", o.method}, {"qat", o.qat}};
+  info.update(final_eval);
   const fs::path packed_path = rundir.artifact("model.nxm.safetensors");
   write_packed(packed_path, pack_model(latent, plan, info));
   nlohmann::json state = info;
@@ -293,17 +293,22 @@ nlohmann::json run_compress(const CompressOptions& o, RunDir& rundir) {
                       {"qat", o.qat},
                       {"plan", plan.to_string()},
                       {"teacher", teacher},
-                      {"teacher_accuracy", teacher_acc},
-                      {"hard_prune_accuracy", pruned_acc},
-                      {"accuracy", acc},
-                      {"accuracy_retained", teacher_acc > 0 ? acc / teacher_acc : 0.0},
                       {"cr_paper", ratio.cr_paper()},
                       {"cr_hardware", ratio.cr_hardware()},
                       {"steps", step},
                       {"packed_model", packed_path.string()},
                       {"packed_bytes", fs::file_size(packed_path)},
-                      {"dense_bytes", fs::file_size(ckpt / "model.safetensors")},
-                      {"test_examples", data.test.size()}};
+                      {"dense_bytes", fs::file_size(ckpt / "model.safetensors")}};
+  r.update(prefixed(teacher_eval, "teacher_"));
+  r.update(prefixed(pruned_eval, "hard_prune_"));
+  r.update(final_eval);
+  if (final_eval.contains("accuracy")) {
+    const double t = teacher_eval["accuracy"].get<double>(), a = final_eval["accuracy"].get<double>();
+    r["accuracy_retained"] = t > 0 ? a / t : 0.0;
+  } else {
+    r["loss_increase"] = final_eval["loss"].get<double>() - teacher_eval["loss"].get<double>();
+  }
+  r.update(student->data_summary());
   if (!teacher_summary.is_null()) r["teacher_training"] = teacher_summary;
   return r;
 }

@@ -1,6 +1,8 @@
-// The training pipelines of nxm-compress on a sequence-classification task:
-//  - train_teacher (`finetune`): a dense BERT classifier fine-tuned from an MLM-pretrained one (a zpp-train
-//    run or checkpoint; without one, a small BERT is pretrained here first with zpp-train's trainer);
+// The training pipelines of nxm-compress on a sequence-classification task (BERT) or on causal language
+// modelling of a text (GPT; student.hpp):
+//  - train_teacher (`finetune`): a dense BERT classifier fine-tuned from an MLM-pretrained one, or a GPT
+//    fine-tuned on the task's text, from a zpp-train run or checkpoint (without one, a small model is
+//    pretrained here first with zpp-train's trainer);
 //  - compress: from the dense teacher, one of
 //      admm       NxMTransformer: ADMM W-steps (AdamW on task + distillation loss + rho (W - Z + U)),
 //                 Z = Pi(W + U), U += W - Z, rho grown per round (NxMiFormer when qat = joint: the
@@ -9,7 +11,8 @@
 //      srste      SR-STE (Zhou et al. 2021): the forward sees Pi(W) (mask recomputed every step), the
 //                 gradient goes straight through to W plus lambda (1 - mask) W;
 //    then hard pruning and masked fine-tuning (qat != none: through Q with the STE), the final weights
-//    Q(Pi(W)), their accuracy, and the packed artifact. Every method gets the same number of steps.
+//    Q(Pi(W)), their accuracy (BERT) or validation loss (GPT), and the packed artifact. Every method gets
+//    the same number of steps. Every training step distills from the dense teacher (distill.*).
 // Metrics per step (stage, loss, lr) and per ADMM round (rho, primal and dual residuals, flip rate) go
 // to metrics.jsonl.
 #pragma once
@@ -28,6 +31,7 @@ namespace core::nxm {
 namespace fs = std::filesystem;
 
 struct PretrainOptions {
+  std::string arch = "bert";
   std::string text = "/usr/share/common-licenses/GPL-3";
   int n_layer = 2;
   int n_head = 2;
@@ -38,7 +42,9 @@ struct PretrainOptions {
   double lr = 3e-3;
   template <class V>
   void visit(V& v) {
-    v("text", text, "text the BERT is pretrained on (masked LM, byte tokenizer)");
+    v("arch", arch, "bert (masked LM; a classification task) or gpt (causal LM; a text task)",
+      core::one_of({"bert", "gpt"}));
+    v("text", text, "text the model is pretrained on (byte tokenizer)");
     v("n_layer", n_layer, "blocks", core::positive<int>());
     v("n_head", n_head, "attention heads", core::positive<int>());
     v("n_embd", n_embd, "width", core::positive<int>());
@@ -55,13 +61,20 @@ struct TaskOptions {
   int max_seq_len = 64;
   int max_train_examples = 0;
   int max_test_examples = 0;
+  double val_fraction = 0.1;
   template <class V>
   void visit(V& v) {
-    v("train", train, "training examples: a TSV file (sentence<TAB>label, GLUE's SST-2) or synthetic:N");
-    v("test", test, "evaluation examples (SST-2: test.tsv, GLUE's labelled dev set, the split papers report)");
-    v("max_seq_len", max_seq_len, "tokens per example including [CLS] (longer ones are truncated)", core::at_least(2));
-    v("max_train_examples", max_train_examples, "use the first N training examples (0: all)", core::at_least(0));
-    v("max_test_examples", max_test_examples, "use the first N evaluation examples (0: all)", core::at_least(0));
+    v("train", train, "BERT: training examples, a TSV file (sentence<TAB>label, GLUE's SST-2) or synthetic:N; "
+                      "GPT: the text (or token shards) of the language-modelling task");
+    v("test", test, "BERT: evaluation examples (SST-2: test.tsv, GLUE's labelled dev set, the split papers report); "
+                    "GPT: unused (validation is the tail of task.train)");
+    v("max_seq_len", max_seq_len, "tokens per example including [CLS] (longer ones are truncated); GPT: window length",
+      core::at_least(2));
+    v("max_train_examples", max_train_examples, "BERT: use the first N training examples (0: all)", core::at_least(0));
+    v("max_test_examples", max_test_examples, "use the first N evaluation examples (GPT: validation windows; 0: all)",
+      core::at_least(0));
+    v("val_fraction", val_fraction, "GPT: tail fraction of a text task.train kept for validation",
+      core::in_range(0.0, 0.5));
   }
 };
 
@@ -87,7 +100,7 @@ struct TeacherOptions {
   Schedule train;
   template <class V>
   void visit(V& v) {
-    v("init_from", init_from, "MLM-pretrained BERT (zpp-train run directory or checkpoint); empty: pretrain one (pretrain.*)");
+    v("init_from", init_from, "pretrained BERT (masked LM) or GPT: zpp-train run directory or checkpoint; empty: pretrain one (pretrain.*)");
     v.section("pretrain", pretrain);
     v.section("train", train);
   }
@@ -124,10 +137,14 @@ struct AdmmOptions {
 struct DistillConfig {
   double alpha = 0.5;
   double temperature = 2.0;
+  double hidden_weight = 0.0;
   template <class V>
   void visit(V& v) {
     v("alpha", alpha, "weight of the distillation loss from the dense teacher (0: off)", core::in_range(0.0, 1.0));
     v("temperature", temperature, "softmax temperature T", core::positive<double>());
+    v("hidden_weight", hidden_weight,
+      "weight of the hidden-state MSE between the student's and the teacher's block outputs, layer l to layer l (0: off)",
+      core::at_least(0.0));
   }
 };
 
@@ -145,7 +162,7 @@ struct CompressOptions {
   std::uint64_t seed = 1;
   template <class V>
   void visit(V& v) {
-    v("teacher", teacher, "dense fine-tuned teacher (an nxm-compress finetune run); empty: train one (teacher_training.*)");
+    v("teacher", teacher, "dense fine-tuned teacher (an nxm-compress finetune run, or a zpp-train GPT run); empty: train one (teacher_training.*)");
     v.section("teacher_training", teacher_training);
     v.section("task", task);
     v("plan", plan, "qkv=S:B,ao=S:B,ffn1=S:B,ffn2=S:B (S dense or keep:group, B 32/16/8/4)");

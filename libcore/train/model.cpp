@@ -123,6 +123,25 @@ T* Model<T>::resid(int l) {
 }
 
 template <class T>
+const T* Model<T>::resid(int l) const {
+  return acts_.resid.data() + std::size_t(l) * acts_.B * acts_.Tn * config().n_embd;
+}
+
+template <class T>
+const T* Model<T>::block_output(int l) const {
+  if (l < 0 || l >= config().n_layer || acts_.B < 0)
+    throw UsageError("block_output(" + std::to_string(l) + "): no such block in the last forward pass");
+  return resid(l + 1);
+}
+
+template <class T>
+void Model<T>::check_block_output_grads(const std::vector<const T*>& g) const {
+  if (!g.empty() && static_cast<int>(g.size()) != config().n_layer)
+    throw UsageError("block output gradients: " + std::to_string(g.size()) + " given for " +
+                     std::to_string(config().n_layer) + " layers");
+}
+
+template <class T>
 T Model<T>::forward(const Batch& batch, Task task) {
   check_batch(batch, task);
   batch_ = batch;
@@ -151,8 +170,10 @@ void Model<T>::backward(T dloss) {
   if (!has_targets) throw UsageError("backward() needs a forward pass with targets");
   hook(0, Pass::backward, true);
   head_backward(dloss);
+  const std::size_t NC = std::size_t(batch_.B) * batch_.T * config().n_embd;
   for (int l = config().n_layer - 1; l >= 0; --l) {
     hook(1 + l, Pass::backward, true);
+    if (block_output_grads_ && (*block_output_grads_)[l]) add_inplace<T>(acts_.dres.data(), (*block_output_grads_)[l], NC);
     block_backward(l);
     hook(1 + l, Pass::backward, false);
   }
@@ -161,13 +182,30 @@ void Model<T>::backward(T dloss) {
 }
 
 template <class T>
-void Model<T>::backward_from_logits(const T* dlogits) {
-  if (task_ != Task::classify || !batch_.labels)
-    throw UsageError("backward_from_logits() needs a classify forward pass with labels");
-  std::copy(dlogits, dlogits + std::size_t(batch_.B) * config().num_labels, acts_.cls_logits.begin());
+void Model<T>::backward(T dloss, const std::vector<const T*>& block_output_grads) {
+  check_block_output_grads(block_output_grads);
+  block_output_grads_ = block_output_grads.empty() ? nullptr : &block_output_grads;
+  try {
+    backward(dloss);
+  } catch (...) {
+    block_output_grads_ = nullptr;
+    throw;
+  }
+  block_output_grads_ = nullptr;
+}
+
+template <class T>
+void Model<T>::backward_from_logits(const T* dlogits, const std::vector<const T*>& block_output_grads) {
+  if (task_ == Task::classify) {
+    if (!batch_.labels) throw UsageError("backward_from_logits() needs a classify forward pass with labels");
+    std::copy(dlogits, dlogits + std::size_t(batch_.B) * config().num_labels, acts_.cls_logits.begin());
+  } else {
+    if (!batch_.targets) throw UsageError("backward_from_logits() needs an lm/mlm forward pass with targets");
+    std::copy(dlogits, dlogits + std::size_t(head_row_count()) * config().vocab_size, acts_.logits.begin());
+  }
   logits_grad_given_ = true;
   try {
-    backward(T(1));
+    backward(T(1), block_output_grads);
   } catch (...) {
     logits_grad_given_ = false;
     throw;
@@ -398,7 +436,7 @@ void Model<T>::head_backward(T dloss) {
     const int R = head_row_count();
     const T* h = gathered_ ? a.head_in.data() : a.lnf.data();
     T* dh = gathered_ ? a.head_d.data() : a.dlnf.data();
-    softmax_xent_backward<T>(a.logits.data(), head_targets(), scale, R, V, V);
+    if (!logits_grad_given_) softmax_xent_backward<T>(a.logits.data(), head_targets(), scale, R, V, V);
     if (task_ == Task::mlm) {
       linear_backward<T>(a.dmlm.data(), grads_.embed(kWte), grads_.embed(kMlmBias), a.logits.data(),
                          a.mlm_ln.data(), params_.embed(kWte), R, C, V, false);

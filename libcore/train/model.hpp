@@ -61,9 +61,18 @@ class Model {
   void set_token_subsets(std::vector<TokenSubset> subsets) { subsets_ = std::move(subsets); }
   // Adds dloss * d(loss)/d(params) of the last forward (which had targets) into grads().
   void backward(T dloss = T(1));
-  // classify: adds the gradient of another loss of the logits into grads(), given d(loss)/d(logits)
-  // [B, num_labels] (e.g. knowledge distillation's); needs a classify forward with labels.
-  void backward_from_logits(const T* dlogits);
+  // The same, plus the gradient of another loss of the block outputs (e.g. hidden-state distillation's):
+  // block_output_grads[l] = d(other)/d(block_output(l)) [B*T, n_embd], null for none (n_layer entries,
+  // or none at all: exactly backward(dloss)).
+  void backward(T dloss, const std::vector<const T*>& block_output_grads);
+  // Adds the gradient of another loss of the logits into grads(), given d(loss)/d(logits) (e.g.
+  // knowledge distillation's): classify [B, num_labels], after a classify forward with labels;
+  // lm/mlm [rows with a target (in order), vocab_size], after a forward with targets. Block output
+  // gradients as in backward().
+  void backward_from_logits(const T* dlogits, const std::vector<const T*>& block_output_grads = {});
+  // The output of block l (0 <= l < n_layer) in the last forward, [B*T, n_embd]: the residual stream
+  // after the block (what hidden-state distillation compares between a student and its teacher).
+  const T* block_output(int l) const;
   // lm/mlm: [B*T, vocab_size]; classify: [B, num_labels]. Valid after a forward without targets (with
   // targets the head runs only on the rows that have one).
   const T* logits() const { return task_ == Task::classify ? acts_.cls_logits.data() : acts_.logits.data(); }
@@ -101,6 +110,8 @@ class Model {
   void ensure_acts(int B, int Tn);
   void check_batch(const Batch& b, Task task) const;
   T* resid(int l);  // residual stream entering block l (l = n_layer: the last block's output)
+  const T* resid(int l) const;
+  void check_block_output_grads(const std::vector<const T*>& g) const;
   void embed_forward();
   void block_forward(int l);
   T head_forward();
@@ -124,7 +135,8 @@ class Model {
   std::vector<std::int32_t> default_segments_;  // zeros for a bert batch given without segment ids
   Task task_ = Task::lm;
   int count_ = 0;  // positions (or sequences) the last loss averaged over
-  bool logits_grad_given_ = false;  // backward_from_logits: cls_logits holds d(loss)/d(logits)
+  bool logits_grad_given_ = false;  // backward_from_logits: cls_logits / logits hold d(loss)/d(logits)
+  const std::vector<const T*>* block_output_grads_ = nullptr;  // of the backward in progress (null: none)
   // Rows of the last lm/mlm forward that have a target; gathered_: fewer than all, so the head ran
   // on head_in (their lnf rows) with head_targets_.
   std::vector<int> head_rows_;

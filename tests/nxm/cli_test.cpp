@@ -3,10 +3,12 @@
 // against the run's compressed checkpoint) and eval; search meeting its target; finetune on a TSV;
 // bad input: a plan without a component, keep >= group, a group that does not divide a tensor, a
 // malformed TSV line, a corrupted packed file and one that lacks a component matrix; eval and bench with
-// device=cuda (the same accuracy as the CPU where a device answers, else exit 2).
+// device=cuda (the same accuracy as the CPU where a device answers, else exit 2); a tiny GPT compressed
+// with its next-token loss and distillation, its packed model evaluated.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -135,6 +137,43 @@ TEST_CASE("search meets its target ratio; finetune reads a TSV task") {
                                 "task.train=" + (tmp / "bad.tsv").string(), "task.max_seq_len=32"});
   CHECK(r.exit_code == 65);
   CHECK(mentions(r.err, "bad.tsv:3"));
+}
+
+TEST_CASE("compress (tiny GPT): next-token loss, logit + hidden-state distillation, packed eval of the LM") {
+  TempDir tmp("nxm_cli_gpt");
+  const std::string gpt_config = (core::test::source_dir() / "configs/nxm-compress/tiny-gpt.yaml").string();
+  auto r = run_tool("nxm-compress", {"compress", "--config", gpt_config, "--out", (tmp / "run").string()});
+  REQUIRE(r.exit_code == 0);
+  const auto result = nlohmann::json::parse(core::test::read_text(tmp / "run/result.json"));
+  for (const char* key : {"teacher_loss", "hard_prune_loss", "loss", "perplexity", "loss_increase"})
+    CHECK_MESSAGE(result.contains(key), key);
+  CHECK(result["val_windows"] == 16);
+  CHECK(result["cr_paper"].get<double>() == doctest::Approx(87.5));
+  // 40 + 20 steps of a byte-level GPT: below the uniform model's log 256 = 5.55 (4.3 here).
+  CHECK(result["teacher_loss"].get<double>() < 5.0);
+  CHECK(result["loss"].get<double>() < 5.0);
+  CHECK(result["perplexity"].get<double>() == doctest::Approx(std::exp(result["loss"].get<double>())));
+  bool hard_prune_line = false;
+  std::ifstream metrics(tmp / "run/metrics.jsonl");
+  for (std::string line; std::getline(metrics, line);)
+    hard_prune_line |= nlohmann::json::parse(line).value("stage", "") == "hard_prune" && mentions(line, "test_loss");
+  CHECK(hard_prune_line);
+
+  // The packed file through the packed kernels (int8 activations) and the same weights as dense fp32,
+  // which is the forward compress measured.
+  const auto packed = tmp / "run/artifacts/model.nxm.safetensors";
+  r = run_tool("nxm-compress", {"eval", "--model", packed.string(), "latency_examples=2", "latency_repeats=1"});
+  REQUIRE(r.exit_code == 0);
+  const auto e = last_json(r.out);
+  CHECK(e["examples"] == 16);
+  CHECK(e["dense_fp32_loss"].get<double>() == doctest::Approx(result["loss"].get<double>()).epsilon(1e-4));
+  CHECK(e["loss"].get<double>() == doctest::Approx(result["loss"].get<double>()).epsilon(0.02));
+  CHECK(e["latency_ms_median"].get<double>() > 0);
+  r = run_tool("nxm-compress", {"compress", "--config", gpt_config, "--teacher", (tmp / "run/teacher").string(), "--out",
+                                (tmp / "missing").string(), "task.train=" + (tmp / "no_such.txt").string()});
+  CHECK(r.exit_code == 66);
+  CHECK(mentions(r.err, "task.train"));
+  CHECK(mentions(r.err, "no_such.txt"));
 }
 
 TEST_CASE("bad input: a group that does not divide a tensor, corrupted or incomplete packed files") {

@@ -4,8 +4,9 @@
 // tiles of 8), the device's int32 sums equal a brute-force integer product of the unpacked codes and the
 // CPU kernel's sums exactly, and its output with a bias equals the CPU kernel's (1e-6 relative: the
 // same s_x s_w acc + b, only the rounding of a fused multiply-add may differ); a float setting is
-// refused; a packed BERT with its 8/4-bit linears on the device classifies with the CPU's logits. Exits 77 (skipped) where no CUDA device answers; test_nxm_cuda_emulated runs the same cases
-// on the SIMT emulator (tests/support/simt).
+// refused; a packed BERT and a packed GPT with their 8/4-bit linears on the device give the CPU's logits.
+// Exits 77 (skipped) where no CUDA device answers; test_nxm_cuda_emulated runs the same cases on the SIMT
+// emulator (tests/support/simt).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -119,30 +120,35 @@ TEST_CASE("CUDA packed linear: a float setting and a wrong bias are refused") {
   CHECK_THROWS_AS(CudaPackedLinear(pack_matrix("w", w.data(), 8, 16, Setting{2, 4, 8}), short_bias), core::UsageError);
 }
 
-#ifdef TOOLKIT_HAVE_CUDA  // PackedBert's device path exists in CUDA builds only
-TEST_CASE("PackedBert on the device: the CPU's logits; fp16 components stay on the CPU") {
-  core::train::ModelConfig c;
-  c.arch = "bert";
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 64;
-  c.n_positions = 16;
-  c.vocab_size = 257;
-  const core::train::ParamLayout layout(c);
-  core::train::FlatBuffers<float> w(layout);
-  core::train::init_parameters(w, 5);
-  for (int l = 0; l < c.n_layer; ++l)  // biases the device must add (the initialisation's are zero)
-    for (auto t : {core::train::kQkvB, core::train::kAttnProjB, core::train::kFcB, core::train::kFcProjB}) {
-      const auto b = random_values(std::size_t(layout.block(l, t).numel), 0.1f, unsigned(10 * l + t));
-      std::copy(b.begin(), b.end(), w.block(l, t));
-    }
-  const PackedModel m = pack_model(w, parse_plan("qkv=2:4:8,ao=1:4:4,ffn1=dense:8,ffn2=2:4:16"), {{"tokenizer", "bytes"}});
-  PackedBert cpu(m), gpu(m, LinearDevice::cuda);
-  CHECK(cpu.device_linears() == 0);
-  CHECK(gpu.device_linears() == 2 * 3);  // qkv, ao and ffn1 of both blocks
-  const std::vector<std::int32_t> tokens = {256, 72, 101, 108, 108, 111, 33, 10, 3, 200, 17};
-  const auto a = cpu.classify(tokens), b = gpu.classify(tokens);
-  REQUIRE(a.size() == b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) CHECK(b[i] == doctest::Approx(a[i]).epsilon(1e-4));
+#ifdef TOOLKIT_HAVE_CUDA  // PackedTransformer's device path exists in CUDA builds only
+TEST_CASE("PackedTransformer on the device: the CPU's outputs (BERT logits, GPT LM logits); fp16 stays on the CPU") {
+  for (const char* arch : {"bert", "gpt"}) {
+    CAPTURE(arch);
+    core::train::ModelConfig c;
+    c.arch = arch;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.n_embd = 64;
+    c.n_positions = 16;
+    c.vocab_size = 257;
+    const core::train::ParamLayout layout(c);
+    core::train::FlatBuffers<float> w(layout);
+    core::train::init_parameters(w, 5);
+    for (int l = 0; l < c.n_layer; ++l)  // biases the device must add (the initialisation's are zero)
+      for (auto t : {core::train::kQkvB, core::train::kAttnProjB, core::train::kFcB, core::train::kFcProjB}) {
+        const auto b = random_values(std::size_t(layout.block(l, t).numel), 0.1f, unsigned(10 * l + t));
+        std::copy(b.begin(), b.end(), w.block(l, t));
+      }
+    const PackedModel m =
+        pack_model(w, parse_plan("qkv=2:4:8,ao=1:4:4,ffn1=dense:8,ffn2=2:4:16"), {{"tokenizer", "bytes"}});
+    PackedTransformer cpu(m), gpu(m, LinearDevice::cuda);
+    CHECK(cpu.device_linears() == 0);
+    CHECK(gpu.device_linears() == 2 * 3);  // qkv, ao and ffn1 of both blocks
+    const std::vector<std::int32_t> tokens = {256, 72, 101, 108, 108, 111, 33, 10, 3, 200, 17};
+    const auto a = cpu.run(tokens), b = gpu.run(tokens);
+    CHECK(a.size() == (c.arch == "gpt" ? tokens.size() * 257 : std::size_t(c.num_labels)));
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) CHECK(b[i] == doctest::Approx(a[i]).epsilon(1e-4));
+  }
 }
 #endif

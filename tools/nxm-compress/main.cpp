@@ -3,10 +3,12 @@
 //   nxm-compress ratio --layers L --hidden H --ffn F --plan qkv=S:B,ao=S:B,ffn1=S:B,ffn2=S:B
 //   nxm-compress unpack PACKED --output FILE.safetensors
 //   nxm-compress finetune [teacher.init_from=PRETRAINED] [task.train=TSV task.test=TSV]   dense teacher
-//   nxm-compress eval --model PACKED|RUN [task.test=TSV] [baselines=true]   accuracy, size, batch-1 latency
+//                         (a GPT: task.train=TEXT, next-token loss; validation = its last task.val_fraction)
+//   nxm-compress eval --model PACKED|RUN [task.test=TSV] [baselines=true]   accuracy (GPT: validation loss), size, latency
 //   nxm-compress bench [layers=12 hidden=768 settings=2:4:8,2:4:4 seq=1,16,128]   kernel latency, random weights
 //   nxm-compress search --target-ratio R [compress.teacher=RUN]   probes + greedy plan, then compress with it
-//   nxm-compress compress [teacher=FINETUNE_RUN] [plan=...] [method=admm|magnitude|srste] [qat=joint|finetune|none]
+//   nxm-compress compress [teacher=FINETUNE_RUN|ZPP_GPT_RUN] [plan=...] [method=admm|magnitude|srste] [qat=joint|finetune|none]
+//                         [distill.alpha=A distill.temperature=T distill.hidden_weight=BETA]
 #include "common/cli.hpp"
 #include "nxm/bench.hpp"
 #include "nxm/evaluate.hpp"
@@ -102,10 +104,10 @@ int main(int argc, char** argv) {
       .flag("--teacher", "teacher", "dense teacher: an nxm-compress finetune run")
       .flag("--plan", "plan", "qkv=S:B,ao=S:B,ffn1=S:B,ffn2=S:B")
       .flag("--method", "method", "admm, magnitude or srste");
-  app.command<core::nxm::FinetuneOptions>("finetune", "Fine-tune a dense BERT classifier (the teacher) on a task",
+  app.command<core::nxm::FinetuneOptions>("finetune", "Fine-tune the dense teacher: a BERT classifier on a task, or a GPT on a text",
                                           run_finetune)
-      .flag("--init-from", "teacher.init_from", "MLM-pretrained BERT (zpp-train run or checkpoint)");
-  app.command<core::nxm::EvalOptions>("eval", "Accuracy, size on disk and batch-1 latency of a packed model or a run",
+      .flag("--init-from", "teacher.init_from", "pretrained BERT or GPT (zpp-train run or checkpoint)");
+  app.command<core::nxm::EvalOptions>("eval", "Accuracy (GPT: validation loss), size on disk and batch-1 latency of a packed model or a run",
                                       run_eval)
       .flag("--model", "model", "packed model or run / checkpoint folder")
       .without_rundir();
