@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <string>
 
 #include "nerf/slam_job.hpp"
 
@@ -48,7 +49,7 @@ double mean_ratio(const std::string& variant, const std::function<void(SlamOptio
     RunOptions off = tiny(variant, seed), on = off;
     enable(on.slam);
     const double a = ate(off, "off"), b = ate(on, "on");
-    MESSAGE(label << " on " << variant << ", seed " << seed << ": ATE off " << 100 * a << " cm, on " << 100 * b << " cm");
+    MESSAGE(std::string(label) << " on " << variant << ", seed " << seed << ": ATE off " << 100 * a << " cm, on " << 100 * b << " cm");
     log_sum += std::log(b / a);
   }
   return std::exp(log_sum / 3);
