@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "device_or_skip.hpp"
 #include "kernels/embedding_index.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/ops.hpp"
@@ -37,10 +38,7 @@ using Floats = std::vector<float>;
 namespace {
 
 const bool kHaveDevice = [] {
-  if (cuda_device_count() == 0) {
-    std::fprintf(stderr, "no CUDA device answers: GPU kernel tests skipped\n");
-    std::exit(77);
-  }
+  core::test::device_or_skip("GPU kernel tests");
   std::fprintf(stderr, "GPU: %s\n", cuda_device_name(0).c_str());
   return true;
 }();

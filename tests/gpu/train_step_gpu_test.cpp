@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "device_or_skip.hpp"
 #include "common/errors.hpp"
 #include "common/rng.hpp"
 #include "kernels/runtime.hpp"
@@ -31,13 +32,7 @@ using namespace core::train;
 
 namespace {
 
-const bool kHaveDevice = [] {
-  if (core::kernels::cuda_device_count() == 0) {
-    std::fprintf(stderr, "no CUDA device answers: GPU training-step tests skipped\n");
-    std::exit(77);
-  }
-  return true;
-}();
+const bool kHaveDevice = core::test::device_or_skip("GPU training-step tests");
 
 ModelConfig small_model(const char* arch) {
   ModelConfig c;

@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "device_or_skip.hpp"
 #include "kernels/bf16.hpp"
 #include "kernels/token_routing.hpp"
 #include "ltd/sampler.hpp"
@@ -22,13 +23,7 @@ using namespace core::kernels;
 
 namespace {
 
-const bool kHaveDevice = [] {
-  if (cuda_device_count() == 0) {
-    std::fprintf(stderr, "no CUDA device answers: random-LTD kernel tests skipped\n");
-    std::exit(77);
-  }
-  return true;
-}();
+const bool kHaveDevice = core::test::device_or_skip("random-LTD kernel tests");
 
 template <class T>
 DeviceBuffer<T> upload(const std::vector<T>& v) {

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "device_or_skip.hpp"
 #include "kernels/runtime.hpp"
 #include "nerf/render_cuda.hpp"
 #include "nerf/slam.hpp"
@@ -26,13 +27,7 @@ using namespace core::nerf;
 
 namespace {
 
-const bool kHaveDevice = [] {
-  if (core::kernels::cuda_device_count() == 0) {
-    std::fprintf(stderr, "no CUDA device answers: fused rendering tests skipped\n");
-    std::exit(77);
-  }
-  return true;
-}();
+const bool kHaveDevice = core::test::device_or_skip("fused rendering tests");
 
 // max |a - b| / max |b| (b the reference), and max |b| for the "not all zero" checks.
 double relative(const float* a, const float* b, std::size_t n, double* scale = nullptr) {

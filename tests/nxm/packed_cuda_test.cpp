@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "device_or_skip.hpp"
 #include "common/errors.hpp"
 #include "kernels/runtime.hpp"
 #include "nxm/kernel.hpp"
@@ -28,13 +29,7 @@ using namespace core::nxm;
 
 namespace {
 
-const bool kHaveDevice = [] {
-  if (core::kernels::cuda_device_count() == 0) {
-    std::fprintf(stderr, "no CUDA device answers: packed CUDA linear tests skipped\n");
-    std::exit(77);
-  }
-  return true;
-}();
+const bool kHaveDevice = core::test::device_or_skip("packed CUDA linear tests");
 
 std::vector<float> random_values(std::size_t n, float stddev, unsigned seed) {
   std::mt19937 rng(seed);

@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "device_or_skip.hpp"
 #include "common/errors.hpp"
 #include "common/rng.hpp"
 #include "zero/quantize.hpp"
@@ -22,13 +23,7 @@ namespace zero = core::zero;
 
 namespace {
 
-const bool kHaveDevice = [] {
-  if (core::kernels::cuda_device_count() == 0) {
-    std::fprintf(stderr, "no CUDA device answers: device quantizer tests skipped\n");
-    std::exit(77);
-  }
-  return true;
-}();
+const bool kHaveDevice = core::test::device_or_skip("device quantizer tests");
 
 template <class T>
 bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
