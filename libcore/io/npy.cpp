@@ -29,11 +29,11 @@ struct DType {
   std::string_view descr;
   std::size_t itemsize;
 };
-constexpr DType kDTypes[] = {{"<f2", 2}, {"<f4", 4}, {"<f8", 8}, {"|i1", 1}, {"|u1", 1},
+constexpr DType kNpyDTypes[] = {{"<f2", 2}, {"<f4", 4}, {"<f8", 8}, {"|i1", 1}, {"|u1", 1},
                              {"<u2", 2}, {"<i4", 4}, {"<i8", 8}, {"|b1", 1}};
 
 const DType* find_dtype(std::string_view descr) {
-  for (const DType& d : kDTypes)
+  for (const DType& d : kNpyDTypes)
     if (d.descr == descr) return &d;
   return nullptr;
 }

@@ -29,7 +29,7 @@ struct DTypeInfo {
   std::string_view name;
   std::size_t size;
 };
-constexpr DTypeInfo kDTypes[] = {{"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"I16", 2}, {"U16", 2},
+constexpr DTypeInfo kSafetensorsDTypes[] = {{"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"I16", 2}, {"U16", 2},
                                  {"F16", 2},  {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},
                                  {"F64", 8},  {"I64", 8},  {"U64", 8}};
 
@@ -54,7 +54,7 @@ std::string shape_str(const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 std::size_t safetensors_dtype_size(std::string_view dtype) {
-  for (const DTypeInfo& d : kDTypes)
+  for (const DTypeInfo& d : kSafetensorsDTypes)
     if (d.name == dtype) return d.size;
   return 0;
 }

@@ -8,8 +8,7 @@
 namespace core::ltd {
 
 namespace {
-const std::string kLtd = "data_efficiency.data_routing.random_ltd.";
-const std::string kSchedule = kLtd + "random_ltd_schedule.";
+const std::string kSchedule = kRandomLtdKeys + "random_ltd_schedule.";
 }  // namespace
 
 RoutingPlan resolve_routing(const DataEfficiency& de, const train::ModelConfig& model, int seq_len) {
@@ -21,11 +20,11 @@ RoutingPlan resolve_routing(const DataEfficiency& de, const train::ModelConfig& 
   p.seed = de.seed;
   const int L = model.n_layer;
   if (r.total_layer_num != 0 && r.total_layer_num != L)
-    throw UsageError(kLtd + "total_layer_num = " + std::to_string(r.total_layer_num) + " differs from model.n_layer = " +
+    throw UsageError(kRandomLtdKeys + "total_layer_num = " + std::to_string(r.total_layer_num) + " differs from model.n_layer = " +
                      std::to_string(L));
   const std::string type = model.architecture() == train::Arch::bert ? "encoder" : "decoder";
   if (!r.model_type.empty() && r.model_type != type)
-    throw UsageError(kLtd + "model_type = " + r.model_type + " but model.arch = " + model.arch + " is a" +
+    throw UsageError(kRandomLtdKeys + "model_type = " + r.model_type + " but model.arch = " + model.arch + " is a" +
                      (type == "encoder" ? "n " : " ") + type);
   if (r.random_ltd_layer_id.empty()) {
     for (int l = 1; l + 1 < L; ++l) p.layers.push_back(l);
@@ -33,22 +32,22 @@ RoutingPlan resolve_routing(const DataEfficiency& de, const train::ModelConfig& 
     p.layers = r.random_ltd_layer_id;
     for (std::size_t i = 0; i < p.layers.size(); ++i) {
       if (p.layers[i] < 0 || p.layers[i] >= L)
-        throw UsageError(kLtd + "random_ltd_layer_id: " + std::to_string(p.layers[i]) + " is not a layer of the model "
+        throw UsageError(kRandomLtdKeys + "random_ltd_layer_id: " + std::to_string(p.layers[i]) + " is not a layer of the model "
                          "(0 .. model.n_layer - 1 = " + std::to_string(L - 1) + ")");
       if (i > 0 && p.layers[i] <= p.layers[i - 1])
-        throw UsageError(kLtd + "random_ltd_layer_id: ids must be strictly increasing (" +
+        throw UsageError(kRandomLtdKeys + "random_ltd_layer_id: ids must be strictly increasing (" +
                          std::to_string(p.layers[i - 1]) + ", then " + std::to_string(p.layers[i]) + ")");
     }
   }
   if (r.random_ltd_layer_num != 0 && r.random_ltd_layer_num != static_cast<int>(p.layers.size()))
-    throw UsageError(kLtd + "random_ltd_layer_num = " + std::to_string(r.random_ltd_layer_num) + " but " +
+    throw UsageError(kRandomLtdKeys + "random_ltd_layer_num = " + std::to_string(r.random_ltd_layer_num) + " but " +
                      (r.random_ltd_layer_id.empty() ? "the default random_ltd_layer_id (all but the first and last "
                                                       "layer) has "
                                                     : "random_ltd_layer_id has ") +
                      std::to_string(p.layers.size()) + " layers");
   if (p.dropping && p.layers.empty())
-    throw UsageError(kLtd + "random_ltd_layer_id: no layer drops tokens (a model of " + std::to_string(L) +
-                     " layers has no middle layer); name the layers or disable " + kLtd + "enabled");
+    throw UsageError(kRandomLtdKeys + "random_ltd_layer_id: no layer drops tokens (a model of " + std::to_string(L) +
+                     " layers has no middle layer); name the layers or disable " + kRandomLtdKeys + "enabled");
   const RandomLtdSchedule& s = r.random_ltd_schedule;
   p.seq_per_step = s.schedule_config.seq_per_step;
   p.require_steps = s.schedule_config.require_steps;
@@ -73,10 +72,10 @@ void LtdTrainOptions::validate() const {
   const LayerTokenLrSchedule& lt = data_efficiency.random_ltd().layer_token_lr_schedule;
   if (lt.enabled) {
     if (lt.total_layer_tokens != 0 && lt.warmup_layer_tokens > lt.total_layer_tokens)
-      throw UsageError(kLtd + "layer_token_lr_schedule.warmup_layer_tokens = " + std::to_string(lt.warmup_layer_tokens) +
+      throw UsageError(kRandomLtdKeys + "layer_token_lr_schedule.warmup_layer_tokens = " + std::to_string(lt.warmup_layer_tokens) +
                        " exceeds total_layer_tokens = " + std::to_string(lt.total_layer_tokens));
     if (lt.min_lr > optimizer.params.lr)
-      throw UsageError(kLtd + "layer_token_lr_schedule.min_lr = " + std::to_string(lt.min_lr) +
+      throw UsageError(kRandomLtdKeys + "layer_token_lr_schedule.min_lr = " + std::to_string(lt.min_lr) +
                        " exceeds the peak optimizer.params.lr = " + std::to_string(optimizer.params.lr));
   }
 }

@@ -19,6 +19,9 @@
 
 namespace core::ltd {
 
+// Dotted prefix of the random_ltd section's keys, for messages that name a key.
+inline const std::string kRandomLtdKeys = "data_efficiency.data_routing.random_ltd.";
+
 struct ScheduleConfig {
   std::int64_t require_steps = 150;  // steps over which the kept count grows from min_value to max_value
   int seq_per_step = 16;             // the kept count is a multiple of this (alignment)

@@ -47,12 +47,6 @@ std::vector<double> interleaved_medians(const std::vector<std::function<void()>>
   return med;
 }
 
-Plan uniform_plan(const Setting& s) {
-  Plan p;
-  p.settings.fill(s);
-  return p;
-}
-
 }  // namespace
 
 nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
@@ -89,7 +83,7 @@ nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
   std::vector<std::unique_ptr<PackedTransformer>> models;
   nlohmann::json sizes = nlohmann::json::object();
   for (const Setting& s : settings) {
-    const PackedModel pm = pack_model(params, uniform_plan(s), info);
+    const PackedModel pm = pack_model(params, Plan::uniform(s), info);
     std::string stem = s.to_string();
     std::replace(stem.begin(), stem.end(), ':', '-');
     const fs::path file = rundir.artifact("bert_" + stem + ".nxm.safetensors");
@@ -101,9 +95,9 @@ nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
   const std::uint64_t dense_bytes = dense_fp32_file_bytes(params);
   sizes["dense_fp32"] = dense_bytes;
   names.push_back("dense_fp32");  // no fp32 device kernel: on the CPU
-  models.push_back(std::make_unique<PackedTransformer>(pack_model(params, uniform_plan(Setting{0, 0, 32}), info)));
+  models.push_back(std::make_unique<PackedTransformer>(pack_model(params, Plan::uniform(Setting{0, 0, 32}), info)));
   names.push_back("dense_int8");
-  models.push_back(std::make_unique<PackedTransformer>(pack_model(params, uniform_plan(Setting{0, 0, 8}), info), device));
+  models.push_back(std::make_unique<PackedTransformer>(pack_model(params, Plan::uniform(Setting{0, 0, 8}), info), device));
   const std::size_t fp32 = settings.size(), int8 = settings.size() + 1;
 
   std::mt19937_64 rng(o.seed + 1);

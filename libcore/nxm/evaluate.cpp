@@ -16,16 +16,6 @@
 
 namespace core::nxm {
 
-namespace {
-
-Plan uniform_plan(const Setting& s) {
-  Plan p;
-  p.settings.fill(s);
-  return p;
-}
-
-}  // namespace
-
 nlohmann::json run_eval(const EvalOptions& o) {
   if (o.model.empty()) throw UsageError("eval: give the model (--model PACKED|RUN)");
   const LinearDevice device = o.device == "cuda" ? LinearDevice::cuda : LinearDevice::cpu;
@@ -48,7 +38,7 @@ nlohmann::json run_eval(const EvalOptions& o) {
       const nlohmann::json state = train::read_checkpoint_state(src.path);
       if (state.contains("task")) info["task"] = state["task"];
     }
-    pm = pack_model(params, uniform_plan(Setting{0, 0, 32}), info);
+    pm = pack_model(params, Plan::uniform(Setting{0, 0, 32}), info);
     kind = "dense";
     bytes = src.format == train::ModelSource::Format::checkpoint ? fs::file_size(src.path / "model.safetensors")
                                                                   : fs::file_size(src.path);
@@ -107,7 +97,7 @@ nlohmann::json run_eval(const EvalOptions& o) {
     pm.unpack_into(params);
     for (const auto& b : kBaselines) {
       baselines.push_back(
-          std::make_unique<PackedTransformer>(pack_model(params, uniform_plan(b.setting), pm.info), b.device));
+          std::make_unique<PackedTransformer>(pack_model(params, Plan::uniform(b.setting), pm.info), b.device));
       timed.push_back(baselines.back().get());
     }
   }

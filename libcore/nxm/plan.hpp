@@ -46,6 +46,12 @@ struct Plan {
   const Setting& operator[](Component c) const { return settings[static_cast<int>(c)]; }
   std::string to_string() const;
   bool operator==(const Plan&) const = default;
+  // The same setting for every component.
+  static Plan uniform(const Setting& s) {
+    Plan p;
+    p.settings.fill(s);
+    return p;
+  }
 };
 
 // Every component must be named once; UsageError naming the missing, repeated or unknown one.

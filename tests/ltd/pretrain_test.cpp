@@ -19,8 +19,6 @@ using core::test::TempDir;
 
 namespace {
 
-const std::string kLtd = "data_efficiency.data_routing.random_ltd.";
-
 std::vector<nlohmann::json> records(const core::fs::path& metrics) {
   std::vector<nlohmann::json> out;
   std::ifstream f(metrics);
@@ -40,10 +38,10 @@ LtdTrainOptions small_run(const core::fs::path& text, std::vector<std::string> e
                                 "model.n_head=2", "model.n_positions=32", "data.seq_len=32",
                                 "train_micro_batch_size_per_gpu=4", "gradient_accumulation_steps=2",
                                 "train_iters=12", "eval_interval=6", "eval_iters=2",
-                                kLtd + "random_ltd_schedule.min_value=8",
-                                kLtd + "random_ltd_schedule.schedule_config.seq_per_step=8",
-                                kLtd + "random_ltd_schedule.schedule_config.require_steps=8",
-                                kLtd + "layer_token_lr_schedule.warmup_layer_tokens=2048"};
+                                kRandomLtdKeys + "random_ltd_schedule.min_value=8",
+                                kRandomLtdKeys + "random_ltd_schedule.schedule_config.seq_per_step=8",
+                                kRandomLtdKeys + "random_ltd_schedule.schedule_config.require_steps=8",
+                                kRandomLtdKeys + "layer_token_lr_schedule.warmup_layer_tokens=2048"};
   o.insert(o.end(), extra.begin(), extra.end());
   return core::resolve_options<LtdTrainOptions>({}, o);
 }
@@ -54,8 +52,8 @@ TEST_CASE("min = max = n trains bit-identically to random-LTD disabled, with no 
   TempDir tmp("ltd_identity");
   core::test::write_text(tmp / "text.txt", question_text());
   const auto full = small_run(tmp / "text.txt", {"train_iters=50", "eval_interval=50",
-                                                 kLtd + "random_ltd_schedule.min_value=32"});
-  const auto off = small_run(tmp / "text.txt", {"train_iters=50", "eval_interval=50", kLtd + "enabled=false"});
+                                                 kRandomLtdKeys + "random_ltd_schedule.min_value=32"});
+  const auto off = small_run(tmp / "text.txt", {"train_iters=50", "eval_interval=50", kRandomLtdKeys + "enabled=false"});
   core::RunDir a("ltd-pretrain", tmp.path() / "full"), b("ltd-pretrain", tmp.path() / "off");
   const auto sa = run_ltd_training(full, a).summary, sb = run_ltd_training(off, b).summary;
   const auto ra = records(tmp.path() / "full/metrics.jsonl"), rb = records(tmp.path() / "off/metrics.jsonl");
@@ -149,9 +147,9 @@ TEST_CASE("resume mid-run: same kept counts, LayerTokens, lr and losses bit for 
   }
   SUBCASE("a changed schedule is refused on --resume") {
     core::RunDir rd("ltd-pretrain", tmp.path() / "changed");
-    const std::string total = kLtd + "layer_token_lr_schedule.total_layer_tokens=100000";
+    const std::string total = kRandomLtdKeys + "layer_token_lr_schedule.total_layer_tokens=100000";
     run_ltd_training(small_run(tmp / "text.txt", {"train_iters=3", total}), rd);
-    auto other = small_run(tmp / "text.txt", {kLtd + "random_ltd_schedule.min_value=16", total});
+    auto other = small_run(tmp / "text.txt", {kRandomLtdKeys + "random_ltd_schedule.min_value=16", total});
     other.resume = true;
     CHECK_THROWS_AS(run_ltd_training(other, rd), core::UsageError);
   }

@@ -28,8 +28,6 @@ std::string usage_error(const std::vector<std::string>& overrides) {
   return "";
 }
 
-const std::string kLtd = "data_efficiency.data_routing.random_ltd.";
-
 }  // namespace
 
 TEST_CASE("kept tokens: monotone, aligned, never below align_up(min), max from require_steps on") {
@@ -39,10 +37,10 @@ TEST_CASE("kept tokens: monotone, aligned, never below align_up(min), max from r
     CAPTURE(max);
     CAPTURE(s);
     const auto o = options({"model.n_positions=128", "data.seq_len=128",
-                            kLtd + "random_ltd_schedule.min_value=" + std::to_string(min),
-                            kLtd + "random_ltd_schedule.max_value=" + std::to_string(max),
-                            kLtd + "random_ltd_schedule.schedule_config.seq_per_step=" + std::to_string(s),
-                            kLtd + "random_ltd_schedule.schedule_config.require_steps=" + std::to_string(req)});
+                            kRandomLtdKeys + "random_ltd_schedule.min_value=" + std::to_string(min),
+                            kRandomLtdKeys + "random_ltd_schedule.max_value=" + std::to_string(max),
+                            kRandomLtdKeys + "random_ltd_schedule.schedule_config.seq_per_step=" + std::to_string(s),
+                            kRandomLtdKeys + "random_ltd_schedule.schedule_config.require_steps=" + std::to_string(req)});
     const RoutingPlan p = resolve_routing(o.data_efficiency, o.model, o.data.seq_len);
     const int aligned_min = (min + s - 1) / s * s;
     int prev = 0;
@@ -62,7 +60,7 @@ TEST_CASE("kept tokens: monotone, aligned, never below align_up(min), max from r
     }
   }
   // DeepSpeed's case: min_value not a multiple of seq_per_step (5 and 16) starts at 16, not 0.
-  const auto o = options({kLtd + "random_ltd_schedule.min_value=5", kLtd + "random_ltd_schedule.max_value=100"});
+  const auto o = options({kRandomLtdKeys + "random_ltd_schedule.min_value=5", kRandomLtdKeys + "random_ltd_schedule.max_value=100"});
   CHECK(kept_tokens(resolve_routing(o.data_efficiency, o.model, o.data.seq_len), 0) == 16);
 }
 
@@ -71,10 +69,10 @@ TEST_CASE("LayerToken counters equal the closed-form sums") {
   const int L = 6, n = 64, min = 8, k = 2, req = 28, B = 3, accum = 2, D = 3;  // max = 8 + 56 = 64
   const auto o = options({"model.n_layer=6", "model.n_positions=64", "data.seq_len=64",
                           "train_micro_batch_size_per_gpu=3", "gradient_accumulation_steps=2",
-                          kLtd + "random_ltd_layer_id=[1,2,4]", kLtd + "random_ltd_layer_num=3",
-                          kLtd + "random_ltd_schedule.min_value=8", kLtd + "random_ltd_schedule.max_value=64",
-                          kLtd + "random_ltd_schedule.schedule_config.seq_per_step=1",
-                          kLtd + "random_ltd_schedule.schedule_config.require_steps=28"});
+                          kRandomLtdKeys + "random_ltd_layer_id=[1,2,4]", kRandomLtdKeys + "random_ltd_layer_num=3",
+                          kRandomLtdKeys + "random_ltd_schedule.min_value=8", kRandomLtdKeys + "random_ltd_schedule.max_value=64",
+                          kRandomLtdKeys + "random_ltd_schedule.schedule_config.seq_per_step=1",
+                          kRandomLtdKeys + "random_ltd_schedule.schedule_config.require_steps=28"});
   const LtdSchedule sched(o);
   const std::uint64_t seqs = B * accum;
   for (std::int64_t K : {0, 1, 5, 28, 29, 100}) {
@@ -99,11 +97,11 @@ TEST_CASE("with dropping disabled the LayerToken lr schedule is a token-based sc
   const std::uint64_t warmup_tokens = 7 * B * n + 100, total_tokens = 250 * B * n + 13;
   for (const std::string decay : {"cosine", "linear"}) {
     const auto o = options({"model.n_layer=4", "model.n_positions=32", "data.seq_len=32", "train_micro_batch_size_per_gpu=8",
-                            "optimizer.params.lr=0.003", kLtd + "enabled=false",
-                            kLtd + "layer_token_lr_schedule.decay_type=" + decay,
-                            kLtd + "layer_token_lr_schedule.min_lr=0.0002",
-                            kLtd + "layer_token_lr_schedule.warmup_layer_tokens=" + std::to_string(L * warmup_tokens),
-                            kLtd + "layer_token_lr_schedule.total_layer_tokens=" + std::to_string(L * total_tokens)});
+                            "optimizer.params.lr=0.003", kRandomLtdKeys + "enabled=false",
+                            kRandomLtdKeys + "layer_token_lr_schedule.decay_type=" + decay,
+                            kRandomLtdKeys + "layer_token_lr_schedule.min_lr=0.0002",
+                            kRandomLtdKeys + "layer_token_lr_schedule.warmup_layer_tokens=" + std::to_string(L * warmup_tokens),
+                            kRandomLtdKeys + "layer_token_lr_schedule.total_layer_tokens=" + std::to_string(L * total_tokens)});
     const LtdSchedule sched(o);
     std::uint64_t consumed = 0;
     for (int t = 0; t < steps; ++t) {
@@ -126,22 +124,22 @@ TEST_CASE("with dropping disabled the LayerToken lr schedule is a token-based sc
 }
 
 TEST_CASE("random-LTD configs that do not fit the model are usage errors naming the key") {
-  CHECK(usage_error({kLtd + "total_layer_num=6"}).find(kLtd + "total_layer_num") != std::string::npos);
-  CHECK(usage_error({kLtd + "random_ltd_layer_num=3"}).find(kLtd + "random_ltd_layer_num") != std::string::npos);
-  CHECK(usage_error({kLtd + "random_ltd_layer_id=[1,4]"}).find(kLtd + "random_ltd_layer_id") != std::string::npos);
-  CHECK(usage_error({kLtd + "random_ltd_layer_id=[2,1]"}).find("strictly increasing") != std::string::npos);
-  CHECK(usage_error({kLtd + "random_ltd_schedule.min_value=100", kLtd + "random_ltd_schedule.max_value=64"})
-            .find(kLtd + "random_ltd_schedule.min_value") != std::string::npos);
-  CHECK(usage_error({kLtd + "random_ltd_schedule.max_value=200"}).find("max_value") != std::string::npos);
-  CHECK(usage_error({kLtd + "random_ltd_schedule.schedule_config.seq_per_step=0"}).find("seq_per_step") !=
+  CHECK(usage_error({kRandomLtdKeys + "total_layer_num=6"}).find(kRandomLtdKeys + "total_layer_num") != std::string::npos);
+  CHECK(usage_error({kRandomLtdKeys + "random_ltd_layer_num=3"}).find(kRandomLtdKeys + "random_ltd_layer_num") != std::string::npos);
+  CHECK(usage_error({kRandomLtdKeys + "random_ltd_layer_id=[1,4]"}).find(kRandomLtdKeys + "random_ltd_layer_id") != std::string::npos);
+  CHECK(usage_error({kRandomLtdKeys + "random_ltd_layer_id=[2,1]"}).find("strictly increasing") != std::string::npos);
+  CHECK(usage_error({kRandomLtdKeys + "random_ltd_schedule.min_value=100", kRandomLtdKeys + "random_ltd_schedule.max_value=64"})
+            .find(kRandomLtdKeys + "random_ltd_schedule.min_value") != std::string::npos);
+  CHECK(usage_error({kRandomLtdKeys + "random_ltd_schedule.max_value=200"}).find("max_value") != std::string::npos);
+  CHECK(usage_error({kRandomLtdKeys + "random_ltd_schedule.schedule_config.seq_per_step=0"}).find("seq_per_step") !=
         std::string::npos);
-  CHECK(usage_error({kLtd + "random_ltd_schedule.schedule_config.require_steps=-1"}).find("require_steps") !=
+  CHECK(usage_error({kRandomLtdKeys + "random_ltd_schedule.schedule_config.require_steps=-1"}).find("require_steps") !=
         std::string::npos);
-  CHECK(usage_error({kLtd + "model_type=encoder"}).find(kLtd + "model_type") != std::string::npos);
+  CHECK(usage_error({kRandomLtdKeys + "model_type=encoder"}).find(kRandomLtdKeys + "model_type") != std::string::npos);
   CHECK(usage_error({"model.n_layer=2"}).find("no middle layer") != std::string::npos);
-  CHECK(usage_error({kLtd + "layer_token_lr_schedule.min_lr=0.5"}).find("min_lr") != std::string::npos);
-  CHECK(usage_error({kLtd + "layer_token_lr_schedule.warmup_layer_tokens=10",
-                     kLtd + "layer_token_lr_schedule.total_layer_tokens=5"})
+  CHECK(usage_error({kRandomLtdKeys + "layer_token_lr_schedule.min_lr=0.5"}).find("min_lr") != std::string::npos);
+  CHECK(usage_error({kRandomLtdKeys + "layer_token_lr_schedule.warmup_layer_tokens=10",
+                     kRandomLtdKeys + "layer_token_lr_schedule.total_layer_tokens=5"})
             .find("warmup_layer_tokens") != std::string::npos);
   CHECK(usage_error({}).empty());
 }
