@@ -90,7 +90,7 @@ TEST_CASE("ADMM dual update: U_new = U + W - Pi(W + U); the proximal gradient rh
 }
 
 namespace {
-core::train::ModelConfig tiny_bert() {
+core::train::ModelConfig one_layer_bert() {
   core::train::ModelConfig c;
   c.arch = "bert";
   c.n_layer = 1;
@@ -105,7 +105,7 @@ core::train::ModelConfig tiny_bert() {
 // Pruned-entry count that became nonzero after 100 AdamW steps (weight decay 0.1) on random gradients,
 // the masks applied to the gradients; with `mask_moments` also to the moments at pruning.
 int zeros_lost(bool mask_moments) {
-  const core::train::ParamLayout layout(tiny_bert());
+  const core::train::ParamLayout layout(one_layer_bert());
   core::train::FlatBuffers<float> p(layout), g(layout);
   core::train::init_parameters(p, 1);
   core::train::AdamWHyper h;
@@ -156,7 +156,7 @@ TEST_CASE("masked fine-tuning: pruned weights stay exactly zero over 100 AdamW s
 }
 
 TEST_CASE("distillation: the gradient of (1 - a) CE + a T^2 KL against finite differences") {
-  const auto cfg = tiny_bert();
+  const auto cfg = one_layer_bert();
   Classifier clf(cfg, 3);
   core::train::init_parameters(clf.model().params(), 7);
   float* cls_b = clf.model().params().embed(core::train::kClsB);

@@ -29,7 +29,7 @@ std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, unsigned 
 const Setting kSettings[] = {{2, 4, 8}, {2, 4, 4}, {1, 4, 8}, {4, 8, 4}, {0, 0, 8}, {0, 0, 4},
                              {0, 0, 16}, {2, 4, 32}, {2, 4, 16}, {1, 4, 4}};
 
-core::train::ModelConfig tiny_bert() {
+core::train::ModelConfig packing_bert() {
   core::train::ModelConfig c;
   c.arch = "bert";
   c.n_layer = 2;
@@ -146,7 +146,7 @@ TEST_CASE("kernels: BERT-like widths split over threads give the same exact accu
 
 TEST_CASE("a packed model round-trips through its file; corrupted files name the tensor") {
   core::test::TempDir tmp("nxm_packed");
-  const core::train::ParamLayout layout(tiny_bert());
+  const core::train::ParamLayout layout(packing_bert());
   core::train::FlatBuffers<float> w(layout);
   core::train::init_parameters(w, 3);
   const Plan plan = parse_plan("qkv=2:4:8,ao=2:4:4,ffn1=dense:8,ffn2=1:4:16");

@@ -152,4 +152,10 @@ std::string read_text(const fs::path& path) {
   return ss.str();
 }
 
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
 }  // namespace core::test

@@ -61,4 +61,7 @@ std::function<bool()> file_has_lines(const fs::path& file, std::size_t lines = 0
 void write_text(const fs::path& path, const std::string& text);
 std::string read_text(const fs::path& path);
 
+// Inner product of two equal-length vectors (the scalar a finite-difference check differentiates).
+double dot(const std::vector<double>& a, const std::vector<double>& b);
+
 }  // namespace core::test

@@ -25,11 +25,7 @@ std::vector<double> randn(std::size_t n, core::Rng& rng, double s = 1.0) {
   return v;
 }
 
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
+using core::test::dot;
 
 // Checks d f / d x[i] == analytic[i] for every i (or a strided sample when x is large).
 void check_grad(const char* what, std::vector<double>& x, const std::vector<double>& analytic,

@@ -28,11 +28,7 @@ Vec random_vec(std::size_t n, std::uint64_t seed, double scale = 1.0) {
 
 std::vector<float> to_f(const Vec& v) { return {v.begin(), v.end()}; }
 
-double dot(const Vec& a, const Vec& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
+using core::test::dot;
 
 // Central differences of f at x, compared with the analytic gradient g: |fd - g| <= tol * (1 + |g|).
 void check_gradient(const std::function<double(const Vec&)>& f, Vec x, const Vec& g, double tol, const char* what) {
