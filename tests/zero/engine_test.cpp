@@ -25,9 +25,11 @@
 #include "zero/engine.hpp"
 #include "zero/sharded_checkpoint.hpp"
 #include "zero/volume.hpp"
+#include "zero_test_data.hpp"
 
 using namespace core::zero;
 using core::test::TempDir;
+using namespace zero_test;
 namespace train = core::train;
 
 namespace {
@@ -39,40 +41,6 @@ struct Run {
   std::vector<float> weights;  // the final checkpoint's, flattened
   std::vector<std::size_t> group_sizes;
 };
-
-train::TrainOptions tiny_options(const core::fs::path& text, int steps) {
-  train::TrainOptions o;
-  o.model.n_layer = 2;
-  o.model.n_head = 2;
-  o.model.n_embd = 32;
-  o.model.n_positions = 32;
-  o.model.vocab_size = 256;
-  o.data.input = text.string();
-  o.data.seq_len = 16;
-  o.train_micro_batch_size_per_gpu = 2;
-  o.train_iters = steps;
-  o.eval_interval = 1000;
-  o.eval_iters = 1;
-  o.gradient_clipping = 0.5;  // active in the first steps: the clip factor takes the global norm
-  o.scheduler.params.warmup_num_steps = 2;
-  o.optimizer.params.lr = 3e-3;
-  return o;
-}
-
-// Token shards of a small text (prepared once: a text input would be tokenized by every rank).
-core::fs::path text_file(const TempDir& dir) {
-  const auto path = dir.path() / "text.txt";
-  {
-    std::ofstream f(path);
-    for (int i = 0; i < 200; ++i) f << "the quick brown fox " << i * 7 << " jumps over the lazy dog " << i << "\n";
-  }
-  core::text::PrepareOptions p;
-  p.input = path.string();
-  p.out = (dir.path() / "shards").string();
-  p.chunk_bytes = 1 << 16;
-  core::text::prepare(p);
-  return dir.path() / "shards";
-}
 
 Run train_on_ranks(int n, int alpha, const EngineOptions& eo, const train::TrainOptions& o, const TempDir& dir,
                    const std::string& name) {
