@@ -146,7 +146,13 @@ train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir,
     if (!rundir) throw Error(ExitCode::internal, "a one-rank run needs its run directory");
     return train::run_training(o, *rundir, hook, extension);
   }
-  if (thread_backend(backend)) return run_thread_ranks_job(o, rundir, backend, hook, extension);
+  if (thread_backend(backend)) {
+    // A tool's extension (ltd-pretrain's token dropping) keeps per-process state and takes its rank from the launcher.
+    if (n > 1 && (extension.before_micro || extension.lr || extension.on_step || extension.checkpoint_state))
+      throw UsageError("distributed.thread_ranks = " + std::to_string(n) + ": this command's training step keeps one "
+                       "state per process; launch its ranks as processes (mpirun -np N, distributed.backend = mpi)");
+    return run_thread_ranks_job(o, rundir, backend, hook, extension);
+  }
   const Topology topo = discover_topology(ranks, o.distributed.ranks_per_node);
   const comm::Seconds timeout(o.distributed.timeout_s);
   auto world = comm::make_world_communicator(ranks, timeout);

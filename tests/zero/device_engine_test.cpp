@@ -1,10 +1,11 @@
 // The ZeRO engine on device buffers (zero/device_engine.hpp) driving the real training loop with device=cuda
-// on 2 thread ranks of one GPU: over the steps of the tiny GPT, stage 3 gives stage 0's losses, gradient norms
-// and weights bit for bit (the shared-GPU backend sums in rank order, as the CPU thread backend); the shared-GPU
-// backend gives the same run bit for bit as the CPU thread backend moving the same device buffers through
-// host copies; hpZ equals stage 3 bit for bit; qwZ + qgZ (2 emulated nodes, so both all-to-all hops run)
-// end within 2% of stage 3; every variant sends exactly the bytes the host engine sends; and the losses
-// follow the host engine's (fp32 model) to the rounding of the device model's bf16 activations.
+// on 2 thread ranks of one GPU: over 5 steps of the tiny GPT, stage 3 gives stage 0's losses, gradient norms
+// and weights bit for bit (the shared-GPU backend sums in rank order, as the CPU thread backend); the
+// shared-GPU backend gives the same run bit for bit as the CPU thread backend moving the same device buffers
+// through host copies; hpZ equals stage 3 bit for bit; qwZ + qgZ (2 emulated nodes of one rank: the
+// inter-node hop carries the int4 partial sums) and bf16 gathers and reduce-scatters end within 2% of stage
+// 3; every variant sends exactly the bytes the host engine sends; and the losses follow the host engine's
+// (fp32 model) to the rounding of the device model's bf16 activations.
 // Exits 77 (skipped) where no CUDA device answers; test_zero_cuda_emulated runs the same cases on the SIMT
 // emulator (tests/support/simt).
 #include <doctest/doctest.h>
@@ -113,7 +114,7 @@ constexpr int kSteps = 5;
 }  // namespace
 
 TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread backend, hpZ = stage 3 bit for bit; "
-          "qwZ + qgZ within 2%; the host engine's bytes") {
+          "qwZ + qgZ and bf16 within 2%; the host engine's bytes") {
   if (!kHaveDevice) return;
   TempDir dir("zero_device");
   const Run s0 = train_on(Backend::shared_gpu, 2, 2, stage(0), kSteps, dir, "s0");
@@ -147,4 +148,13 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
   const Run pp_host = train_on(Backend::host_engine, 2, 1, q, kSteps, dir, "qwz_qgz_host");
   CHECK(pp.step_bytes == pp_host.step_bytes);
   CHECK(pp.step_bytes[0].inter > 0);
+  // bf16 gathers and reduce-scatters: half of fp32's bytes, as the host engine's; the loss as fp32's to 2%.
+  EngineOptions b = stage(3);
+  b.bf16 = true;
+  const Run half = train_on(Backend::shared_gpu, 2, 2, b, kSteps, dir, "bf16");
+  const Run half_host = train_on(Backend::host_engine, 2, 2, b, kSteps, dir, "bf16_host");
+  CHECK(half.step_bytes == half_host.step_bytes);
+  CHECK(half.step_bytes[0].total() < s3.step_bytes[0].total());
+  CHECK(half.losses != s3.losses);
+  CHECK(std::fabs(half.losses.back() - s3.losses.back()) <= 0.02 * s3.losses.back());
 }
