@@ -139,6 +139,7 @@ train::TrainOutcome run_thread_ranks_job(const ZeroTrainOptions& o, RunDir* rund
 train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
                                       const train::StepHook& hook, const train::TrainExtension& extension) {
   check_zero_job(o, ranks);
+  if (o.device == "cuda") train::require_cuda_device();  // exit 2 before a device communicator touches the GPU
   const ZeroOptions& z = o.zero_optimization;
   const std::string backend = resolve_backend(o, ranks);
   const int n = thread_backend(backend) ? o.distributed.thread_ranks : ranks.world_size;
