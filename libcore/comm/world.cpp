@@ -4,6 +4,9 @@
 #include <cstdlib>
 
 #include "comm/thread_comm.hpp"
+#if TOOLKIT_HAVE_NCCL
+#include "comm/nccl_comm.hpp"
+#endif
 #if TOOLKIT_HAVE_MPI
 #include <mpi.h>
 
@@ -32,6 +35,25 @@ std::unique_ptr<Communicator> make_world_communicator(const RankInfo& info, Seco
   }
   comm->set_timeout(timeout);
   return comm;
+}
+
+bool have_nccl() {
+#if TOOLKIT_HAVE_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Communicator> make_nccl_world_communicator(const RankInfo& info, Communicator& bootstrap,
+                                                           Seconds timeout) {
+#if TOOLKIT_HAVE_NCCL
+  return NcclCommunicator::world(info, bootstrap, timeout);
+#else
+  (void)info, (void)bootstrap, (void)timeout;
+  throw UsageError("distributed.backend = nccl: this build has no NCCL (configure on a machine with CUDA and NCCL); "
+                   "use distributed.backend = shared_gpu to run the ranks on one GPU");
+#endif
 }
 
 void abort_job(int exit_code) {

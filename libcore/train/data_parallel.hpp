@@ -11,10 +11,13 @@
 #include <filesystem>
 #include <functional>
 
+#include "common/errors.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 
 namespace core::train {
+
+class TransformerCuda;
 
 // The key of state.json under which a sharded checkpoint keeps its manifest.
 inline constexpr const char* kShardManifestKey = "shards";
@@ -38,6 +41,13 @@ class DataParallel {
   // bytes of weights, gradients and moments a rank then keeps per parameter (16 unpartitioned).
   virtual bool partitions_state() const = 0;
   virtual double state_bytes_per_parameter() const = 0;
+  // device=cuda: whether the engine keeps its state on the device and drives a TransformerCuda. The loop
+  // then attaches the full host state (attach), uploads it, and hands the device model over with
+  // attach_device; from then on the engine reduces, clips and updates the device buffers itself.
+  virtual bool on_device() const { return false; }
+  virtual void attach_device(TransformerCuda&) {
+    throw Error(ExitCode::internal, "this data-parallel engine keeps its state on the host (device=cpu)");
+  }
   // Before the first micro step of an optimizer step.
   virtual void begin_step() = 0;
   struct Totals {

@@ -226,7 +226,9 @@ TrainOutcome run_training(const TrainOptions& o, RunDir& rundir, const StepHook&
 TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* dp, const StepHook& hook,
                           const TrainExtension& ext) {
   o.validate();
-  if (dp && o.device != "cpu") throw UsageError("device=cuda trains on one rank; data-parallel runs use device=cpu");
+  if (dp && (o.device != "cpu") != dp->on_device())
+    throw UsageError("device=" + o.device + ": the data-parallel engine keeps its state on the " +
+                     (dp->on_device() ? "device" : "host"));
   const int world = dp ? dp->world_size() : 1, rank = dp ? dp->rank() : 0;
   const bool cuda = o.device == "cuda";
   if (cuda && (ext.before_micro || ext.lr))
@@ -281,7 +283,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     saved_step = where.at("saved_step").get<std::int64_t>();
     ckpt_dir = where.at("checkpoint").get<std::string>();
     sharded = where.at("sharded").get<bool>();
-    deferred = dp->partitions_state() && !where.at("whole_model_read").get<bool>();
+    deferred = dp->partitions_state() && !dp->on_device() && !where.at("whole_model_read").get<bool>();
   }
   check_host_memory(o, cuda, deferred ? dp->state_bytes_per_parameter() : 16.0);
   const Allocation allocation = deferred ? Allocation::deferred : Allocation::eager;
@@ -297,19 +299,21 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
       init_weights(o, model.params());
     if (dp) dp->attach(model, opt);  // rank 0's state (fresh or resumed) on every rank
   }
-  if (dp && sharded) dp->load_checkpoint(ckpt_dir);
   std::shared_ptr<TransformerCuda> gpu_owner;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
   if constexpr (kCudaBuild) {
     if (cuda) {
       gpu_owner = std::make_shared<TransformerCuda>(o.model);
       gpu_owner->upload(model.params(), &opt);
+      if (dp) dp->attach_device(*gpu_owner);
     }
   }
+  if (dp && sharded) dp->load_checkpoint(ckpt_dir);
   TransformerCuda* gpu = gpu_owner.get();
-  // Checkpoints are written from the host buffers: bring the device's weights and moments back first.
+  // One rank's checkpoints are written from the host buffers: bring the device's weights and moments back
+  // first (a data-parallel engine writes its own shards).
   auto sync_host = [&] {
     if constexpr (kCudaBuild)
-      if (gpu) gpu->download(model.params(), &opt);
+      if (gpu && !dp) gpu->download(model.params(), &opt);
   };
   log::info("model: {} parameters ({} layers, {} heads, width {}), {} threads", layout.parameter_count(),
             o.model.n_layer, o.model.n_head, o.model.n_embd, num_threads());
@@ -404,7 +408,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     loss /= accum;
     double norm = 0;
     if constexpr (kCudaBuild)
-      if (gpu) norm = gpu->grad_norm();
+      if (gpu && !dp) norm = gpu->grad_norm();
     if (dp) {
       const DataParallel::Totals totals = dp->finish_gradients(loss, stop_requested());
       loss = totals.loss;
@@ -421,7 +425,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
                              : scheduled_lr(schedule, step, o.optimizer.params.lr, o.scheduler.params.warmup_num_steps,
                                             total, o.scheduler.params.cos_min_ratio);
     if constexpr (kCudaBuild)
-      if (gpu) gpu->adamw(hyper, lr, clip);
+      if (gpu && !dp) gpu->adamw(hyper, lr, clip);
     if (dp) dp->optimizer_step(lr, clip);
     else if (!gpu) opt.step(model.params(), model.grads(), lr, clip);
     const double secs = timer.seconds();  // the GPU step ended with the loss download and the norm (both wait)

@@ -70,6 +70,10 @@ struct TransformerCuda::Impl {
   Dev<std::uint8_t> key_mask;
   DeviceIndex token_index, segment_index;
   Dev<char> workspace;
+  Model<float>::GroupHook group_hook;  // a data-parallel engine's (null: none)
+  void hook(int g, Model<float>::Pass pass, bool before) {
+    if (group_hook) group_hook(g, pass, before);
+  }
   // Attention of the current batch: causal for gpt; mask = key_mask.data() when the batch has one.
   bool causal = true;
   const std::uint8_t* mask = nullptr;
@@ -225,6 +229,13 @@ TransformerCuda::~TransformerCuda() = default;
 
 const ParamLayout& TransformerCuda::layout() const { return impl_->layout; }
 std::int64_t TransformerCuda::steps_taken() const { return impl_->t; }
+void TransformerCuda::set_steps_taken(std::int64_t t) { impl_->t = t; }
+void TransformerCuda::set_group_hook(Model<float>::GroupHook hook) { impl_->group_hook = std::move(hook); }
+
+TransformerCuda::GroupBuffers TransformerCuda::group_buffers(int g) {
+  Impl& d = *impl_;
+  return {d.w32[g].data(), d.g32[g].data(), d.m32[g].data(), d.v32[g].data(), d.w16[g].data()};
+}
 
 void TransformerCuda::upload(const FlatBuffers<float>& params, const AdamW<float>* opt) {
   Impl& d = *impl_;
@@ -397,9 +408,15 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
     d.mask = d.key_mask.data();
   }
 
+  using Pass = Model<float>::Pass;
+  d.hook(0, Pass::forward, true);
   k::embedding_forward(d.resid_at(0), d.tokens.data(), bert ? d.segments.data() : nullptr, d.WE(kWte), d.WE(kWpe),
                        bert ? d.WE(kWse) : nullptr, d.B, d.Tn, C);
-  for (int l = 0; l < c.n_layer; ++l) d.block_forward(l);
+  for (int l = 0; l < c.n_layer; ++l) {
+    d.hook(1 + l, Pass::forward, true);
+    d.block_forward(l);
+    d.hook(1 + l, Pass::forward, false);
+  }
   bf16* top = d.resid_at(c.n_layer);
   k::layernorm_forward(d.lnf.data(), d.lnf_mean.data(), d.lnf_rstd.data(), top, d.WE(kLnfW), d.WE(kLnfB), N, C,
                        static_cast<float>(c.layer_norm_eps));
@@ -408,7 +425,9 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
     d.class_head_forward(backward, scale);
   else
     d.token_head_forward(task == Task::mlm, backward, scale);
+  d.hook(0, Pass::forward, false);
   if (backward) {
+    d.hook(0, Pass::backward, true);
     if (classify)
       d.class_head_backward();
     else
@@ -416,13 +435,18 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
     d.dres.zero();
     k::layernorm_backward(d.dres.data(), d.GE(kLnfW), d.GE(kLnfB), d.dlnf.data(), top, d.WE(kLnfW), d.lnf_mean.data(),
                           d.lnf_rstd.data(), N, C);
-    for (int l = c.n_layer - 1; l >= 0; --l) d.block_backward(l);
+    for (int l = c.n_layer - 1; l >= 0; --l) {
+      d.hook(1 + l, Pass::backward, true);
+      d.block_backward(l);
+      d.hook(1 + l, Pass::backward, false);
+    }
     const k::EmbeddingIndex tokens = d.token_index.upload(ix);
     k::EmbeddingIndex segments;
     if (bert)
       segments = d.segment_index.upload(k::make_embedding_index(seg, N, c.type_vocab_size));
     k::embedding_backward(d.GE(kWte), d.GE(kWpe), bert ? d.GE(kWse) : nullptr, d.dres.data(), tokens, segments,
                           d.B, d.Tn, C);
+    d.hook(0, Pass::backward, false);
   }
   const std::vector<float> losses = (classify ? d.cls_losses : d.losses).download();  // waits for the step
   double sum = 0;

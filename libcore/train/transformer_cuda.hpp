@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/bf16.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 #include "train/params.hpp"
@@ -63,6 +64,18 @@ class TransformerCuda {
   // One AdamW update of every tensor (decay only where the view says so), step counter + 1.
   void adamw(const AdamWHyper& hyper, double lr, double grad_scale);
   std::int64_t steps_taken() const;
+
+  // For a data-parallel engine that keeps its state on the device (libcore/zero's DeviceEngine): the
+  // device buffers of parameter group g (layout().groups()[g].size elements each), which it gathers
+  // into, reduces and updates in place, and the group hook step() calls as Model<float>::forward and
+  // backward call theirs (before and after each group's use: group 0 spans the whole pass).
+  struct GroupBuffers {
+    float *w32, *g32, *m32, *v32;
+    kernels::bf16* w16;
+  };
+  GroupBuffers group_buffers(int g);
+  void set_group_hook(Model<float>::GroupHook hook);
+  void set_steps_taken(std::int64_t t);
 
  private:
   struct Impl;

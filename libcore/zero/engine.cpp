@@ -14,6 +14,7 @@
 #include "zero/comm_thread.hpp"
 #include "zero/qgz.hpp"
 #include "zero/quantize.hpp"
+#include "zero/rank_sync.hpp"
 #include "zero/sharded_checkpoint.hpp"
 
 namespace core::zero {
@@ -119,12 +120,7 @@ Engine::~Engine() = default;
 
 void Engine::attach(train::Model<float>& model, train::AdamW<float>& opt) {
   comm::Communicator& w = groups_.world->inner();  // setup traffic is not a step's
-  take_state(model, opt, [&](int g) {              // rank 0's state on every rank
-    const std::size_t S = model.params().group_size(g);
-    w.broadcast(model.params().group(g), S, DType::f32, 0);
-    w.broadcast(opt.m().group(g), S, DType::f32, 0);
-    w.broadcast(opt.v().group(g), S, DType::f32, 0);
-  });
+  take_state(model, opt, [&](int g) { broadcast_group_state(w, model, opt, g); });  // rank 0's state everywhere
 }
 
 void Engine::attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
@@ -527,20 +523,11 @@ void Engine::optimizer_step(double lr, double grad_scale) {
 
 fs::path Engine::save_checkpoint(const fs::path& root, std::int64_t step, const nlohmann::json& state, int keep) {
   State& s = *s_;
-  const int stage = opt_.zero.stage, N = world_size(), r = rank();
-  comm::Communicator& w = groups_.world->inner();
-  const fs::path dir = train::checkpoint_folder(root, step);
-  if (r == 0) {  // a folder of this step left by an interrupted save is written again
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    fs::create_directories(dir, ec);
-    if (ec) throw IoError("cannot create checkpoint folder " + dir.string() + ": " + ec.message());
-  }
-  const fs::path at = broadcast(dir.string()).get<std::string>();  // (after rank 0 made it)
-  ShardManifest manifest = this->manifest();
+  settle();
+  const int stage = opt_.zero.stage, r = rank();
   std::vector<ShardSlice> slices;
   for (int g = 0; g < s.G; ++g) {
-    const std::size_t S = s.size[g], lo = std::min(S, r * s.shard[g]), hi = std::min(S, lo + s.shard[g]);
+    const auto [lo, hi] = owned_range(s.size[g], s.shard[g], r);
     ShardSlice sl;
     sl.count = hi - lo;
     sl.w = stage == 3 ? s.master[g].data() : s.model->params().group(g) + lo;
@@ -548,27 +535,7 @@ fs::path Engine::save_checkpoint(const fs::path& root, std::int64_t step, const 
     sl.v = stage >= 1 ? s.v[g].data() : s.opt->v().group(g) + lo;
     slices.push_back(sl);
   }
-  std::string error;
-  try {
-    write_shard(at, r, manifest, slices);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  float failed = error.empty() ? 0.0f : 1.0f;  // every rank learns whether all shards are on disk
-  w.all_reduce(&failed, &failed, 1, DType::f32, ReduceOp::sum);
-  if (!error.empty()) throw IoError(error);
-  if (failed > 0)
-    throw IoError("checkpoint " + at.string() + ": " + std::to_string(int(failed)) + " of " + std::to_string(N) +
-                  " ranks could not write their shard (see their messages); the folder stays incomplete");
-  if (r == 0) {
-    nlohmann::json manifest_state = state;
-    manifest_state["step"] = step;
-    manifest_state[train::kShardManifestKey] = manifest.to_json();
-    write_file_atomic(at / "state.json", manifest_state.dump(2) + "\n");
-    write_file_atomic(at / "DONE", "");
-    train::prune_checkpoints(root, keep);
-  }
-  return at;
+  return write_sharded_checkpoint(groups_.world->inner(), root, step, state, keep, manifest(), slices);
 }
 
 ShardManifest Engine::manifest() const {
@@ -587,12 +554,10 @@ ShardManifest Engine::manifest() const {
 void Engine::load_checkpoint(const fs::path& dir_on_rank0) {
   State& s = *s_;
   const int stage = opt_.zero.stage, r = rank();
-  const fs::path dir = broadcast(dir_on_rank0.string()).get<std::string>();
-  ShardReader reader(dir);  // on the file system every rank shares
+  settle();
+  const auto shards = open_shards(groups_.world->inner(), dir_on_rank0, manifest());
+  ShardReader& reader = *shards;
   const ShardManifest& m = reader.manifest();
-  const ShardManifest mine = manifest();
-  if (m.names != mine.names || m.sizes != mine.sizes)
-    throw DataError((dir / "state.json").string() + ": the shards hold other parameter groups than the model's");
   for (int g = 0; g < s.G; ++g) {
     const std::size_t S = s.size[g], lo = std::min(S, r * s.shard[g]), hi = std::min(S, lo + s.shard[g]);
     // The full weights (stages 0-2) and moments (stage 0) are read whole: every rank holds them.
@@ -612,30 +577,13 @@ void Engine::load_checkpoint(const fs::path& dir_on_rank0) {
 
 nlohmann::json Engine::broadcast(const nlohmann::json& value) {
   settle();
-  comm::Communicator& w = groups_.world->inner();
-  std::string text = rank() == 0 ? value.dump() : std::string();
-  std::uint64_t len = text.size();
-  w.broadcast(&len, sizeof len, DType::u8, 0);
-  text.resize(len);
-  w.broadcast(text.data(), len, DType::u8, 0);
-  return nlohmann::json::parse(text);
+  return broadcast_json(groups_.world->inner(), value);
 }
 
 nlohmann::json Engine::step_metrics() {
   State& s = *s_;
   settle();
-  const LinkBytes mine = groups_.bytes();
-  const int N = world_size();
-  std::vector<std::uint64_t> all(2 * N);
-  const std::uint64_t pair[2] = {mine.intra, mine.inter};
-  groups_.world->inner().all_gather(pair, all.data(), sizeof pair, DType::u8);
-  double intra = 0, inter = 0;
-  for (int q = 0; q < N; ++q) {
-    intra += double(all[2 * q]);
-    inter += double(all[2 * q + 1]);
-  }
-  intra /= N;
-  inter /= N;
+  const auto [intra, inter] = mean_link_bytes(groups_.world->inner(), groups_.bytes());
   s.intra_sum += intra;
   s.inter_sum += inter;
   ++s.steps;
@@ -667,7 +615,7 @@ MemoryBytes Engine::memory_now() const {
   if (s.comm && !s.comm->idle()) return b;  // its task may be resizing these: read them once it is idle
   for (const auto& sec : s.secondary) b.secondary += double(sec.capacity());
   for (const auto* buf : {&s.buf_a, &s.buf_b, &s.buf_c, &s.buf_d}) b.staging += double(buf->capacity());
-  for (const auto* buf : {&s.fbuf_a, &s.fbuf_b, &s.qgz.reordered, &s.qgz.partial, &s.qgz.scales, &s.qgz.scales_in})
+  for (const auto* buf : {&s.fbuf_a, &s.fbuf_b, &s.qgz.partial, &s.qgz.scales, &s.qgz.scales_in})
     b.staging += 4.0 * double(buf->capacity());
   b.staging += double(s.qgz.codes.capacity() + s.qgz.codes_in.capacity());
   return b;
@@ -695,16 +643,9 @@ nlohmann::json MemoryBytes::to_json() const {
 nlohmann::json Engine::summary() const {
   const State& s = *s_;
   const Topology& t = groups_.topo;
-  nlohmann::json z = {{"stage", opt_.zero.stage},
-                      {"zero_quantized_weights", opt_.zero.zero_quantized_weights},
-                      {"zero_hpz_partition_size", opt_.zero.zero_hpz_partition_size},
-                      {"zero_quantized_gradients", opt_.zero.zero_quantized_gradients},
-                      {"bf16", opt_.bf16},
-                      {"ranks", t.world_size},
-                      {"ranks_per_node", t.ranks_per_node},
-                      {"nodes", t.nodes},
-                      {"memory_per_rank", memory_per_rank().to_json()},
-                      {"startup_bytes", s.startup_peak}};
+  nlohmann::json z = zero_summary(opt_.zero, opt_.bf16, t);
+  z["memory_per_rank"] = memory_per_rank().to_json();
+  z["startup_bytes"] = s.startup_peak;
   if (s.comm) z["overlap_comm"] = true;
   const double steps = s.steps > 0 ? double(s.steps) : 1.0;
   nlohmann::json out = {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}},

@@ -1,6 +1,10 @@
 // Forwarding communicator with per-link byte accounting (see link_counter.hpp).
 #include "zero/link_counter.hpp"
 
+#include <string>
+
+#include "common/errors.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -31,6 +35,14 @@ LinkCounter::LinkCounter(std::unique_ptr<comm::Communicator> inner, int node) : 
   const std::int32_t mine = node;
   inner_->all_gather(&mine, all.data(), sizeof mine, DType::u8);
   nodes_.assign(all.begin(), all.end());
+}
+
+LinkCounter::LinkCounter(std::unique_ptr<comm::Communicator> inner, std::vector<int> nodes)
+    : inner_(std::move(inner)), nodes_(std::move(nodes)) {
+  set_timeout(inner_->timeout());
+  if (int(nodes_.size()) != inner_->size())
+    throw Error(ExitCode::internal, "LinkCounter: " + std::to_string(nodes_.size()) + " nodes for " +
+                                        std::to_string(inner_->size()) + " ranks");
 }
 
 void LinkCounter::count(Collective c, std::size_t n, DType dtype, int root) {

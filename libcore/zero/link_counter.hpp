@@ -30,6 +30,8 @@ class LinkCounter final : public comm::Communicator {
  public:
   // Collective over `inner`: learns the node of every peer (an all_gather of `node`).
   LinkCounter(std::unique_ptr<comm::Communicator> inner, int node);
+  // The node of every rank of `inner` given (no communication: the buffers of a device backend are device memory).
+  LinkCounter(std::unique_ptr<comm::Communicator> inner, std::vector<int> nodes);
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   const char* backend() const override { return inner_->backend(); }

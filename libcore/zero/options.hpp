@@ -3,6 +3,7 @@
 // emulation, quantization block, communicator timeout).
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "common/config.hpp"
 
@@ -54,8 +55,17 @@ struct DistributedOptions {
   int ranks_per_node = 0;            // 0: from the launcher
   int quantization_block_size = 2048;
   double timeout_s = 300;
+  std::string backend = "auto";
+  int thread_ranks = 1;
   template <class V>
   void visit(V& v) {
+    v("backend", backend,
+      "auto: mpi (device=cpu) or nccl (device=cuda) across the launcher's processes, threads or shared_gpu in a "
+      "single process; mpi: CPU ranks, one process each; nccl: one process per GPU; threads: thread_ranks CPU "
+      "ranks in this process; shared_gpu: thread_ranks ranks of this process on one GPU (device buffers)",
+      core::one_of({"auto", "mpi", "nccl", "threads", "shared_gpu"}));
+    v("thread_ranks", thread_ranks, "ranks this process runs as threads (backends threads and shared_gpu)",
+      core::positive<int>());
     v("ranks_per_node", ranks_per_node,
       "ranks a node holds (0: the launcher's local size); set it to emulate several nodes on one", core::at_least(0));
     v("quantization_block_size", quantization_block_size, "elements per fp32 scale of qwZ and qgZ (even)",

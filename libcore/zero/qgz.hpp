@@ -6,6 +6,8 @@
 // local index) hands node m its partial sum, and the receiver dequantizes, sums over nodes and
 // divides by N: the mean of everyone's chunk `rank`. Cross-node bytes per rank: (nodes - 1)(c/2 + 4
 // ceil(c/block)), 1/alpha of a flat int4 reduce-scatter's and 1/(4 alpha) of a bf16 one's.
+// The algorithm runs on host buffers (QgzScratch: quantize.hpp's quantizers) or device buffers (the
+// device engine's workspace: quantize_cuda.hpp's kernels), which give the same bytes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -15,15 +17,40 @@
 
 namespace core::zero {
 
-struct QgzScratch {
-  std::vector<float> reordered, partial;
-  std::vector<std::uint8_t> codes, codes_in;
-  std::vector<float> scales, scales_in;
+// Where qgZ's buffers live and which quantizers run on them.
+class QgzWorkspace {
+ public:
+  virtual ~QgzWorkspace() = default;
+  struct Buffers {
+    std::uint8_t *codes, *codes_in;  // int4 codes sent and received
+    float *scales, *scales_in;       // their fp32 scales
+    float* partial;                  // per-node partial sums
+  };
+  // Buffers of at least these sizes, kept between calls.
+  virtual Buffers reserve(std::size_t code_bytes, std::size_t scale_count, std::size_t partial_count) = 0;
+  // quantize.hpp's quantize_int4 and dequantize_sum_int4 on these buffers.
+  virtual void quantize_int4(const float* x, std::size_t n, std::size_t block, std::uint8_t* packed,
+                             float* scales) = 0;
+  virtual void dequantize_sum_int4(const std::uint8_t* packed, std::size_t packed_stride, const float* scales,
+                                   std::size_t scales_stride, int inputs, std::size_t n, std::size_t block,
+                                   float multiplier, float* out) = 0;
 };
 
-// chunks: N * c floats (chunk q for rank q), c even; mean_out: c floats. Collective over the
-// job's intra and inter communicators.
+// Host buffers.
+struct QgzScratch final : QgzWorkspace {
+  std::vector<float> partial;
+  std::vector<std::uint8_t> codes, codes_in;
+  std::vector<float> scales, scales_in;
+  Buffers reserve(std::size_t code_bytes, std::size_t scale_count, std::size_t partial_count) override;
+  void quantize_int4(const float* x, std::size_t n, std::size_t block, std::uint8_t* packed, float* scales) override;
+  void dequantize_sum_int4(const std::uint8_t* packed, std::size_t packed_stride, const float* scales,
+                           std::size_t scales_stride, int inputs, std::size_t n, std::size_t block, float multiplier,
+                           float* out) override;
+};
+
+// chunks: N * c floats (chunk q for rank q), c even; mean_out: c floats, in the workspace's memory.
+// Collective over the job's intra and inter communicators.
 void qgz_reduce_scatter_mean(const float* chunks, std::size_t c, float* mean_out, const CommGroups& groups,
-                             std::size_t block, QgzScratch& scratch);
+                             std::size_t block, QgzWorkspace& workspace);
 
 }  // namespace core::zero

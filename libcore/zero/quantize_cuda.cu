@@ -206,7 +206,21 @@ void dequantize(const std::uint8_t* codes, std::size_t code_stride, const float*
               kMaxThreads, 0, stream, codes, code_stride, scales, scale_stride, inputs, n, block, multiplier, plain, out);
 }
 
+// out[i] = (accumulate ? out[i] : 0) + in[i] * multiplier, the product and the sum each rounded (no fma).
+__global__ void add_scaled_kernel(float* out, const float* in, std::size_t n, float multiplier, bool accumulate) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    const float y = __fmul_rn(in[i], multiplier);
+    out[i] = accumulate ? __fadd_rn(out[i], y) : y;
+  }
+}
+
 }  // namespace
+
+void add_scaled(float* out, const float* in, std::size_t n, float multiplier, bool accumulate, Stream stream) {
+  if (n == 0) return;
+  dev::launch(add_scaled_kernel, dev::blocks_for(std::int64_t(n), kMaxThreads), kMaxThreads, 0, stream, out, in, n,
+              multiplier, accumulate);
+}
 
 void quantize_int8(const float* x, std::size_t n, std::size_t block, std::int8_t* codes, float* scales, Stream stream) {
   quantize<8>(x, n, block, reinterpret_cast<std::uint8_t*>(codes), scales, stream);

@@ -1,12 +1,12 @@
-// The block quantizers of ZeRO++ (qwZ int8, qgZ int4) and qgZ's fused dequantize-and-sum as CUDA
-// kernels on device buffers: the same bytes as the CPU reference in quantize.hpp (codes, nibble
-// layout, fp32 scales, rounding: absmax from the bit patterns, s = absmax / qmax and 1 / s = qmax /
-// absmax each correctly rounded, codes = round-half-even(x * (qmax / absmax)), every product and sum
-// rounded on its own with __fmul_rn / __fadd_rn), so that a device rank and a CPU rank dequantize
-// identical bytes to identical floats. Blocks of a multiple of 8 elements with 16-byte aligned floats
-// move 8 elements a thread in vector accesses; any other block size or alignment takes the scalar
-// path (same results). Pointers are device memory; launches go on `stream` and return at once.
-// measure_device_quantize_throughput times them against a device-to-device copy.
+// The block quantizers of ZeRO++ (qwZ int8, qgZ int4), qgZ's fused dequantize-and-sum and the gradient
+// mean's scale-and-add as CUDA kernels on device buffers. The quantizers write the same bytes as the CPU
+// reference in quantize.hpp (codes, nibble layout, fp32 scales, rounding: absmax from the bit patterns,
+// s = absmax / qmax and 1 / s = qmax / absmax each correctly rounded, codes = round-half-even(x * (qmax /
+// absmax)), every product and sum rounded on its own with __fmul_rn / __fadd_rn), so that a device rank
+// and a CPU rank dequantize identical bytes to identical floats. Blocks of a multiple of 8 elements with
+// 16-byte aligned floats move 8 elements a thread in vector accesses; any other block size or alignment
+// takes the scalar path (same results). Pointers are device memory; launches go on `stream` and return
+// at once. measure_device_quantize_throughput times them against a device-to-device copy.
 // Needs a CUDA build (TOOLKIT_HAVE_CUDA).
 #pragma once
 #include <cstddef>
@@ -32,6 +32,10 @@ void dequantize_int4(const std::uint8_t* packed, const float* scales, std::size_
 void dequantize_sum_int4(const std::uint8_t* packed, std::size_t packed_stride, const float* scales,
                          std::size_t scales_stride, int inputs, std::size_t n, std::size_t block, float multiplier,
                          float* out, Stream stream = nullptr);
+// out[i] = in[i] * multiplier, or out[i] += in[i] * multiplier when accumulate (each product and sum rounded
+// on its own, as the CPU engine's loops compiled without contraction): the gradient mean of the device engine.
+void add_scaled(float* out, const float* in, std::size_t n, float multiplier, bool accumulate,
+                Stream stream = nullptr);
 
 // Bandwidth of each kernel on n floats in blocks of `block` (bytes it reads and writes per second, best of
 // `reps` rounds) against cudaMemcpyAsync of the n floats device to device (2 * 4n bytes moved), measured

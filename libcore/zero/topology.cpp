@@ -43,14 +43,21 @@ void check_hpz_size(int h, const Topology& t) {
 
 CommGroups::CommGroups(std::unique_ptr<comm::Communicator> world_comm, const Topology& t, int h) : topo(t), hpz_size(h) {
   check_hpz_size(h, t);
-  world = std::make_unique<LinkCounter>(std::move(world_comm), t.node);
-  auto split = [&](int color) {
-    auto c = world->split(color, t.rank);
-    return std::unique_ptr<LinkCounter>(static_cast<LinkCounter*>(c.release()));
+  // Ranks sit in blocks (rank = node * alpha + local rank), so every group's nodes are known without
+  // communicating: the world's by rank, intra's and hpz's all this node, inter's node m at position m.
+  const int alpha = t.ranks_per_node;
+  std::vector<int> world_nodes(t.world_size);
+  for (int r = 0; r < t.world_size; ++r) world_nodes[r] = t.node_of(r);
+  std::vector<int> inter_nodes(t.nodes);
+  for (int m = 0; m < t.nodes; ++m) inter_nodes[m] = m;
+  comm::Communicator& w = *world_comm;
+  auto split = [&](int color, std::vector<int> nodes) {
+    return std::make_unique<LinkCounter>(w.split(color, t.rank), std::move(nodes));
   };
-  intra = split(t.node);
-  inter = split(t.local_rank);
-  if (h > 1) hpz = split(t.rank / h);
+  intra = split(t.node, std::vector<int>(alpha, t.node));
+  inter = split(t.local_rank, inter_nodes);
+  if (h > 1) hpz = split(t.rank / h, std::vector<int>(h, t.node));
+  world = std::make_unique<LinkCounter>(std::move(world_comm), std::move(world_nodes));
 }
 
 LinkBytes CommGroups::bytes() const {

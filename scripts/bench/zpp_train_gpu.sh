@@ -5,7 +5,8 @@
 #                                                        PROFILE=B: also ncu per-kernel times, batch B;
 #                                                        SANITIZE=1: also compute-sanitizer on the kernel tests;
 #                                                        BASE_ATTENTION=FILE: baseline attention.cu, see 5.;
-#                                                        ONLY=zero: only the ZeRO++ part, 6.; QUANT_N=floats)
+#                                                        ONLY=zero: only the ZeRO++ part, 6.; QUANT_N=floats;
+#                                                        ZERO_RANKS=4 ZERO_BATCH=8 ZERO_STEPS=6: 7.)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
 # 2. runs the gpu-labelled tests (kernels against the host layers; one GPT and one BERT step CPU vs
 #    CUDA) and the zpp-train CLI tests (which train GPT and BERT with --device cuda against the CPU);
@@ -23,6 +24,11 @@
 #    compute-sanitizer with SANITIZE=1) and their bandwidth (zpp-train quantize-speed device=cuda: bytes each
 #    kernel reads and writes per second over a device-to-device copy's, 1 GiB of fp32 by default, blocks of
 #    2048 and 256; issue 14's target is >= 0.80 of the copy for the int8 and int4 kernels).
+# 7. the multi-rank GPU pipeline on this one GPU (distributed.backend=shared_gpu: ZERO_RANKS thread ranks, each
+#    a GPT-2 124M TransformerCuda, micro batch ZERO_BATCH x 1024, ZERO_STEPS steps): one rank (the baseline),
+#    then ZERO_RANKS ranks at stage 0, stage 3, and stage 3 + qwZ + hpZ(2) + qgZ over 2 emulated nodes; prints
+#    each run's mean step time, tokens/s, bytes a rank sends per step (intra / inter node, the engine's
+#    accounting) and device memory per rank, with the ratios against stage 0 (time) and ZeRO-3 (cross-node bytes).
 # MFU = model FLOPs per step / mean step time / peak, with model FLOPs = 3 x forward matmul FLOPs
 # (per layer 24 N C^2 + 4 B T^2 C, plus the LM head 2 N C V; N = B T), core::train::kCudaPeakTflops.
 # Peak memory: the largest cudaMemGetInfo "used" sampled after each step (all buffers are allocated
@@ -67,8 +73,62 @@ print(json.dumps({"bench": "zpp_train_gpu_quantize", **r}))
 PY
   done
 }
+zero_shared_gpu() {
+  local ranks="${ZERO_RANKS:-4}" batch="${ZERO_BATCH:-8}" steps="${ZERO_STEPS:-6}" data dir
+  data="$ROOT/../shared/datasets/text/tinyshakespeare.txt"
+  [[ -f "$data" ]] || data=/usr/share/common-licenses/GPL-3
+  dir="$(mktemp -d)"
+  echo "== ZeRO on one GPU: $ranks shared_gpu ranks, GPT-2 124M, micro batch $batch x 1024, $steps steps"
+  local common=(train --progress never --device cuda "data.input=$data" model.n_layer=12 model.n_head=12
+    model.n_embd=768 model.n_positions=1024 model.vocab_size=50257 model.vocab_pad_to=128 data.seq_len=1024
+    "train_micro_batch_size_per_gpu=$batch" "train_iters=$steps" eval_interval=100000 eval_iters=1
+    optimizer.params.lr=6e-4 scheduler.params.warmup_num_steps=2)
+  # The ranks in 2 emulated nodes (the byte accounting splits intra and inter node; the numbers do not change).
+  local nodes=(distributed.backend=shared_gpu "distributed.thread_ranks=$ranks" "distributed.ranks_per_node=$((ranks / 2))")
+  local name args
+  for name in one s0 s3 zeropp; do
+    case $name in
+      one) args=() ;;
+      s0) args=("${nodes[@]}" zero_optimization.stage=0) ;;
+      s3) args=("${nodes[@]}" zero_optimization.stage=3) ;;
+      zeropp) args=("${nodes[@]}" zero_optimization.stage=3 zero_optimization.zero_quantized_weights=true
+                    zero_optimization.zero_hpz_partition_size=$((ranks / 2 > 1 ? 2 : 1))
+                    zero_optimization.zero_quantized_gradients=true) ;;
+    esac
+    timeout 300 "$BUILD/bin/zpp-train" "${common[@]}" --out "$dir/$name" "${args[@]}" > "$dir/$name.json"       2> "$dir/$name.log" || { echo "$name failed:"; tail -5 "$dir/$name.log"; rm -f "$dir/$name.json"; }
+    echo "   $name done at $((SECONDS - T0)) s"
+  done
+  python3 - "$dir" "$ranks" <<'PY'
+import json, os, sys
+d, ranks = sys.argv[1], int(sys.argv[2])
+def load(n):
+    p = f"{d}/{n}.json"
+    return json.load(open(p)) if os.path.exists(p) and os.path.getsize(p) > 0 else None
+runs = {n: load(n) for n in ("one", "s0", "s3", "zeropp")}
+print(f"{'run':>7} {'ranks':>5} {'step_s':>8} {'tokens/s':>10} {'intra MB':>9} {'inter MB':>9} {'dev GiB/rank':>12} {'loss':>7}")
+for n, s in runs.items():
+    if s is None:
+        print(f"{n:>7} {'failed':>5}")
+        continue
+    b = s.get("bytes_per_step", {"intra": 0, "inter": 0})
+    mem = s.get("zero", {}).get("device_memory_per_rank", {}).get("total", 0) / 2**30
+    print(f"{n:>7} {s.get('zero', {}).get('ranks', 1):>5} {s['mean_step_s']:>8.3f} {s['tokens_per_s']:>10.0f} "
+          f"{b['intra'] / 1e6:>9.1f} {b['inter'] / 1e6:>9.1f} {mem:>12.2f} {s['final_loss']:>7.3f}")
+    print(json.dumps({"bench": "zpp_train_gpu_zero", "run": n, "ranks": ranks if n != "one" else 1,
+                      **{k: s.get(k) for k in ("mean_step_s", "tokens_per_s", "bytes_per_step", "final_loss")}}))
+s0, s3, pp = runs["s0"], runs["s3"], runs["zeropp"]
+if s0 and s3:
+    print(f"stage 3 / stage 0 step time: {s3['mean_step_s'] / s0['mean_step_s']:.3f}")
+if s0 and pp:
+    print(f"ZeRO++ / stage 0 step time: {pp['mean_step_s'] / s0['mean_step_s']:.3f}")
+if s3 and pp and s3["bytes_per_step"]["inter"] > 0:
+    print(f"ZeRO++ / ZeRO-3 cross-node bytes per step: {pp['bytes_per_step']['inter'] / s3['bytes_per_step']['inter']:.3f}")
+PY
+  rm -rf "$dir"
+}
 if [[ "${ONLY:-}" == zero ]]; then
   zero_quantizers
+  zero_shared_gpu
   echo "total: $((SECONDS - T0)) s"
   exit 0
 fi
@@ -87,6 +147,7 @@ if [[ -n "${SANITIZE:-}" ]]; then
 fi
 echo "tests done at $((SECONDS - T0)) s"
 zero_quantizers
+zero_shared_gpu
 
 ZPP="$BUILD/bin/zpp-train"
 echo "== bf16 GEMM peak (8192^3, cuBLASLt)"

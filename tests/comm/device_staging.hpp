@@ -1,7 +1,9 @@
 // A Communicator whose collectives take host buffers and run another communicator's on device copies of
 // them (upload, the device backend's collective, download), keeping the in-place layouts in place, so that
 // the backend-independent checks (collective_checks.hpp) drive the device backends (NCCL, shared GPU)
-// unchanged. Uses core::kernels' runtime (the device's, or the SIMT emulator's host memory).
+// unchanged; or the other way round (Staging::device_to_host): device buffers through host copies for a
+// host backend, so that the CPU thread backend drives the device ZeRO engine. Uses core::kernels' runtime
+// (the device's, or the SIMT emulator's host memory).
 #pragma once
 #include <memory>
 
@@ -9,9 +11,13 @@
 
 namespace core::comm::test {
 
+// Where the caller's buffers live -> where the inner communicator's do.
+enum class Staging { host_to_device, device_to_host };
+
 class DeviceStaged final : public Communicator {
  public:
-  explicit DeviceStaged(std::unique_ptr<Communicator> device_comm) : inner_(std::move(device_comm)) {}
+  explicit DeviceStaged(std::unique_ptr<Communicator> inner, Staging staging = Staging::host_to_device)
+      : inner_(std::move(inner)), staging_(staging) {}
   Communicator& inner() { return *inner_; }
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
@@ -30,6 +36,7 @@ class DeviceStaged final : public Communicator {
 
  private:
   std::unique_ptr<Communicator> inner_;
+  Staging staging_;
 };
 
 }  // namespace core::comm::test

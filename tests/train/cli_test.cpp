@@ -413,6 +413,43 @@ TEST_CASE("device=cuda trains GPT and BERT (masked LM) like the host where a dev
   }
 }
 
+TEST_CASE("device=cuda with distributed.backend=shared_gpu: ZeRO-3 on 2 thread ranks of one GPU resumes bit for bit") {
+  TempDir tmp("zpp_cli_shared_gpu");
+  // The tiny model smaller still (one head of 16, sequences of 8): the emulator runs it in CI.
+  const auto zero3 = with(kTiny, {"model.n_embd=16", "model.n_head=1", "data.seq_len=8", "eval_interval=1000",
+                                  "distributed.backend=shared_gpu", "distributed.thread_ranks=2",
+                                  "zero_optimization.stage=3", "train_iters=3", "scheduler.params.total_num_steps=3"});
+  const auto straight = (tmp / "straight").string(), part = (tmp / "part").string();
+  const auto r = run_tool("zpp-train", with({"train", "--device", "cuda", "--out", straight}, zero3));
+  if (r.exit_code != 0) {
+    INFO(r.err);
+    REQUIRE(std::getenv("TOOLKIT_EXPECT_DEVICE") == nullptr);
+    CHECK(r.exit_code == 2);
+    CHECK((r.err.find("no CUDA device") != std::string::npos || r.err.find("has no CUDA") != std::string::npos));
+    return;
+  }
+  const auto summary = last_json_line(r.out);
+  CHECK(summary["zero"]["backend"] == "shared_gpu");
+  CHECK(summary["zero"]["ranks"] == 2);
+  CHECK(summary["bytes_per_step"]["intra"].get<double>() > 0);
+  REQUIRE(run_tool("zpp-train", with(with({"train", "--device", "cuda", "--out", part}, zero3), {"train_iters=2"}))
+              .exit_code == 0);
+  REQUIRE(run_tool("zpp-train", with({"train", "--device", "cuda", "--resume", "--out", part}, zero3)).exit_code == 0);
+  const auto losses = [](const std::string& run) {
+    std::vector<double> out;
+    std::istringstream lines(core::test::read_text(std::filesystem::path(run) / "metrics.jsonl"));
+    for (std::string line; std::getline(lines, line);) out.push_back(nlohmann::json::parse(line)["loss"].get<double>());
+    return out;
+  };
+  CHECK(losses(part).size() == 3);
+  CHECK(losses(part) == losses(straight));
+  // The host backends move host buffers: refused on the device, naming the key.
+  const auto threads = run_tool("zpp-train", with(with({"train", "--device", "cuda", "--out", (tmp / "t").string()}, zero3),
+                                                  {"distributed.backend=threads"}));
+  CHECK(threads.exit_code == 2);
+  CHECK(threads.err.find("distributed.backend = threads") != std::string::npos);
+}
+
 TEST_CASE("keep_checkpoints: the newest two by default, every one with 0") {
   TempDir tmp("zpp_cli_keep");
   for (const auto& [keep, steps] : {std::pair{std::string("2"), std::vector<int>{4, 6}},

@@ -5,7 +5,8 @@
 // loss, every variant sends exactly the bytes of volume.hpp and holds exactly the bytes of the
 // ZeRO paper's partitioning (also while a fresh run builds its state, as zero.Init), and sharded
 // checkpoints resume bit for bit, re-shard to another number of ranks and consolidate into the
-// model one rank evaluates.
+// model one rank evaluates. zpp-train's job runner trains thread ranks in one process with
+// distributed.backend = threads and refuses bad backends and combinations (exit 2 naming the key).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "comm/thread_comm.hpp"
+#include "common/config.hpp"
 #include "common/errors.hpp"
 #include "test_support.hpp"
 #include "text/prepare.hpp"
@@ -24,10 +26,13 @@
 #include "train/trainer.hpp"
 #include "zero/engine.hpp"
 #include "zero/sharded_checkpoint.hpp"
+#include "zero/train_job.hpp"
 #include "zero/volume.hpp"
+#include "zero_test_data.hpp"
 
 using namespace core::zero;
 using core::test::TempDir;
+using namespace zero_test;
 namespace train = core::train;
 
 namespace {
@@ -39,40 +44,6 @@ struct Run {
   std::vector<float> weights;  // the final checkpoint's, flattened
   std::vector<std::size_t> group_sizes;
 };
-
-train::TrainOptions tiny_options(const core::fs::path& text, int steps) {
-  train::TrainOptions o;
-  o.model.n_layer = 2;
-  o.model.n_head = 2;
-  o.model.n_embd = 32;
-  o.model.n_positions = 32;
-  o.model.vocab_size = 256;
-  o.data.input = text.string();
-  o.data.seq_len = 16;
-  o.train_micro_batch_size_per_gpu = 2;
-  o.train_iters = steps;
-  o.eval_interval = 1000;
-  o.eval_iters = 1;
-  o.gradient_clipping = 0.5;  // active in the first steps: the clip factor takes the global norm
-  o.scheduler.params.warmup_num_steps = 2;
-  o.optimizer.params.lr = 3e-3;
-  return o;
-}
-
-// Token shards of a small text (prepared once: a text input would be tokenized by every rank).
-core::fs::path text_file(const TempDir& dir) {
-  const auto path = dir.path() / "text.txt";
-  {
-    std::ofstream f(path);
-    for (int i = 0; i < 200; ++i) f << "the quick brown fox " << i * 7 << " jumps over the lazy dog " << i << "\n";
-  }
-  core::text::PrepareOptions p;
-  p.input = path.string();
-  p.out = (dir.path() / "shards").string();
-  p.chunk_bytes = 1 << 16;
-  core::text::prepare(p);
-  return dir.path() / "shards";
-}
 
 Run train_on_ranks(int n, int alpha, const EngineOptions& eo, const train::TrainOptions& o, const TempDir& dir,
                    const std::string& name) {
@@ -401,4 +372,46 @@ TEST_CASE("sharded checkpoints: bit-identical resume on the same ranks, re-shard
     REQUIRE(r.losses.size() == 6);
     for (int i = 0; i < 6; ++i) CHECK(r.losses[i] == doctest::Approx(full.losses[6 + i]).epsilon(1e-4));
   }
+}
+
+TEST_CASE("distributed.backend: threads trains thread ranks in one process; bad values and combinations exit 2") {
+  TempDir dir("zero_backend");
+  const core::fs::path text = text_file(dir);
+  const auto options = [&](std::vector<std::string> overrides) {
+    overrides.push_back("data.input=" + text.string());
+    return core::resolve_options<ZeroTrainOptions>({}, overrides);
+  };
+  const std::vector<std::string> tiny = {"model.n_layer=2", "model.n_head=2", "model.n_embd=32", "model.n_positions=32",
+                                         "model.vocab_size=256", "data.seq_len=16", "train_micro_batch_size_per_gpu=2",
+                                         "train_iters=3", "eval_interval=1000", "eval_iters=1"};
+  auto o = tiny;
+  for (const char* kv : {"distributed.backend=threads", "distributed.thread_ranks=2", "zero_optimization.stage=3"})
+    o.push_back(kv);
+  core::RunDir rd("zpp-train", dir.path() / "threads");
+  const core::comm::RankInfo single;
+  const auto out = run_zero_training(options(o), &rd, single);
+  CHECK(out.summary.at("zero").at("ranks") == 2);
+  CHECK(out.summary.at("bytes_per_step").at("intra").get<double>() > 0);
+
+  const auto usage_error = [&](std::vector<std::string> extra, const core::comm::RankInfo& ranks, const char* key) {
+    CAPTURE(key);
+    auto kv = tiny;
+    kv.insert(kv.end(), extra.begin(), extra.end());
+    try {
+      check_zero_job(options(kv), ranks);
+      FAIL("no UsageError");
+    } catch (const core::UsageError& e) {
+      CHECK(std::string(e.what()).find(key) != std::string::npos);
+      CHECK(e.code() == core::ExitCode::usage);
+    }
+  };
+  usage_error({"distributed.backend=nccl_or_so"}, single, "distributed.backend");
+  usage_error({"distributed.backend=shared_gpu"}, single, "distributed.backend = shared_gpu");  // device=cpu
+  usage_error({"distributed.backend=threads", "device=cuda"}, single, "distributed.backend = threads");
+  usage_error({"distributed.backend=mpi", "distributed.thread_ranks=2"}, single, "distributed.thread_ranks");
+  core::comm::RankInfo launched;
+  launched.world_size = launched.local_size = 2;
+  usage_error({"distributed.backend=threads"}, launched, "distributed.backend = threads");
+  usage_error({"distributed.backend=threads", "distributed.thread_ranks=3", "distributed.ranks_per_node=2"}, single,
+              "distributed.ranks_per_node");
 }

@@ -3,6 +3,7 @@
 //   zpp-train prepare --input TEXT [--format jsonl] --tokenizer bytes|gpt2:DIR --out DIR   -> llm.c token shards
 //   zpp-train train [--config FILE] [key=value ...] [--resume] [--device cuda] --out DIR  train GPT/BERT (default)
 //   mpirun -np N zpp-train train zero_optimization.stage=3 ...   ZeRO / ZeRO++ across N ranks
+//   zpp-train train --device cuda distributed.backend=shared_gpu distributed.thread_ranks=N ...  N ranks on one GPU
 //   zpp-train sample --checkpoint DIR [--prompt TEXT] [temperature=.. top_k=.. --seed N]
 //   zpp-train export --checkpoint DIR --format hf|llmc --out DIR   for transformers / llm.c
 //   zpp-train eval --checkpoint DIR [--input DATA] [data.split=val|train|all seq_len=.. stride=..]  loss over a split

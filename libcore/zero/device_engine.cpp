@@ -1,0 +1,559 @@
+// ZeRO stages 0-3 and ZeRO++ on device buffers (see device_engine.hpp; the host algorithm is engine.cpp's).
+#include "zero/device_engine.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "common/errors.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/ops.hpp"
+#include "kernels/runtime.hpp"
+#include "train/transformer_cuda.hpp"
+#include "zero/qgz.hpp"
+#include "zero/quantize.hpp"
+#include "zero/quantize_cuda.hpp"
+#include "zero/rank_sync.hpp"
+
+namespace core::zero {
+
+namespace k = core::kernels;
+using comm::DType;
+using comm::ReduceOp;
+using Pass = train::Model<float>::Pass;
+template <class T>
+using Dev = k::DeviceBuffer<T>;
+using Byte = unsigned char;
+
+namespace {
+
+template <class T>
+T* grow(Dev<T>& b, std::size_t count) {
+  if (b.size() < count) b = Dev<T>(count);
+  return b.data();
+}
+template <class T>
+T* grow_as(Dev<Byte>& b, std::size_t count) {
+  return reinterpret_cast<T*>(grow(b, count * sizeof(T)));
+}
+
+void copy(void* dst, const void* src, std::size_t bytes) { k::detail::copy_on_device(dst, src, bytes, nullptr); }
+void zero(void* p, std::size_t bytes) {
+  if (bytes) k::detail::device_zero(p, bytes);
+}
+Byte* at(void* p, std::size_t bytes) { return static_cast<Byte*>(p) + bytes; }
+
+// n floats into a buffer of `dtype` (f32 or bf16) and back, on the device.
+void pack(const float* src, std::size_t n, DType dtype, void* dst) {
+  if (dtype == DType::f32) copy(dst, src, n * sizeof(float));
+  else k::to_bf16(static_cast<k::bf16*>(dst), src, std::int64_t(n));
+}
+void unpack(const void* src, std::size_t n, DType dtype, float* dst) {
+  if (dtype == DType::f32) copy(dst, src, n * sizeof(float));
+  else k::to_float(dst, static_cast<const k::bf16*>(src), std::int64_t(n));
+}
+
+// qgZ's buffers and quantizers on the device.
+struct DeviceQgz final : QgzWorkspace {
+  Dev<std::uint8_t> codes, codes_in;
+  Dev<float> scales, scales_in, partial;
+  Buffers reserve(std::size_t code_bytes, std::size_t scale_count, std::size_t partial_count) override {
+    return {grow(codes, code_bytes), grow(codes_in, code_bytes), grow(scales, scale_count),
+            grow(scales_in, scale_count), grow(partial, partial_count)};
+  }
+  void quantize_int4(const float* x, std::size_t n, std::size_t block, std::uint8_t* packed, float* sc) override {
+    device::quantize_int4(x, n, block, packed, sc);
+  }
+  void dequantize_sum_int4(const std::uint8_t* packed, std::size_t packed_stride, const float* sc,
+                           std::size_t scales_stride, int inputs, std::size_t n, std::size_t block, float multiplier,
+                           float* out) override {
+    device::dequantize_sum_int4(packed, packed_stride, sc, scales_stride, inputs, n, block, multiplier, out);
+  }
+  double bytes() const {
+    return double(codes.bytes() + codes_in.bytes() + scales.bytes() + scales_in.bytes() + partial.bytes());
+  }
+};
+
+}  // namespace
+
+struct DeviceEngine::State {
+  train::Model<float>* model = nullptr;
+  train::AdamW<float>* opt = nullptr;
+  train::TransformerCuda* gpu = nullptr;
+  int G = 0;
+  std::vector<std::size_t> size, shard, sec;  // S_g, s_g (N parts), t_g (h parts)
+  std::vector<train::TransformerCuda::GroupBuffers> full;  // the model's buffers of each group
+  std::vector<Dev<float>> master, m, v, grad;
+  std::vector<Dev<Byte>> secondary;
+  std::vector<bool> secondary_valid;
+  std::int64_t t = 0;
+  bool training = false;
+  std::vector<int> pending;  // stages 2-3: groups whose gradients wait for the bucket's reduce
+  std::size_t pending_elems = 0;
+  Dev<Byte> buf_a, buf_b;
+  Dev<float> fbuf_a, fbuf_b, totals;
+  DeviceQgz qgz;
+  k::Blas blas;
+  double intra_sum = 0, inter_sum = 0;
+  std::int64_t steps = 0;
+  MemoryBytes step_peak, run_peak;
+};
+
+DeviceEngine::DeviceEngine(std::unique_ptr<comm::Communicator> device_world,
+                           std::unique_ptr<comm::Communicator> host_world, const Topology& topo,
+                           const EngineOptions& options)
+    : groups_(std::move(device_world), topo, options.zero.zero_hpz_partition_size),
+      host_(std::move(host_world)),
+      opt_(options),
+      s_(std::make_unique<State>()) {
+  validate(opt_.zero, Bf16Options{opt_.bf16}, DistributedOptions{.quantization_block_size = int(opt_.block)});
+  if (opt_.zero.overlap_comm)
+    throw UsageError("zero_optimization.overlap_comm = true: with device=cuda the collectives run on the compute "
+                     "stream (no communication stream yet); set it to false or train with device=cpu");
+  if (host_->size() != world_size() || host_->rank() != rank())
+    throw Error(ExitCode::internal, "DeviceEngine: the host and device communicators hold different ranks");
+}
+
+DeviceEngine::~DeviceEngine() = default;
+
+void DeviceEngine::attach(train::Model<float>& model, train::AdamW<float>& opt) {
+  for (int g = 0; g < model.params().num_groups(); ++g) broadcast_group_state(*host_, model, opt, g);
+  s_->model = &model;
+  s_->opt = &opt;
+  s_->t = broadcast_json(*host_, opt.steps_taken()).get<std::int64_t>();
+  opt.set_steps_taken(s_->t);
+}
+
+void DeviceEngine::attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
+                                const std::function<void(int)>& init_group) {
+  for (int g = 0; g < model.params().num_groups(); ++g) {  // the whole state: the device model uploads it
+    for (auto* buffers : {&model.params(), &model.grads(), &opt.m(), &opt.v()}) buffers->allocate(g);
+    init_group(g);
+  }
+  s_->model = &model;
+  s_->opt = &opt;
+  s_->t = opt.steps_taken();
+}
+
+void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
+  State& s = *s_;
+  if (!s.model) throw Error(ExitCode::internal, "DeviceEngine::attach_device before attach");
+  s.gpu = &gpu;
+  const int N = world_size(), r = rank(), h = groups_.hpz_size, stage = opt_.zero.stage;
+  s.G = gpu.layout().num_groups();
+  gpu.set_steps_taken(s.t);
+  for (int g = 0; g < s.G; ++g) {
+    const std::size_t S = gpu.layout().groups()[g].size, sh = shard_size(S, N);
+    s.size.push_back(S);
+    s.shard.push_back(sh);
+    s.sec.push_back(shard_size(S, h));
+    s.full.push_back(gpu.group_buffers(g));
+    if (stage == 0) continue;
+    const auto [lo, hi] = owned_range(S, sh, r);
+    const auto slice = [&](const float* whole) {  // this rank's shard, zero beyond the group
+      Dev<float> out(sh);
+      out.zero();
+      copy(out.data(), whole + lo, (hi - lo) * sizeof(float));
+      return out;
+    };
+    s.m.push_back(slice(s.full[g].m32));
+    s.v.push_back(slice(s.full[g].v32));
+    if (stage >= 2) s.grad.push_back(slice(s.full[g].g32));
+    if (stage == 3) s.master.push_back(slice(s.full[g].w32));
+  }
+  s.secondary.resize(s.G);
+  s.secondary_valid.assign(s.G, false);
+  s.totals = Dev<float>(3);
+  if (stage >= 2) gpu.set_group_hook([this](int g, Pass p, bool before) { on_group(g, p, before); });
+  k::synchronize();
+  s.run_peak = s.step_peak = memory_now();
+}
+
+void DeviceEngine::begin_step() {
+  State& s = *s_;
+  for (int g = 0; g < int(s.grad.size()); ++g) s.grad[g].zero();
+  std::fill(s.secondary_valid.begin(), s.secondary_valid.end(), false);
+  s.training = true;
+  groups_.reset_bytes();
+  s.step_peak = memory_now();
+}
+
+// ---- stage 3 weight gathers -------------------------------------------------------------------
+
+void DeviceEngine::on_group(int g, Pass pass, bool before) {
+  State& s = *s_;
+  if (before) {
+    if (opt_.zero.stage == 3) gather_weights(g, pass);
+    if (pass == Pass::backward) zero(s.full[g].g32, s.size[g] * sizeof(float));  // this micro step's alone
+    return;
+  }
+  if (pass != Pass::backward) return;
+  s.pending.push_back(g);  // reduce as the buckets fill
+  s.pending_elems += s.size[g];
+  if (s.pending_elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
+    reduce_bucket(s.pending);
+    s.pending.clear();
+    s.pending_elems = 0;
+  }
+}
+
+void DeviceEngine::gather_weights(int g, Pass pass) {
+  State& s = *s_;
+  const DType dtype = opt_.bf16 ? DType::bf16 : DType::f32;
+  const std::size_t esz = comm::dtype_size(dtype), S = s.size[g];
+  const train::TransformerCuda::GroupBuffers& w = s.full[g];
+  const int N = world_size();
+  const bool hpz = groups_.hpz != nullptr;
+  // The gathered values become the model's fp32 weights and their bf16 copy (bf16 gathers: both the bf16 values).
+  const auto store = [&](const void* all, DType type) {
+    if (type == DType::f32) {
+      copy(w.w32, all, S * sizeof(float));
+      k::to_bf16(w.w16, w.w32, std::int64_t(S));
+    } else {
+      copy(w.w16, all, S * sizeof(k::bf16));
+      k::to_float(w.w32, w.w16, std::int64_t(S));
+    }
+  };
+  if (hpz && s.secondary_valid[g]) {  // inside the hpZ group
+    const std::size_t t = s.sec[g];
+    void* all = grow(s.buf_a, groups_.hpz_size * t * esz);
+    groups_.hpz->all_gather(s.secondary[g].data(), all, t, dtype);
+    store(all, dtype);
+    return;
+  }
+  const std::size_t sh = s.shard[g];
+  if (opt_.zero.zero_quantized_weights) {
+    const std::size_t nb = block_count(sh, opt_.block);
+    auto* codes = grow_as<std::int8_t>(s.buf_a, N * sh);
+    auto* scales = grow_as<float>(s.buf_b, N * nb);
+    device::quantize_int8(s.master[g].data(), sh, opt_.block, codes + rank() * sh, scales + rank() * nb);
+    groups_.world->all_gather(codes + rank() * sh, codes, sh, DType::i8);
+    groups_.world->all_gather(scales + rank() * nb, scales, nb, DType::f32);
+    float* full = grow(s.fbuf_a, N * sh);
+    for (int q = 0; q < N; ++q)
+      device::dequantize_int8(codes + q * sh, scales + q * nb, sh, opt_.block, full + q * sh);
+    if (opt_.bf16) {  // the bf16 values of the dequantized weights
+      k::to_bf16(w.w16, full, std::int64_t(S));
+      k::to_float(w.w32, w.w16, std::int64_t(S));
+    } else {
+      store(full, DType::f32);
+    }
+  } else {
+    void* all = grow(s.buf_a, N * sh * esz);
+    pack(s.master[g].data(), sh, dtype, at(all, rank() * sh * esz));
+    groups_.world->all_gather(at(all, rank() * sh * esz), all, sh, dtype);
+    store(all, dtype);
+  }
+  if (hpz && s.training && pass == Pass::forward) {  // keep this rank's secondary shard
+    const std::size_t t = s.sec[g];
+    const auto [lo, hi] = owned_range(S, t, groups_.hpz->rank());
+    float* tmp = grow(s.fbuf_b, t);
+    zero(tmp, t * sizeof(float));
+    copy(tmp, w.w32 + lo, (hi - lo) * sizeof(float));
+    if (s.secondary[g].size() != t * esz) s.secondary[g] = Dev<Byte>(t * esz);
+    pack(tmp, t, dtype, s.secondary[g].data());
+    s.secondary_valid[g] = true;
+  }
+}
+
+// ---- gradient reduction ----------------------------------------------------------------------
+
+void DeviceEngine::reduce_all_groups() {
+  State& s = *s_;
+  std::vector<int> bucket;
+  std::size_t elems = 0;
+  for (int g = s.G - 1; g >= 0; --g) {
+    bucket.push_back(g);
+    elems += s.size[g];
+    if (elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
+      reduce_bucket(bucket);
+      bucket.clear();
+      elems = 0;
+    }
+  }
+}
+
+void DeviceEngine::reduce_bucket(const std::vector<int>& gs) {
+  State& s = *s_;
+  const int N = world_size(), stage = opt_.zero.stage;
+  const float inv_n = 1.0f / float(N);
+  if (stage == 0) {
+    std::size_t total = 0;
+    for (const int g : gs) total += s.size[g];
+    float* buf = grow(s.fbuf_a, total);
+    for (std::size_t off = 0; const int g : gs) {
+      copy(buf + off, s.full[g].g32, s.size[g] * sizeof(float));
+      off += s.size[g];
+    }
+    groups_.world->all_reduce(buf, buf, total, DType::f32, ReduceOp::sum);
+    for (std::size_t off = 0; const int g : gs) {
+      device::add_scaled(s.full[g].g32, buf + off, s.size[g], inv_n, false);
+      off += s.size[g];
+    }
+    return;
+  }
+  // Chunk q (c elements): block q of each group of the bucket, zero beyond the group.
+  std::size_t c = 0;
+  for (const int g : gs) c += s.shard[g];
+  float* chunks = grow(s.fbuf_a, N * c);
+  for (int q = 0; q < N; ++q)
+    for (std::size_t off = 0; const int g : gs) {
+      const auto [lo, hi] = owned_range(s.size[g], s.shard[g], q);
+      float* dst = chunks + q * c + off;
+      zero(dst, s.shard[g] * sizeof(float));
+      copy(dst, s.full[g].g32 + lo, (hi - lo) * sizeof(float));
+      off += s.shard[g];
+    }
+  const float* mean = nullptr;  // the bucket's reduced chunk of this rank
+  float multiplier = inv_n;
+  if (opt_.zero.zero_quantized_gradients) {
+    float* out = grow(s.fbuf_b, c);
+    qgz_reduce_scatter_mean(chunks, c, out, groups_, opt_.block, s.qgz);
+    mean = out;
+    multiplier = 1.0f;  // (already the mean)
+  } else {
+    const DType dtype = opt_.bf16 ? DType::bf16 : DType::f32;
+    const std::size_t esz = comm::dtype_size(dtype);
+    void* send = chunks;
+    if (dtype != DType::f32) {
+      send = grow(s.buf_a, N * c * esz);
+      pack(chunks, N * c, dtype, send);
+    }
+    void* recv = grow(s.buf_b, c * esz);
+    groups_.world->reduce_scatter(send, recv, c, dtype, ReduceOp::sum);
+    float* sum = grow(s.fbuf_b, c);
+    unpack(recv, c, dtype, sum);
+    mean = sum;
+  }
+  for (std::size_t off = 0; const int g : gs) {
+    if (stage == 1) {  // once a step: the mean gradient of the owned range, in place
+      const auto [lo, hi] = owned_range(s.size[g], s.shard[g], rank());
+      device::add_scaled(s.full[g].g32 + lo, mean + off, hi - lo, multiplier, false);
+    } else {  // every micro step, accumulated
+      device::add_scaled(s.grad[g].data(), mean + off, s.shard[g], multiplier, true);
+    }
+    off += s.shard[g];
+  }
+}
+
+train::DataParallel::Totals DeviceEngine::finish_gradients(double local_loss, bool stop_requested) {
+  State& s = *s_;
+  const int stage = opt_.zero.stage, r = rank();
+  if (stage <= 1) reduce_all_groups();
+  double sq = 0;  // the squared norm of this rank's shard of the mean gradient (the same numbers in every stage)
+  for (int g = 0; g < s.G; ++g) {
+    const auto [lo, hi] = owned_range(s.size[g], s.shard[g], r);
+    if (hi == lo) continue;
+    const float* p = stage <= 1 ? s.full[g].g32 + lo : s.grad[g].data();
+    const double norm = k::l2_norm(s.blas, p, std::int64_t(hi - lo));
+    sq += norm * norm;
+  }
+  const float host[3] = {float(sq), float(local_loss), stop_requested ? 1.0f : 0.0f};
+  s.totals.upload(host);
+  groups_.world->all_reduce(s.totals.data(), s.totals.data(), 3, DType::f32, ReduceOp::sum);
+  const std::vector<float> totals = s.totals.download();
+  return {double(totals[1]) / world_size(), std::sqrt(double(totals[0])), totals[2] > 0};
+}
+
+// ---- optimizer --------------------------------------------------------------------------------
+
+void DeviceEngine::optimizer_step(double lr, double grad_scale) {
+  State& s = *s_;
+  s.training = false;
+  const int stage = opt_.zero.stage, r = rank();
+  const train::AdamWHyper& hyper = s.opt->hyper();
+  if (stage == 0) {
+    s.gpu->adamw(hyper, lr, grad_scale);
+    s.t = s.gpu->steps_taken();
+    return;
+  }
+  ++s.t;
+  k::AdamW p;
+  p.lr = float(lr);
+  p.beta1 = float(hyper.beta1);
+  p.beta2 = float(hyper.beta2);
+  p.eps = float(hyper.eps);
+  p.grad_scale = float(grad_scale);
+  p.step = int(s.t);
+  for (int g = 0; g < s.G; ++g) {
+    const auto [lo, hi] = owned_range(s.size[g], s.shard[g], r);
+    const train::TransformerCuda::GroupBuffers& w = s.full[g];
+    for (const auto& view : s.gpu->layout().groups()[g].tensors) {
+      const std::size_t a = std::max(lo, view.offset), b = std::min(hi, view.offset + view.numel);
+      if (a >= b) continue;
+      p.weight_decay = view.decay ? float(hyper.weight_decay) : 0.0f;
+      // Stage 3 updates the master shard (the next forward gathers it); stages 1-2 the owned range of the
+      // model's weights and its bf16 copy.
+      float* weights = stage == 3 ? s.master[g].data() + (a - lo) : w.w32 + a;
+      const float* grad = stage == 1 ? w.g32 + a : s.grad[g].data() + (a - lo);
+      k::adamw_update(weights, s.m[g].data() + (a - lo), s.v[g].data() + (a - lo), grad,
+                      stage == 3 ? nullptr : w.w16 + a, std::int64_t(b - a), p);
+    }
+  }
+  s.gpu->set_steps_taken(s.t);
+  s.opt->set_steps_taken(s.t);
+  if (stage == 3) {  // the secondary shards held this step's weights
+    s.step_peak.secondary = std::max(s.step_peak.secondary, memory_now().secondary);
+    std::fill(s.secondary_valid.begin(), s.secondary_valid.end(), false);
+    for (auto& sec : s.secondary) sec = Dev<Byte>();
+    return;
+  }
+  gather_updated_shards();
+}
+
+// Stages 1 and 2: every rank takes the updated shards, in buckets of allgather_bucket_size.
+void DeviceEngine::gather_updated_shards() {
+  State& s = *s_;
+  const int N = world_size(), r = rank();
+  std::vector<int> bucket;
+  std::size_t elems = 0;
+  for (int g = 0; g < s.G; ++g) {
+    bucket.push_back(g);
+    elems += s.size[g];
+    if (elems < std::size_t(opt_.zero.allgather_bucket_size) && g + 1 < s.G) continue;
+    std::size_t c = 0;
+    for (const int q : bucket) c += s.shard[q];
+    float* all = grow(s.fbuf_a, N * c);
+    for (std::size_t off = 0; const int q : bucket) {
+      const auto [lo, hi] = owned_range(s.size[q], s.shard[q], r);
+      zero(all + r * c + off, s.shard[q] * sizeof(float));
+      copy(all + r * c + off, s.full[q].w32 + lo, (hi - lo) * sizeof(float));
+      off += s.shard[q];
+    }
+    groups_.world->all_gather(all + r * c, all, c, DType::f32);
+    for (int from = 0; from < N; ++from)
+      for (std::size_t off = 0; const int q : bucket) {
+        const auto [lo, hi] = owned_range(s.size[q], s.shard[q], from);
+        copy(s.full[q].w32 + lo, all + from * c + off, (hi - lo) * sizeof(float));
+        off += s.shard[q];
+      }
+    for (const int q : bucket) k::to_bf16(s.full[q].w16, s.full[q].w32, std::int64_t(s.size[q]));
+    bucket.clear();
+    elems = 0;
+  }
+}
+
+// ---- state, metrics ---------------------------------------------------------------------------
+
+ShardManifest DeviceEngine::manifest() const {
+  const State& s = *s_;
+  ShardManifest m;
+  m.ranks = world_size();
+  m.adam_steps = s.t;
+  for (int g = 0; g < s.G; ++g) {
+    m.names.push_back(s.gpu->layout().groups()[g].name);
+    m.sizes.push_back(s.size[g]);
+    m.shards.push_back(s.shard[g]);
+  }
+  return m;
+}
+
+fs::path DeviceEngine::save_checkpoint(const fs::path& root, std::int64_t step, const nlohmann::json& state,
+                                       int keep) {
+  State& s = *s_;
+  const int stage = opt_.zero.stage, r = rank();
+  std::vector<std::vector<float>> host(3 * s.G);  // this rank's slices, downloaded
+  std::vector<ShardSlice> slices;
+  for (int g = 0; g < s.G; ++g) {
+    const auto [lo, hi] = owned_range(s.size[g], s.shard[g], r);
+    const std::size_t n = hi - lo;
+    const auto down = [&](std::vector<float>& out, const float* src) {
+      out.resize(n);
+      if (n) k::detail::copy_to_host(out.data(), src, n * sizeof(float));
+      return out.data();
+    };
+    ShardSlice sl;
+    sl.count = n;
+    sl.w = down(host[3 * g], stage == 3 ? s.master[g].data() : s.full[g].w32 + lo);
+    sl.m = down(host[3 * g + 1], stage >= 1 ? s.m[g].data() : s.full[g].m32 + lo);
+    sl.v = down(host[3 * g + 2], stage >= 1 ? s.v[g].data() : s.full[g].v32 + lo);
+    slices.push_back(sl);
+  }
+  return write_sharded_checkpoint(*host_, root, step, state, keep, manifest(), slices);
+}
+
+void DeviceEngine::load_checkpoint(const fs::path& dir_on_rank0) {
+  State& s = *s_;
+  const int stage = opt_.zero.stage, r = rank();
+  const auto shards = open_shards(*host_, dir_on_rank0, manifest());
+  std::vector<float> buf;
+  // [lo, hi) of group g's `kind` from the shards into the device at dst.
+  const auto load = [&](char kind, int g, std::size_t lo, std::size_t hi, float* dst) {
+    buf.resize(hi - lo);
+    shards->read(kind, g, lo, hi, buf.data());
+    if (hi > lo) k::detail::copy_to_device(dst, buf.data(), (hi - lo) * sizeof(float));
+  };
+  for (int g = 0; g < s.G; ++g) {
+    const std::size_t S = s.size[g];
+    const auto [lo, hi] = owned_range(S, s.shard[g], r);
+    const train::TransformerCuda::GroupBuffers& w = s.full[g];
+    if (stage == 3) {
+      load('w', g, lo, hi, s.master[g].data());
+    } else {  // every rank holds the full weights
+      load('w', g, 0, S, w.w32);
+      k::to_bf16(w.w16, w.w32, std::int64_t(S));
+    }
+    if (stage >= 1) {
+      load('m', g, lo, hi, s.m[g].data());
+      load('v', g, lo, hi, s.v[g].data());
+    } else {
+      load('m', g, 0, S, w.m32);
+      load('v', g, 0, S, w.v32);
+    }
+  }
+  s.t = shards->manifest().adam_steps;
+  s.gpu->set_steps_taken(s.t);
+  s.opt->set_steps_taken(s.t);
+  k::synchronize();
+}
+
+nlohmann::json DeviceEngine::broadcast(const nlohmann::json& value) { return broadcast_json(*host_, value); }
+
+MemoryBytes DeviceEngine::memory_now() const {
+  const State& s = *s_;
+  const auto bytes = [](const auto& buffers) {
+    double n = 0;
+    for (const auto& b : buffers) n += double(b.bytes());
+    return n;
+  };
+  double full = 0;
+  for (const std::size_t S : s.size) full += double(S);
+  MemoryBytes b;
+  b.params = 6.0 * full + bytes(s.master);  // fp32 weights and their bf16 copy
+  b.grads = 4.0 * full + bytes(s.grad);
+  b.optimizer = 8.0 * full + bytes(s.m) + bytes(s.v);
+  b.secondary = bytes(s.secondary);
+  b.staging = double(s.buf_a.bytes() + s.buf_b.bytes() + s.fbuf_a.bytes() + s.fbuf_b.bytes()) + s.qgz.bytes();
+  return b;
+}
+
+MemoryBytes DeviceEngine::memory_per_rank() const { return s_->run_peak; }
+
+nlohmann::json DeviceEngine::step_metrics() {
+  State& s = *s_;
+  const auto [intra, inter] = mean_link_bytes(*host_, groups_.bytes());
+  s.intra_sum += intra;
+  s.inter_sum += inter;
+  ++s.steps;
+  const MemoryBytes now = memory_now();
+  for (MemoryBytes* peak : {&s.step_peak, &s.run_peak}) {
+    peak->params = std::max(peak->params, now.params);
+    peak->grads = std::max(peak->grads, now.grads);
+    peak->optimizer = std::max(peak->optimizer, now.optimizer);
+    peak->secondary = std::max(peak->secondary, now.secondary);
+    peak->staging = std::max(peak->staging, now.staging);
+  }
+  s.run_peak.secondary = std::max(s.run_peak.secondary, s.step_peak.secondary);
+  return {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}},
+          {"device_memory_per_rank", s.step_peak.to_json()}};
+}
+
+nlohmann::json DeviceEngine::summary() const {
+  const State& s = *s_;
+  nlohmann::json z = zero_summary(opt_.zero, opt_.bf16, groups_.topo);
+  z["backend"] = groups_.world->backend();
+  z["device_memory_per_rank"] = memory_per_rank().to_json();
+  const double steps = s.steps > 0 ? double(s.steps) : 1.0;
+  return {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}}, {"zero", z}};
+}
+
+}  // namespace core::zero

@@ -1,0 +1,75 @@
+// ZeRO stages 0-3 and ZeRO++ (qwZ, hpZ, qgZ) on device buffers: engine.hpp's algorithm, byte for byte
+// the same collectives, for a run with device=cuda whose ranks each drive a train::TransformerCuda.
+// Everything a stage partitions lives on the device: the fp32 master shards (stage 3), the AdamW
+// moment shards (stages 1-3), the gradient shards (stages 2-3), hpZ's secondary shards and the
+// staging buffers of the collectives, which run through a device communicator (shared_gpu: thread
+// ranks of one process on one GPU; nccl: one process per GPU) counted per link as engine.hpp's.
+// Stage 3 gathers a group into the model's buffers in its hook before each forward and backward use
+// (qwZ: the master shard quantized to int8 by quantize_cuda.hpp's kernel, gathered with its scales
+// and dequantized on the device; hpZ: from the secondary shards after the step's first forward
+// gather); stages 2-3 reduce-scatter as buckets fill in the backward hooks (qgZ: qgz.hpp's
+// hierarchical int4 all-to-all on the device); the mean is the sum times 1/N (add_scaled), the global
+// norm comes from per-shard cuBLAS norms in one scalar all-reduce with the loss, and AdamW
+// (kernels::adamw_update) updates each rank's shard. Control traffic (rank 0's state and JSON values,
+// metrics, checkpoint coordination) goes through a second communicator of host buffers over the same
+// ranks (threads or MPI). With the thread backend's rank-order sums, stages 1-3 give stage 0's losses
+// bit for bit, and the shared-GPU ranks give the same as the CPU thread backend over the same device
+// model.
+// Not on the device yet (UsageError naming the key): overlap_comm (a communication stream). The model's
+// full buffers stay allocated (TransformerCuda holds every group); memory_per_rank reports them with
+// the engine's shards. Needs a CUDA build (TOOLKIT_HAVE_CUDA).
+#pragma once
+#include <memory>
+
+#include "train/data_parallel.hpp"
+#include "zero/engine.hpp"
+
+namespace core::zero {
+
+class DeviceEngine final : public train::DataParallel {
+ public:
+  // Collective over both communicators (the same ranks in the same order): `device_world` moves
+  // device buffers, `host_world` host ones. UsageError for an invalid topology or option.
+  DeviceEngine(std::unique_ptr<comm::Communicator> device_world, std::unique_ptr<comm::Communicator> host_world,
+               const Topology& topo, const EngineOptions& options);
+  ~DeviceEngine() override;
+
+  int rank() const override { return groups_.topo.rank; }
+  int world_size() const override { return groups_.topo.world_size; }
+  bool on_device() const override { return true; }
+  // Rank 0's host state on every rank (the loop then uploads it and calls attach_device).
+  void attach(train::Model<float>& model, train::AdamW<float>& opt) override;
+  void attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
+                    const std::function<void(int)>& init_group) override;
+  void attach_device(train::TransformerCuda& gpu) override;
+  bool partitions_state() const override { return opt_.zero.stage > 0; }
+  double state_bytes_per_parameter() const override { return 16.0; }  // the host copy stays whole
+  void begin_step() override;
+  Totals finish_gradients(double local_loss, bool stop_requested) override;
+  void optimizer_step(double lr, double grad_scale) override;
+  fs::path save_checkpoint(const fs::path& root, std::int64_t step, const nlohmann::json& state, int keep) override;
+  void load_checkpoint(const fs::path& dir) override;
+  nlohmann::json broadcast(const nlohmann::json& value) override;
+  nlohmann::json step_metrics() override;
+  nlohmann::json summary() const override;
+
+  const CommGroups& groups() const { return groups_; }
+  // Device bytes of model state a rank holds: the model's full buffers and the engine's shards and staging.
+  MemoryBytes memory_per_rank() const;
+
+ private:
+  struct State;
+  void on_group(int group, train::Model<float>::Pass pass, bool before);
+  void gather_weights(int group, train::Model<float>::Pass pass);
+  void reduce_bucket(const std::vector<int>& groups);
+  void reduce_all_groups();
+  void gather_updated_shards();  // stages 1-2 after AdamW
+  ShardManifest manifest() const;
+  MemoryBytes memory_now() const;
+  CommGroups groups_;
+  std::unique_ptr<comm::Communicator> host_;
+  EngineOptions opt_;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace core::zero
