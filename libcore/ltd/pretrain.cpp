@@ -55,8 +55,11 @@ void LtdCounters::summarise(nlohmann::json& summary, const LtdSchedule& sched, s
   summary["random_ltd"] = sched.plan().dropping;
   summary["random_ltd_layers"] = sched.plan().layers;
   summary["kept_tokens"] = sched.kept(std::max<std::int64_t>(steps - 1, 0));
-  if (steps > 0 && summary.value("mean_step_s", 0.0) > 0)  // measured, not the full-length formula
+  if (steps > 0 && summary.value("mean_step_s", 0.0) > 0) {  // measured, not the full-length formula
     summary["gflops_per_s"] = gemm_flops / double(steps) / summary["mean_step_s"].get<double>() / 1e9;
+    if (summary.contains("mfu"))
+      summary["mfu"] = summary["gflops_per_s"].get<double>() * 1e9 / (train::kCudaPeakTflops * 1e12);
+  }
 }
 
 train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
@@ -118,6 +121,8 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, c
     rec["gemm_flops"] = measured;
     rec["baseline_gemm_flops"] = full;
     rec["gflops_per_s"] = measured / rec["step_s"].get<double>() / 1e9;
+    if (rec.contains("mfu"))  // the device: of the products it ran, not of the full-length formula
+      rec["mfu"] = measured / rec["step_s"].get<double>() / (train::kCudaPeakTflops * 1e12);
   };
   ext.checkpoint_state = [=](std::int64_t) { return counters->to_json(); };
   ext.on_resume = [=](const nlohmann::json& state, std::int64_t start) {

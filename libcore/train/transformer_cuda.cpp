@@ -77,10 +77,12 @@ struct TransformerCuda::Impl {
   const std::uint8_t* mask = nullptr;
   std::uint64_t flops = 0;  // gemm_flops()
 
-  // Random-LTD: the routing set, its layers on the device, the slot of each block in them (-1: every
-  // position), the positions of the current step [slot][B][kept], and the routed block's gathered rows
-  // (its input, then its output or the output's gradient) and key padding mask.
+  // Random-LTD: the routing set, the last layers uploaded (kept when the routing is cleared: a trainer sets
+  // and clears it every micro step), the slot of each block in them (-1: every position), the positions of
+  // the current step [slot][B][kept], and the routed block's gathered rows (its input, then its output or
+  // the output's gradient) and key padding mask.
   TokenRouting routing;
+  std::vector<int> uploaded_layers;
   Dev<std::int32_t> route_layers, route_pos;
   std::vector<int> route_slot;
   Dev<bf16> routed_in, routed_out;
@@ -533,9 +535,10 @@ void TransformerCuda::set_token_routing(TokenRouting routing) {
       throw UsageError("token routing: layers must be strictly increasing in [0, " + std::to_string(L) + ")");
   if (!routing.layers.empty() && routing.kept < 1)
     throw UsageError("token routing: kept = " + std::to_string(routing.kept) + ", need at least 1");
-  if (routing.layers != d.routing.layers)
-    d.route_layers = routing.layers.empty() ? Dev<std::int32_t>()
-                                            : Dev<std::int32_t>(std::span<const std::int32_t>(routing.layers));
+  if (!routing.layers.empty() && routing.layers != d.uploaded_layers) {
+    d.route_layers = Dev<std::int32_t>(std::span<const std::int32_t>(routing.layers));
+    d.uploaded_layers = routing.layers;
+  }
   d.routing = std::move(routing);
 }
 
