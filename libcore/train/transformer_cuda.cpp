@@ -126,13 +126,16 @@ struct TransformerCuda::Impl {
   const std::int32_t* positions(int slot) const {
     return route_pos.data() + std::size_t(slot) * B * routing.kept;
   }
+  // Gathers block l's input rows (and the batch's padding mask) at the positions of `slot` into routed_in
+  // (routed_mask); returns the gathered mask, null when the batch has none.
+  const std::uint8_t* gather_block_input(int l, int slot);
   // Block l: on every row, or (routed) gather -> the block on the kept rows -> scatter.
   void block_forward(int l);
   void block_backward(int l);
-  // Block l over B sequences of T rows (T <= Tn): x -> xout; backward turns dres (dL/dxout) into dL/dx
-  // in place. key_mask: [B*T] or null.
+  // Block l over B sequences of T rows (T <= Tn): x -> xout; backward turns dx (dL/dxout) into dL/dx in
+  // place. key_mask: [B*T] or null.
   void block_rows_forward(int l, const bf16* x, bf16* xout, int T, const std::uint8_t* key_mask);
-  void block_rows_backward(int l, const bf16* x, bf16* dres, int T, const std::uint8_t* key_mask);
+  void block_rows_backward(int l, const bf16* x, bf16* dx, int T, const std::uint8_t* key_mask);
   void token_head_forward(bool mlm, bool backward, float scale);
   void token_head_backward(bool mlm);
   void class_head_forward(bool backward, float scale);
@@ -221,23 +224,25 @@ void TransformerCuda::Impl::route_batch() {
                           routing.sequence0, B, Tn, routing.kept);
 }
 
+const std::uint8_t* TransformerCuda::Impl::gather_block_input(int l, int slot) {
+  k::gather_rows(routed_in.data(), resid_at(l), positions(slot), B, Tn, routing.kept,
+                 layout.config().n_embd * sizeof(bf16));
+  if (!mask) return nullptr;
+  k::gather_rows(routed_mask.data(), mask, positions(slot), B, Tn, routing.kept, 1);
+  return routed_mask.data();
+}
+
 void TransformerCuda::Impl::block_forward(int l) {
   const int slot = route_slot[l];
   if (slot < 0) {
     block_rows_forward(l, resid_at(l), resid_at(l + 1), Tn, mask);
     return;
   }
-  const int r = routing.kept;
-  const std::size_t row_bytes = layout.config().n_embd * sizeof(bf16);
-  k::gather_rows(routed_in.data(), resid_at(l), positions(slot), B, Tn, r, row_bytes);
-  const std::uint8_t* kept_mask = nullptr;
-  if (mask) {
-    k::gather_rows(routed_mask.data(), mask, positions(slot), B, Tn, r, 1);
-    kept_mask = routed_mask.data();
-  }
-  block_rows_forward(l, routed_in.data(), routed_out.data(), r, kept_mask);
+  const std::uint8_t* kept_mask = gather_block_input(l, slot);
+  block_rows_forward(l, routed_in.data(), routed_out.data(), routing.kept, kept_mask);
   k::detail::copy_on_device(resid_at(l + 1), resid_at(l), NC() * sizeof(bf16), nullptr);  // the dropped rows
-  k::scatter_rows(resid_at(l + 1), routed_out.data(), positions(slot), B, Tn, r, row_bytes);
+  k::scatter_rows(resid_at(l + 1), routed_out.data(), positions(slot), B, Tn, routing.kept,
+                  layout.config().n_embd * sizeof(bf16));
 }
 
 void TransformerCuda::Impl::block_backward(int l) {
@@ -249,13 +254,8 @@ void TransformerCuda::Impl::block_backward(int l) {
   // The kept rows' gradients through the block; the dropped rows' stay in dres (the identity).
   const int r = routing.kept;
   const std::size_t row_bytes = layout.config().n_embd * sizeof(bf16);
-  k::gather_rows(routed_in.data(), resid_at(l), positions(slot), B, Tn, r, row_bytes);
+  const std::uint8_t* kept_mask = gather_block_input(l, slot);
   k::gather_rows(routed_out.data(), dres.data(), positions(slot), B, Tn, r, row_bytes);
-  const std::uint8_t* kept_mask = nullptr;
-  if (mask) {
-    k::gather_rows(routed_mask.data(), mask, positions(slot), B, Tn, r, 1);
-    kept_mask = routed_mask.data();
-  }
   block_rows_backward(l, routed_in.data(), routed_out.data(), r, kept_mask);
   k::scatter_rows(dres.data(), routed_out.data(), positions(slot), B, Tn, r, row_bytes);
 }
