@@ -267,6 +267,9 @@ train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir& rundir)
   log::info("finetune: {} model of {} layers from {}", o.model.arch, o.model.n_layer, src.path.string());
   if (o.threads > 0) train::set_num_threads(o.threads);
   if (o.model.architecture() == train::Arch::bert) {
+    if (o.device != "cpu")
+      throw UsageError("device=cuda: BERT classification finetuning runs on the host; use device=cpu (GPT "
+                       "finetuning and pretraining run on the device)");
     if (o.zero_optimization.stage != 0)
       throw UsageError("zero_optimization.stage: BERT classification finetuning runs on one rank (stage 0)");
     return finetune_classifier(o, src, rundir);

@@ -13,6 +13,7 @@
 #include "ltd/schedule.hpp"
 #include "train/gemm.hpp"
 #include "train/model.hpp"
+#include "train/transformer_cuda.hpp"
 
 namespace core::ltd {
 
@@ -54,8 +55,11 @@ void LtdCounters::summarise(nlohmann::json& summary, const LtdSchedule& sched, s
   summary["random_ltd"] = sched.plan().dropping;
   summary["random_ltd_layers"] = sched.plan().layers;
   summary["kept_tokens"] = sched.kept(std::max<std::int64_t>(steps - 1, 0));
-  if (steps > 0 && summary.value("mean_step_s", 0.0) > 0)  // measured, not the full-length formula
+  if (steps > 0 && summary.value("mean_step_s", 0.0) > 0) {  // measured, not the full-length formula
     summary["gflops_per_s"] = gemm_flops / double(steps) / summary["mean_step_s"].get<double>() / 1e9;
+    if (summary.contains("mfu"))
+      summary["mfu"] = summary["gflops_per_s"].get<double>() * 1e9 / (train::kCudaPeakTflops * 1e12);
+  }
 }
 
 train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
@@ -66,8 +70,23 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, c
   const RoutingPlan& plan = sched->plan();
   const int B = o.train_micro_batch_size_per_gpu, n = o.data.seq_len;
   auto counters = std::make_shared<LtdCounters>();
-  auto step_start_flops = std::make_shared<std::uint64_t>(0);
-  auto step_start_cpu = std::make_shared<std::clock_t>(0);
+  // Where the step began: its FLOPs so far (the device's own count on device=cuda, whose GEMMs the host's
+  // counter does not see) and its CPU clock.
+  struct StepStart {
+    std::uint64_t flops = 0;
+    std::clock_t cpu = 0;
+    const train::TransformerCuda* gpu = nullptr;
+  };
+  auto start = std::make_shared<StepStart>();
+  const auto flops_now = [start]() -> std::uint64_t {
+    if constexpr (train::kCudaBuild)
+      if (start->gpu) return start->gpu->gemm_flops();
+    return train::gemm_flops_counted();
+  };
+  const auto begin_step = [start, flops_now] {
+    start->flops = flops_now();
+    start->cpu = std::clock();
+  };
 
   if (plan.dropping)
     log::info("random-LTD: layers {} of {} keep {} -> {} of {} tokens over {} steps (multiples of {})",
@@ -78,17 +97,21 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, c
 
   train::TrainExtension ext;
   ext.before_micro = [=](train::Model<float>& model, std::int64_t step, int micro) {
-    if (micro == 0) {
-      *step_start_flops = train::gemm_flops_counted();
-      *step_start_cpu = std::clock();
-    }
+    if (micro == 0) begin_step();
     model.set_token_subsets(draw_token_subsets(plan, sched->kept(step), step, rank, micro, B));
+  };
+  ext.before_device_micro = [=](train::TransformerCuda& gpu, std::int64_t step, int micro) {
+    if constexpr (train::kCudaBuild) {
+      start->gpu = &gpu;
+      if (micro == 0) begin_step();
+      gpu.set_token_routing(device_token_routing(plan, sched->kept(step), step, rank, micro, B));
+    }
   };
   ext.lr = [=](std::int64_t step) { return sched->lr(step, counters->layer_tokens); };
   ext.on_step = [=](std::int64_t step, nlohmann::json& rec) {
-    const double measured = double(train::gemm_flops_counted() - *step_start_flops);
+    const double measured = double(flops_now() - start->flops);
     const double full = full_length_flops(measured, *sched, o.model, step);
-    const double cpu_s = double(std::clock() - *step_start_cpu) / CLOCKS_PER_SEC;
+    const double cpu_s = double(std::clock() - start->cpu) / CLOCKS_PER_SEC;
     counters->add(sched->layer_tokens(step), measured, full, cpu_s);
     rec["step_cpu_s"] = cpu_s;
     rec["kept_tokens"] = sched->kept(step);
@@ -98,6 +121,8 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, c
     rec["gemm_flops"] = measured;
     rec["baseline_gemm_flops"] = full;
     rec["gflops_per_s"] = measured / rec["step_s"].get<double>() / 1e9;
+    if (rec.contains("mfu"))  // the device: of the products it ran, not of the full-length formula
+      rec["mfu"] = measured / rec["step_s"].get<double>() / (train::kCudaPeakTflops * 1e12);
   };
   ext.checkpoint_state = [=](std::int64_t) { return counters->to_json(); };
   ext.on_resume = [=](const nlohmann::json& state, std::int64_t start) {

@@ -36,14 +36,17 @@ struct LtdCounters {
   nlohmann::json to_json() const;
   void from_json(const nlohmann::json& state);
   // Adds layer_tokens, baseline_layer_tokens, layer_token_saving, effective_tokens, gemm_flops,
-  // baseline_gemm_flops, flops_saving, train_cpu_s, random_ltd, random_ltd_layers, kept_tokens (of the last step).
+  // baseline_gemm_flops, flops_saving, train_cpu_s, random_ltd, random_ltd_layers, kept_tokens (of the last
+  // step); gflops_per_s (and mfu on the device) of the FLOPs counted.
   void summarise(nlohmann::json& summary, const LtdSchedule& schedule, std::int64_t steps) const;
 };
 
 // The trainer extension of a random-LTD run on rank `ranks.rank` of `ranks.world_size` (kept counts,
 // this rank's subsets, LayerToken lr over all ranks' sequences, counters, checkpointed state) and the
 // run itself: one rank, or ZeRO data parallelism as zpp-train runs it. `rundir` is null except on rank 0.
-// gemm_flops and train_cpu_s count this rank's work.
+// gemm_flops and train_cpu_s count this rank's work. device=cuda (one rank) routes the tokens on the device
+// (TransformerCuda::set_token_routing, the same subsets) and counts the device's products
+// (TransformerCuda::gemm_flops); its gflops_per_s and mfu are of those products.
 train::TrainOutcome run_ltd_training(const LtdTrainOptions& options, RunDir* rundir, const comm::RankInfo& ranks,
                                      const train::StepHook& hook = {});
 // The same in a single process (one rank, or ZeRO on one rank when zero_optimization asks for it).

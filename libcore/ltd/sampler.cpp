@@ -32,4 +32,10 @@ std::vector<train::TokenSubset> draw_token_subsets(const RoutingPlan& plan, int 
   return subsets;
 }
 
+train::TokenRouting device_token_routing(const RoutingPlan& plan, int kept, std::int64_t step, int rank, int micro,
+                                         int B) {
+  if (!plan.dropping || kept >= plan.seq_len) return {};
+  return {plan.layers, kept, plan.seed, step, rank, std::int64_t(micro) * B};
+}
+
 }  // namespace core::ltd

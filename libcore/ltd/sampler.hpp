@@ -2,7 +2,8 @@
 // uniform r-subset of the n positions, in increasing order. The random numbers come from a counter-based
 // generator keyed on those values and the seed (draw i = a hash of the key and i; the hash and the
 // sampling are kernels/token_routing.hpp's, shared with the device kernel), so a resumed run, any
-// thread count and any order of drawing give the same subsets, and data-parallel ranks differ.
+// thread count and any order of drawing give the same subsets, and data-parallel ranks differ. Sequence b
+// of micro step m is sequence m B + b of its optimizer step, on the host and on the device alike.
 // Selection sampling (Knuth, TAOCP vol. 2, Algorithm 3.4.2 S) visits the positions once and keeps
 // position i with probability (still needed) / (still left): a uniform subset, sorted, in O(n) and with
 // no cap on n (DeepSpeed's sort kernel stops at 2048).
@@ -12,6 +13,7 @@
 
 #include "ltd/config.hpp"
 #include "train/model.hpp"
+#include "train/transformer_cuda.hpp"
 
 namespace core::ltd {
 
@@ -30,5 +32,10 @@ void sample_sorted_subset(const SubsetKey& key, int n, int r, std::int32_t* out)
 // and everywhere when kept = seq_len.
 std::vector<train::TokenSubset> draw_token_subsets(const RoutingPlan& plan, int kept, std::int64_t step, int rank,
                                                    int micro, int B);
+
+// The same subsets drawn on the device (train::TransformerCuda::set_token_routing): no layers where
+// draw_token_subsets gives every block every position.
+train::TokenRouting device_token_routing(const RoutingPlan& plan, int kept, std::int64_t step, int rank, int micro,
+                                         int B);
 
 }  // namespace core::ltd

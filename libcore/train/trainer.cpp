@@ -231,9 +231,9 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
                      (dp->on_device() ? "device" : "host"));
   const int world = dp ? dp->world_size() : 1, rank = dp ? dp->rank() : 0;
   const bool cuda = o.device == "cuda";
-  if (cuda && (ext.before_micro || ext.lr))
+  if (cuda && ext.before_micro && !ext.before_device_micro)
     throw UsageError("device=cuda: this command runs on the host only (its extension of the training step has no "
-                     "device path yet); use device=cpu");
+                     "device path); use device=cpu");
   if (cuda) log::info("device: {}", require_cuda_device());
   if (o.threads > 0) set_num_threads(o.threads);
   const TokenData data = load_token_data(o.data);
@@ -396,7 +396,9 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
       b.targets = tgt.data();
       if constexpr (kCudaBuild) {
         if (gpu) {
+          if (ext.before_device_micro) ext.before_device_micro(*gpu, step, micro);
           loss += gpu->step(b, task, true, 1.0f / float(accum));
+          if (ext.before_device_micro) gpu->set_token_routing({});
           continue;
         }
       }

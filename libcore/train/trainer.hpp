@@ -125,14 +125,19 @@ using StepHook = std::function<void(const nlohmann::json& record)>;
 
 template <class T>
 class Model;
+class TransformerCuda;
 
 // What a tool built over this loop adds to it (ltd-pretrain: random-LTD and the LayerToken learning-rate
-// schedule). Every member is optional; an empty one leaves the loop as zpp-train runs it. Host (CPU) path only.
+// schedule). Every member is optional; an empty one leaves the loop as zpp-train runs it. device=cuda runs
+// an extension with before_micro only when it has before_device_micro too.
 struct TrainExtension {
   // Before the forward of micro step `micro` of optimizer step `step` (0-based), e.g. to set the model's
   // token subsets (Model::set_token_subsets); the loop clears them after the micro step's backward, so
   // validation runs on every token.
   std::function<void(Model<float>& model, std::int64_t step, int micro)> before_micro;
+  // The same on device=cuda, with the device's model (TransformerCuda::set_token_routing, cleared
+  // after the micro step's backward).
+  std::function<void(TransformerCuda& gpu, std::int64_t step, int micro)> before_device_micro;
   // The learning rate of optimizer step `step`, in place of scheduler.*.
   std::function<double(std::int64_t step)> lr;
   // Adds fields to step `step`'s metrics record (before validation and the record's writing).

@@ -1,6 +1,7 @@
 // Transformer (GPT / BERT) forward/backward and AdamW on a CUDA device (see transformer_cuda.hpp).
 // Every call is on the default stream in issue order; the host waits only where it reads results
-// (losses, norms, downloads).
+// (losses, norms, downloads). A random-LTD block (set_token_routing) runs the same block code on the
+// gathered rows: its activations take the first B x kept rows of the block's slices.
 #include "train/transformer_cuda.hpp"
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/runtime.hpp"
+#include "kernels/token_routing.hpp"
 
 namespace core::train {
 
@@ -77,6 +79,18 @@ struct TransformerCuda::Impl {
   // Attention of the current batch: causal for gpt; mask = key_mask.data() when the batch has one.
   bool causal = true;
   const std::uint8_t* mask = nullptr;
+  std::uint64_t flops = 0;  // gemm_flops()
+
+  // Random-LTD: the routing set, the last layers uploaded (kept when the routing is cleared: a trainer sets
+  // and clears it every micro step), the slot of each block in them (-1: every position), the positions of
+  // the current step [slot][B][kept], and the routed block's gathered rows (its input, then its output or
+  // the output's gradient) and key padding mask.
+  TokenRouting routing;
+  std::vector<int> uploaded_layers;
+  Dev<std::int32_t> route_layers, route_pos;
+  std::vector<int> route_slot;
+  Dev<bf16> routed_in, routed_out;
+  Dev<std::uint8_t> routed_mask;
 
   const bf16* W(int l, BlockTensor t) const {
     return w16[ParamLayout::block_group(l)].data() + layout.block(l, t).offset;
@@ -92,10 +106,40 @@ struct TransformerCuda::Impl {
   int labels_ld() const { return (layout.config().num_labels + 7) / 8 * 8; }
 
   void ensure_acts(int b, int tn);
+  // k::gemm with this object's handles, its 2 M N K FLOPs counted.
+  void gemm(bool ta, bool tb, int M, int N, int K, const bf16* A, int lda, const bf16* Bm, int ldb, bf16* Cm, int ldc,
+            const k::GemmEpilogue& ep = {}) {
+    flops += 2 * std::uint64_t(M) * std::uint64_t(N) * std::uint64_t(K);
+    k::gemm(blas, ta, tb, M, N, K, 1.0f, A, lda, Bm, ldb, 0.0f, Cm, ldc, ep);
+  }
+  // The same with an fp32 output accumulated into (parameter gradients).
+  void gemm_accumulate(bool ta, bool tb, int M, int N, int K, const bf16* A, int lda, const bf16* Bm, int ldb,
+                       float* Cm, int ldc) {
+    flops += 2 * std::uint64_t(M) * std::uint64_t(N) * std::uint64_t(K);
+    k::gemm(blas, ta, tb, M, N, K, 1.0f, A, lda, Bm, ldb, 1.0f, Cm, ldc);
+  }
+  // The fused attention's products over B sequences of T rows, as the host's GEMMs count them: QK^T
+  // and PV forward (2 x 2 B T^2 C), twice as many backward.
+  void count_attention(int T, bool backward) {
+    flops += (backward ? 8 : 4) * std::uint64_t(B) * std::uint64_t(T) * std::uint64_t(T) * layout.config().n_embd;
+  }
   void linear_backward(bf16* din, float* dw, float* db, const bf16* dout, const bf16* in, const bf16* w, int N, int C,
                        int OC, int ld_in = 0);
+  // Draws the routed blocks' positions of a B x Tn batch (kernels::sample_token_subsets).
+  void route_batch();
+  const std::int32_t* positions(int slot) const {
+    return route_pos.data() + std::size_t(slot) * B * routing.kept;
+  }
+  // Gathers block l's input rows (and the batch's padding mask) at the positions of `slot` into routed_in
+  // (routed_mask); returns the gathered mask, null when the batch has none.
+  const std::uint8_t* gather_block_input(int l, int slot);
+  // Block l: on every row, or (routed) gather -> the block on the kept rows -> scatter.
   void block_forward(int l);
   void block_backward(int l);
+  // Block l over B sequences of T rows (T <= Tn): x -> xout; backward turns dx (dL/dxout) into dL/dx in
+  // place. key_mask: [B*T] or null.
+  void block_rows_forward(int l, const bf16* x, bf16* xout, int T, const std::uint8_t* key_mask);
+  void block_rows_backward(int l, const bf16* x, bf16* dx, int T, const std::uint8_t* key_mask);
   void token_head_forward(bool mlm, bool backward, float scale);
   void token_head_backward(bool mlm);
   void class_head_forward(bool backward, float scale);
@@ -159,18 +203,73 @@ void TransformerCuda::Impl::ensure_acts(int b, int tn) {
 void TransformerCuda::Impl::linear_backward(bf16* din, float* dw, float* db, const bf16* dout, const bf16* in,
                                             const bf16* w, int N, int C, int OC, int ld_in) {
   if (ld_in == 0) ld_in = C;
-  k::gemm(blas, false, false, N, C, OC, 1.0f, dout, OC, w, C, 0.0f, din, ld_in);
-  k::gemm(blas, true, false, OC, C, N, 1.0f, dout, OC, in, ld_in, 1.0f, dw, C);
+  gemm(false, false, N, C, OC, dout, OC, w, C, din, ld_in);
+  gemm_accumulate(true, false, OC, C, N, dout, OC, in, ld_in, dw, C);
   k::bias_backward(db, dout, N, OC, OC);
 }
 
-void TransformerCuda::Impl::block_forward(int l) {
+void TransformerCuda::Impl::route_batch() {
   const ModelConfig& c = layout.config();
-  const int N = B * Tn, C = c.n_embd;
-  const std::size_t nc = NC();
+  route_slot.assign(c.n_layer, -1);
+  if (routing.layers.empty()) return;
+  if (routing.kept > Tn)
+    throw UsageError("token routing keeps " + std::to_string(routing.kept) + " positions of sequences of " +
+                     std::to_string(Tn));
+  const int slots = static_cast<int>(routing.layers.size());
+  for (int s = 0; s < slots; ++s) route_slot[routing.layers[s]] = s;
+  const std::size_t rows = std::size_t(B) * routing.kept, full = std::size_t(B) * Tn;
+  if (route_pos.size() < slots * rows) route_pos = Dev<std::int32_t>(slots * full);
+  if (routed_in.size() < full * c.n_embd) {
+    routed_in = Dev<bf16>(full * c.n_embd);
+    routed_out = Dev<bf16>(full * c.n_embd);
+    routed_mask = Dev<std::uint8_t>(full);
+  }
+  k::sample_token_subsets(route_pos.data(), route_layers.data(), slots, routing.seed, routing.step, routing.rank,
+                          routing.sequence0, B, Tn, routing.kept);
+}
+
+const std::uint8_t* TransformerCuda::Impl::gather_block_input(int l, int slot) {
+  k::gather_rows(routed_in.data(), resid_at(l), positions(slot), B, Tn, routing.kept,
+                 layout.config().n_embd * sizeof(bf16));
+  if (!mask) return nullptr;
+  k::gather_rows(routed_mask.data(), mask, positions(slot), B, Tn, routing.kept, 1);
+  return routed_mask.data();
+}
+
+void TransformerCuda::Impl::block_forward(int l) {
+  const int slot = route_slot[l];
+  if (slot < 0) {
+    block_rows_forward(l, resid_at(l), resid_at(l + 1), Tn, mask);
+    return;
+  }
+  const std::uint8_t* kept_mask = gather_block_input(l, slot);
+  block_rows_forward(l, routed_in.data(), routed_out.data(), routing.kept, kept_mask);
+  k::detail::copy_on_device(resid_at(l + 1), resid_at(l), NC() * sizeof(bf16), nullptr);  // the dropped rows
+  k::scatter_rows(resid_at(l + 1), routed_out.data(), positions(slot), B, Tn, routing.kept,
+                  layout.config().n_embd * sizeof(bf16));
+}
+
+void TransformerCuda::Impl::block_backward(int l) {
+  const int slot = route_slot[l];
+  if (slot < 0) {
+    block_rows_backward(l, resid_at(l), dres.data(), Tn, mask);
+    return;
+  }
+  // The kept rows' gradients through the block; the dropped rows' stay in dres (the identity).
+  const int r = routing.kept;
+  const std::size_t row_bytes = layout.config().n_embd * sizeof(bf16);
+  const std::uint8_t* kept_mask = gather_block_input(l, slot);
+  k::gather_rows(routed_out.data(), dres.data(), positions(slot), B, Tn, r, row_bytes);
+  block_rows_backward(l, routed_in.data(), routed_out.data(), r, kept_mask);
+  k::scatter_rows(dres.data(), routed_out.data(), positions(slot), B, Tn, r, row_bytes);
+}
+
+void TransformerCuda::Impl::block_rows_forward(int l, const bf16* x, bf16* xout, int T, const std::uint8_t* key_mask) {
+  const ModelConfig& c = layout.config();
+  const int N = B * T, C = c.n_embd;
+  const std::size_t nc = NC();  // block l's slices are laid out for B x Tn rows
+  const std::size_t nf = std::size_t(B) * Tn;
   const float eps = static_cast<float>(c.layer_norm_eps);
-  const bf16* x = resid_at(l);
-  bf16* xout = resid_at(l + 1);
   bf16* l1 = ln1.data() + l * nc;
   bf16* q = qkv.data() + l * 3 * nc;
   bf16* ay = atty.data() + l * nc;
@@ -178,38 +277,38 @@ void TransformerCuda::Impl::block_forward(int l) {
   bf16* l2 = ln2.data() + l * nc;
   bf16* pre = fch.data() + l * 4 * nc;
   bf16* act = fchg.data() + l * 4 * nc;
-  k::layernorm_forward(l1, ln1_mean.data() + l * N, ln1_rstd.data() + l * N, x, W(l, kLn1W), W(l, kLn1B), N, C, eps);
-  k::gemm(blas, false, true, N, 3 * C, C, 1.0f, l1, C, W(l, kQkvW), C, 0.0f, q, 3 * C, {W(l, kQkvB)});
-  k::attention_forward(ay, att_lse.data() + l * lse_size(), q, mask, causal, B, Tn, C, c.n_head);
-  k::gemm(blas, false, true, N, C, C, 1.0f, ay, C, W(l, kAttnProjW), C, 0.0f, xm, C,
-          {.bias = W(l, kAttnProjB), .residual = x});
-  k::layernorm_forward(l2, ln2_mean.data() + l * N, ln2_rstd.data() + l * N, xm, W(l, kLn2W), W(l, kLn2B), N, C, eps);
-  k::gemm(blas, false, true, N, 4 * C, C, 1.0f, l2, C, W(l, kFcW), C, 0.0f, act, 4 * C, {.bias = W(l, kFcB), .gelu = true, .pre_gelu = pre});
-  k::gemm(blas, false, true, N, C, 4 * C, 1.0f, act, 4 * C, W(l, kFcProjW), 4 * C, 0.0f, xout, C,
-          {.bias = W(l, kFcProjB), .residual = xm});
+  k::layernorm_forward(l1, ln1_mean.data() + l * nf, ln1_rstd.data() + l * nf, x, W(l, kLn1W), W(l, kLn1B), N, C, eps);
+  gemm(false, true, N, 3 * C, C, l1, C, W(l, kQkvW), C, q, 3 * C, {W(l, kQkvB)});
+  k::attention_forward(ay, att_lse.data() + l * lse_size(), q, key_mask, causal, B, T, C, c.n_head);
+  count_attention(T, false);
+  gemm(false, true, N, C, C, ay, C, W(l, kAttnProjW), C, xm, C, {.bias = W(l, kAttnProjB), .residual = x});
+  k::layernorm_forward(l2, ln2_mean.data() + l * nf, ln2_rstd.data() + l * nf, xm, W(l, kLn2W), W(l, kLn2B), N, C, eps);
+  gemm(false, true, N, 4 * C, C, l2, C, W(l, kFcW), C, act, 4 * C, {.bias = W(l, kFcB), .gelu = true, .pre_gelu = pre});
+  gemm(false, true, N, C, 4 * C, act, 4 * C, W(l, kFcProjW), 4 * C, xout, C, {.bias = W(l, kFcProjB), .residual = xm});
 }
 
-void TransformerCuda::Impl::block_backward(int l) {
+void TransformerCuda::Impl::block_rows_backward(int l, const bf16* x, bf16* dx, int T, const std::uint8_t* key_mask) {
   const ModelConfig& c = layout.config();
-  const int N = B * Tn, C = c.n_embd;
+  const int N = B * T, C = c.n_embd;
   const std::size_t nc = NC();
-  const bf16* x = resid_at(l);
+  const std::size_t nf = std::size_t(B) * Tn;
   const bf16* xm = xmid.data() + l * nc;
   // x_out = xmid + c_proj(gelu(c_fc(ln_2(xmid))))
-  linear_backward(dfchg.data(), G(l, kFcProjW), G(l, kFcProjB), dres.data(), fchg.data() + l * 4 * nc,
-                  W(l, kFcProjW), N, 4 * C, C);
-  k::gelu_backward(dfch.data(), fch.data() + l * 4 * nc, dfchg.data(), static_cast<std::int64_t>(4 * nc));
+  linear_backward(dfchg.data(), G(l, kFcProjW), G(l, kFcProjB), dx, fchg.data() + l * 4 * nc, W(l, kFcProjW), N,
+                  4 * C, C);
+  k::gelu_backward(dfch.data(), fch.data() + l * 4 * nc, dfchg.data(), static_cast<std::int64_t>(4) * N * C);
   linear_backward(dln.data(), G(l, kFcW), G(l, kFcB), dfch.data(), ln2.data() + l * nc, W(l, kFcW), N, C, 4 * C);
-  k::layernorm_backward(dres.data(), G(l, kLn2W), G(l, kLn2B), dln.data(), xm, W(l, kLn2W), ln2_mean.data() + l * N,
-                        ln2_rstd.data() + l * N, N, C);
+  k::layernorm_backward(dx, G(l, kLn2W), G(l, kLn2B), dln.data(), xm, W(l, kLn2W), ln2_mean.data() + l * nf,
+                        ln2_rstd.data() + l * nf, N, C);
   // xmid = x + c_proj(attn(c_attn(ln_1(x))))
-  linear_backward(datty.data(), G(l, kAttnProjW), G(l, kAttnProjB), dres.data(), atty.data() + l * nc,
-                  W(l, kAttnProjW), N, C, C);
+  linear_backward(datty.data(), G(l, kAttnProjW), G(l, kAttnProjB), dx, atty.data() + l * nc, W(l, kAttnProjW), N, C,
+                  C);
   k::attention_backward(dqkv.data(), datty.data(), qkv.data() + l * 3 * nc, atty.data() + l * nc,
-                        att_lse.data() + l * lse_size(), mask, causal, B, Tn, C, c.n_head, workspace.data());
+                        att_lse.data() + l * lse_size(), key_mask, causal, B, T, C, c.n_head, workspace.data());
+  count_attention(T, true);
   linear_backward(dln.data(), G(l, kQkvW), G(l, kQkvB), dqkv.data(), ln1.data() + l * nc, W(l, kQkvW), N, C, 3 * C);
-  k::layernorm_backward(dres.data(), G(l, kLn1W), G(l, kLn1B), dln.data(), x, W(l, kLn1W), ln1_mean.data() + l * N,
-                        ln1_rstd.data() + l * N, N, C);
+  k::layernorm_backward(dx, G(l, kLn1W), G(l, kLn1B), dln.data(), x, W(l, kLn1W), ln1_mean.data() + l * nf,
+                        ln1_rstd.data() + l * nf, N, C);
 }
 
 TransformerCuda::TransformerCuda(const ModelConfig& cfg) {
@@ -313,14 +412,13 @@ void TransformerCuda::Impl::token_head_forward(bool mlm, bool backward, float sc
   const float eps = static_cast<float>(c.layer_norm_eps);
   const bf16* h = lnf.data();
   if (mlm) {
-    k::gemm(blas, false, true, N, C, C, 1.0f, lnf.data(), C, WE(kMlmDenseW), C, 0.0f, mlm_act.data(), C,
-            {.bias = WE(kMlmDenseB), .gelu = true, .pre_gelu = mlm_pre.data()});
+    gemm(false, true, N, C, C, lnf.data(), C, WE(kMlmDenseW), C, mlm_act.data(), C,
+         {.bias = WE(kMlmDenseB), .gelu = true, .pre_gelu = mlm_pre.data()});
     k::layernorm_forward(mlm_ln.data(), mlm_mean.data(), mlm_rstd.data(), mlm_act.data(), WE(kMlmLnW), WE(kMlmLnB),
                          N, C, eps);
     h = mlm_ln.data();
   }
-  k::gemm(blas, false, true, N, Vp, C, 1.0f, h, C, WE(kWte), C, 0.0f, logits.data(), Vp,
-          {.bias = mlm ? WE(kMlmBias) : nullptr});
+  gemm(false, true, N, Vp, C, h, C, WE(kWte), C, logits.data(), Vp, {.bias = mlm ? WE(kMlmBias) : nullptr});
   k::softmax_xent(losses.data(), backward ? logits.data() : nullptr, logits.data(), targets.data(), scale, N,
                   c.vocab_size, Vp);
 }
@@ -331,8 +429,8 @@ void TransformerCuda::Impl::token_head_backward(bool mlm) {
   const int N = B * Tn, C = c.n_embd, Vp = c.padded_vocab();
   const bf16* h = mlm ? mlm_ln.data() : lnf.data();
   bf16* dh = mlm ? dmlm.data() : dlnf.data();
-  k::gemm(blas, false, false, N, C, Vp, 1.0f, logits.data(), Vp, WE(kWte), C, 0.0f, dh, C);
-  k::gemm(blas, true, false, Vp, C, N, 1.0f, logits.data(), Vp, h, C, 1.0f, GE(kWte), C);
+  gemm(false, false, N, C, Vp, logits.data(), Vp, WE(kWte), C, dh, C);
+  gemm_accumulate(true, false, Vp, C, N, logits.data(), Vp, h, C, GE(kWte), C);
   if (!mlm) return;
   k::bias_backward(GE(kMlmBias), logits.data(), N, Vp, Vp);
   dln.zero();  // layernorm_backward accumulates into dx
@@ -348,11 +446,9 @@ void TransformerCuda::Impl::token_head_backward(bool mlm) {
 void TransformerCuda::Impl::class_head_forward(bool backward, float scale) {
   const ModelConfig& c = layout.config();
   const int C = c.n_embd, ld = labels_ld();
-  k::gemm(blas, false, true, B, C, C, 1.0f, lnf.data(), Tn * C, WE(kPoolW), C, 0.0f, pool_pre.data(), C,
-          {.bias = WE(kPoolB)});
+  gemm(false, true, B, C, C, lnf.data(), Tn * C, WE(kPoolW), C, pool_pre.data(), C, {.bias = WE(kPoolB)});
   k::tanh_forward(pooled.data(), pool_pre.data(), static_cast<std::int64_t>(B) * C);
-  k::gemm(blas, false, true, B, c.num_labels, C, 1.0f, pooled.data(), C, WE(kClsW), C, 0.0f, cls_logits.data(), ld,
-          {.bias = WE(kClsB)});
+  gemm(false, true, B, c.num_labels, C, pooled.data(), C, WE(kClsW), C, cls_logits.data(), ld, {.bias = WE(kClsB)});
   k::softmax_xent(cls_losses.data(), backward ? cls_logits.data() : nullptr, cls_logits.data(), labels.data(), scale,
                   B, c.num_labels, ld);
 }
@@ -361,8 +457,8 @@ void TransformerCuda::Impl::class_head_forward(bool backward, float scale) {
 void TransformerCuda::Impl::class_head_backward() {
   const ModelConfig& c = layout.config();
   const int C = c.n_embd, NL = c.num_labels, ld = labels_ld();
-  k::gemm(blas, false, false, B, C, NL, 1.0f, cls_logits.data(), ld, WE(kClsW), C, 0.0f, dpooled.data(), C);
-  k::gemm(blas, true, false, NL, C, B, 1.0f, cls_logits.data(), ld, pooled.data(), C, 1.0f, GE(kClsW), C);
+  gemm(false, false, B, C, NL, cls_logits.data(), ld, WE(kClsW), C, dpooled.data(), C);
+  gemm_accumulate(true, false, NL, C, B, cls_logits.data(), ld, pooled.data(), C, GE(kClsW), C);
   k::bias_backward(GE(kClsB), cls_logits.data(), B, NL, ld);
   k::tanh_backward(dpooled.data(), pooled.data(), dpooled.data(), static_cast<std::int64_t>(B) * C);
   dlnf.zero();
@@ -380,6 +476,7 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
                      ": need B, T > 0 and T <= model.n_positions = " + std::to_string(c.n_positions));
   const int count = count_targets(batch, task, c);
   d.ensure_acts(batch.B, batch.T);
+  d.route_batch();
   const int N = batch.B * batch.T, C = c.n_embd, V = c.vocab_size;
   const std::size_t n = static_cast<std::size_t>(N);
   // As on the host: segment embeddings are a bert feature; a batch without ids is all segment 0.
@@ -453,6 +550,23 @@ double TransformerCuda::step(const Batch& batch, Task task, bool backward, float
   for (float x : losses) sum += x;
   return sum / count;
 }
+
+void TransformerCuda::set_token_routing(TokenRouting routing) {
+  Impl& d = *impl_;
+  const int L = d.layout.config().n_layer;
+  for (std::size_t i = 0; i < routing.layers.size(); ++i)
+    if (routing.layers[i] < 0 || routing.layers[i] >= L || (i > 0 && routing.layers[i] <= routing.layers[i - 1]))
+      throw UsageError("token routing: layers must be strictly increasing in [0, " + std::to_string(L) + ")");
+  if (!routing.layers.empty() && routing.kept < 1)
+    throw UsageError("token routing: kept = " + std::to_string(routing.kept) + ", need at least 1");
+  if (!routing.layers.empty() && routing.layers != d.uploaded_layers) {
+    d.route_layers = Dev<std::int32_t>(std::span<const std::int32_t>(routing.layers));
+    d.uploaded_layers = routing.layers;
+  }
+  d.routing = std::move(routing);
+}
+
+std::uint64_t TransformerCuda::gemm_flops() const { return impl_->flops; }
 
 double TransformerCuda::grad_norm() {
   double sq = 0;

@@ -13,6 +13,10 @@
 //   head, task classify (BERT): pooler GEMM (+bias) on each sequence's position 0 -> tanh ->
 //   classifier GEMM (+bias) -> fused softmax cross-entropy over the num_labels classes;
 //   backward in reverse, with the tied wte getting both the head's and the embedding's gradient.
+// Random-LTD (Yao et al. 2022; ltd-pretrain): set_token_routing makes chosen blocks run on a random
+// sorted subset of each sequence's positions, drawn on the device (kernels::sample_token_subsets, the
+// sampler of core::ltd), gathered before the block and scattered back after it (kernels::gather_rows /
+// scatter_rows), as Model::set_token_subsets does on the host.
 // Requirements (checked, UsageError): task lm with arch gpt, mlm or classify with arch bert; head size n_embd / n_head of 16, 32, 64 or 128 (the fused
 // attention kernels); n_embd and the padded vocabulary multiples of 8 (cuBLASLt alignment of the bf16
 // operands and of the GELU epilogue's aux output).
@@ -20,6 +24,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "kernels/bf16.hpp"
 #include "train/model.hpp"
@@ -36,6 +41,19 @@ inline constexpr bool kCudaBuild = true;
 #else
 inline constexpr bool kCudaBuild = false;
 #endif
+
+// The blocks that run on a subset of the positions under random-LTD, and the stream their subsets come
+// from: block layers[l] of sequence b keeps the `kept` positions drawn from the stream
+// kernels::routing::subset_key(seed, step, rank, layers[l], sequence0 + b) (kernels/token_routing.hpp),
+// the subsets core::ltd::draw_token_subsets draws on the host. No layers: every block on every position.
+struct TokenRouting {
+  std::vector<int> layers;  // strictly increasing, in [0, n_layer)
+  int kept = 0;             // in [1, the batch's T]
+  std::uint64_t seed = 0;
+  std::int64_t step = 0;
+  int rank = 0;
+  std::int64_t sequence0 = 0;
+};
 
 class TransformerCuda {
  public:
@@ -59,6 +77,17 @@ class TransformerCuda {
   // or a batch without its targets or labels, DataError for ids or labels out of range or a batch
   // without any target.
   double step(const Batch& batch, Task task, bool backward, float dloss = 1.0f);
+  // Random-LTD for the steps that follow, until set again (as Model::set_token_subsets): each routed
+  // block runs on its kept rows only (GPT: causal in kept order; BERT: the padding mask gathered), its
+  // output is scattered back and the other rows pass through bit for bit; backward, the kept rows'
+  // gradients go through the block and the others' through the identity. The subsets are drawn on the
+  // device at each step(). Throws UsageError for layers out of order or range, or kept < 1 (and step()
+  // for kept above the batch's T).
+  void set_token_routing(TokenRouting routing);
+  // Matmul FLOPs of every step() so far, counted as the host's GEMMs count them (core::train::
+  // gemm_flops_counted): 2 M N K per GEMM, and the fused attention's products per block of B x T rows,
+  // 4 B T^2 n_embd forward and 8 B T^2 n_embd backward (QK^T and PV; dP, dV, dQ, dK).
+  std::uint64_t gemm_flops() const;
   // sqrt(sum of squares) of all gradients.
   double grad_norm();
   // One AdamW update of every tensor (decay only where the view says so), step counter + 1.

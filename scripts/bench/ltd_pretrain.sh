@@ -3,6 +3,8 @@
 # thread count), as Yao et al. 2022 compare them:
 #   scripts/bench/ltd_pretrain.sh [BUILD_DIR] [OUT_DIR]
 #   env: SEEDS=3 STEPS=300 BERT=1 (0: GPT only) BERT_SEEDS=2 BERT_STEPS=200 FT_STEPS=200 THREADS=1
+#        DEVICE=cpu (cuda: the pretraining runs, baseline and random-LTD, on the device; finetuning stays on
+#        the host; scripts/bench/zpp_train_gpu.sh with ONLY=ltd measures the device's wall saving at GPT-2 size)
 # GPT: 6 layers, 128 wide, context 256, batch 8, bytes of tinyshakespeare; random-LTD in layers 1-4 keeping
 # 32 of 256 tokens at first, all from 70% of the steps on; both runs use the LayerToken lr schedule
 # (the baseline's is then token-based). BERT: the same shape at context 128 pretrained (MLM) on the SST-2
@@ -20,7 +22,7 @@ OUT="${2:-$ROOT/runs/bench/ltd_pretrain-$(date -u +%Y%m%dT%H%M%S)}"
 LTD="$BUILD/bin/ltd-pretrain"
 [[ -x "$LTD" ]] || { echo "ltd-pretrain not built at $LTD (cmake --build $BUILD --target ltd-pretrain)" >&2; exit 66; }
 SEEDS="${SEEDS:-3}" STEPS="${STEPS:-300}" BERT="${BERT:-1}" BERT_SEEDS="${BERT_SEEDS:-2}"
-BERT_STEPS="${BERT_STEPS:-200}" FT_STEPS="${FT_STEPS:-200}" THREADS="${THREADS:-1}"
+BERT_STEPS="${BERT_STEPS:-200}" FT_STEPS="${FT_STEPS:-200}" THREADS="${THREADS:-1}" DEVICE="${DEVICE:-cpu}"
 DATASETS="$ROOT/../shared/datasets"
 TEXT="$DATASETS/text/tinyshakespeare.txt"
 SST2="$DATASETS/glue/SST-2"
@@ -31,7 +33,7 @@ S=$R.random_ltd_schedule
 
 train() {  # dir, overrides...
   local dir="$1"; shift
-  "$LTD" train -q --progress never --out "$OUT/$dir" "threads=$THREADS" "$@" > "$OUT/$dir.json"
+  "$LTD" train -q --progress never --out "$OUT/$dir" "threads=$THREADS" "device=$DEVICE" "$@" > "$OUT/$dir.json"
 }
 
 schedule() {  # steps, layers, n, batch: the shared random-LTD and lr settings
@@ -95,7 +97,7 @@ for model in ("gpt", "bert"):
         rows.append(row)
         s += 1
 print(f"machine: {platform.node()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; threads per run: "
-      f"{os.environ.get('THREADS', '1')}")
+      f"{os.environ.get('THREADS', '1')}; device {os.environ.get('DEVICE', 'cpu')}")
 cols = ["model", "seed", "val_loss_base", "val_loss_ltd", "val_loss_ratio", "layer_token_saving", "flops_saving",
         "wall_saving", "wall_over_theory", "cpu_saving", "cpu_over_theory", "accuracy_base", "accuracy_ltd"]
 print(" ".join(f"{c:>15}" for c in cols))

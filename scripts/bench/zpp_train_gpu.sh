@@ -6,7 +6,9 @@
 #                                                        SANITIZE=1: also compute-sanitizer on the kernel tests;
 #                                                        BASE_ATTENTION=FILE: baseline attention.cu, see 5.;
 #                                                        ONLY=zero: only the ZeRO++ part, 6.; QUANT_N=floats;
-#                                                        ZERO_RANKS=4 ZERO_BATCH=8 ZERO_STEPS=6: 7.)
+#                                                        ZERO_RANKS=4 ZERO_BATCH=8 ZERO_STEPS=6: 7.;
+#                                                        LTD=1: also random-LTD, 8.; ONLY=ltd: only 8.;
+#                                                        LTD_BATCH=16 LTD_KEPT="512 256" LTD_STEPS=12)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
 # 2. runs the gpu-labelled tests (kernels against the host layers; one GPT and one BERT step CPU vs
 #    CUDA) and the zpp-train CLI tests (which train GPT and BERT with --device cuda against the CPU);
@@ -29,6 +31,15 @@
 #    then ZERO_RANKS ranks at stage 0, stage 3, and stage 3 + qwZ + hpZ(2) + qgZ over 2 emulated nodes; prints
 #    each run's mean step time, tokens/s, bytes a rank sends per step (intra / inter node, the engine's
 #    accounting) and device memory per rank, with the ratios against stage 0 (time) and ZeRO-3 (cross-node bytes).
+# 8. random-LTD on the device (LTD=1 or ONLY=ltd): the random-LTD kernel tests and the routing cases of
+#    test_train_step_gpu (routed GPT and padded BERT steps against the host model with core::ltd's subsets, the
+#    identity subset bit for bit, ltd-pretrain's loop against the host run), then `ltd-pretrain train
+#    device=cuda` on GPT-2 124M, batch LTD_BATCH x 1024, LTD_STEPS steps per run: for each r in LTD_KEPT, the
+#    baseline (random-LTD off) then random-LTD in layers 1-10 keeping r of the 1024 tokens at every step
+#    (min = max = r). Prints per r the device wall-clock saving of the mean step (the first step excluded)
+#    against the baseline measured just before it, the LayerToken saving (10/12 (1 - r/1024)), the counted
+#    matmul FLOP saving, and wall / LayerToken saving (paper: 25.6 / 33.3 = 0.77 at GPT-3 1.3B; gather,
+#    scatter and the full-length head and embeddings keep it below 1).
 # MFU = model FLOPs per step / mean step time / peak, with model FLOPs = 3 x forward matmul FLOPs
 # (per layer 24 N C^2 + 4 B T^2 C, plus the LM head 2 N C V; N = B T), core::train::kCudaPeakTflops.
 # Peak memory: the largest cudaMemGetInfo "used" sampled after each step (all buffers are allocated
@@ -46,7 +57,8 @@ T0=$SECONDS
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTOOLKIT_CUDA=ON ${CMAKE_ARGS:-} > "$BUILD.configure.log" 2>&1 ||
   { tail -30 "$BUILD.configure.log" >&2; exit 1; }
 TARGETS="zpp-train test_zero_cuda_gpu"
-[[ "${ONLY:-}" == zero ]] || TARGETS="$TARGETS test_kernels_gpu test_train_step_gpu test_train_cli"
+[[ "${ONLY:-}" == zero || "${ONLY:-}" == ltd ]] || TARGETS="$TARGETS test_kernels_gpu test_train_step_gpu test_train_cli"
+[[ -n "${LTD:-}" || "${ONLY:-}" == ltd ]] && TARGETS="$TARGETS ltd-pretrain test_train_step_gpu test_ltd_kernels_gpu"
 cmake --build "$BUILD" --target $TARGETS -j"$JOBS" > "$BUILD.build.log" 2>&1 ||
   { grep -E "error|FAILED" "$BUILD.build.log" | head -30 >&2; exit 1; }
 echo "build: $((SECONDS - T0)) s"
@@ -126,9 +138,62 @@ if s3 and pp and s3["bytes_per_step"]["inter"] > 0:
 PY
   rm -rf "$dir"
 }
+ltd_device() {
+  echo "== random-LTD kernels and the routed device step against the host"
+  "$BUILD/tests/test_ltd_kernels_gpu" 2>&1 | tail -2 || echo "(random-LTD kernel tests failed: see above)"
+  "$BUILD/tests/test_train_step_gpu" -tc="*random-LTD*,*ltd-pretrain*" 2>&1 | tail -2 ||
+    echo "(routed device step tests failed: see above)"
+  local data="$ROOT/../shared/datasets/text/tinyshakespeare.txt" tmp r run
+  [[ -f "$data" ]] || data=/usr/share/common-licenses/GPL-3
+  tmp="$(mktemp -d)"
+  local R=data_efficiency.data_routing.random_ltd
+  local batch="${LTD_BATCH:-16}" steps="${LTD_STEPS:-12}" kept="${LTD_KEPT:-512 256}"
+  for r in $kept; do
+    for run in base ltd; do  # a baseline before each r: drift of the device shows between the baselines
+      local extra=("$R.enabled=false")
+      [[ $run == base ]] || extra=("$R.random_ltd_schedule.min_value=$r" "$R.random_ltd_schedule.max_value=$r"
+                                   "$R.random_ltd_schedule.schedule_config.seq_per_step=16")
+      echo "== ltd-pretrain GPT-2 124M, batch $batch x 1024, $run (r = $r)"
+      timeout 300 "$BUILD/bin/ltd-pretrain" train --progress never --out "$tmp/$run-$r" device=cuda "data.input=$data" \
+        model.n_layer=12 model.n_head=12 model.n_embd=768 model.n_positions=1024 model.vocab_size=50257 \
+        model.vocab_pad_to=128 data.seq_len=1024 "train_micro_batch_size_per_gpu=$batch" "train_iters=$steps" \
+        eval_interval=100000 eval_iters=1 optimizer.params.lr=6e-4 scheduler.params.warmup_num_steps=2 \
+        "$R.layer_token_lr_schedule.enabled=false" "${extra[@]}" > "$tmp/$run-$r.json" 2> "$tmp/$run-$r.log" ||
+        { echo "$run (r = $r) failed:"; tail -5 "$tmp/$run-$r.log"; rm -f "$tmp/$run-$r.json"; }
+    done
+  done
+  python3 - "$tmp" $kept <<'PY'
+import json, os, sys
+tmp, kept = sys.argv[1], sys.argv[2:]
+def load(name):
+    p = f"{tmp}/{name}.json"
+    return json.load(open(p)) if os.path.exists(p) and os.path.getsize(p) > 0 else None
+print(f"{'kept':>5} {'base step_s':>11} {'ltd step_s':>10} {'wall saving':>11} {'LT saving':>9} {'FLOP saving':>11} "
+      f"{'wall/LT':>7} {'loss base':>9} {'loss ltd':>8}")
+for r in kept:
+    b, l = load(f"base-{r}"), load(f"ltd-{r}")
+    if not (b and l):
+        print(f"{r:>5} failed")
+        continue
+    wall = 1 - l["mean_step_s"] / b["mean_step_s"]
+    lt = l["layer_token_saving"]
+    print(f"{r:>5} {b['mean_step_s']:>11.4f} {l['mean_step_s']:>10.4f} {wall:>11.3f} {lt:>9.3f} "
+          f"{l['flops_saving']:>11.3f} {wall / lt:>7.2f} {b['final_loss']:>9.3f} {l['final_loss']:>8.3f}")
+    print(json.dumps({"bench": "ltd_pretrain_gpu", "config": "gpt2_124m", "seq_len": 1024, "kept": int(r),
+                      "base_mean_step_s": b["mean_step_s"], "ltd_mean_step_s": l["mean_step_s"], "wall_saving": wall,
+                      "layer_token_saving": lt, "flops_saving": l["flops_saving"], "wall_over_layer_tokens": wall / lt,
+                      "base_peak_device_mib": b["peak_device_mib"], "ltd_peak_device_mib": l["peak_device_mib"]}))
+PY
+  rm -rf "$tmp"
+}
 if [[ "${ONLY:-}" == zero ]]; then
   zero_quantizers
   zero_shared_gpu
+  echo "total: $((SECONDS - T0)) s"
+  exit 0
+fi
+if [[ "${ONLY:-}" == ltd ]]; then
+  ltd_device
   echo "total: $((SECONDS - T0)) s"
   exit 0
 fi
@@ -224,4 +289,5 @@ if [[ -n "${PROFILE:-}" ]]; then
     python3 "$ROOT/scripts/bench/gpu_kernel_profile.py" "$BUILD.ncu.csv" --top 30 || true
   fi
 fi
+[[ -z "${LTD:-}" ]] || ltd_device
 echo "total: $((SECONDS - T0)) s"

@@ -11,12 +11,19 @@
 //   gradient from the MLM loss, nor its MLM head from the classification loss: both sides must be
 //   exactly 0 there.) The classification head (pooler on position 0, tanh, classifier) is checked
 //   the same way with padded sequences and three classes.
+// Random-LTD (TransformerCuda::set_token_routing): a GPT and a padded BERT step with two routed blocks match
+// the host model given core::ltd's host subsets (same tolerances), so the device draws the same subsets,
+// keeps the kept-order causal mask and the gathered padding mask, and passes the dropped rows through; the
+// identity subset of every block gives the unrouted step bit for bit; the FLOPs fall by the routed blocks'.
 // Exits 77 (skipped) when no CUDA device answers.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "device_or_skip.hpp"
@@ -27,6 +34,8 @@
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 #include "train/transformer_cuda.hpp"
+#include "ltd/pretrain.hpp"
+#include "ltd/sampler.hpp"
 
 using namespace core::train;
 
@@ -106,15 +115,43 @@ Data classify_data(const ModelConfig& cfg) {
   return d;
 }
 
-// One forward + backward on the host and on the device; compares the loss and every gradient tensor.
-void check_step_matches_host(const ModelConfig& cfg, const Data& data) {
+// Random-LTD's routing of one micro step: blocks `layers` keep `kept` of the T positions, the host
+// model the subsets core::ltd draws on the host, the device the same subsets drawn by its kernel.
+struct Routing {
+  std::vector<int> layers;
+  int kept = 0;
+  std::int64_t step = 5;
+  int rank = 1, micro = 2;
+  core::ltd::RoutingPlan plan(const ModelConfig& cfg, int T) const {
+    core::ltd::RoutingPlan p;
+    p.dropping = true;
+    p.n_layer = cfg.n_layer;
+    p.seq_len = T;
+    p.layers = layers;
+    p.seed = 41;
+    return p;
+  }
+};
+
+// One forward + backward on the host and on the device (with random-LTD's routing when given);
+// compares the loss and every gradient tensor.
+void check_step_matches_host(const ModelConfig& cfg, const Data& data, const Routing* routing = nullptr) {
   Model<float> cpu(cfg);
   init_parameters(cpu.params(), 7);
   cpu.grads().zero();
+  TransformerCuda gpu(cfg);
+  if (routing) {
+    const core::ltd::RoutingPlan plan = routing->plan(cfg, data.T);
+    cpu.set_token_subsets(core::ltd::draw_token_subsets(plan, routing->kept, routing->step, routing->rank,
+                                                        routing->micro, data.B));
+    const TokenRouting device = core::ltd::device_token_routing(plan, routing->kept, routing->step, routing->rank,
+                                                                routing->micro, data.B);
+    REQUIRE(device.layers == routing->layers);
+    gpu.set_token_routing(device);
+  }
   const double cpu_loss = cpu.forward(data.batch(), data.task);
   cpu.backward();
 
-  TransformerCuda gpu(cfg);
   gpu.upload(cpu.params());
   gpu.zero_grads();
   const double gpu_loss = gpu.step(data.batch(), data.task, true);
@@ -200,6 +237,129 @@ TEST_CASE("one BERT classification step (pooler, tanh, classifier): device loss 
   check_step_matches_host(cfg, classify_data(cfg));
 }
 
+TEST_CASE("random-LTD on the device: GPT and padded BERT steps with routed blocks match the host model") {
+  ModelConfig cfg = small_model("gpt");
+  cfg.n_layer = 3;
+  const Routing routing{{1, 2}, 12};  // two routed blocks in a row, the last one feeding the head
+  {
+    INFO("GPT, causal in kept order");
+    check_step_matches_host(cfg, Data(cfg.vocab_size), &routing);
+  }
+  cfg.arch = "bert";
+  INFO("BERT MLM, the padding mask gathered with the tokens");
+  check_step_matches_host(cfg, bert_data(cfg.vocab_size), &routing);
+}
+
+// Loss, every gradient bit and the FLOP count of one device step, as the tests compare them.
+struct DeviceStep {
+  double loss = 0;
+  std::vector<std::vector<float>> grads;
+  std::uint64_t flops = 0;
+  bool operator==(const DeviceStep& o) const {
+    if (std::memcmp(&loss, &o.loss, sizeof loss) != 0 || flops != o.flops || grads.size() != o.grads.size())
+      return false;
+    for (std::size_t g = 0; g < grads.size(); ++g)
+      if (grads[g].size() != o.grads[g].size() ||
+          std::memcmp(grads[g].data(), o.grads[g].data(), grads[g].size() * sizeof(float)) != 0)
+        return false;
+    return true;
+  }
+};
+
+DeviceStep device_step(TransformerCuda& gpu, const ParamLayout& layout, const Data& data, bool backward = true) {
+  gpu.zero_grads();
+  const std::uint64_t before = gpu.gemm_flops();
+  DeviceStep out;
+  out.loss = gpu.step(data.batch(), data.task, backward);
+  out.flops = gpu.gemm_flops() - before;
+  FlatBuffers<float> grads(layout);
+  gpu.download_grads(grads);
+  for (int g = 0; g < layout.num_groups(); ++g)
+    out.grads.emplace_back(grads.group(g), grads.group(g) + layout.groups()[g].size);
+  return out;
+}
+
+TEST_CASE("random-LTD on the device keeping every position equals no dropping, bit for bit; FLOPs fall as counted") {
+  for (const char* arch : {"gpt", "bert"}) {
+    CAPTURE(arch);
+    ModelConfig cfg = small_model(arch);
+    cfg.n_layer = 1;  // the block routed or not; the head and embeddings around it
+    const bool bert = std::string(arch) == "bert";
+    const Data data = bert ? bert_data(cfg.vocab_size) : Data(cfg.vocab_size);
+    Model<float> host(cfg);
+    init_parameters(host.params(), 9);
+    TransformerCuda gpu(cfg);
+    gpu.upload(host.params());
+    const DeviceStep full = device_step(gpu, host.layout(), data);
+    // min = max = n: ltd-pretrain routes nothing, as with dropping disabled.
+    const Routing all{{0}, data.T};
+    CHECK(core::ltd::device_token_routing(all.plan(cfg, data.T), data.T, 0, 0, 0, data.B).layers.empty());
+    // The gather -> block -> scatter path forced on the identity subset of every block.
+    gpu.set_token_routing({all.layers, data.T, 3, 0, 0, 0});
+    CHECK(device_step(gpu, host.layout(), data) == full);
+    if (!bert) continue;
+    // Forward only, the block on 12 of 32 positions, then cleared: the forward FLOPs differ by the block's at
+    // 32 instead of 12 tokens per sequence (core::ltd::block_flops / 3, the host's count); cleared, the block
+    // runs on every position again.
+    gpu.set_token_routing({{0}, 12, 3, 0, 0, 0});
+    const DeviceStep routed = device_step(gpu, host.layout(), data, false);
+    gpu.set_token_routing({});
+    const DeviceStep cleared = device_step(gpu, host.layout(), data, false);
+    CHECK(std::memcmp(&cleared.loss, &full.loss, sizeof full.loss) == 0);
+    CHECK(routed.loss != full.loss);
+    CHECK(double(cleared.flops - routed.flops) * 3 ==
+          data.B * (core::ltd::block_flops(cfg, data.T) - core::ltd::block_flops(cfg, 12)));
+  }
+}
+
+// metrics.jsonl of a run, one record per line.
+std::vector<nlohmann::json> records(const core::fs::path& metrics) {
+  std::vector<nlohmann::json> out;
+  std::ifstream f(metrics);
+  std::string line;
+  while (std::getline(f, line)) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST_CASE("ltd-pretrain's loop on the device: the host run's kept counts, LayerTokens, lr and FLOPs, close losses") {
+  core::test::TempDir tmp("ltd_device_run");
+  std::string text;
+  for (int i = 0; i < 60; ++i) text += "to be or not to be, that is the question " + std::to_string(i) + "\n";
+  core::test::write_text(tmp / "text.txt", text);
+  const std::string ltd = "data_efficiency.data_routing.random_ltd.";
+  const auto options = [&](const char* device) {
+    return core::resolve_options<core::ltd::LtdTrainOptions>(
+        {}, {"data.input=" + (tmp / "text.txt").string(), "model.n_layer=3", "model.n_embd=32", "model.n_head=2",
+             "model.n_positions=16", "data.seq_len=16", "train_micro_batch_size_per_gpu=2",
+             "gradient_accumulation_steps=2", "train_iters=3", "eval_interval=3", "eval_iters=1",
+             ltd + "random_ltd_schedule.min_value=4", ltd + "random_ltd_schedule.schedule_config.seq_per_step=4",
+             ltd + "random_ltd_schedule.schedule_config.require_steps=4",
+             ltd + "layer_token_lr_schedule.warmup_layer_tokens=128", std::string("device=") + device});
+  };
+  core::RunDir host_dir("ltd-pretrain", tmp.path() / "cpu"), device_dir("ltd-pretrain", tmp.path() / "cuda");
+  const nlohmann::json host = core::ltd::run_ltd_training(options("cpu"), host_dir).summary;
+  const nlohmann::json device = core::ltd::run_ltd_training(options("cuda"), device_dir).summary;
+  const auto h = records(tmp.path() / "cpu/metrics.jsonl"), d = records(tmp.path() / "cuda/metrics.jsonl");
+  REQUIRE(h.size() == 3);
+  REQUIRE(d.size() == 3);
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    CAPTURE(i);
+    CHECK(d[i]["kept_tokens"] == h[i]["kept_tokens"]);
+    CHECK(d[i]["layer_tokens"] == h[i]["layer_tokens"]);
+    CHECK(d[i]["lr"] == h[i]["lr"]);
+    // The same products (the head over V = Vp = 256 columns on every row): the device counts what the host does.
+    CHECK(d[i]["gemm_flops"] == h[i]["gemm_flops"]);
+    CHECK(d[i]["loss"].get<double>() == doctest::Approx(h[i]["loss"].get<double>()).epsilon(0.02));
+  }
+  CHECK(h[0]["kept_tokens"] == 4);
+  CHECK(device["device"] == "cuda");
+  CHECK(device["flops_saving"].get<double>() > 0.1);  // block 1 of 3 on 4, 8, 12 of 16 tokens
+  CHECK(device["flops_saving"] == host["flops_saving"]);
+  CHECK(device["layer_token_saving"] == host["layer_token_saving"]);
+  // Validation runs on every token (the routing is cleared after each micro step).
+  CHECK(device["val_loss"].get<double>() == doctest::Approx(host["val_loss"].get<double>()).epsilon(0.02));
+}
+
 TEST_CASE("device AdamW steps on one batch make the loss fall; weights come back to the host") {
   const ModelConfig gpt = small_model("gpt");
   check_loss_falls(gpt, Data(gpt.vocab_size));
@@ -224,4 +384,11 @@ TEST_CASE("the device refuses a task its architecture lacks, a batch without its
   const ModelConfig gpt = small_model("gpt");
   TransformerCuda gpt_gpu(gpt);
   CHECK_THROWS_AS(gpt_gpu.step(Data(gpt.vocab_size).batch(), Task::mlm, true), core::UsageError);
+  // Token routing: layers out of order or range, nothing kept, more kept than the batch has.
+  CHECK_THROWS_AS(gpt_gpu.set_token_routing({{1, 0}, 4}), core::UsageError);
+  CHECK_THROWS_AS(gpt_gpu.set_token_routing({{2}, 4}), core::UsageError);
+  CHECK_THROWS_AS(gpt_gpu.set_token_routing({{1}, 0}), core::UsageError);
+  gpt_gpu.set_token_routing({{1}, 33});
+  CHECK_THROWS_WITH_AS(gpt_gpu.step(Data(gpt.vocab_size).batch(), Task::lm, true),
+                       doctest::Contains("keeps 33 positions of sequences of 32"), core::UsageError);
 }

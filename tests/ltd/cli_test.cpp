@@ -1,7 +1,8 @@
 // ltd-pretrain end to end: bad random-LTD configs exit 2 naming the key; `schedule --steps K` prints the
 // per-step arrays and the saving; `train` on tiny.yaml writes the summary (zpp-train's fields plus
 // layer_tokens, layer_token_saving, flops_saving) and per-step LayerTokens; --resume continues a run
-// with the losses of the uninterrupted one.
+// with the losses of the uninterrupted one; what the device does not run (ZeRO stages, BERT classification
+// finetuning) is refused with device=cuda, exit 2 naming the key.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,15 @@ TEST_CASE("bad random-LTD configs exit 2 naming the key") {
     CHECK(r.err.find(key) != std::string::npos);
     CHECK(!std::filesystem::exists(tmp / "x/checkpoints"));
   }
+}
+
+TEST_CASE("device=cuda with ZeRO stages exits 2 naming the key (the device trains on one rank)") {
+  TempDir tmp("ltd_cli_device");
+  const auto r = run_tool("ltd-pretrain", {"train", "--config", tiny_config(), "device=cuda", "zero_optimization.stage=1",
+                                           "--out", (tmp / "x").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("zero_optimization.stage") != std::string::npos);
+  CHECK(!std::filesystem::exists(tmp / "x/checkpoints/step_1"));
 }
 
 TEST_CASE("schedule --steps K prints the per-step arrays") {
@@ -129,6 +139,11 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
                                        kLtd + "random_ltd_schedule.min_value=8",
                                        kLtd + "random_ltd_schedule.schedule_config.require_steps=30",
                                        kLtd + "layer_token_lr_schedule.warmup_layer_tokens=4096"};
+  // The classification loop runs on the host only: device=cuda is refused naming the key, before any output.
+  r = run_tool("ltd-pretrain", with(ft, {"device=cuda", "--out", (tmp / "bert_ft").string()}));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("device=cuda") != std::string::npos);
+  CHECK(!std::filesystem::exists(tmp / "bert_ft/checkpoints/step_40"));
   r = run_tool("ltd-pretrain", with(ft, {"--out", (tmp / "bert_ft").string()}));
   REQUIRE(r.exit_code == 0);
   const auto s = last_json_line(r.out);

@@ -2,6 +2,7 @@
 // LayerToken learning-rate schedule, over zpp-train's training core.
 //   ltd-pretrain train [--config FILE] [key=value ...] [--resume] --out DIR   (default command)
 //   mpirun -np N ltd-pretrain train zero_optimization.stage=3 ...           data parallel, as zpp-train
+//   ltd-pretrain train device=cuda ...                                     one CUDA device, tokens routed there
 //   ltd-pretrain finetune --checkpoint RUN [key=value ...] [--resume] --out DIR GPT: causal LM; BERT: GLUE classification
 //   ltd-pretrain schedule [--config FILE] [key=value ...] --steps K           kept counts, LayerTokens, lr
 #include "comm/rank.hpp"
