@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "graph/matcher.hpp"
+#include "graph/triangle_tables.hpp"
 
 namespace core::graph {
 
@@ -160,6 +161,10 @@ std::map<std::string, std::pair<Pattern, std::uint64_t>> quotients(const Pattern
 
 CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo);
 
+// Whether R is summed over the cut's embeddings directly (one vertex: every vertex; an edge: every
+// CSR slot, both directions) instead of through the cut plan's weighted enumeration.
+bool summed_directly(const Decomposition& d) { return d.cut.size() <= 2 && !d.pattern.labeled(); }
+
 // Whether `cut` is two non-adjacent vertices and every other vertex (two or more) is adjacent to
 // exactly those two (Decomposition::common_power; unlabeled). Fills comps and attach.
 bool common_pair_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
@@ -204,7 +209,8 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
   }
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
                                      Formula::never);
-  double cost = d->cut_plan.predicted_cost;
+  // A vertex or edge cut of an unlabeled pattern is summed in one pass over the vertices or the CSR.
+  double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : d->cut_plan.predicted_cost;
   for (std::size_t i = 0; i < comps.size(); ++i) {
     Decomposition::Component c{members(comps[i]), attach[i], -1};
     // A component that an automorphism maps onto an earlier one (attachments onto attachments, in
@@ -230,7 +236,7 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       c.table = static_cast<int>(d->tables.size());
       d->tables.push_back(choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix));
       d->tables.back().root_common = false;  // count_per_edge runs level 1 itself (no root tables)
-      cost += d->tables.back().predicted_cost;
+      cost += is_rooted_triangle(d->tables.back(), fixed) ? triangle_table_cost(stats) : d->tables.back().predicted_cost;
     }
     d->components.push_back(std::move(c));
   }
@@ -331,27 +337,73 @@ unsigned __int128 sum_common_powers(const Graph& g, int r, const ExecOptions& op
   return total;
 }
 
+// One component's table in R's product: indexed by the graph vertex of cut vertex a, or by the CSR
+// slot of the edge between those of cut vertices a and b.
+struct Factor {
+  const std::uint64_t* table;
+  int a, b;  // indices of the attachments in the cut; b = -1 for one
+};
+
+[[noreturn]] void product_overflow() { throw DataError("a decomposition's partial product exceeds 2^128"); }
+
+// R of a cut of one vertex (sum over vertices v of the product of the tables at v) or of one edge
+// (sum over CSR slots s = (v, u), both directions being embeddings, of the tables at v, u or s), in
+// one pass (summed_directly).
+unsigned __int128 direct_cut_sum(const Graph& g, const std::vector<Factor>& factors, bool edge, const ExecOptions& opt) {
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    unsigned __int128 sum = 0;
+    for (Vertex v = begin; v < end; ++v) {
+      const EdgeIndex first = edge ? g.offsets[v] : 0, last = edge ? g.offsets[v + 1] : 1;
+      for (EdgeIndex s = first; s < last; ++s) {
+        unsigned __int128 w = 1;
+        for (const Factor& f : factors) {
+          const std::uint64_t x = f.b >= 0 ? f.table[s] : f.table[f.a == 0 ? v : g.adj[s]];
+          if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(x), &w)) product_overflow();
+        }
+        if (__builtin_add_overflow(sum, w, &sum)) partial_overflow();
+      }
+    }
+    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
+  });
+  unsigned __int128 total = 0;
+  for (auto s : sums)
+    if (__builtin_add_overflow(total, s, &total) || total >> 126) partial_overflow();
+  return total;
+}
+
+// Counts known within one count_with (canonical pattern -> count): the triangles, from a triangle
+// table's sum; a quotient that several decompositions subtract, counted once.
+using KnownCounts = std::map<std::string, std::uint64_t>;
+
 // R of a connected cut: the cut plan's matches weighted by the components' tables.
-unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, const ExecOptions& opt) {
+unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, const ExecOptions& opt, KnownCounts& known) {
   const auto overflow = [] { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); };
   // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
   // embeddings of table t's rooted pattern with its first levels at v (and w).
-  std::vector<std::vector<std::uint64_t>> ext(d.tables.size());
+  std::vector<CountTable> ext(d.tables.size());
   for (const auto& c : d.components) {
     const Plan& t = d.tables[c.table];
     if (!ext[c.table].empty()) continue;
-    ext[c.table] = c.attach.size() == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
+    const int fixed = static_cast<int>(c.attach.size());
+    if (is_rooted_triangle(t, fixed)) {  // embeddings: 2 tri(v) (root v and either order of the rest), t(v, w)
+      ext[c.table] = fixed == 1 ? vertex_triangle_counts(g, opt) : edge_triangle_counts(g, opt);
+      std::uint64_t sum = 0;  // each triangle counted at its 3 vertices or 6 edge slots
+      for (auto& x : ext[c.table]) sum += x;
+      known[canonical_form(t.pattern).to_string()] = sum / (fixed == 1 ? 3 : 6);
+      if (fixed == 1)
+        for (auto& x : ext[c.table]) x *= 2;
+      continue;
+    }
+    ext[c.table] = fixed == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
     for (auto& x : ext[c.table])
       if (__builtin_mul_overflow(x, t.automorphisms, &x)) overflow();
   }
-  struct Factor {
-    const std::uint64_t* table;
-    int a, b;  // indices of the attachments in the cut; b = -1 for one
-  };
   std::vector<Factor> factors;
   auto cut_index = [&](int v) { return static_cast<int>(std::find(d.cut.begin(), d.cut.end(), v) - d.cut.begin()); };
   for (const auto& c : d.components)
     factors.push_back({ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1});
+  if (summed_directly(d)) return direct_cut_sum(g, factors, d.cut.size() == 2, opt);
   const WeightFn weight = [&](std::span<const Vertex> m) -> unsigned __int128 {
     unsigned __int128 w = 1;
     for (const Factor& f : factors) {
@@ -360,8 +412,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
         const auto nb = g.neighbors(m[f.a]);
         at = g.offsets[m[f.a]] + static_cast<std::size_t>(std::lower_bound(nb.begin(), nb.end(), m[f.b]) - nb.begin());
       }
-      if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(f.table[at]), &w))
-        throw DataError("a decomposition's partial product exceeds 2^128");
+      if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(f.table[at]), &w)) product_overflow();
       if (w == 0) return 0;
     }
     return w;
@@ -373,16 +424,17 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   return relaxed;
 }
 
-}  // namespace
-
-std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt) {
+std::uint64_t count_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt, KnownCounts& known) {
   if (!cp.decomposition) return count_matches(g, cp.plan, opt);
   if (opt.world_size != 1) throw UsageError("pattern decomposition runs in one process");
   const Decomposition& d = *cp.decomposition;
-  unsigned __int128 relaxed = d.common_power ? sum_common_powers(g, d.common_power, opt) : connected_cut_sum(g, d, opt);
+  unsigned __int128 relaxed =
+      d.common_power ? sum_common_powers(g, d.common_power, opt) : connected_cut_sum(g, d, opt, known);
   __int128 inj = static_cast<__int128>(relaxed);
   for (const auto& q : d.quotients) {
-    const std::uint64_t n = count_with(g, q.plan, opt);
+    const std::string key = q.plan.plan.pattern.to_string();  // canonical (quotients)
+    const auto it = known.find(key);
+    const std::uint64_t n = it != known.end() ? it->second : known[key] = count_known(g, q.plan, opt, known);
     inj -= static_cast<__int128>(n) * q.plan.plan.automorphisms * q.multiplicity;
   }
   const auto aut = static_cast<__int128>(cp.plan.automorphisms);
@@ -393,6 +445,13 @@ std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions&
   if (count > static_cast<__int128>(~std::uint64_t{0}))
     throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   return static_cast<std::uint64_t>(count);
+}
+
+}  // namespace
+
+std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt) {
+  KnownCounts known;
+  return count_known(g, cp, opt, known);
 }
 
 nlohmann::json CountPlan::to_json() const {
