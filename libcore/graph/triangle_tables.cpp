@@ -21,7 +21,7 @@ struct OrientedCounts {
   PopulatedVector<std::uint32_t> t;
 };
 
-OrientedCounts oriented_triangle_counts(const Graph& g, const ExecOptions& opt) {
+OrientedCounts oriented_triangle_counts(const Graph& g, const ExecOptions& opt, std::size_t private_bytes) {
   if (opt.world_size != 1) throw std::logic_error("triangle tables are computed in one process");
   OrientedCounts oc;
   const Vertex n = g.n();
@@ -43,9 +43,8 @@ OrientedCounts oriented_triangle_counts(const Graph& g, const ExecOptions& opt) 
   };
   std::vector<Scratch> scratch(opt.threads);
   // Another root's row (the edge u-w) is shared between threads: each thread counts into its own
-  // table, summed at the end, where they fit in kPrivateBytes; atomic increments otherwise.
-  constexpr std::size_t kPrivateBytes = std::size_t{512} << 20;
-  const bool atomic = opt.threads > 1 && oc.t.size() * sizeof(std::uint32_t) * (opt.threads - 1) > kPrivateBytes;
+  // table, summed at the end, where they fit in private_bytes; atomic increments otherwise.
+  const bool atomic = opt.threads > 1 && oc.t.size() * sizeof(std::uint32_t) * (opt.threads - 1) > private_bytes;
   const Vertex* adj = g.adj.data();
   const std::uint32_t* lower = oc.lower.data();
   const EdgeIndex* first = oc.first.data();
@@ -105,8 +104,8 @@ OrientedCounts oriented_triangle_counts(const Graph& g, const ExecOptions& opt) 
 
 }  // namespace
 
-CountTable edge_triangle_counts(const Graph& g, const ExecOptions& opt) {
-  const OrientedCounts oc = oriented_triangle_counts(g, opt);
+CountTable edge_triangle_counts(const Graph& g, const ExecOptions& opt, std::size_t private_bytes) {
+  const OrientedCounts oc = oriented_triangle_counts(g, opt, private_bytes);
   // Each oriented edge's count goes to its lower slot (v, w < v) and to (w, v): for a fixed w the
   // larger neighbours v come in increasing order, as they follow the prefix in w's sorted list.
   CountTable t(g.adj.size());
@@ -120,8 +119,8 @@ CountTable edge_triangle_counts(const Graph& g, const ExecOptions& opt) {
   return t;
 }
 
-CountTable vertex_triangle_counts(const Graph& g, const ExecOptions& opt) {
-  const OrientedCounts oc = oriented_triangle_counts(g, opt);
+CountTable vertex_triangle_counts(const Graph& g, const ExecOptions& opt, std::size_t private_bytes) {
+  const OrientedCounts oc = oriented_triangle_counts(g, opt, private_bytes);
   // Each triangle through v holds two of its edges: tri(v) = half the sum of t over them.
   CountTable tri(g.n(), 0);
   for (Vertex v = 0; v < g.n(); ++v)

@@ -9,6 +9,7 @@
 // lists. These are the tables of a triangle rooted at an edge or a vertex (diamond, tailed triangle,
 // dumbbell, books, ...); decomposition uses them in place of count_per_edge / count_per_root.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -19,12 +20,18 @@
 
 namespace core::graph {
 
+// With several threads each thread counts into its own 4 m-byte table (summed at the end) while
+// the extra tables fit in `private_bytes`; beyond that all threads share one table and add to the rows
+// of other roots atomically.
+constexpr std::size_t kTrianglePrivateBytes = std::size_t{512} << 20;
+
 // t(v, w) for every CSR slot (index offsets[v] + rank of w in N(v)); both directions of an edge hold
 // the same count. Single process (opt.world_size 1).
-CountTable edge_triangle_counts(const Graph& g, const ExecOptions& opt);
+CountTable edge_triangle_counts(const Graph& g, const ExecOptions& opt, std::size_t private_bytes = kTrianglePrivateBytes);
 
 // tri(v) for every vertex (half the sum of t over v's edges).
-CountTable vertex_triangle_counts(const Graph& g, const ExecOptions& opt);
+CountTable vertex_triangle_counts(const Graph& g, const ExecOptions& opt,
+                                  std::size_t private_bytes = kTrianglePrivateBytes);
 
 // Whether `table` (a decomposition table: a rooted plan whose first `fixed` pattern vertices are the
 // attachment) counts an unlabeled triangle rooted at one vertex or at an edge. Its embeddings with
