@@ -6,6 +6,7 @@
 #include <bit>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -372,6 +373,35 @@ unsigned __int128 direct_cut_sum(const Graph& g, const std::vector<Factor>& fact
   return total;
 }
 
+// R of an edge cut whose edge factors are all triangle counts t (symmetric: the same for (v, u) and
+// (u, v)): one pass over the oriented edges, each giving the products for both directions.
+unsigned __int128 oriented_edge_cut_sum(const Graph& g, const OrientedTriangles& ot, const std::vector<Factor>& factors,
+                                        const ExecOptions& opt) {
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    unsigned __int128 sum = 0;
+    for (Vertex v = begin; v < end; ++v) {
+      for (std::uint32_t i = 0; i < ot.lower[v]; ++i) {
+        const Vertex u = g.adj[g.offsets[v] + i];
+        const std::uint64_t x = ot.t[ot.first[v] + i];
+        for (const auto& [a, b] : {std::pair{v, u}, std::pair{u, v}}) {
+          unsigned __int128 w = 1;
+          for (const Factor& f : factors) {
+            const std::uint64_t y = f.b >= 0 ? x : f.table[f.a == 0 ? a : b];
+            if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(y), &w)) product_overflow();
+          }
+          if (__builtin_add_overflow(sum, w, &sum)) partial_overflow();
+        }
+      }
+    }
+    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
+  });
+  unsigned __int128 total = 0;
+  for (auto s : sums)
+    if (__builtin_add_overflow(total, s, &total) || total >> 126) partial_overflow();
+  return total;
+}
+
 // Counts known within one count_with (canonical pattern -> count): the triangles, from a triangle
 // table's sum; a quotient that several decompositions subtract, counted once.
 using KnownCounts = std::map<std::string, std::uint64_t>;
@@ -382,17 +412,37 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
   // embeddings of table t's rooted pattern with its first levels at v (and w).
   std::vector<CountTable> ext(d.tables.size());
+  // One oriented triangle pass serves every triangle table (and gives the triangle count).
+  std::optional<OrientedTriangles> tri;
+  const auto triangles = [&](const Plan& table) -> const OrientedTriangles& {
+    if (!tri) {
+      tri = oriented_triangle_counts(g, opt);
+      known[canonical_form(table.pattern).to_string()] = tri->triangles();
+    }
+    return *tri;
+  };
+  const auto triangle_table = [&](const Decomposition::Component& c) {
+    return is_rooted_triangle(d.tables[c.table], static_cast<int>(c.attach.size()));
+  };
+  // An edge cut whose edge tables all count triangles (symmetric) is summed over the oriented edges,
+  // without a CSR-wide table.
+  const bool oriented = summed_directly(d) && d.cut.size() == 2 &&
+                        std::all_of(d.components.begin(), d.components.end(),
+                                    [&](const auto& c) { return c.attach.size() == 1 || triangle_table(c); }) &&
+                        std::any_of(d.components.begin(), d.components.end(),
+                                    [&](const auto& c) { return c.attach.size() == 2; });
   for (const auto& c : d.components) {
     const Plan& t = d.tables[c.table];
     if (!ext[c.table].empty()) continue;
     const int fixed = static_cast<int>(c.attach.size());
-    if (is_rooted_triangle(t, fixed)) {  // embeddings: 2 tri(v) (root v and either order of the rest), t(v, w)
-      ext[c.table] = fixed == 1 ? vertex_triangle_counts(g, opt) : edge_triangle_counts(g, opt);
-      std::uint64_t sum = 0;  // each triangle counted at its 3 vertices or 6 edge slots
-      for (auto& x : ext[c.table]) sum += x;
-      known[canonical_form(t.pattern).to_string()] = sum / (fixed == 1 ? 3 : 6);
-      if (fixed == 1)
+    if (triangle_table(c)) {  // embeddings: 2 tri(v) (root v and either order of the rest), t(v, w)
+      if (fixed == 1) {
+        ext[c.table] = vertex_triangle_counts(g, triangles(t));
         for (auto& x : ext[c.table]) x *= 2;
+      } else {
+        const OrientedTriangles& ot = triangles(t);
+        if (!oriented) ext[c.table] = edge_triangle_counts(g, ot);
+      }
       continue;
     }
     ext[c.table] = fixed == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
@@ -403,6 +453,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   auto cut_index = [&](int v) { return static_cast<int>(std::find(d.cut.begin(), d.cut.end(), v) - d.cut.begin()); };
   for (const auto& c : d.components)
     factors.push_back({ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1});
+  if (oriented) return oriented_edge_cut_sum(g, *tri, factors, opt);
   if (summed_directly(d)) return direct_cut_sum(g, factors, d.cut.size() == 2, opt);
   const WeightFn weight = [&](std::span<const Vertex> m) -> unsigned __int128 {
     unsigned __int128 w = 1;

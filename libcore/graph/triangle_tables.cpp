@@ -13,17 +13,11 @@ namespace {
 
 constexpr std::uint32_t kTrash = 1;  // found[0]: the misses
 
-// t(v, w) for the oriented edges (w < v), at first[v] + the position of w in N(v): one 32-bit counter
-// per edge (t <= the largest degree), 4 m bytes that stay in cache better than the CSR-wide table.
-struct OrientedCounts {
-  PopulatedVector<std::uint32_t> lower;   // |N+(v)|
-  PopulatedVector<EdgeIndex> first;       // n + 1 prefix sums of lower
-  PopulatedVector<std::uint32_t> t;
-};
+}  // namespace
 
-OrientedCounts oriented_triangle_counts(const Graph& g, const ExecOptions& opt, std::size_t private_bytes) {
+OrientedTriangles oriented_triangle_counts(const Graph& g, const ExecOptions& opt, std::size_t private_bytes) {
   if (opt.world_size != 1) throw std::logic_error("triangle tables are computed in one process");
-  OrientedCounts oc;
+  OrientedTriangles oc;
   const Vertex n = g.n();
   oc.lower.resize(n);
   oc.first.resize(std::size_t{n} + 1);
@@ -102,10 +96,17 @@ OrientedCounts oriented_triangle_counts(const Graph& g, const ExecOptions& opt, 
   return oc;
 }
 
-}  // namespace
+std::uint64_t OrientedTriangles::triangles() const {
+  std::uint64_t sum = 0;
+  for (std::uint32_t x : t) sum += x;
+  return sum / 3;
+}
 
 CountTable edge_triangle_counts(const Graph& g, const ExecOptions& opt, std::size_t private_bytes) {
-  const OrientedCounts oc = oriented_triangle_counts(g, opt, private_bytes);
+  return edge_triangle_counts(g, oriented_triangle_counts(g, opt, private_bytes));
+}
+
+CountTable edge_triangle_counts(const Graph& g, const OrientedTriangles& oc) {
   // Each oriented edge's count goes to its lower slot (v, w < v) and to (w, v): for a fixed w the
   // larger neighbours v come in increasing order, as they follow the prefix in w's sorted list.
   CountTable t(g.adj.size());
@@ -120,7 +121,10 @@ CountTable edge_triangle_counts(const Graph& g, const ExecOptions& opt, std::siz
 }
 
 CountTable vertex_triangle_counts(const Graph& g, const ExecOptions& opt, std::size_t private_bytes) {
-  const OrientedCounts oc = oriented_triangle_counts(g, opt, private_bytes);
+  return vertex_triangle_counts(g, oriented_triangle_counts(g, opt, private_bytes));
+}
+
+CountTable vertex_triangle_counts(const Graph& g, const OrientedTriangles& oc) {
   // Each triangle through v holds two of its edges: tri(v) = half the sum of t over them.
   CountTable tri(g.n(), 0);
   for (Vertex v = 0; v < g.n(); ++v)
