@@ -7,8 +7,10 @@
 // (one look-up per oriented neighbour of i). Level 1 is a local vertex i, each deeper level ranges
 // over the AND of the rows chosen so far, and the last level is only counted: the popcount of that
 // AND, never written. For triangles (k = 3) the rows are not built: N+(v) is marked in a byte per
-// graph vertex and the size of row i is the number of marked vertices in N+(u_i). Roots with more than kMaxDegree oriented neighbours are left to the list
-// interpreter (their d^2/8-byte bitmap would not stay in cache).
+// graph vertex and the size of row i is the number of marked vertices in N+(u_i) (one look-up per
+// element instead of a merge of the two lists). Roots with more than
+// kMaxDegree oriented neighbours are left to the list interpreter (their d^2/8-byte bitmap would not
+// stay in cache).
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -359,8 +359,8 @@ RootSplit balanced_tasks(const Graph& g, const Plan& plan, const std::vector<std
   if (!opt.split_roots || !splits_level1(plan)) return {};
   const auto& up = plan.levels[1].upper;
   const bool oriented = std::find(up.begin(), up.end(), 0) != up.end();
-  std::vector<std::uint32_t> level1(g.n());
-  std::vector<double> est(g.n());
+  PopulatedVector<std::uint32_t> level1(g.n());
+  PopulatedVector<double> est(g.n());
   for (Vertex v = 0; v < g.n(); ++v) {
     level1[v] = oriented ? lower[v] : g.degree(v);
     est[v] = 1 + double(level1[v]) * level1[v];

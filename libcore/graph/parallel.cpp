@@ -37,7 +37,7 @@ LocalGraph parse_local_graph(const std::string& s) {
 // and, with stats, a thread-CPU reading), still hundreds for two threads.
 constexpr Vertex kChunkRoots = 256;
 
-RootSplit balance_roots(const std::vector<double>& est, const std::vector<std::uint32_t>& level1, int parts) {
+RootSplit balance_roots(std::span<const double> est, std::span<const std::uint32_t> level1, int parts) {
   double total = 0;
   for (double e : est) total += e;
   const double share = total / std::max(1, parts), piece = share / 64;
