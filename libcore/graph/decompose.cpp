@@ -162,6 +162,12 @@ std::map<std::string, std::pair<Pattern, std::uint64_t>> quotients(const Pattern
 
 CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo);
 
+// Whether a table counts one vertex adjacent to the single attachment (an unlabeled edge rooted at a
+// vertex): the table is then the degree.
+bool is_pendant(const Plan& table, int fixed) {
+  return fixed == 1 && table.pattern.size() == 2 && !table.pattern.labeled() && table.induced == Induced::edge;
+}
+
 // Whether R is summed over the cut's embeddings directly (one vertex: every vertex; an edge: every
 // CSR slot, both directions) instead of through the cut plan's weighted enumeration.
 bool summed_directly(const Decomposition& d) { return d.cut.size() <= 2 && !d.pattern.labeled(); }
@@ -237,7 +243,9 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       c.table = static_cast<int>(d->tables.size());
       d->tables.push_back(choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix));
       d->tables.back().root_common = false;  // count_per_edge runs level 1 itself (no root tables)
-      cost += is_rooted_triangle(d->tables.back(), fixed) ? triangle_table_cost(stats) : d->tables.back().predicted_cost;
+      cost += is_rooted_triangle(d->tables.back(), fixed) ? triangle_table_cost(stats)
+              : is_pendant(d->tables.back(), fixed)       ? stats.n
+                                                          : d->tables.back().predicted_cost;
     }
     d->components.push_back(std::move(c));
   }
@@ -338,6 +346,11 @@ unsigned __int128 sum_common_powers(const Graph& g, int r, const ExecOptions& op
   return total;
 }
 
+// Threads for one pass over the CSR: one below kSerialSlots slots (a few ms), where starting and
+// joining threads costs more than it saves (on a loaded machine a new thread waits for a core).
+constexpr std::size_t kSerialSlots = std::size_t{1} << 22;
+int linear_pass_threads(const Graph& g, const ExecOptions& opt) { return g.adj.size() < kSerialSlots ? 1 : opt.threads; }
+
 // One component's table in R's product: indexed by the graph vertex of cut vertex a, or by the CSR
 // slot of the edge between those of cut vertices a and b.
 struct Factor {
@@ -350,7 +363,8 @@ struct Factor {
 // R of a cut of one vertex (sum over vertices v of the product of the tables at v) or of one edge
 // (sum over CSR slots s = (v, u), both directions being embeddings, of the tables at v, u or s), in
 // one pass (summed_directly).
-unsigned __int128 direct_cut_sum(const Graph& g, const std::vector<Factor>& factors, bool edge, const ExecOptions& opt) {
+unsigned __int128 direct_cut_sum(const Graph& g, const std::vector<Factor>& factors, bool edge, ExecOptions opt) {
+  opt.threads = linear_pass_threads(g, opt);
   std::vector<unsigned __int128> sums(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     unsigned __int128 sum = 0;
@@ -376,7 +390,8 @@ unsigned __int128 direct_cut_sum(const Graph& g, const std::vector<Factor>& fact
 // R of an edge cut whose edge factors are all triangle counts t (symmetric: the same for (v, u) and
 // (u, v)): one pass over the oriented edges, each giving the products for both directions.
 unsigned __int128 oriented_edge_cut_sum(const Graph& g, const OrientedTriangles& ot, const std::vector<Factor>& factors,
-                                        const ExecOptions& opt) {
+                                        ExecOptions opt) {
+  opt.threads = linear_pass_threads(g, opt);
   std::vector<unsigned __int128> sums(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     unsigned __int128 sum = 0;
@@ -443,6 +458,11 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
         const OrientedTriangles& ot = triangles(t);
         if (!oriented) ext[c.table] = edge_triangle_counts(g, ot);
       }
+      continue;
+    }
+    if (is_pendant(t, fixed)) {  // one vertex hanging off the cut vertex: its degree
+      ext[c.table].resize(g.n());
+      for (Vertex v = 0; v < g.n(); ++v) ext[c.table][v] = g.degree(v);
       continue;
     }
     ext[c.table] = fixed == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
