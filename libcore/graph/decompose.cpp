@@ -360,25 +360,15 @@ struct Factor {
 
 [[noreturn]] void product_overflow() { throw DataError("a decomposition's partial product exceeds 2^128"); }
 
-// R of a cut of one vertex (sum over vertices v of the product of the tables at v) or of one edge
-// (sum over CSR slots s = (v, u), both directions being embeddings, of the tables at v, u or s), in
-// one pass (summed_directly).
-unsigned __int128 direct_cut_sum(const Graph& g, const std::vector<Factor>& factors, bool edge, ExecOptions opt) {
+// The sum over the vertices v of add(v, sum) (which adds v's terms to its thread's partial sum), in
+// one pass over the CSR (linear_pass_threads).
+template <class Add>
+unsigned __int128 sum_over_vertices(const Graph& g, ExecOptions opt, const Add& add) {
   opt.threads = linear_pass_threads(g, opt);
   std::vector<unsigned __int128> sums(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     unsigned __int128 sum = 0;
-    for (Vertex v = begin; v < end; ++v) {
-      const EdgeIndex first = edge ? g.offsets[v] : 0, last = edge ? g.offsets[v + 1] : 1;
-      for (EdgeIndex s = first; s < last; ++s) {
-        unsigned __int128 w = 1;
-        for (const Factor& f : factors) {
-          const std::uint64_t x = f.b >= 0 ? f.table[s] : f.table[f.a == 0 ? v : g.adj[s]];
-          if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(x), &w)) product_overflow();
-        }
-        if (__builtin_add_overflow(sum, w, &sum)) partial_overflow();
-      }
-    }
+    for (Vertex v = begin; v < end; ++v) add(v, sum);
     if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
   });
   unsigned __int128 total = 0;
@@ -387,34 +377,38 @@ unsigned __int128 direct_cut_sum(const Graph& g, const std::vector<Factor>& fact
   return total;
 }
 
+// sum += the product of the factors, value(f) being factor f's table entry.
+template <class Value>
+void add_product(const std::vector<Factor>& factors, const Value& value, unsigned __int128& sum) {
+  unsigned __int128 w = 1;
+  for (const Factor& f : factors)
+    if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(value(f)), &w)) product_overflow();
+  if (__builtin_add_overflow(sum, w, &sum)) partial_overflow();
+}
+
+// R of a cut of one vertex (sum over vertices v of the product of the tables at v) or of one edge
+// (sum over CSR slots s = (v, u), both directions being embeddings, of the tables at v, u or s), in
+// one pass (summed_directly).
+unsigned __int128 direct_cut_sum(const Graph& g, const std::vector<Factor>& factors, bool edge, const ExecOptions& opt) {
+  return sum_over_vertices(g, opt, [&](Vertex v, unsigned __int128& sum) {
+    if (!edge) return add_product(factors, [&](const Factor& f) { return f.table[v]; }, sum);
+    for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s)
+      add_product(factors, [&](const Factor& f) { return f.table[f.b >= 0 ? s : f.a == 0 ? v : g.adj[s]]; }, sum);
+  });
+}
+
 // R of an edge cut whose edge factors are all triangle counts t (symmetric: the same for (v, u) and
 // (u, v)): one pass over the oriented edges, each giving the products for both directions.
 unsigned __int128 oriented_edge_cut_sum(const Graph& g, const OrientedTriangles& ot, const std::vector<Factor>& factors,
-                                        ExecOptions opt) {
-  opt.threads = linear_pass_threads(g, opt);
-  std::vector<unsigned __int128> sums(opt.threads, 0);
-  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    unsigned __int128 sum = 0;
-    for (Vertex v = begin; v < end; ++v) {
-      for (std::uint32_t i = 0; i < ot.lower[v]; ++i) {
-        const Vertex u = g.adj[g.offsets[v] + i];
-        const std::uint64_t x = ot.t[ot.first[v] + i];
-        for (const auto& [a, b] : {std::pair{v, u}, std::pair{u, v}}) {
-          unsigned __int128 w = 1;
-          for (const Factor& f : factors) {
-            const std::uint64_t y = f.b >= 0 ? x : f.table[f.a == 0 ? a : b];
-            if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(y), &w)) product_overflow();
-          }
-          if (__builtin_add_overflow(sum, w, &sum)) partial_overflow();
-        }
-      }
+                                        const ExecOptions& opt) {
+  return sum_over_vertices(g, opt, [&](Vertex v, unsigned __int128& sum) {
+    for (std::uint32_t i = 0; i < ot.lower[v]; ++i) {
+      const Vertex u = g.adj[g.offsets[v] + i];
+      const std::uint64_t t = ot.t[ot.first[v] + i];
+      for (const auto& [a, b] : {std::pair{v, u}, std::pair{u, v}})
+        add_product(factors, [&](const Factor& f) { return f.b >= 0 ? t : f.table[f.a == 0 ? a : b]; }, sum);
     }
-    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
   });
-  unsigned __int128 total = 0;
-  for (auto s : sums)
-    if (__builtin_add_overflow(total, s, &total) || total >> 126) partial_overflow();
-  return total;
 }
 
 // Counts known within one count_with (canonical pattern -> count): the triangles, from a triangle

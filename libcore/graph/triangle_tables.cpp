@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <limits>
 #include <stdexcept>
-
 
 namespace core::graph {
 
@@ -19,13 +17,9 @@ OrientedTriangles oriented_triangle_counts(const Graph& g, const ExecOptions& op
   if (opt.world_size != 1) throw std::logic_error("triangle tables are computed in one process");
   OrientedTriangles oc;
   const Vertex n = g.n();
-  oc.lower.resize(n);
+  oc.lower = lower_degrees(g);
   oc.first.resize(std::size_t{n} + 1);
-  for (Vertex v = 0; v < n; ++v) {
-    const auto nb = g.neighbors(v);
-    oc.lower[v] = static_cast<std::uint32_t>(std::lower_bound(nb.begin(), nb.end(), v) - nb.begin());
-    oc.first[v + 1] = oc.first[v] + oc.lower[v];
-  }
+  for (Vertex v = 0; v < n; ++v) oc.first[v + 1] = oc.first[v] + oc.lower[v];
   oc.t.resize(oc.first[n]);
   // Per thread: pos[x] = 1 + the position of x in N+(v) while v is the root (0: not in N+(v)), and
   // found[1 + i] the triangles through the edge to N+(v)[i] (added to t once per root); found[0]
