@@ -519,6 +519,18 @@ std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions&
   return count_known(g, cp, opt, known);
 }
 
+namespace {
+
+// How a component's table is filled (CountPlan reports).
+std::string table_kind(const Decomposition& d, const Decomposition::Component& c) {
+  if (c.table < 0) return "common neighbours";
+  const Plan& t = d.tables[c.table];
+  const int fixed = static_cast<int>(c.attach.size());
+  return is_rooted_triangle(t, fixed) ? "triangles, one oriented pass" : is_pendant(t, fixed) ? "degrees" : "rooted plan";
+}
+
+}  // namespace
+
 nlohmann::json CountPlan::to_json() const {
   nlohmann::json j = plan.to_json();
   j["predicted_cost"] = predicted_cost;
@@ -528,7 +540,8 @@ nlohmann::json CountPlan::to_json() const {
   }
   const Decomposition& d = *decomposition;
   nlohmann::json comps = nlohmann::json::array(), tables = nlohmann::json::array(), qs = nlohmann::json::array();
-  for (const auto& c : d.components) comps.push_back({{"vertices", c.vertices}, {"attach", c.attach}, {"table", c.table}});
+  for (const auto& c : d.components)
+    comps.push_back({{"vertices", c.vertices}, {"attach", c.attach}, {"table", c.table}, {"table_kind", table_kind(d, c)}});
   for (const Plan& t : d.tables)
     tables.push_back({{"pattern", t.pattern.to_string()}, {"order", t.order}, {"group", t.automorphisms},
                       {"formula", t.to_json()["formula"]}});
@@ -539,6 +552,7 @@ nlohmann::json CountPlan::to_json() const {
   j["decomposition"] = {{"cut", d.cut},
                         {"cut_order", d.cut_plan.order},
                         {"cut_symmetry", d.cut_plan.automorphisms},
+                        {"cut_summed_directly", !d.common_power && summed_directly(d)},
                         {"common_power", d.common_power},
                         {"components", comps},
                         {"tables", tables},
@@ -555,6 +569,8 @@ std::string CountPlan::to_text() const {
   for (int v : d.cut) os << " " << v;
   if (d.common_power)
     os << " (non-adjacent: sum over vertex pairs of common neighbours ^ " << d.common_power << ", from wedges)\n";
+  else if (summed_directly(d))
+    os << (d.cut.size() == 1 ? " (summed over the vertices in one pass)\n" : " (summed over the edges in one pass)\n");
   else
     os << " (enumerated up to " << d.cut_plan.automorphisms << " symmetries)\n";
   for (const auto& c : d.components) {
@@ -562,7 +578,7 @@ std::string CountPlan::to_text() const {
     for (int v : c.vertices) os << " " << v;
     os << (c.attach.size() == 1 ? " attached at vertex " : " attached at edge ") << c.attach[0];
     if (c.attach.size() == 2) os << "-" << c.attach[1];
-    if (c.table >= 0) os << ": table " << c.table;
+    if (c.table >= 0) os << ": table " << c.table << " (" << table_kind(d, c) << ")";
     os << "\n";
   }
   os << d.quotients.size() << " quotient patterns (shared vertices) subtracted:\n";

@@ -587,6 +587,12 @@ TEST_CASE("the planner counts triangles hanging off a vertex or an edge from tri
     CHECK(count_with(g, cp, {2}) == enumerated);
     CHECK(count_with(g, cp, {1}) == enumerated);
   }
+  // The reports name how each table is filled and that the vertex cut is summed in one pass.
+  const nlohmann::json tailed = choose_count_plan(named_pattern("tailed-triangle"), Induced::edge, stats).to_json();
+  CHECK(tailed["decomposition"]["cut_summed_directly"] == true);
+  std::set<std::string> kinds;
+  for (const auto& c : tailed["decomposition"]["components"]) kinds.insert(c["table_kind"].get<std::string>());
+  CHECK(kinds == std::set<std::string>{"triangles, one oriented pass", "degrees"});
   // Not for labeled triangles (the pass has no labels) nor for a triangle that is not a table's pattern.
   CHECK_FALSE(is_rooted_triangle(choose_plan(named_pattern("triangle"), Induced::vertex, stats), 1));
   Pattern labeled = named_pattern("triangle");
