@@ -138,11 +138,11 @@ bool is_rooted_triangle(const Plan& table, int fixed) {
 }
 
 double triangle_table_cost(const GraphStats& s) {
-  // Marking and clearing N+(v) and adding the per-edge sums (4 m), a look-up per element of N+(u)
-  // for every oriented edge, an atomic increment per triangle found (closure of the look-ups), and
-  // copying the lower slots to the upper ones (2 m).
+  // Marking and clearing N+(v) and adding the per-edge sums (4 m), per element of N+(u) for every
+  // oriented edge a look-up and two increments (the branch-free scan: measured ~3x the marked
+  // triangle count's look-up), and copying the lower slots to the upper ones (2 m).
   const double lookups = s.m * s.out_degree_biased;
-  return 6 * s.m + lookups * (1.0 + 4.0 * s.closure);
+  return 6 * s.m + 3 * lookups;
 }
 
 }  // namespace core::graph

@@ -4,7 +4,7 @@
 // with u, w in N+(v), the smaller-id prefix; Latapy's forward algorithm / Schank's edge iterator): N+(v)
 // is marked with each vertex's position in N(v), every u in N+(v) scans N+(u), and a marked w closes
 // a triangle whose three edges' positions are then known (v-u and v-w in N(v), u-w in N(u)), so no
-// list is merged or searched. Work: the sum over oriented edges of |N+(u)| look-ups (short lists
+// list is merged or searched (and the scan has no branch: misses count into a spare slot). Work: the sum over oriented edges of |N+(u)| look-ups (short lists
 // under degree ordering), against |N(v)| + |N(w)| merged elements per edge for intersecting the full
 // lists. These are the tables of a triangle rooted at an edge or a vertex (diamond, tailed triangle,
 // dumbbell, books, ...); decomposition uses them in place of count_per_edge / count_per_root.
