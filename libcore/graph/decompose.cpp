@@ -6,11 +6,13 @@
 #include <bit>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "common/errors.hpp"
 #include "graph/matcher.hpp"
+#include "graph/triangle_tables.hpp"
 
 namespace core::graph {
 
@@ -160,6 +162,16 @@ std::map<std::string, std::pair<Pattern, std::uint64_t>> quotients(const Pattern
 
 CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo);
 
+// Whether a table counts one vertex adjacent to the single attachment (an unlabeled edge rooted at a
+// vertex): the table is then the degree.
+bool is_pendant(const Plan& table, int fixed) {
+  return fixed == 1 && table.pattern.size() == 2 && !table.pattern.labeled() && table.induced == Induced::edge;
+}
+
+// Whether R is summed over the cut's embeddings directly (one vertex: every vertex; an edge: every
+// CSR slot, both directions) instead of through the cut plan's weighted enumeration.
+bool summed_directly(const Decomposition& d) { return d.cut.size() <= 2 && !d.pattern.labeled(); }
+
 // Whether `cut` is two non-adjacent vertices and every other vertex (two or more) is adjacent to
 // exactly those two (Decomposition::common_power; unlabeled). Fills comps and attach.
 bool common_pair_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
@@ -204,7 +216,8 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
   }
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
                                      Formula::never);
-  double cost = d->cut_plan.predicted_cost;
+  // A vertex or edge cut of an unlabeled pattern is summed in one pass over the vertices or the CSR.
+  double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : d->cut_plan.predicted_cost;
   for (std::size_t i = 0; i < comps.size(); ++i) {
     Decomposition::Component c{members(comps[i]), attach[i], -1};
     // A component that an automorphism maps onto an earlier one (attachments onto attachments, in
@@ -230,7 +243,9 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       c.table = static_cast<int>(d->tables.size());
       d->tables.push_back(choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix));
       d->tables.back().root_common = false;  // count_per_edge runs level 1 itself (no root tables)
-      cost += d->tables.back().predicted_cost;
+      cost += is_rooted_triangle(d->tables.back(), fixed) ? triangle_table_cost(stats)
+              : is_pendant(d->tables.back(), fixed)       ? stats.n
+                                                          : d->tables.back().predicted_cost;
     }
     d->components.push_back(std::move(c));
   }
@@ -331,27 +346,129 @@ unsigned __int128 sum_common_powers(const Graph& g, int r, const ExecOptions& op
   return total;
 }
 
+// Threads for one pass over the CSR: one below kSerialSlots slots (a few ms), where starting and
+// joining threads costs more than it saves (on a loaded machine a new thread waits for a core).
+constexpr std::size_t kSerialSlots = std::size_t{1} << 22;
+int linear_pass_threads(const Graph& g, const ExecOptions& opt) { return g.adj.size() < kSerialSlots ? 1 : opt.threads; }
+
+// One component's table in R's product: indexed by the graph vertex of cut vertex a, or by the CSR
+// slot of the edge between those of cut vertices a and b.
+struct Factor {
+  const std::uint64_t* table;
+  int a, b;  // indices of the attachments in the cut; b = -1 for one
+};
+
+[[noreturn]] void product_overflow() { throw DataError("a decomposition's partial product exceeds 2^128"); }
+
+// The sum over the vertices v of add(v, sum) (which adds v's terms to its thread's partial sum), in
+// one pass over the CSR (linear_pass_threads).
+template <class Add>
+unsigned __int128 sum_over_vertices(const Graph& g, ExecOptions opt, const Add& add) {
+  opt.threads = linear_pass_threads(g, opt);
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    unsigned __int128 sum = 0;
+    for (Vertex v = begin; v < end; ++v) add(v, sum);
+    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
+  });
+  unsigned __int128 total = 0;
+  for (auto s : sums)
+    if (__builtin_add_overflow(total, s, &total) || total >> 126) partial_overflow();
+  return total;
+}
+
+// sum += the product of the factors, value(f) being factor f's table entry.
+template <class Value>
+void add_product(const std::vector<Factor>& factors, const Value& value, unsigned __int128& sum) {
+  unsigned __int128 w = 1;
+  for (const Factor& f : factors)
+    if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(value(f)), &w)) product_overflow();
+  if (__builtin_add_overflow(sum, w, &sum)) partial_overflow();
+}
+
+// R of a cut of one vertex (sum over vertices v of the product of the tables at v) or of one edge
+// (sum over CSR slots s = (v, u), both directions being embeddings, of the tables at v, u or s), in
+// one pass (summed_directly).
+unsigned __int128 direct_cut_sum(const Graph& g, const std::vector<Factor>& factors, bool edge, const ExecOptions& opt) {
+  return sum_over_vertices(g, opt, [&](Vertex v, unsigned __int128& sum) {
+    if (!edge) return add_product(factors, [&](const Factor& f) { return f.table[v]; }, sum);
+    for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s)
+      add_product(factors, [&](const Factor& f) { return f.table[f.b >= 0 ? s : f.a == 0 ? v : g.adj[s]]; }, sum);
+  });
+}
+
+// R of an edge cut whose edge factors are all triangle counts t (symmetric: the same for (v, u) and
+// (u, v)): one pass over the oriented edges, each giving the products for both directions.
+unsigned __int128 oriented_edge_cut_sum(const Graph& g, const OrientedTriangles& ot, const std::vector<Factor>& factors,
+                                        const ExecOptions& opt) {
+  return sum_over_vertices(g, opt, [&](Vertex v, unsigned __int128& sum) {
+    for (std::uint32_t i = 0; i < ot.lower[v]; ++i) {
+      const Vertex u = g.adj[g.offsets[v] + i];
+      const std::uint64_t t = ot.t[ot.first[v] + i];
+      for (const auto& [a, b] : {std::pair{v, u}, std::pair{u, v}})
+        add_product(factors, [&](const Factor& f) { return f.b >= 0 ? t : f.table[f.a == 0 ? a : b]; }, sum);
+    }
+  });
+}
+
+// Counts known within one count_with (canonical pattern -> count): the triangles, from a triangle
+// table's sum; a quotient that several decompositions subtract, counted once.
+using KnownCounts = std::map<std::string, std::uint64_t>;
+
 // R of a connected cut: the cut plan's matches weighted by the components' tables.
-unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, const ExecOptions& opt) {
+unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, const ExecOptions& opt, KnownCounts& known) {
   const auto overflow = [] { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); };
   // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
   // embeddings of table t's rooted pattern with its first levels at v (and w).
-  std::vector<std::vector<std::uint64_t>> ext(d.tables.size());
+  std::vector<CountTable> ext(d.tables.size());
+  // One oriented triangle pass serves every triangle table (and gives the triangle count).
+  std::optional<OrientedTriangles> tri;
+  const auto triangles = [&](const Plan& table) -> const OrientedTriangles& {
+    if (!tri) {
+      tri = oriented_triangle_counts(g, opt);
+      known[canonical_form(table.pattern).to_string()] = tri->triangles();
+    }
+    return *tri;
+  };
+  const auto triangle_table = [&](const Decomposition::Component& c) {
+    return is_rooted_triangle(d.tables[c.table], static_cast<int>(c.attach.size()));
+  };
+  // An edge cut whose edge tables all count triangles (symmetric) is summed over the oriented edges,
+  // without a CSR-wide table.
+  const bool oriented = summed_directly(d) && d.cut.size() == 2 &&
+                        std::all_of(d.components.begin(), d.components.end(),
+                                    [&](const auto& c) { return c.attach.size() == 1 || triangle_table(c); }) &&
+                        std::any_of(d.components.begin(), d.components.end(),
+                                    [&](const auto& c) { return c.attach.size() == 2; });
   for (const auto& c : d.components) {
     const Plan& t = d.tables[c.table];
     if (!ext[c.table].empty()) continue;
-    ext[c.table] = c.attach.size() == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
+    const int fixed = static_cast<int>(c.attach.size());
+    if (triangle_table(c)) {  // embeddings: 2 tri(v) (root v and either order of the rest), t(v, w)
+      if (fixed == 1) {
+        ext[c.table] = vertex_triangle_counts(g, triangles(t));
+        for (auto& x : ext[c.table]) x *= 2;
+      } else {
+        const OrientedTriangles& ot = triangles(t);
+        if (!oriented) ext[c.table] = edge_triangle_counts(g, ot);
+      }
+      continue;
+    }
+    if (is_pendant(t, fixed)) {  // one vertex hanging off the cut vertex: its degree
+      ext[c.table].resize(g.n());
+      for (Vertex v = 0; v < g.n(); ++v) ext[c.table][v] = g.degree(v);
+      continue;
+    }
+    ext[c.table] = fixed == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
     for (auto& x : ext[c.table])
       if (__builtin_mul_overflow(x, t.automorphisms, &x)) overflow();
   }
-  struct Factor {
-    const std::uint64_t* table;
-    int a, b;  // indices of the attachments in the cut; b = -1 for one
-  };
   std::vector<Factor> factors;
   auto cut_index = [&](int v) { return static_cast<int>(std::find(d.cut.begin(), d.cut.end(), v) - d.cut.begin()); };
   for (const auto& c : d.components)
     factors.push_back({ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1});
+  if (oriented) return oriented_edge_cut_sum(g, *tri, factors, opt);
+  if (summed_directly(d)) return direct_cut_sum(g, factors, d.cut.size() == 2, opt);
   const WeightFn weight = [&](std::span<const Vertex> m) -> unsigned __int128 {
     unsigned __int128 w = 1;
     for (const Factor& f : factors) {
@@ -360,8 +477,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
         const auto nb = g.neighbors(m[f.a]);
         at = g.offsets[m[f.a]] + static_cast<std::size_t>(std::lower_bound(nb.begin(), nb.end(), m[f.b]) - nb.begin());
       }
-      if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(f.table[at]), &w))
-        throw DataError("a decomposition's partial product exceeds 2^128");
+      if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(f.table[at]), &w)) product_overflow();
       if (w == 0) return 0;
     }
     return w;
@@ -373,16 +489,17 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   return relaxed;
 }
 
-}  // namespace
-
-std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt) {
+std::uint64_t count_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt, KnownCounts& known) {
   if (!cp.decomposition) return count_matches(g, cp.plan, opt);
   if (opt.world_size != 1) throw UsageError("pattern decomposition runs in one process");
   const Decomposition& d = *cp.decomposition;
-  unsigned __int128 relaxed = d.common_power ? sum_common_powers(g, d.common_power, opt) : connected_cut_sum(g, d, opt);
+  unsigned __int128 relaxed =
+      d.common_power ? sum_common_powers(g, d.common_power, opt) : connected_cut_sum(g, d, opt, known);
   __int128 inj = static_cast<__int128>(relaxed);
   for (const auto& q : d.quotients) {
-    const std::uint64_t n = count_with(g, q.plan, opt);
+    const std::string key = q.plan.plan.pattern.to_string();  // canonical (quotients)
+    const auto it = known.find(key);
+    const std::uint64_t n = it != known.end() ? it->second : known[key] = count_known(g, q.plan, opt, known);
     inj -= static_cast<__int128>(n) * q.plan.plan.automorphisms * q.multiplicity;
   }
   const auto aut = static_cast<__int128>(cp.plan.automorphisms);
@@ -395,6 +512,25 @@ std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions&
   return static_cast<std::uint64_t>(count);
 }
 
+}  // namespace
+
+std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt) {
+  KnownCounts known;
+  return count_known(g, cp, opt, known);
+}
+
+namespace {
+
+// How a component's table is filled (CountPlan reports).
+std::string table_kind(const Decomposition& d, const Decomposition::Component& c) {
+  if (c.table < 0) return "common neighbours";
+  const Plan& t = d.tables[c.table];
+  const int fixed = static_cast<int>(c.attach.size());
+  return is_rooted_triangle(t, fixed) ? "triangles, one oriented pass" : is_pendant(t, fixed) ? "degrees" : "rooted plan";
+}
+
+}  // namespace
+
 nlohmann::json CountPlan::to_json() const {
   nlohmann::json j = plan.to_json();
   j["predicted_cost"] = predicted_cost;
@@ -404,7 +540,8 @@ nlohmann::json CountPlan::to_json() const {
   }
   const Decomposition& d = *decomposition;
   nlohmann::json comps = nlohmann::json::array(), tables = nlohmann::json::array(), qs = nlohmann::json::array();
-  for (const auto& c : d.components) comps.push_back({{"vertices", c.vertices}, {"attach", c.attach}, {"table", c.table}});
+  for (const auto& c : d.components)
+    comps.push_back({{"vertices", c.vertices}, {"attach", c.attach}, {"table", c.table}, {"table_kind", table_kind(d, c)}});
   for (const Plan& t : d.tables)
     tables.push_back({{"pattern", t.pattern.to_string()}, {"order", t.order}, {"group", t.automorphisms},
                       {"formula", t.to_json()["formula"]}});
@@ -415,6 +552,7 @@ nlohmann::json CountPlan::to_json() const {
   j["decomposition"] = {{"cut", d.cut},
                         {"cut_order", d.cut_plan.order},
                         {"cut_symmetry", d.cut_plan.automorphisms},
+                        {"cut_summed_directly", !d.common_power && summed_directly(d)},
                         {"common_power", d.common_power},
                         {"components", comps},
                         {"tables", tables},
@@ -431,6 +569,8 @@ std::string CountPlan::to_text() const {
   for (int v : d.cut) os << " " << v;
   if (d.common_power)
     os << " (non-adjacent: sum over vertex pairs of common neighbours ^ " << d.common_power << ", from wedges)\n";
+  else if (summed_directly(d))
+    os << (d.cut.size() == 1 ? " (summed over the vertices in one pass)\n" : " (summed over the edges in one pass)\n");
   else
     os << " (enumerated up to " << d.cut_plan.automorphisms << " symmetries)\n";
   for (const auto& c : d.components) {
@@ -438,7 +578,7 @@ std::string CountPlan::to_text() const {
     for (int v : c.vertices) os << " " << v;
     os << (c.attach.size() == 1 ? " attached at vertex " : " attached at edge ") << c.attach[0];
     if (c.attach.size() == 2) os << "-" << c.attach[1];
-    if (c.table >= 0) os << ": table " << c.table;
+    if (c.table >= 0) os << ": table " << c.table << " (" << table_kind(d, c) << ")";
     os << "\n";
   }
   os << d.quotients.size() << " quotient patterns (shared vertices) subtracted:\n";

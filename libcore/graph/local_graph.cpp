@@ -31,7 +31,10 @@ std::uint64_t and_popcount(const std::uint64_t* a, const std::uint64_t* b, std::
 
 LocalCliqueCounter::LocalCliqueCounter(const Graph& g, const std::vector<std::uint32_t>& lower, int k)
     : g_(g), lower_(lower), k_(k) {
-  if (k == 3) return;  // triangles build no rows
+  if (k == 3) {  // triangles build no rows, only mark the root's prefix
+    marked_.assign(g.n(), 0);
+    return;
+  }
   pos_.assign(g.n(), kAbsent);
   std::uint32_t widest = 0;
   for (Vertex v = 0; v < g.n(); ++v)
@@ -85,11 +88,18 @@ std::uint64_t LocalCliqueCounter::count_root(Vertex v, std::uint32_t begin, std:
   end = std::min(end, lower_[v]);
   begin = std::max<std::uint32_t>(begin, static_cast<std::uint32_t>(k_ - 2));  // i needs k-2 vertices below it
   if (begin >= end) return 0;
-  if (k_ == 3) {  // a row's popcount is the size of a merge: counted directly, no rows built
+  if (k_ == 3) {  // row i's popcount: the marked vertices of N+(u_i), counted directly, no rows built
     const Vertex* nv = g_.adj.data() + g_.offsets[v];
+    // N+(u_i) holds ids below u_i, so its marked vertices are the local vertices below i.
+    for (std::uint32_t i = 0; i < end; ++i) marked_[nv[i]] = 1;
     std::uint64_t total = 0;
-    for (std::uint32_t i = begin; i < end; ++i)
-      total += gzk::intersect_count(nv, i, g_.adj.data() + g_.offsets[nv[i]], lower_[nv[i]]);
+    for (std::uint32_t i = begin; i < end; ++i) {
+      const Vertex* nu = g_.adj.data() + g_.offsets[nv[i]];
+      std::uint32_t hits = 0;
+      for (std::uint32_t e = 0, du = lower_[nv[i]]; e < du; ++e) hits += marked_[nu[e]];
+      total += hits;
+    }
+    for (std::uint32_t i = 0; i < end; ++i) marked_[nv[i]] = 0;
     return total;
   }
   build_rows(v, end);

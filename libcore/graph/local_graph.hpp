@@ -6,15 +6,18 @@
 // graph is built once per root as d bitmap rows: row i = the local vertices below i adjacent to i
 // (one look-up per oriented neighbour of i). Level 1 is a local vertex i, each deeper level ranges
 // over the AND of the rows chosen so far, and the last level is only counted: the popcount of that
-// AND, never written. For triangles (k = 3) the rows are not built: the size of row i is a
-// count-only merge of N+(v) below i with N+(u_i). Roots with more than kMaxDegree oriented neighbours are left to the list
-// interpreter (their d^2/8-byte bitmap would not stay in cache).
+// AND, never written. For triangles (k = 3) the rows are not built: N+(v) is marked in a byte per
+// graph vertex and the size of row i is the number of marked vertices in N+(u_i) (one look-up per
+// element instead of a merge of the two lists). Roots with more than
+// kMaxDegree oriented neighbours are left to the list interpreter (their d^2/8-byte bitmap would not
+// stay in cache).
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "graph/csr.hpp"
 #include "graph/plan.hpp"
+#include "graph/populated.hpp"
 
 namespace core::graph {
 
@@ -39,8 +42,9 @@ class LocalCliqueCounter {
   const Graph& g_;
   const std::vector<std::uint32_t>& lower_;
   const int k_;
-  std::vector<std::uint32_t> pos_;    // graph vertex -> local id (kAbsent outside the current N+(v))
-  std::vector<std::uint64_t> bits_;   // the rows, words_ words each
+  PopulatedVector<std::uint32_t> pos_;  // graph vertex -> local id (kAbsent outside the current N+(v))
+  PopulatedVector<std::uint8_t> marked_;  // triangles: 1 on the current N+(v) (below the counted range's end)
+  PopulatedVector<std::uint64_t> bits_;   // the rows, words_ words each
   std::vector<std::uint64_t> cand_;   // one candidate bitmap per depth
   std::uint32_t words_ = 0;
 };

@@ -359,8 +359,8 @@ RootSplit balanced_tasks(const Graph& g, const Plan& plan, const std::vector<std
   if (!opt.split_roots || !splits_level1(plan)) return {};
   const auto& up = plan.levels[1].upper;
   const bool oriented = std::find(up.begin(), up.end(), 0) != up.end();
-  std::vector<std::uint32_t> level1(g.n());
-  std::vector<double> est(g.n());
+  PopulatedVector<std::uint32_t> level1(g.n());
+  PopulatedVector<double> est(g.n());
   for (Vertex v = 0; v < g.n(); ++v) {
     level1[v] = oriented ? lower[v] : g.degree(v);
     est[v] = 1 + double(level1[v]) * level1[v];
@@ -469,10 +469,10 @@ std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& 
   return emitted;
 }
 
-std::vector<std::uint64_t> count_per_root(const Graph& g, const Plan& plan, const ExecOptions& opt) {
+CountTable count_per_root(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
   const auto lower = lower_degrees(g);
-  std::vector<std::uint64_t> per_root(g.n(), 0);
+  CountTable per_root(g.n(), 0);
   std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
@@ -486,12 +486,12 @@ std::vector<std::uint64_t> count_per_root(const Graph& g, const Plan& plan, cons
   return per_root;
 }
 
-std::vector<std::uint64_t> count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& opt) {
+CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
   if (plan.size() < 2 || !plan.levels[1].upper.empty() || plan.root_common)
     throw std::logic_error("count_per_edge needs an unbounded level 1 and no root tables");
   const auto lower = lower_degrees(g);
-  std::vector<std::uint64_t> per_edge(g.adj.size(), 0);
+  CountTable per_edge(g.adj.size(), 0);
   std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);

@@ -16,6 +16,7 @@
 #include "graph/csr.hpp"
 #include "graph/parallel.hpp"
 #include "graph/plan.hpp"
+#include "graph/populated.hpp"
 
 namespace core::graph {
 
@@ -32,13 +33,16 @@ using MatchFn = std::function<void(std::span<const Vertex>)>;
 std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, std::uint64_t limit,
                            const MatchFn& fn);
 
+// A count per vertex or per CSR slot.
+using CountTable = PopulatedVector<std::uint64_t>;
+
 // The count of matches whose level-0 vertex is v, for every vertex v (summed, count_matches).
-std::vector<std::uint64_t> count_per_root(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
+CountTable count_per_root(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
 
 // For every edge (v, w) (index: its position in the CSR, offsets[v] + rank of w in N(v)), the
 // count of matches whose levels 0 and 1 are v and w. Level 1 must be unbounded (no restriction) and
 // the plan without Plan::root_common.
-std::vector<std::uint64_t> count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
+CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
 
 // The sum of weight(match) over every match (match[p] = graph vertex of pattern vertex p); the plan
 // must enumerate every level (no Plan::pairs, root_common or iep: made with Formula::never).

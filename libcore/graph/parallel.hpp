@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,8 +55,8 @@ struct RootSplit {
 // The tasks for roots of estimated work est[v] over `parts` shares (all ranks): a root whose
 // estimate exceeds an eighth of a share of the total becomes pieces of about 1/64 of a
 // share each (equal ranges of its level1[v] level-1 candidates, at most one piece per candidate);
-// chunks end where their estimated work reaches 1/64 of a share or after 64 roots.
-RootSplit balance_roots(const std::vector<double>& est, const std::vector<std::uint32_t>& level1, int parts);
+// chunks end where their estimated work reaches 1/64 of a share or after 256 roots.
+RootSplit balance_roots(std::span<const double> est, std::span<const std::uint32_t> level1, int parts);
 
 // Calls body(thread_index, begin, end) for root ranges until all chunks are done or `stop` is set.
 // With `split`, its pieces are tasks taken first (heavy work early, so no thread is left with one

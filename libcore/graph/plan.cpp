@@ -215,8 +215,8 @@ Schedule make_schedule(const Pattern& p, Induced induced, const std::vector<int>
 // cheaper way to count them; for a clique chain *local_graph whether the roots' local graphs are
 // (Plan::local_graph: per root, its rows cost one look-up, kLookup merged elements' worth, per
 // oriented neighbour of each level-1 candidate; per deeper partial match one AND of D/64 words
-// replaces a merge; triangles: a count-only merge per level-1 vertex without the interpreter's
-// per-level steps). The cost returned is that of the cheaper way.
+// replaces a merge; triangles: the marked vertices of each level-1 vertex's prefix counted, without
+// the interpreter's per-level steps). The cost returned is that of the cheaper way.
 constexpr double kLookup = 1.0;
 // The interpreter's step into a level below 1 per partial match (candidate bounds, distinct checks,
 // the next level's set operations dispatched), in merged elements: measured ~8 (tailed triangle on
@@ -315,8 +315,8 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     // Each bound not already applied through an oriented list halves the candidates.
     const std::uint32_t unoriented = sc.upper[next] & ~(std::uint32_t(1) << sc.first(next));
     cand *= std::pow(0.5, std::popcount(unoriented));
-    // Triangles: one count-only merge per level-1 vertex (2 D), no rows.
-    if (clique && d == 0) local += prefixes * (2 + cand * s.out_degree_biased * (k == 3 ? 2 : kLookup));
+    // Per level-1 vertex a look-up per oriented neighbour: the rows, or for triangles the marked count.
+    if (clique && d == 0) local += prefixes * (2 + cand * s.out_degree_biased * kLookup);
     if (clique && d > 0 && k > 3) local += prefixes * (words + 1);
     prefixes_before = prefixes;
     prefixes *= std::max(cand, 1e-9);

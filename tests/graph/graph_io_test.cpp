@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <thread>
 
 #include "common/errors.hpp"
@@ -130,6 +131,24 @@ TEST_CASE("check_structure accepts clean CSRs and names what a bad one breaks") 
   CHECK(broken([](Graph& g) { g.adj[6] = 9; }).find("out of range") != std::string::npos);
   CHECK(broken([](Graph& g) { g.offsets[2] = 8; }).find("offsets decrease") != std::string::npos);
   CHECK(broken([](Graph& g) { g.original_ids.pop_back(); }).find("original id") != std::string::npos);
+}
+
+TEST_CASE("relabelling by degree: degrees non-increasing, ties in id order, the same edges, sorted lists") {
+  const Graph g = generate_rmat({10, 8}, 4);
+  const Graph h = relabel_by_degree(g);
+  REQUIRE(check_structure(h).empty());  // lists strictly ascending and symmetric
+  REQUIRE(h.n() == g.n());
+  REQUIRE(h.m() == g.m());
+  std::vector<Vertex> old_of(h.n());  // h's vertex i is g's vertex with the same original id
+  std::map<std::uint64_t, Vertex> by_id;
+  for (Vertex v = 0; v < g.n(); ++v) by_id[g.original_ids[v]] = v;
+  for (Vertex i = 0; i < h.n(); ++i) old_of[i] = by_id.at(h.original_ids[i]);
+  for (Vertex i = 0; i + 1 < h.n(); ++i) {
+    CHECK(h.degree(i) >= h.degree(i + 1));
+    if (h.degree(i) == h.degree(i + 1)) CHECK(old_of[i] < old_of[i + 1]);
+  }
+  for (Vertex i = 0; i < h.n(); ++i)
+    for (Vertex j : h.neighbors(i)) CHECK(g.has_edge(old_of[i], old_of[j]));
 }
 
 TEST_CASE("vertex labels follow original ids through relabelling") {
