@@ -407,6 +407,17 @@ NXM_VNNI void build_table_units(const std::uint8_t* xt, std::int64_t u0, std::in
     }
 }
 
+// xt[j * 32 + t] = x[t, j] + 128 for the tile's tokens t < tokens (0 for the others); 64 columns at a
+// time, so that the strided writes stay in L1.
+void transpose_tile(const std::int8_t* x, int tokens, std::int64_t cols, std::uint8_t* xt) {
+  if (tokens < kTableTokens) std::fill(xt, xt + cols * kTableTokens, std::uint8_t(0));
+  for (std::int64_t j0 = 0; j0 < cols; j0 += 64)
+    for (int t = 0; t < tokens; ++t) {
+      const std::int8_t* row = x + std::int64_t(t) * cols;
+      for (std::int64_t j = j0; j < std::min(cols, j0 + 64); ++j) xt[j * kTableTokens + t] = static_cast<std::uint8_t>(row[j] ^ 0x80);
+    }
+}
+
 // part[i * 32 + t] += the products of one block (4 units) of R rows, wb: their blocked bytes, entries:
 // the block's first unit in the table.
 template <int R>
@@ -457,9 +468,7 @@ void accumulate_table_vnni(const PackedMatrix& m, const std::uint8_t* blocked, c
     for (int n0 = 0; n0 < N; n0 += kTableTokens) {
       const int tokens = std::min(kTableTokens, N - n0);
 #pragma omp single
-      for (std::int64_t j = 0; j < cols; ++j)
-        for (int t = 0; t < kTableTokens; ++t)
-          xt[j * kTableTokens + t] = t < tokens ? static_cast<std::uint8_t>(xq[std::int64_t(n0 + t) * cols + j] ^ 0x80) : 0;
+      transpose_tile(xq + std::int64_t(n0) * cols, tokens, cols, xt);
 #pragma omp for schedule(static)
       for (std::int64_t u = 0; u < units; ++u) build_table_units(xt, u, u + 1, table);
       std::fill(part.begin(), part.end(), 0);
@@ -471,8 +480,10 @@ void accumulate_table_vnni(const PackedMatrix& m, const std::uint8_t* blocked, c
           block_table<kRows>(entries, wb, part.data() + (r - r0) * kTableTokens);
         for (; r < r1; ++r, wb += kBlockRowBytes) block_table<1>(entries, wb, part.data() + (r - r0) * kTableTokens);
       }
-      for (int t = 0; t < tokens; ++t)
-        for (std::int64_t r = r0; r < r1; ++r) acc[std::int64_t(n0 + t) * rows + r] = part[(r - r0) * kTableTokens + t] - offset[r];
+      for (std::int64_t rb = r0; rb < r1; rb += 16)  // 16 rows x 32 tokens of part (2 KB) at a time, in L1
+        for (int t = 0; t < tokens; ++t)
+          for (std::int64_t r = rb; r < std::min(r1, rb + 16); ++r)
+            acc[std::int64_t(n0 + t) * rows + r] = part[(r - r0) * kTableTokens + t] - offset[r];
 #pragma omp barrier
     }
   }
