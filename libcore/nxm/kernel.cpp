@@ -344,16 +344,16 @@ void accumulate_vnni(const PackedMatrix& m, const std::int32_t* offset, const st
 // 128-byte entry per (unit, pattern): for every token, the 4 activations that pattern keeps, as one
 // dword lane. A row then costs, per unit, one broadcast of its 4 codes and two 512-bit vpdpbusd on
 // the entry its pattern selects (128 kept multiply-adds, no gather per token); the offset 128 sum(w)
-// is removed as above (exact int32). The matrix is re-laid once, when loaded, in blocks of 4 units
-// per row (its 16 codes as int8 and the 4 entries' offsets, 24 bytes): per tile, blocks are the outer
-// loop, so that a block's entries (18 KB) stay in L1 while the rows stream past them sequentially,
+// is removed as above (exact int32). The matrix is re-laid once, when loaded, in blocks of 8 units
+// per row (its 32 codes as int8 and the 8 entries' offsets, 48 bytes): per tile, blocks are the outer
+// loop, so that a block's entries (36 KB) stay in L1 while the rows stream past them sequentially,
 // their partial sums (32 tokens) kept per row. Rows are split over the threads, the table is built by
 // all of them.
 constexpr int kTableTokens = 32;
 constexpr int kTableMinTokens = 16;  // fewer tokens: the gather kernel above
 constexpr std::int64_t kEntryBytes = kTableTokens * 4;
 constexpr std::int64_t kUnitBytes = 36 * kEntryBytes;
-constexpr std::int64_t kBlockUnits = 4;
+constexpr std::int64_t kBlockUnits = 8;  // 64 inputs: every vnni-path width is a multiple
 constexpr std::int64_t kBlockRowBytes = 4 * kBlockUnits + 2 * kBlockUnits;  // codes, then uint16 offsets
 
 // Index byte of a unit (2 bits per kept value, LSB first) -> its entry's byte offset in the unit.
@@ -418,23 +418,23 @@ void transpose_tile(const std::int8_t* x, int tokens, std::int64_t cols, std::ui
     }
 }
 
-// part[i * 32 + t] += the products of one block (4 units) of R rows, wb: their blocked bytes, entries:
+// part[i * 32 + t] += the products of one block (8 units) of R rows, wb: their blocked bytes, entries:
 // the block's first unit in the table.
 template <int R>
 NXM_VNNI void block_table(const std::uint8_t* entries, const std::uint8_t* wb, std::int32_t* part) {
   __m512i a[R][2];
-  std::uint64_t off[R];
   for (int i = 0; i < R; ++i) {
     a[i][0] = _mm512_loadu_si512(part + i * kTableTokens);
     a[i][1] = _mm512_loadu_si512(part + i * kTableTokens + 16);
-    std::memcpy(&off[i], wb + i * kBlockRowBytes + 4 * kBlockUnits, 8);
   }
   for (int j = 0; j < kBlockUnits; ++j, entries += kUnitBytes)
     for (int i = 0; i < R; ++i) {
       std::int32_t w;
+      std::uint16_t off;
       std::memcpy(&w, wb + i * kBlockRowBytes + 4 * j, 4);
+      std::memcpy(&off, wb + i * kBlockRowBytes + 4 * kBlockUnits + 2 * j, 2);
       const __m512i wv = _mm512_set1_epi32(w);
-      const std::uint8_t* e = entries + ((off[i] >> (16 * j)) & 0xFFFF);
+      const std::uint8_t* e = entries + off;
       a[i][0] = _mm512_dpbusd_epi32(a[i][0], _mm512_load_si512(e), wv);
       a[i][1] = _mm512_dpbusd_epi32(a[i][1], _mm512_load_si512(e + 64), wv);
     }

@@ -16,7 +16,7 @@
 //   inputs (4 kept weights of a row, one of 36 index patterns) and pattern, the 4 kept activations of
 //   each token as a dword; per 4 kept weights a row broadcasts its codes and runs two 512-bit vpdpbusd
 //   on the entry its pattern selects. The matrix is re-laid for it when loaded (codes as int8 and
-//   entry offsets, blocks of 16 kept values per row: 1.5 bytes per kept value).
+//   entry offsets, blocks of 32 kept values per row: 1.5 bytes per kept value).
 // - avx2: byte shuffles driven by the index nibbles (a 16-entry table per group; one token at a time),
 //   tables of int16 activation pairs per (group, pattern) and vpmaddwd (4+ tokens); int4 rows widened
 //   to int8 per row.
