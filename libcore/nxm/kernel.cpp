@@ -369,7 +369,7 @@ constexpr std::array<std::uint16_t, 256> kEntryOffset = [] {
   return t;
 }();
 
-// The blocked layout of a 2:4 matrix: [cols / 32 blocks][rows][kBlockRowBytes].
+// The blocked layout of a 2:4 matrix: [cols / 64 blocks][rows][kBlockRowBytes].
 std::vector<std::uint8_t> block_matrix(const PackedMatrix& m) {
   const std::int64_t blocks = m.cols / (8 * kBlockUnits), ib = m.index_row_bytes();
   std::vector<std::uint8_t> out(std::size_t(blocks * m.rows * kBlockRowBytes));
@@ -449,8 +449,9 @@ void accumulate_table_vnni(const PackedMatrix& m, const std::uint8_t* blocked, c
   constexpr int kRows = 4;
   const std::int64_t cols = m.cols, rows = m.rows, units = cols / 8, blocks = units / kBlockUnits;
   thread_local std::vector<std::uint8_t> table_buffer, xt_buffer;  // reused across calls (no page faults per call)
-  table_buffer.resize(std::size_t(units) * kUnitBytes + 64);
-  xt_buffer.resize(std::size_t(cols) * kTableTokens);
+  // Grown only: a resize that shrank, then grew, would zero the grown part on every call.
+  table_buffer.resize(std::max(table_buffer.size(), std::size_t(units) * kUnitBytes + 64));
+  xt_buffer.resize(std::max(xt_buffer.size(), std::size_t(cols) * kTableTokens));
   // The calling thread's buffers, shared with the team; entries on cache lines (aligned loads).
   std::uint8_t* const table = table_buffer.data() + (-reinterpret_cast<std::uintptr_t>(table_buffer.data()) & 63);
   std::uint8_t* const xt = xt_buffer.data();
