@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <random>
@@ -28,23 +29,57 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
   return out;
 }
 
-// Median seconds of each callable over `repeats` rounds, one call of each per round in turn (after one
-// warm-up round).
-std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& calls, int repeats) {
-  std::vector<std::vector<double>> t(calls.size());
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// Median wall-clock and process CPU seconds of each callable over `repeats` rounds, one call of each per
+// round in turn (after one warm-up round). CPU time counts every thread of the process; with one
+// thread it leaves out the time a loaded machine makes the call wait for a core.
+struct Medians {
+  std::vector<double> wall, cpu;
+};
+Medians interleaved_medians(const std::vector<std::function<void()>>& calls, int repeats) {
+  std::vector<std::vector<double>> wall(calls.size()), cpu(calls.size());
   for (int rep = 0; rep <= repeats; ++rep)
     for (std::size_t i = 0; i < calls.size(); ++i) {
       const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = process_cpu_seconds();
       calls[i]();
+      const double c = process_cpu_seconds() - c0;
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (rep > 0) t[i].push_back(s);
+      if (rep > 0) {
+        wall[i].push_back(s);
+        cpu[i].push_back(c);
+      }
     }
-  std::vector<double> med(calls.size());
+  const auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  Medians m;
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    std::nth_element(t[i].begin(), t[i].begin() + t[i].size() / 2, t[i].end());
-    med[i] = t[i][t[i].size() / 2];
+    m.wall.push_back(median(wall[i]));
+    m.cpu.push_back(median(cpu[i]));
   }
-  return med;
+  return m;
+}
+
+// Times (ms) of every model and the packed settings' ratios against the baselines, wall and CPU.
+void add_times(nlohmann::json& row, const std::vector<std::string>& names, const Medians& m, std::size_t settings,
+               std::size_t fp32, std::size_t int8) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    row[names[i] + "_ms"] = 1e3 * m.wall[i];
+    row[names[i] + "_cpu_ms"] = 1e3 * m.cpu[i];
+  }
+  for (std::size_t i = 0; i < settings; ++i) {
+    row[names[i] + "_vs_fp32"] = m.wall[fp32] / m.wall[i];
+    row[names[i] + "_vs_int8"] = m.wall[int8] / m.wall[i];
+    row[names[i] + "_cpu_vs_fp32"] = m.cpu[fp32] / m.cpu[i];
+    row[names[i] + "_cpu_vs_int8"] = m.cpu[int8] / m.cpu[i];
+  }
 }
 
 }  // namespace
@@ -113,13 +148,8 @@ nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
       for (float& v : x) v = nd(rng);
       std::vector<std::function<void()>> calls;
       for (auto& m : models) calls.push_back([&, c] { m->linear_forward(0, c, x.data(), T, y.data()); });
-      const auto med = interleaved_medians(calls, o.repeats);
       nlohmann::json row = {{"rows", rows}, {"cols", cols}};
-      for (std::size_t i = 0; i < models.size(); ++i) row[names[i] + "_ms"] = 1e3 * med[i];
-      for (std::size_t i = 0; i < settings.size(); ++i) {
-        row[names[i] + "_vs_fp32"] = med[fp32] / med[i];
-        row[names[i] + "_vs_int8"] = med[int8] / med[i];
-      }
+      add_times(row, names, interleaved_medians(calls, o.repeats), settings.size(), fp32, int8);
       comps[std::string(component_key(c))] = row;
     }
     entry["linears"] = comps;
@@ -129,15 +159,13 @@ nlohmann::json run_bench(const BenchOptions& o, const RunDir& rundir) {
     for (auto& t : tokens) t = tok(rng);
     std::vector<std::function<void()>> calls;
     for (auto& m : models) calls.push_back([&] { m->classify(tokens); });
-    const auto med = interleaved_medians(calls, o.repeats);
+    const Medians med = interleaved_medians(calls, o.repeats);
     nlohmann::json e2e = nlohmann::json::object();
-    for (std::size_t i = 0; i < models.size(); ++i) e2e[names[i] + "_ms"] = 1e3 * med[i];
-    for (std::size_t i = 0; i < settings.size(); ++i) {
-      e2e[names[i] + "_vs_fp32"] = med[fp32] / med[i];
-      e2e[names[i] + "_vs_int8"] = med[int8] / med[i];
-      log::info("seq {}: {} {:.3f} ms, dense fp32 {:.3f} ms ({:.2f}x), dense int8 {:.3f} ms ({:.2f}x)", T, names[i],
-                1e3 * med[i], 1e3 * med[fp32], med[fp32] / med[i], 1e3 * med[int8], med[int8] / med[i]);
-    }
+    add_times(e2e, names, med, settings.size(), fp32, int8);
+    for (std::size_t i = 0; i < settings.size(); ++i)
+      log::info("seq {}: {} {:.3f} ms, dense fp32 {:.3f} ms ({:.2f}x; CPU time {:.2f}x), dense int8 {:.3f} ms ({:.2f}x)", T,
+                names[i], 1e3 * med.wall[i], 1e3 * med.wall[fp32], med.wall[fp32] / med.wall[i],
+                med.cpu[fp32] / med.cpu[i], 1e3 * med.wall[int8], med.wall[int8] / med.wall[i]);
     entry["forward"] = e2e;
     by_seq.push_back(entry);
   }

@@ -3,6 +3,8 @@
 // forward of one sequence of SEQ tokens, for each packed setting against the same weights as dense
 // fp32 (Eigen) and dense int8 (the packed kernels without sparsity), all timed interleaved call by call
 // in one process so that load changes on the machine affect them alike; plus the packed files' sizes.
+// Each time is a median of wall-clock time (`*_ms`) and of the process's CPU time (`*_cpu_ms`, all
+// threads): with threads=1 on a loaded machine the CPU time leaves out waiting for a core.
 // Threads: the command's `threads` rule (all three forms split their rows over the same team).
 // device=cuda: the packed settings' linears and the dense int8 baseline's run on the CUDA device
 // (packed_model.hpp; times include the per-call copies of activations and outputs), dense fp32 stays on

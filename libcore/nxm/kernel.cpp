@@ -4,8 +4,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <utility>
 #ifdef _OPENMP
 #include <omp.h>
@@ -336,6 +338,158 @@ void accumulate_vnni(const PackedMatrix& m, const std::int32_t* offset, const st
   }
 }
 
+// ---- vnni GEMM of 2:4 matrices for many tokens: a table of kept-activation quadruples ----
+// A unit of 8 inputs (two groups of 4) holds 4 kept weights of a row, at one of 6 x 6 index patterns.
+// For a tile of 32 tokens the activations (x + 128) are expanded once per tile into a table with one
+// 128-byte entry per (unit, pattern): for every token, the 4 activations that pattern keeps, as one
+// dword lane. A row then costs, per unit, one broadcast of its 4 codes and two 512-bit vpdpbusd on
+// the entry its pattern selects (128 kept multiply-adds, no gather per token); the offset 128 sum(w)
+// is removed as above (exact int32). The matrix is re-laid once, when loaded, in blocks of 8 units
+// per row (its 32 codes as int8 and the 8 entries' offsets, 48 bytes): per tile, blocks are the outer
+// loop, so that a block's entries (36 KB) stay in L1 while the rows stream past them sequentially,
+// their partial sums (32 tokens) kept per row. Rows are split over the threads, the table is built by
+// all of them.
+constexpr int kTableTokens = 32;
+constexpr int kTableMinTokens = 16;  // fewer tokens: the gather kernel above
+constexpr std::int64_t kEntryBytes = kTableTokens * 4;
+constexpr std::int64_t kUnitBytes = 36 * kEntryBytes;
+constexpr std::int64_t kBlockUnits = 8;  // 64 inputs: every vnni-path width is a multiple
+constexpr std::int64_t kBlockRowBytes = 4 * kBlockUnits + 2 * kBlockUnits;  // codes, then uint16 offsets
+
+// Index byte of a unit (2 bits per kept value, LSB first) -> its entry's byte offset in the unit.
+constexpr std::array<std::uint16_t, 256> kEntryOffset = [] {
+  std::array<std::uint16_t, 256> t{};
+  const auto pair = [](int i0, int i1) {
+    for (int p = 0; p < 6; ++p)
+      if (kPairs24[p][0] == i0 && kPairs24[p][1] == i1) return p;
+    return 0;  // not increasing: packed files with such indices are rejected when read
+  };
+  for (int b = 0; b < 256; ++b)
+    t[b] = static_cast<std::uint16_t>(kEntryBytes * (6 * pair(b & 3, (b >> 2) & 3) + pair((b >> 4) & 3, b >> 6)));
+  return t;
+}();
+
+// The blocked layout of a 2:4 matrix: [cols / 64 blocks][rows][kBlockRowBytes].
+std::vector<std::uint8_t> block_matrix(const PackedMatrix& m) {
+  const std::int64_t blocks = m.cols / (8 * kBlockUnits), ib = m.index_row_bytes();
+  std::vector<std::uint8_t> out(std::size_t(blocks * m.rows * kBlockRowBytes));
+  for (std::int64_t b = 0; b < blocks; ++b)
+    for (std::int64_t r = 0; r < m.rows; ++r) {
+      std::uint8_t* o = out.data() + (b * m.rows + r) * kBlockRowBytes;
+      for (std::int64_t k = 0; k < 4 * kBlockUnits; ++k) o[k] = static_cast<std::uint8_t>(m.code(r, 4 * kBlockUnits * b + k));
+      for (std::int64_t j = 0; j < kBlockUnits; ++j)
+        std::memcpy(o + 4 * kBlockUnits + 2 * j, &kEntryOffset[m.indices[r * ib + kBlockUnits * b + j]], 2);
+    }
+  return out;
+}
+
+// The table entries of units [u0, u1) from the tile's activations transposed: xt[j * 32 + t].
+NXM_VNNI void build_table_units(const std::uint8_t* xt, std::int64_t u0, std::int64_t u1, std::uint8_t* table) {
+  for (std::int64_t u = u0; u < u1; ++u)
+    for (int h = 0; h < kTableTokens / 16; ++h) {  // tokens 16 h .. 16 h + 15: bytes 64 h .. 64 h + 63 of an entry
+      __m128i lo[2][6], hi[2][6];  // per group: the 6 kept pairs of every token as 16-bit lanes
+      for (int g = 0; g < 2; ++g)
+        for (int p = 0; p < 6; ++p) {
+          const std::uint8_t* c = xt + (8 * u + 4 * g) * kTableTokens + 16 * h;
+          const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + kPairs24[p][0] * kTableTokens));
+          const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + kPairs24[p][1] * kTableTokens));
+          lo[g][p] = _mm_unpacklo_epi8(a, b);
+          hi[g][p] = _mm_unpackhi_epi8(a, b);
+        }
+      std::uint8_t* e = table + u * kUnitBytes + 64 * h;
+      for (int p0 = 0; p0 < 6; ++p0)
+        for (int p1 = 0; p1 < 6; ++p1, e += kEntryBytes) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(e), _mm_unpacklo_epi16(lo[0][p0], lo[1][p1]));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(e + 16), _mm_unpackhi_epi16(lo[0][p0], lo[1][p1]));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(e + 32), _mm_unpacklo_epi16(hi[0][p0], hi[1][p1]));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(e + 48), _mm_unpackhi_epi16(hi[0][p0], hi[1][p1]));
+        }
+    }
+}
+
+// xt[j * 32 + t] = x[t, j] + 128 for the tile's tokens t < tokens (0 for the others); 64 columns at a
+// time, so that the strided writes stay in L1.
+void transpose_tile(const std::int8_t* x, int tokens, std::int64_t cols, std::uint8_t* xt) {
+  if (tokens < kTableTokens) std::fill(xt, xt + cols * kTableTokens, std::uint8_t(0));
+  for (std::int64_t j0 = 0; j0 < cols; j0 += 64)
+    for (int t = 0; t < tokens; ++t) {
+      const std::int8_t* row = x + std::int64_t(t) * cols;
+      for (std::int64_t j = j0; j < std::min(cols, j0 + 64); ++j) xt[j * kTableTokens + t] = static_cast<std::uint8_t>(row[j] ^ 0x80);
+    }
+}
+
+// part[i * 32 + t] += the products of one block (8 units) of R rows, wb: their blocked bytes, entries:
+// the block's first unit in the table.
+template <int R>
+NXM_VNNI void block_table(const std::uint8_t* entries, const std::uint8_t* wb, std::int32_t* part) {
+  __m512i a[R][2];
+  for (int i = 0; i < R; ++i) {
+    a[i][0] = _mm512_loadu_si512(part + i * kTableTokens);
+    a[i][1] = _mm512_loadu_si512(part + i * kTableTokens + 16);
+  }
+  for (int j = 0; j < kBlockUnits; ++j, entries += kUnitBytes)
+    for (int i = 0; i < R; ++i) {
+      std::int32_t w;
+      std::uint16_t off;
+      std::memcpy(&w, wb + i * kBlockRowBytes + 4 * j, 4);
+      std::memcpy(&off, wb + i * kBlockRowBytes + 4 * kBlockUnits + 2 * j, 2);
+      const __m512i wv = _mm512_set1_epi32(w);
+      const std::uint8_t* e = entries + off;
+      a[i][0] = _mm512_dpbusd_epi32(a[i][0], _mm512_load_si512(e), wv);
+      a[i][1] = _mm512_dpbusd_epi32(a[i][1], _mm512_load_si512(e + 64), wv);
+    }
+  for (int i = 0; i < R; ++i) {
+    _mm512_storeu_si512(part + i * kTableTokens, a[i][0]);
+    _mm512_storeu_si512(part + i * kTableTokens + 16, a[i][1]);
+  }
+}
+
+void accumulate_table_vnni(const PackedMatrix& m, const std::uint8_t* blocked, const std::int32_t* offset,
+                           const std::int8_t* xq, int N, std::int32_t* acc) {
+  constexpr int kRows = 4;
+  const std::int64_t cols = m.cols, rows = m.rows, units = cols / 8, blocks = units / kBlockUnits;
+  thread_local std::vector<std::uint8_t> table_buffer, xt_buffer;  // reused across calls (no page faults per call)
+  // Grown only: a resize that shrank, then grew, would zero the grown part on every call.
+  table_buffer.resize(std::max(table_buffer.size(), std::size_t(units) * kUnitBytes + 64));
+  xt_buffer.resize(std::max(xt_buffer.size(), std::size_t(cols) * kTableTokens));
+  // The calling thread's buffers, shared with the team; entries on cache lines (aligned loads).
+  std::uint8_t* const table = table_buffer.data() + (-reinterpret_cast<std::uintptr_t>(table_buffer.data()) & 63);
+  std::uint8_t* const xt = xt_buffer.data();
+#pragma omp parallel if (rows * cols * N >= (1 << 18))
+  {
+    int nt = 1, tid = 0;
+#ifdef _OPENMP
+    nt = omp_get_num_threads();
+    tid = omp_get_thread_num();
+#endif
+    const std::int64_t r0 = rows * tid / nt, r1 = rows * (tid + 1) / nt;
+    thread_local std::vector<std::int32_t> part_buffer;  // this thread's rows x 32 tokens
+    part_buffer.resize(std::max(part_buffer.size(), std::size_t(r1 - r0) * kTableTokens));
+    const std::span<std::int32_t> part(part_buffer.data(), std::size_t(r1 - r0) * kTableTokens);
+    for (int n0 = 0; n0 < N; n0 += kTableTokens) {
+      const int tokens = std::min(kTableTokens, N - n0);
+#pragma omp single
+      transpose_tile(xq + std::int64_t(n0) * cols, tokens, cols, xt);
+#pragma omp for schedule(static)
+      for (std::int64_t u = 0; u < units; ++u) build_table_units(xt, u, u + 1, table);
+      std::fill(part.begin(), part.end(), 0);
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* entries = table + b * kBlockUnits * kUnitBytes;
+        const std::uint8_t* wb = blocked + (b * rows + r0) * kBlockRowBytes;
+        std::int64_t r = r0;
+        for (; r + kRows <= r1; r += kRows, wb += kRows * kBlockRowBytes)
+          block_table<kRows>(entries, wb, part.data() + (r - r0) * kTableTokens);
+        for (; r < r1; ++r, wb += kBlockRowBytes) block_table<1>(entries, wb, part.data() + (r - r0) * kTableTokens);
+      }
+      for (std::int64_t rb = r0; rb < r1; rb += 16)  // 16 rows x 32 tokens of part (2 KB) at a time, in L1
+        for (int t = 0; t < tokens; ++t)
+          for (std::int64_t r = rb; r < std::min(r1, rb + 16); ++r)
+            acc[std::int64_t(n0 + t) * rows + r] = part[(r - r0) * kTableTokens + t] - offset[r];
+#pragma omp barrier
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -410,6 +564,7 @@ PackedLinear::PackedLinear(const PackedMatrix& m, KernelPath limit) : m_(m), pat
       for (std::int64_t k = 0; k < K; ++k) sum += m.code(r, k);
       offset_[r] = 128 * sum;
     }
+    if (m.setting.sparse()) blocked_ = block_matrix(m);
   }
   if (path_ != KernelPath::portable) return;
   cols_.resize(m.rows * K);
@@ -443,7 +598,8 @@ void PackedLinear::accumulate(const std::int8_t* xq, int N, std::int32_t* acc) c
   if (!m_.setting.quantized()) throw UsageError("PackedLinear::accumulate needs an 8- or 4-bit setting");
   const bool sparse = m_.setting.sparse();
   if (path_ == KernelPath::vnni) {
-    if (m_.setting.bits == 8) (sparse ? accumulate_vnni<8, true> : accumulate_vnni<8, false>)(m_, offset_.data(), xq, N, acc);
+    if (sparse && N >= kTableMinTokens) accumulate_table_vnni(m_, blocked_.data(), offset_.data(), xq, N, acc);
+    else if (m_.setting.bits == 8) (sparse ? accumulate_vnni<8, true> : accumulate_vnni<8, false>)(m_, offset_.data(), xq, N, acc);
     else (sparse ? accumulate_vnni<4, true> : accumulate_vnni<4, false>)(m_, offset_.data(), xq, N, acc);
   } else if (path_ == KernelPath::avx2 && N >= 4) {
     accumulate_tiled_avx2(m_, xq, N, acc);
@@ -469,9 +625,13 @@ void PackedLinear::forward_float(const float* x, int N, float* y) const {
 void PackedLinear::forward(const float* x, int N, float* y, const float* bias) const {
   const std::int64_t rows = m_.rows;
   if (m_.setting.quantized()) {
-    std::vector<std::int8_t> xq(std::size_t(N) * m_.cols);
-    std::vector<float> sx(N);
-    std::vector<std::int32_t> acc(std::size_t(N) * rows);
+    // Scratch reused across calls: no page faults and no zeroing of fresh megabytes per call.
+    thread_local std::vector<std::int8_t> xq;
+    thread_local std::vector<float> sx;
+    thread_local std::vector<std::int32_t> acc;
+    xq.resize(std::max(xq.size(), std::size_t(N) * m_.cols));
+    sx.resize(std::max(sx.size(), std::size_t(N)));
+    acc.resize(std::max(acc.size(), std::size_t(N) * rows));
     quantize_activations(x, N, m_.cols, xq.data(), sx.data());
     accumulate(xq.data(), N, acc.data());
     for (int n = 0; n < N; ++n)

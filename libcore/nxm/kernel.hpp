@@ -12,6 +12,11 @@
 //   widened in registers. Blocks of 2 rows x up to 8 tokens share every weight load and selector; the
 //   tokens are the outer loop so their activations stay in L1 while the weights stream; rows are split
 //   over the threads (OpenMP) from 2^18 multiply-adds.
+//   2:4 with 16 tokens or more: no gather per token. Per tile of 32 tokens a table holds, for every 8
+//   inputs (4 kept weights of a row, one of 36 index patterns) and pattern, the 4 kept activations of
+//   each token as a dword; per 4 kept weights a row broadcasts its codes and runs two 512-bit vpdpbusd
+//   on the entry its pattern selects. The matrix is re-laid for it when loaded (codes as int8 and
+//   entry offsets, blocks of 32 kept values per row: 1.5 bytes per kept value).
 // - avx2: byte shuffles driven by the index nibbles (a 16-entry table per group; one token at a time),
 //   tables of int16 activation pairs per (group, pattern) and vpmaddwd (4+ tokens); int4 rows widened
 //   to int8 per row.
@@ -49,6 +54,7 @@ class PackedLinear {
   std::vector<float> vals_;         // portable float path: the kept values [rows * kept]
   std::vector<std::int8_t> codes_;  // portable integer path: the kept codes [rows * kept]
   std::vector<std::int32_t> offset_;  // vnni path: 128 * (sum of the kept codes) per row
+  std::vector<std::uint8_t> blocked_;  // vnni path, 2:4: the matrix re-laid for the many-token table kernel
   KernelPath path_ = KernelPath::portable;
 };
 

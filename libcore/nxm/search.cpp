@@ -7,6 +7,7 @@
 #include "common/log.hpp"
 #include "nxm/packed.hpp"
 #include "nxm/sparsity.hpp"
+#include "nxm/student.hpp"
 #include "train/model_source.hpp"
 
 namespace core::nxm {
@@ -16,18 +17,19 @@ double bits_per_weight(const Setting& s) { return s.density() * s.bits; }
 }  // namespace
 
 SearchChoice greedy_search(int layers, std::int64_t hidden, double target_ratio, const std::vector<Setting>& candidates,
-                           const std::function<double(const Plan&)>& probe_accuracy) {
+                           bool higher_is_better, const std::function<double(const Plan&)>& probe_metric) {
   SearchChoice out;
   Plan dense;
   dense.settings.fill(Setting{0, 0, 32});
-  out.base_accuracy = probe_accuracy(dense);
+  out.base_metric = probe_metric(dense);
+  const double worse = higher_is_better ? -1.0 : 1.0;  // damage = worse * (metric - teacher's)
   std::vector<std::vector<double>> drop(4, std::vector<double>(candidates.size()));
   out.probes = nlohmann::json::array();
   for (Component c : kComponents)
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       Plan p = dense;
       p[c] = candidates[k];
-      drop[static_cast<int>(c)][k] = out.base_accuracy - probe_accuracy(p);
+      drop[static_cast<int>(c)][k] = worse * (probe_metric(p) - out.base_metric);
       out.probes.push_back({{"component", component_key(c)}, {"setting", candidates[k].to_string()},
                             {"drop", drop[static_cast<int>(c)][k]}});
     }
@@ -68,7 +70,7 @@ SearchChoice greedy_search(int layers, std::int64_t hidden, double target_ratio,
   double total_drop = 0;
   for (int ci = 0; ci < 4; ++ci)
     if (chosen[ci] >= 0) total_drop += drop[ci][chosen[ci]];
-  out.predicted_accuracy = out.base_accuracy - total_drop;
+  out.predicted_metric = out.base_metric + worse * total_drop;
   return out;
 }
 
@@ -83,45 +85,54 @@ nlohmann::json run_search(const SearchOptions& o, RunDir& rundir) {
     co.teacher = (rundir.path() / "teacher").string();
   }
   const train::ModelSource src = train::find_model(co.teacher);
-  if (src.config.architecture() != train::Arch::bert) throw UsageError("search: the teacher must be a BERT classifier");
+  const bool gpt = src.config.architecture() == train::Arch::gpt;
   const auto tok = src.make_tokenizer("", "search");
   TaskOptions probe_task = co.task;
-  if (!o.probe.empty()) probe_task.test = o.probe;
-  else probe_task.test = co.task.train;
+  if (gpt) {
+    if (!o.probe.empty()) probe_task.train = o.probe;  // its validation tail
+  } else {
+    probe_task.test = o.probe.empty() ? co.task.train : o.probe;
+    probe_task.max_train_examples = 1;
+  }
   probe_task.max_test_examples = o.probe_examples;
-  probe_task.max_train_examples = 1;
-  const EncodedSet probe = load_task(probe_task, *tok, src.config, co.seed).test;
   for (const auto& c : candidates) check_plan_fits(train::ParamLayout(src.config), [&] {
       Plan p;
       p.settings.fill(c);
       return p;
     }());
 
-  Classifier clf(src.config, co.finetune.batch_size);
-  train::FlatBuffers<float> teacher(clf.model().layout());
+  const auto probe = make_student(src.config, *tok, probe_task, co.finetune.batch_size, co.seed);
+  const char* metric = gpt ? "loss" : "accuracy";
+  train::FlatBuffers<float> teacher(probe->model().layout());
   src.load_weights_into(teacher);
-  const auto comps = component_matrices(clf.model().layout());
+  const auto comps = component_matrices(probe->model().layout());
   int probes_run = 0;
-  const auto probe_accuracy = [&](const Plan& plan) {
-    auto& p = clf.model().params();
+  const auto probe_metric = [&](const Plan& plan) {
+    auto& p = probe->model().params();
     for (int g = 0; g < teacher.num_groups(); ++g)
       std::memcpy(p.group(g), teacher.group(g), teacher.group_size(g) * sizeof(float));
     for (const auto& c : comps) compress_matrix(p.tensor(c.group, c.tensor), c.rows, c.cols, plan[c.component], c.name);
-    const double acc = clf.accuracy(probe);
-    rundir.metrics().write({{"stage", "probe"}, {"step", ++probes_run}, {"plan", plan.to_string()}, {"accuracy", acc}});
-    return acc;
+    const double value = probe->evaluate()[metric].get<double>();
+    rundir.metrics().write({{"stage", "probe"}, {"step", ++probes_run}, {"plan", plan.to_string()}, {metric, value}});
+    return value;
   };
   const SearchChoice choice =
-      greedy_search(src.config.n_layer, src.config.n_embd, o.target_ratio, candidates, probe_accuracy);
-  log::info("search: chose {} (predicted probe accuracy {:.4f}, teacher {:.4f})", choice.plan.to_string(),
-            choice.predicted_accuracy, choice.base_accuracy);
+      greedy_search(src.config.n_layer, src.config.n_embd, o.target_ratio, candidates, !gpt, probe_metric);
+  log::info("search: chose {} (predicted probe {} {:.4f}, teacher {:.4f})", choice.plan.to_string(), metric,
+            choice.predicted_metric, choice.base_metric);
+  const nlohmann::json probe_data = probe->data_summary();
   co.plan = choice.plan.to_string();
   nlohmann::json r = run_compress(co, rundir);
+  // The prediction for the evaluation split: the teacher's metric there, changed by the predicted damage.
+  const std::string m = metric;
+  const double predicted = r["teacher_" + m].get<double>() + (choice.predicted_metric - choice.base_metric);
   r["search"] = {{"target_ratio", o.target_ratio},
-                 {"probe_examples", probe.size()},
-                 {"probe_teacher_accuracy", choice.base_accuracy},
-                 {"predicted_probe_accuracy", choice.predicted_accuracy},
-                 {"predicted_accuracy", r["teacher_accuracy"].get<double>() - (choice.base_accuracy - choice.predicted_accuracy)},
+                 {"metric", m},
+                 {"probe_examples", probe_data.value(gpt ? "val_windows" : "test_examples", nlohmann::json(0))},
+                 {"probe_teacher_" + m, choice.base_metric},
+                 {"predicted_probe_" + m, choice.predicted_metric},
+                 {"predicted_" + m, predicted},
+                 {"real_" + m, r[m]},
                  {"greedy_steps", choice.steps},
                  {"probes", choice.probes}};
   return r;

@@ -6,11 +6,13 @@
 #   admm 2:4 fp32 with hidden-state distillation added (distill.hidden_weight=HIDDEN);
 #   the dense teacher trained on for the same number of steps with the same distillation (plan dense:32: the
 #   reference at equal training, since a briefly pretrained teacher still improves with more steps);
+#   search --target-ratio TARGET (NxMiFormer's search with the LM loss: per-component probes on the validation
+#   windows, the greedy plan, then ADMM + joint QAT with it; its predicted and real validation loss);
 # every compressed run distills the teacher's logits (alpha 0.5, T 2); the task loss is the next-token loss on
 # the text's first 90 %, the validation loss that of its last 10 % (VAL_WINDOWS windows of SEQ tokens).
 #   scripts/bench/nxm_compress_gpt.sh [BUILD_DIR] [OUT_DIR]
 #   env: LAYERS=4 WIDTH=128 HEADS=4 SEQ=64 PRETRAIN_STEPS=400 ROUNDS=4 ROUND_STEPS=25 MASKED_STEPS=100
-#        BATCH=16 VAL_WINDOWS=100 HIDDEN=1.0 THREADS=1
+#        BATCH=16 VAL_WINDOWS=100 HIDDEN=1.0 TARGET=87.5 THREADS=1
 # OUT_DIR keeps every run directory (a rerun skips the runs that have their result.json).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -40,6 +42,10 @@ run magnitude_24_fp32 method=magnitude qat=none "$FP32"
 run admm_24_int8 method=admm qat=joint plan=qkv=2:4:8,ao=2:4:8,ffn1=2:4:8,ffn2=2:4:8
 run admm_24_fp32_hidden method=admm qat=none "$FP32" "distill.hidden_weight=${HIDDEN:-1.0}"
 run dense_same_steps method=magnitude qat=none plan=qkv=dense:32,ao=dense:32,ffn1=dense:32,ffn2=dense:32
+SEARCH_COMMON=()
+for o in "${COMMON[@]}"; do [[ "$o" == threads=* ]] && SEARCH_COMMON+=("$o") || SEARCH_COMMON+=("compress.$o"); done
+[[ -f "$OUT/search/result.json" ]] || "$NXM" search -q --progress never --out "$OUT/search" --teacher "$OUT/pretrain" \
+  --target-ratio "${TARGET:-87.5}" "probe_examples=${VAL_WINDOWS:-100}" "${SEARCH_COMMON[@]}" > /dev/null
 [[ -f "$OUT/eval_int8.json" ]] || "$NXM" eval -q --progress never --model "$OUT/admm_24_int8/artifacts/model.nxm.safetensors" \
   latency_examples=20 "threads=$THREADS" > "$OUT/eval_int8.json"
 python3 - "$OUT" <<'PY'
@@ -57,6 +63,13 @@ d = rs.get("dense_same_steps", {}).get("loss", float("nan"))
 for n, r in rs.items():
     print("%-22s %-40s %8.2f %8.2f %10.4f %10.4f %+10.4f %+10.4f" % (n, r["plan"], r["cr_paper"], r["cr_hardware"],
           r["hard_prune_loss"], r["loss"], r["loss"] - r["teacher_loss"], r["loss"] - d))
+p = os.path.join(out, "search", "result.json")
+if os.path.exists(p):
+    r = json.load(open(p))
+    s = r["search"]
+    print("search --target-ratio %.2f: %s (cr_paper %.2f, cr_hw %.2f): predicted val_loss %.4f, real %.4f (teacher %.4f; "
+          "probes over %d windows)" % (s["target_ratio"], r["plan"], r["cr_paper"], r["cr_hardware"], s["predicted_loss"],
+                                       r["loss"], r["teacher_loss"], s["probe_examples"]))
 p = os.path.join(out, "eval_int8.json")
 if os.path.exists(p):
     lines = [l for l in open(p).read().splitlines() if l.strip().startswith("{")]

@@ -30,11 +30,15 @@ settings = [k for k in sizes if k != "dense_fp32"]
 print("# kernel path: %s (device: %s)" % (r["kernel_path"], r["device_name"]))
 print("size on disk: dense fp32 %.1f MB; " % (sizes["dense_fp32"] / 1e6) +
       ", ".join("%s %.1f MB (%.2fx smaller)" % (s, sizes[s] / 1e6, sizes["dense_fp32"] / sizes[s]) for s in settings))
-print("%-4s %-7s %-7s %11s %11s %11s %9s %9s" % ("seq", "part", "setting", "packed_ms", "fp32_ms", "int8_ms", "vs_fp32", "vs_int8"))
+print("# wall: medians of wall-clock time; cpu: of the process's CPU time (all threads; with THREADS=1 it")
+print("# leaves out waiting for a core, the fairer figure on a loaded machine)")
+print("%-4s %-7s %-7s %-4s %11s %11s %11s %9s %9s" % ("seq", "part", "setting", "time", "packed_ms", "fp32_ms", "int8_ms",
+                                                      "vs_fp32", "vs_int8"))
 for e in r["results"]:
     parts = list(e["linears"].items()) + [("forward", e["forward"])]
     for name, v in parts:
         for s in settings:
-            print("%-4d %-7s %-7s %11.3f %11.3f %11.3f %8.2fx %8.2fx" % (e["seq"], name, s, v[s + "_ms"], v["dense_fp32_ms"],
-                  v["dense_int8_ms"], v[s + "_vs_fp32"], v[s + "_vs_int8"]))
+            for kind, k in (("wall", ""), ("cpu", "_cpu")):
+                print("%-4d %-7s %-7s %-4s %11.3f %11.3f %11.3f %8.2fx %8.2fx" % (e["seq"], name, s, kind, v[s + k + "_ms"],
+                      v["dense_fp32" + k + "_ms"], v["dense_int8" + k + "_ms"], v[s + k + "_vs_fp32"], v[s + k + "_vs_int8"]))
 PY

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -169,6 +170,33 @@ TEST_CASE("compress (tiny GPT): next-token loss, logit + hidden-state distillati
   CHECK(e["dense_fp32_loss"].get<double>() == doctest::Approx(result["loss"].get<double>()).epsilon(1e-4));
   CHECK(e["loss"].get<double>() == doctest::Approx(result["loss"].get<double>()).epsilon(0.02));
   CHECK(e["latency_ms_median"].get<double>() > 0);
+  // search on the GPT: probes by the LM loss on the validation windows, the greedy plan, then compression.
+  r = run_tool("nxm-compress",
+               {"search", "--target-ratio", "90", "--teacher", (tmp / "run/teacher").string(), "--out", (tmp / "s").string(),
+                "compress.task.train=/usr/share/common-licenses/GPL-3", "compress.task.max_seq_len=32",
+                "compress.task.max_test_examples=16", "compress.admm.rounds=1", "compress.admm.steps_per_round=5",
+                "compress.finetune.steps=5", "compress.finetune.batch_size=8", "probe_examples=16"});
+  REQUIRE(r.exit_code == 0);
+  const auto s = last_json(r.out);
+  CHECK(s["cr_paper"].get<double>() >= 90.0);
+  CHECK(s["search"]["metric"] == "loss");
+  REQUIRE(s["search"]["probes"].size() == 4 * 8);
+  // The probes run the teacher on the evaluation's own 16 windows.
+  CHECK(s["search"]["probe_teacher_loss"].get<double>() == doctest::Approx(s["teacher_loss"].get<double>()).epsilon(1e-6));
+  CHECK(s["search"]["real_loss"].get<double>() == s["loss"].get<double>());
+  // Predicted = teacher's loss + the loss increases its probes measured for the chosen settings (at this
+  // scale some are negative: one-shot N:M of the attention of a 60-step GPT lowers its loss).
+  double increase = 0;
+  std::stringstream plan(s["plan"].get<std::string>());
+  for (std::string item; std::getline(plan, item, ',');) {
+    const auto eq = item.find('=');
+    for (const auto& p : s["search"]["probes"])
+      if (p["component"] == item.substr(0, eq) && p["setting"] == item.substr(eq + 1)) increase += p["drop"].get<double>();
+  }
+  CHECK(s["search"]["predicted_probe_loss"].get<double>() ==
+        doctest::Approx(s["search"]["probe_teacher_loss"].get<double>() + increase));
+  CHECK(s["search"]["predicted_loss"].get<double>() ==
+        doctest::Approx(s["teacher_loss"].get<double>() + increase));
   r = run_tool("nxm-compress", {"compress", "--config", gpt_config, "--teacher", (tmp / "run/teacher").string(), "--out",
                                 (tmp / "missing").string(), "task.train=" + (tmp / "no_such.txt").string()});
   CHECK(r.exit_code == 66);
@@ -227,6 +255,8 @@ TEST_CASE("bench (tiny): every linear and the forward timed against both baselin
   for (const auto& e : j["results"]) {
     for (const char* c : {"qkv", "ao", "ffn1", "ffn2"}) CHECK(e["linears"][c]["2:4:4_vs_fp32"].get<double>() > 0);
     CHECK(e["forward"]["2:4:8_vs_int8"].get<double>() > 0);
+    CHECK(e["forward"]["2:4:8_cpu_ms"].get<double>() > 0);  // the process's CPU time next to wall-clock time
+    CHECK(e["forward"]["2:4:8_cpu_vs_fp32"].get<double>() > 0);
   }
   CHECK(j["results"][0]["linears"]["qkv"]["rows"] == 192);
   const auto packed = std::filesystem::file_size(dir / "b/artifacts/bert_2-4-8.nxm.safetensors");

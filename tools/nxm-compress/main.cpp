@@ -111,10 +111,10 @@ int main(int argc, char** argv) {
                                       run_eval)
       .flag("--model", "model", "packed model or run / checkpoint folder")
       .without_rundir();
-  app.command<core::nxm::SearchOptions>("search", "Sensitivity probes and a greedy per-component plan for a target ratio, then compress",
+  app.command<core::nxm::SearchOptions>("search", "Sensitivity probes (accuracy; GPT: LM loss) and a greedy per-component plan for a target ratio, then compress",
                                         run_search)
       .flag("--target-ratio", "target_ratio", "cr_paper in percent (e.g. 87.5)")
-      .flag("--teacher", "compress.teacher", "dense teacher: an nxm-compress finetune run");
+      .flag("--teacher", "compress.teacher", "dense teacher: an nxm-compress finetune run (BERT or GPT) or a zpp-train GPT run");
   app.command<core::nxm::BenchOptions>(
          "bench", "Batch-1 latency of packed BERT linears and forwards (random weights) against dense fp32 and int8",
          run_bench)
