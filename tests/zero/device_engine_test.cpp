@@ -30,7 +30,7 @@ namespace train = core::train;
 
 namespace {
 
-const bool kHaveDevice = core::test::device_or_skip("device ZeRO engine tests");
+const bool kEngineDeviceAnswers = core::test::device_or_skip("device ZeRO engine tests");
 
 enum class Backend { shared_gpu, cpu_threads, host_engine };
 
@@ -115,7 +115,7 @@ constexpr int kSteps = 5;
 
 TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread backend, hpZ = stage 3 bit for bit; "
           "qwZ + qgZ and bf16 within 2%; the host engine's bytes") {
-  if (!kHaveDevice) return;
+  if (!kEngineDeviceAnswers) return;
   TempDir dir("zero_device");
   const Run s0 = train_on(Backend::shared_gpu, 2, 2, stage(0), kSteps, dir, "s0");
   REQUIRE(s0.losses.size() == kSteps);
