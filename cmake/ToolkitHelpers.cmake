@@ -26,6 +26,10 @@ function(toolkit_add_module name)
   target_include_directories(core_${name} PUBLIC "${PROJECT_SOURCE_DIR}/libcore")
   target_link_libraries(core_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   if(TOOLKIT_HAVE_CUDA AND ARG_CUDA_SOURCES)
+    # Each device source stays an archive member of its own, out of unity batches: a binary that never
+    # touches the device (or the SIMT emulator's tests, which replace the runtime and the kernels by host
+    # versions) must not pull device code in through a batch it needs for a host symbol.
+    set_source_files_properties(${ARG_CUDA_SOURCES} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
     target_compile_definitions(core_${name} PUBLIC TOOLKIT_HAVE_CUDA=1)
     set_target_properties(core_${name} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
   endif()
