@@ -2,13 +2,26 @@
 // memory, filled with 0xFF bytes (NaN) when allocated so that a kernel reading what nobody wrote
 // shows it; copies are memcpy; the one device is the emulator. Linked instead of runtime.cpp into the
 // emulated kernel tests (tests/gpu/CMakeLists.txt), whose test code is the device test's.
+// It defines every function of runtime.cpp, so that runtime.cpp's archive member is never pulled into an
+// emulated binary (next to these definitions) by a device source that such a binary links but does not run.
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
+#include "kernels/cuda_check.cuh"
 #include "kernels/runtime.hpp"
 
 namespace core::kernels {
+
+void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
+  throw CudaError(std::string(file) + ":" + std::to_string(line) + ": " + call +
+                  " failed: CUDA error " + std::to_string(static_cast<int>(err)) + " (a CUDA runtime call in an emulated binary)");
+}
+void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
+  throw CudaError(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: cuBLAS status " +
+                  std::to_string(static_cast<int>(status)) + " (a cuBLAS call in an emulated binary)");
+}
 
 int cuda_device_count() { return 1; }
 std::string cuda_device_name(int) { return "SIMT emulator on the host (tests/support/simt)"; }
