@@ -129,4 +129,26 @@ LanczosResult smallest_eigenvalue(const Eigen::SparseMatrix<double>& A, const La
   return res;
 }
 
+double scaled_lambda_min(const Eigen::LLT<Eigen::MatrixXd>& L, const Eigen::MatrixXd& D) {
+  const Eigen::Index n = D.rows();
+  if (n >= kLanczosMinOrder) {
+    LanczosOptions options;
+    options.max_steps = 60;
+    options.tol = 1e-8;
+    Eigen::VectorXd t(n);
+    const LanczosResult res = lanczos_smallest(
+        [&](const Eigen::VectorXd& in, Eigen::VectorXd& out) {
+          t.noalias() = L.matrixU().solve(in);
+          out.noalias() = D * t;
+          L.matrixL().solveInPlace(out);
+        },
+        static_cast<int>(n), options);
+    if (res.converged) return res.lambda_min - res.residual;
+  }
+  Eigen::MatrixXd T = L.matrixL().solve(D);
+  T = L.matrixL().solve(T.transpose().eval());
+  T = 0.5 * (T + T.transpose()).eval();
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(T, Eigen::EigenvaluesOnly).eigenvalues()(0);
+}
+
 }  // namespace core::certify

@@ -1,6 +1,6 @@
 // Smallest eigenvalue of a symmetric operator by the Lanczos method (Golub & Van Loan, Matrix
-// Computations, 4th ed., section 10.1), used for information only (the PSD decision of a
-// certificate is made by a factorisation). With full reorthogonalisation the Krylov basis is kept
+// Computations, 4th ed., section 10.1), used for information (the PSD decision of a certificate
+// is made by a factorisation) and for the SDP solver's step lengths (scaled_lambda_min). With full reorthogonalisation the Krylov basis is kept
 // (n x steps doubles); without it only three vectors are kept and spurious copies of converged
 // eigenvalues may appear, which does not move the smallest Ritz value.
 // Convergence: the residual bound |beta_k s_k| of the smallest Ritz pair <= tol * max|Ritz value|.
@@ -49,5 +49,20 @@ double max_abs_row_sum(const Eigen::SparseMatrix<double>& A);
 // distance to the spectrum, r / (theta (theta - r)) for the Ritz residual r, is <= tol ||A||_inf.
 // Otherwise lambda_min < -tau is well separated and plain lanczos_smallest(A) is used.
 LanczosResult smallest_eigenvalue(const Eigen::SparseMatrix<double>& A, const LanczosOptions& options = {});
+
+// Blocks of at least this order get scaled_lambda_min from Lanczos iterations instead of a full
+// eigensolve (below it the dense eigensolver costs about as much as the Lanczos steps).
+inline constexpr Eigen::Index kLanczosMinOrder = 64;
+
+// lambda_min(L^-1 D L^-T) for X = L L^T positive definite and D symmetric: X + alpha D stays PSD
+// exactly for alpha <= -1 / lambda_min when lambda_min < 0 (the interior-point step to the cone's
+// boundary). Order >= kLanczosMinOrder, as CSDP's line search does (Borchers 1999): Lanczos on
+// v -> L^-1 D L^-T v (two triangular solves and a product per step), its smallest Ritz value less
+// its residual bound (an eigenvalue lies within it), converged to 1e-8 of the largest Ritz value: a
+// lower bound up to rounding, so the step is rather short than past the boundary. A looser 1e-3 (or
+// the Ritz value alone) changed which SDPLIB gpp and qap problems end optimal, near_optimal or stalled:
+// on those degenerate problems the trajectory depends on the step to the last digits. Smaller orders,
+// or Lanczos not converged in 60 steps: the dense symmetric eigensolver.
+double scaled_lambda_min(const Eigen::LLT<Eigen::MatrixXd>& L, const Eigen::MatrixXd& D);
 
 }  // namespace core::certify

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "certify/lanczos.hpp"
 #include "certify/schur_complement.hpp"
 #include "common/errors.hpp"
 #include "common/log.hpp"
@@ -101,12 +102,17 @@ double safe_step(const SdpProblem& p, const BlockValues& X, const BlockValues& d
   return 0.0;
 }
 
-// min(limit, largest alpha with X + alpha dX still PSD), for X positive definite. A dense block
-// first tries a Cholesky of X + limit dX: when it succeeds the whole segment is in the cone
-// (convexity) and no eigenvalues are needed; otherwise the step is -1 / lambda_min of
-// L^-1 dX L^-T with X = L L^T. Callers take a fraction f < 1 of the result, so a success at limit
-// that rounding allowed on the boundary still leaves X + f limit dX >= (1 - f) X.
-double max_step(const SdpProblem& p, const BlockValues& X, const BlockValues& dX, double limit) {
+// The Cholesky factor of each dense block of a positive definite X (diagonal blocks: unused).
+using BlockFactors = std::vector<Eigen::LLT<MatrixXd>>;
+
+// min(limit, largest alpha with X + alpha dX still PSD), for X positive definite with factors LX. A
+// dense block first tries a Cholesky of X + limit dX: when it succeeds the whole segment is in the
+// cone (convexity) and no eigenvalues are needed; otherwise the step is -1 / lambda_min of
+// L^-1 dX L^-T (scaled_lambda_min, lanczos.hpp: Lanczos for large blocks). Callers take a fraction
+// f < 1 of the result, so a success at limit that rounding allowed on the boundary still leaves
+// X + f limit dX >= (1 - f) X; safe_step checks the step taken.
+double max_step(const SdpProblem& p, const BlockValues& X, const BlockFactors& LX, const BlockValues& dX,
+                double limit) {
   double alpha = limit;
   for (std::size_t k = 0; k < X.size(); ++k) {
     if (p.blocks[k].diagonal) {
@@ -115,11 +121,7 @@ double max_step(const SdpProblem& p, const BlockValues& X, const BlockValues& dX
       continue;
     }
     if (Eigen::LLT<MatrixXd>(X[k] + alpha * dX[k]).info() == Eigen::Success) continue;
-    const Eigen::LLT<MatrixXd> L(X[k]);
-    MatrixXd T = L.matrixL().solve(dX[k]);
-    T = L.matrixL().solve(T.transpose().eval());
-    T = 0.5 * (T + T.transpose()).eval();
-    const double lmin = Eigen::SelfAdjointEigenSolver<MatrixXd>(T, Eigen::EigenvaluesOnly).eigenvalues()(0);
+    const double lmin = scaled_lambda_min(LX[k], dX[k]);
     if (lmin < 0.0) alpha = std::min(alpha, -1.0 / lmin);
   }
   return alpha;
@@ -154,6 +156,8 @@ class Solver {
     n_ = shape_.total_size();
     check_memory(block_values_bytes());  // before the first block value is allocated
     Cv_ = shape_.zeros();
+    LX_.resize(shape_.blocks.size());
+    LZ_.resize(shape_.blocks.size());
     shape_.accumulate(problem.C, 1.0, Cv_);
     group_by_block(std::move(problem.A));
     const bool sparse = use_sparse_schur();
@@ -642,9 +646,9 @@ class Solver {
         Zinv[k] = Z_[k].cwiseInverse();
         continue;
       }
-      const Eigen::LLT<MatrixXd> L(Z_[k]);
-      if (L.info() != Eigen::Success) return fail("Z is not positive definite");
-      Zinv[k] = L.solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
+      if (LZ_[k].compute(Z_[k]).info() != Eigen::Success) return fail("Z is not positive definite");
+      if (LX_[k].compute(X_[k]).info() != Eigen::Success) return fail("X is not positive definite");
+      Zinv[k] = LZ_[k].solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
     }
     if (!factor_schur(Zinv)) return fail("Schur complement indefinite even when shifted");
     const double mu = dot(X_, Z_) / n_;
@@ -652,8 +656,8 @@ class Solver {
     Direction pred;
     if (!solve_direction(rp, Rd, Zinv, 0.0, nullptr, nullptr, pred))
       return fail("predictor direction not finite");
-    const double ap_a = max_step(shape_, X_, pred.dX, 1.0);
-    const double ad_a = max_step(shape_, Z_, pred.dZ, 1.0);
+    const double ap_a = max_step(shape_, X_, LX_, pred.dX, 1.0);
+    const double ad_a = max_step(shape_, Z_, LZ_, pred.dZ, 1.0);
     const double mu_aff = dot_after_step(X_, ap_a, pred.dX, Z_, ad_a, pred.dZ) / n_;
     // Centring and step fraction from the predictor's progress (SDPT3's rules, Toh-Todd-Tutuncu 1999):
     // sigma = (mu_aff / mu)^e with e = 1 after a short predictor step (< 1/sqrt(3)), else max(1, 3 s^2),
@@ -667,8 +671,8 @@ class Solver {
     if (!solve_direction(rp, Rd, Zinv, sigma * mu, &pred.dX, &pred.dZ, corr))
       return fail("corrector direction not finite");
     const double f = opts_.step_fraction + (1.0 - opts_.step_fraction) * 0.9 * s;
-    const double ap = safe_step(shape_, X_, corr.dX, f * max_step(shape_, X_, corr.dX, 1.0 / f));
-    const double ad = safe_step(shape_, Z_, corr.dZ, f * max_step(shape_, Z_, corr.dZ, 1.0 / f));
+    const double ap = safe_step(shape_, X_, corr.dX, f * max_step(shape_, X_, LX_, corr.dX, 1.0 / f));
+    const double ad = safe_step(shape_, Z_, corr.dZ, f * max_step(shape_, Z_, LZ_, corr.dZ, 1.0 / f));
     if (ap < 1e-10 && ad < 1e-10) return fail("step lengths below 1e-10");
     last_ap_ = ap;
     last_ad_ = ad;
@@ -690,6 +694,7 @@ class Solver {
   std::vector<BlockTerms> terms_;
   std::optional<SchurFactor> schur_;
   BlockValues Cv_, X_, Z_;
+  BlockFactors LX_, LZ_;  // Cholesky factors of the dense blocks of X_ and Z_, refreshed every step
   VectorXd y_;
   std::optional<Best> best_;
   double last_ap_ = 0.0, last_ad_ = 0.0, last_sigma_ = 0.0;  // of the last step, for the log

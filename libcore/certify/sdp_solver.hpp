@@ -8,7 +8,8 @@
 // direction gets iterative refinement so that A(dX) = r_p holds to rounding (without it primal
 // feasibility is lost near the optimum, where Z^-1 is huge); the step to the boundary of the PSD
 // cone is a full step when a Cholesky of X + dX / f succeeds (f the step fraction), else found from the
-// eigenvalues of L^-1 dX L^-T. Before solving, C and every A_i (with its b_i)
+// smallest eigenvalue of L^-1 dX L^-T (Lanczos for blocks of order >= 64, lanczos.hpp; X = L L^T, the
+// factors computed once a step). Before solving, C and every A_i (with its b_i)
 // are scaled to unit Frobenius norm; the result is reported for the original data.
 //
 // Robustness (as CSDP and SDPT3 do): a step whose new X or Z fails its Cholesky factorisation (rounding

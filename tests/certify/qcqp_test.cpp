@@ -243,6 +243,35 @@ TEST_CASE("Lanczos smallest eigenvalue matches the dense eigensolver") {
   CHECK_THROWS_AS(lanczos_smallest(SparseMatrixd(3, 3), bad), core::UsageError);
 }
 
+// The step to the PSD cone's boundary: X + alpha D is singular at alpha = -1 / lambda_min(L^-1 D L^-T).
+// Lanczos (order >= kLanczosMinOrder) and the dense path agree with the dense eigensolver and never
+// exceed it (a lower bound: the step is not past the boundary), and X - D / lambda_min is singular.
+TEST_CASE("scaled_lambda_min: the step to the PSD boundary, Lanczos and dense") {
+  core::Rng rng(23);
+  for (int n : {12, static_cast<int>(kLanczosMinOrder) + 36}) {
+    Eigen::MatrixXd G(n, n), D(n, n);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        G(i, j) = rng.normal();
+        D(i, j) = rng.normal();
+      }
+    const Eigen::MatrixXd X = G * G.transpose() / n + 0.1 * Eigen::MatrixXd::Identity(n, n);
+    D = (0.5 * (D + D.transpose())).eval();
+    const Eigen::LLT<Eigen::MatrixXd> L(X);
+    const Eigen::MatrixXd Li = L.matrixL().solve(Eigen::MatrixXd::Identity(n, n));
+    const double exact =
+        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(Li * D * Li.transpose()).eigenvalues()(0);
+    const double lmin = scaled_lambda_min(L, D);
+    CAPTURE(n);
+    REQUIRE(exact < 0.0);
+    CHECK(lmin == doctest::Approx(exact).epsilon(1e-7));
+    CHECK(lmin <= exact + 1e-12 * std::abs(exact));
+    const Eigen::MatrixXd boundary = X - D / exact;
+    const double smallest = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(boundary).eigenvalues()(0);
+    CHECK(std::abs(smallest) < 1e-8 * boundary.norm());
+  }
+}
+
 // A path graph's Laplacian: lambda_min = 0 with the next eigenvalue 2 - 2 cos(pi / n) ~ 1e-6 for
 // n = 3000 (a cluster near 0 as in a certificate's Lagrangian). Shift-invert finds 0 to tol ||A||_inf
 // in a few steps where plain Lanczos stops at max_steps on an upper bound. With one diagonal entry
