@@ -22,13 +22,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "device_or_skip.hpp"
 #include "common/errors.hpp"
 #include "common/rng.hpp"
+#include "io/jsonl.hpp"
 #include "kernels/runtime.hpp"
 #include "test_support.hpp"
 #include "train/model.hpp"
@@ -312,15 +312,6 @@ TEST_CASE("random-LTD on the device keeping every position equals no dropping, b
   }
 }
 
-// metrics.jsonl of a run, one record per line.
-std::vector<nlohmann::json> records(const core::fs::path& metrics) {
-  std::vector<nlohmann::json> out;
-  std::ifstream f(metrics);
-  std::string line;
-  while (std::getline(f, line)) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
-
 TEST_CASE("ltd-pretrain's loop on the device: the host run's kept counts, LayerTokens, lr and FLOPs, close losses") {
   core::test::TempDir tmp("ltd_device_run");
   std::string text;
@@ -339,7 +330,7 @@ TEST_CASE("ltd-pretrain's loop on the device: the host run's kept counts, LayerT
   core::RunDir host_dir("ltd-pretrain", tmp.path() / "cpu"), device_dir("ltd-pretrain", tmp.path() / "cuda");
   const nlohmann::json host = core::ltd::run_ltd_training(options("cpu"), host_dir).summary;
   const nlohmann::json device = core::ltd::run_ltd_training(options("cuda"), device_dir).summary;
-  const auto h = records(tmp.path() / "cpu/metrics.jsonl"), d = records(tmp.path() / "cuda/metrics.jsonl");
+  const auto h = core::io::read_jsonl(tmp.path() / "cpu/metrics.jsonl"), d = core::io::read_jsonl(tmp.path() / "cuda/metrics.jsonl");
   REQUIRE(h.size() == 3);
   REQUIRE(d.size() == 3);
   for (std::size_t i = 0; i < h.size(); ++i) {

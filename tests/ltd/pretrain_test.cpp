@@ -4,11 +4,11 @@
 // train_iters, or a stop request) gives the same kept counts, LayerTokens, lr and losses bit for bit.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "common/signals.hpp"
+#include "io/jsonl.hpp"
 #include "ltd/pretrain.hpp"
 #include "ltd/schedule.hpp"
 #include "test_support.hpp"
@@ -18,14 +18,6 @@ using namespace core::ltd;
 using core::test::TempDir;
 
 namespace {
-
-std::vector<nlohmann::json> records(const core::fs::path& metrics) {
-  std::vector<nlohmann::json> out;
-  std::ifstream f(metrics);
-  std::string line;
-  while (std::getline(f, line)) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
 
 std::string question_text() {
   std::string s;
@@ -56,7 +48,7 @@ TEST_CASE("min = max = n trains bit-identically to random-LTD disabled, with no 
   const auto off = small_run(tmp / "text.txt", {"train_iters=50", "eval_interval=50", kRandomLtdKeys + "enabled=false"});
   core::RunDir a("ltd-pretrain", tmp.path() / "full"), b("ltd-pretrain", tmp.path() / "off");
   const auto sa = run_ltd_training(full, a).summary, sb = run_ltd_training(off, b).summary;
-  const auto ra = records(tmp.path() / "full/metrics.jsonl"), rb = records(tmp.path() / "off/metrics.jsonl");
+  const auto ra = core::io::read_jsonl(tmp.path() / "full/metrics.jsonl"), rb = core::io::read_jsonl(tmp.path() / "off/metrics.jsonl");
   REQUIRE(ra.size() == 50);
   REQUIRE(rb.size() == 50);
   for (std::size_t i = 0; i < ra.size(); ++i) {
@@ -76,7 +68,7 @@ TEST_CASE("counted GEMM FLOPs and LayerTokens per step follow the per-layer form
   const auto o = small_run(tmp / "text.txt");
   core::RunDir rd("ltd-pretrain", tmp.path() / "run");
   const auto summary = run_ltd_training(o, rd).summary;
-  const auto recs = records(tmp.path() / "run/metrics.jsonl");
+  const auto recs = core::io::read_jsonl(tmp.path() / "run/metrics.jsonl");
   REQUIRE(recs.size() == 12);
   const LtdSchedule sched(o);
   core::train::Model<float> model(o.model);
@@ -111,9 +103,9 @@ TEST_CASE("resume mid-run: same kept counts, LayerTokens, lr and losses bit for 
   const auto full = small_run(tmp / "text.txt");
   core::RunDir rd_full("ltd-pretrain", tmp.path() / "full");
   const auto ref_summary = run_ltd_training(full, rd_full).summary;
-  const auto ref = records(tmp.path() / "full/metrics.jsonl");
+  const auto ref = core::io::read_jsonl(tmp.path() / "full/metrics.jsonl");
   const auto same = [&](const core::fs::path& dir, const nlohmann::json& summary) {
-    const auto got = records(dir / "metrics.jsonl");
+    const auto got = core::io::read_jsonl(dir / "metrics.jsonl");
     REQUIRE(got.size() == ref.size());
     for (std::size_t i = 0; i < ref.size(); ++i)
       for (const char* key : {"loss", "lr", "kept_tokens", "layer_tokens", "cumulative_layer_tokens", "gemm_flops"})
