@@ -258,18 +258,8 @@ void DeviceEngine::gather_weights(int g, Pass pass) {
 // ---- gradient reduction ----------------------------------------------------------------------
 
 void DeviceEngine::reduce_all_groups() {
-  State& s = *s_;
-  std::vector<int> bucket;
-  std::size_t elems = 0;
-  for (int g = s.G - 1; g >= 0; --g) {
-    bucket.push_back(g);
-    elems += s.size[g];
-    if (elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
-      reduce_bucket(bucket);
-      bucket.clear();
-      elems = 0;
-    }
-  }
+  for (const std::vector<int>& bucket : reduce_buckets(s_->size, std::size_t(opt_.zero.reduce_bucket_size)))
+    reduce_bucket(bucket);
 }
 
 void DeviceEngine::reduce_bucket(const std::vector<int>& gs) {

@@ -29,6 +29,21 @@ void broadcast_group_state(comm::Communicator& host, train::Model<float>& model,
   host.broadcast(opt.v().group(g), S, DType::f32, 0);
 }
 
+std::vector<std::vector<int>> reduce_buckets(const std::vector<std::size_t>& group_sizes, std::size_t bucket_elems) {
+  std::vector<std::vector<int>> buckets(1);
+  std::size_t elems = 0;
+  for (int g = int(group_sizes.size()) - 1; g >= 0; --g) {
+    buckets.back().push_back(g);
+    elems += group_sizes[g];
+    if (elems >= bucket_elems && g > 0) {
+      buckets.emplace_back();
+      elems = 0;
+    }
+  }
+  if (buckets.back().empty()) buckets.pop_back();
+  return buckets;
+}
+
 std::pair<double, double> mean_link_bytes(comm::Communicator& host, const LinkBytes& mine) {
   const int N = host.size();
   std::vector<std::uint64_t> all(2 * N);

@@ -35,6 +35,11 @@ inline std::pair<std::size_t, std::size_t> owned_range(std::size_t size, std::si
   return {lo, std::min(size, lo + shard)};
 }
 
+// The buckets in which stages 0 and 1 reduce the gradients after backward: the groups from last to first
+// (the order backward finishes them), a bucket closing once it holds `bucket_elems` elements
+// (reduce_bucket_size) and at group 0.
+std::vector<std::vector<int>> reduce_buckets(const std::vector<std::size_t>& group_sizes, std::size_t bucket_elems);
+
 // Writes the checkpoint folder of `step` under `root` (rank 0's argument counts): this rank's slices,
 // then on rank 0, once every rank reports its shard written, state.json (`state`, step and manifest)
 // and DONE; older checkpoints beyond `keep` are pruned. IoError on every rank when a shard failed.

@@ -25,6 +25,7 @@
 #include "train/evaluate.hpp"
 #include "train/trainer.hpp"
 #include "zero/engine.hpp"
+#include "zero/rank_sync.hpp"
 #include "zero/sharded_checkpoint.hpp"
 #include "zero/train_job.hpp"
 #include "zero/volume.hpp"
@@ -414,4 +415,14 @@ TEST_CASE("distributed.backend: threads trains thread ranks in one process; bad 
   usage_error({"distributed.backend=threads"}, launched, "distributed.backend = threads");
   usage_error({"distributed.backend=threads", "distributed.thread_ranks=3", "distributed.ranks_per_node=2"}, single,
               "distributed.ranks_per_node");
+}
+
+TEST_CASE("reduce buckets: last group first, closed at reduce_bucket_size and at group 0") {
+  using B = std::vector<std::vector<int>>;
+  const std::vector<std::size_t> sizes = {3, 5, 2, 4};
+  CHECK(core::zero::reduce_buckets(sizes, 6) == B{{3, 2}, {1, 0}});
+  CHECK(core::zero::reduce_buckets(sizes, 1) == B{{3}, {2}, {1}, {0}});
+  CHECK(core::zero::reduce_buckets(sizes, 1000) == B{{3, 2, 1, 0}});
+  CHECK(core::zero::reduce_buckets(sizes, 14) == B{{3, 2, 1, 0}});
+  CHECK(core::zero::reduce_buckets({}, 6).empty());
 }
