@@ -34,10 +34,8 @@ const bool kEngineDeviceAnswers = core::test::device_or_skip("device ZeRO engine
 
 enum class Backend { shared_gpu, cpu_threads, host_engine };
 
-struct Run {
-  std::vector<double> losses, norms;
+struct Run : zero_test::RunOutputs {
   std::vector<LinkBytes> step_bytes;  // per rank, of step 2
-  std::vector<float> weights;         // the final checkpoint's, flattened
 };
 
 // `steps` steps of the tiny GPT on n ranks in nodes of alpha: the device engine with its collectives on the
@@ -81,18 +79,7 @@ Run train_on(Backend backend, int n, int alpha, const EngineOptions& eo, int ste
     };
     train::run_training(o, r == 0 ? &rd : nullptr, engine.get(), hook);
   }, comm::Seconds(120));
-  std::ifstream metrics(rd.path() / "metrics.jsonl");
-  for (std::string line; std::getline(metrics, line);) {
-    const auto rec = nlohmann::json::parse(line);
-    run.losses.push_back(rec.at("loss"));
-    run.norms.push_back(rec.at("grad_norm"));
-  }
-  ShardReader shards(*train::latest_checkpoint(rd.checkpoints()));
-  for (int g = 0; g < int(shards.manifest().sizes.size()); ++g) {
-    const std::size_t size = shards.manifest().sizes[g];
-    run.weights.resize(run.weights.size() + size);
-    shards.read('w', g, 0, size, run.weights.data() + run.weights.size() - size);
-  }
+  static_cast<zero_test::RunOutputs&>(run) = zero_test::read_run_outputs(rd);
   return run;
 }
 

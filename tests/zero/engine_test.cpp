@@ -38,12 +38,9 @@ namespace train = core::train;
 
 namespace {
 
-struct Run {
-  std::vector<double> losses, norms;
+struct Run : zero_test::RunOutputs {
   std::vector<LinkBytes> step_bytes;  // per rank, of step 2
   nlohmann::json summary;
-  std::vector<float> weights;  // the final checkpoint's, flattened
-  std::vector<std::size_t> group_sizes;
 };
 
 Run train_on_ranks(int n, int alpha, const EngineOptions& eo, const train::TrainOptions& o, const TempDir& dir,
@@ -63,19 +60,7 @@ Run train_on_ranks(int n, int alpha, const EngineOptions& eo, const train::Train
     if (c.rank() != 0) return;
     run.summary = out.summary;
   }, core::comm::Seconds(120));
-  std::ifstream metrics(rd.path() / "metrics.jsonl");
-  for (std::string line; std::getline(metrics, line);) {
-    const auto rec = nlohmann::json::parse(line);
-    run.losses.push_back(rec.at("loss"));
-    run.norms.push_back(rec.at("grad_norm"));
-  }
-  ShardReader shards(*train::latest_checkpoint(rd.checkpoints()));
-  for (int g = 0; g < int(shards.manifest().sizes.size()); ++g) {
-    const std::size_t size = shards.manifest().sizes[g];
-    run.weights.resize(run.weights.size() + size);
-    shards.read('w', g, 0, size, run.weights.data() + run.weights.size() - size);
-    run.group_sizes.push_back(size);
-  }
+  static_cast<zero_test::RunOutputs&>(run) = zero_test::read_run_outputs(rd);
   return run;
 }
 
