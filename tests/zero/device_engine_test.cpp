@@ -102,7 +102,6 @@ constexpr int kSteps = 5;
 
 TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread backend, hpZ = stage 3 bit for bit; "
           "qwZ + qgZ and bf16 within 2%; the host engine's bytes") {
-  if (!kEngineDeviceAnswers) return;
   TempDir dir("zero_device");
   const Run s0 = train_on(Backend::shared_gpu, 2, 2, stage(0), kSteps, dir, "s0");
   REQUIRE(s0.losses.size() == kSteps);
