@@ -49,6 +49,7 @@ struct TransformerCuda::Impl {
       m32.back().zero();
       v32.back().zero();
       g32.back().zero();
+      bound.push_back({w32.back().data(), g32.back().data(), m32.back().data(), v32.back().data(), w16.back().data()});
     }
   }
 
@@ -56,7 +57,16 @@ struct TransformerCuda::Impl {
   k::Blas blas;
   std::vector<Dev<float>> w32, g32, m32, v32;
   std::vector<Dev<bf16>> w16;
+  std::vector<TransformerCuda::GroupBuffers> bound;  // what the passes read and write: owned, or an engine's
+  std::vector<unsigned> released;                     // per group, the GroupParts an engine took over
   std::int64_t t = 0;  // AdamW steps taken
+  // Error unless every group owns `parts` (the whole-model operations).
+  void require_owned(unsigned parts, const char* what) const {
+    for (const unsigned r : released)
+      if (r & parts)
+        throw Error(ExitCode::internal, std::string("TransformerCuda::") + what +
+                                            ": a data-parallel engine holds part of the state (release_group)");
+  }
 
   // Activations for one (B, T); reallocated when the shape changes.
   int B = -1, Tn = -1;
@@ -93,11 +103,11 @@ struct TransformerCuda::Impl {
   Dev<std::uint8_t> routed_mask;
 
   const bf16* W(int l, BlockTensor t) const {
-    return w16[ParamLayout::block_group(l)].data() + layout.block(l, t).offset;
+    return bound[ParamLayout::block_group(l)].w16 + layout.block(l, t).offset;
   }
-  float* G(int l, BlockTensor t) { return g32[ParamLayout::block_group(l)].data() + layout.block(l, t).offset; }
-  const bf16* WE(EmbedTensor t) const { return w16[0].data() + layout.embed(t).offset; }
-  float* GE(EmbedTensor t) { return g32[0].data() + layout.embed(t).offset; }
+  float* G(int l, BlockTensor t) { return bound[ParamLayout::block_group(l)].g32 + layout.block(l, t).offset; }
+  const bf16* WE(EmbedTensor t) const { return bound[0].w16 + layout.embed(t).offset; }
+  float* GE(EmbedTensor t) { return bound[0].g32 + layout.embed(t).offset; }
   std::size_t NC() const { return std::size_t(B) * Tn * layout.config().n_embd; }
   std::size_t lse_size() const { return std::size_t(B) * layout.config().n_head * Tn; }
   bf16* resid_at(int l) { return resid.data() + std::size_t(l) * NC(); }
@@ -331,13 +341,44 @@ std::int64_t TransformerCuda::steps_taken() const { return impl_->t; }
 void TransformerCuda::set_steps_taken(std::int64_t t) { impl_->t = t; }
 void TransformerCuda::set_group_hook(Model<float>::GroupHook hook) { impl_->group_hook = std::move(hook); }
 
-TransformerCuda::GroupBuffers TransformerCuda::group_buffers(int g) {
+TransformerCuda::GroupBuffers TransformerCuda::group_buffers(int g) { return impl_->bound.at(g); }
+
+void TransformerCuda::release_group(int g, unsigned parts) {
   Impl& d = *impl_;
-  return {d.w32[g].data(), d.g32[g].data(), d.m32[g].data(), d.v32[g].data(), d.w16[g].data()};
+  if (d.released.empty()) d.released.assign(d.layout.num_groups(), 0u);
+  GroupBuffers& b = d.bound.at(g);
+  if (parts & kWeights32) d.w32[g] = Dev<float>(), b.w32 = nullptr;
+  if (parts & kWeights16) d.w16[g] = Dev<bf16>(), b.w16 = nullptr;
+  if (parts & kGrads) d.g32[g] = Dev<float>(), b.g32 = nullptr;
+  if (parts & kMoments) d.m32[g] = Dev<float>(), d.v32[g] = Dev<float>(), b.m32 = b.v32 = nullptr;
+  d.released[g] |= parts;
+}
+
+void TransformerCuda::bind_group(int g, const GroupBuffers& external) {
+  Impl& d = *impl_;
+  const unsigned r = d.released.empty() ? 0u : d.released.at(g);
+  GroupBuffers& b = d.bound.at(g);
+  if (r & kWeights32) b.w32 = external.w32;
+  if (r & kWeights16) b.w16 = external.w16;
+  if (r & kGrads) b.g32 = external.g32;
+  if (r & kMoments) b.m32 = external.m32, b.v32 = external.v32;
+}
+
+std::size_t TransformerCuda::owned_bytes(unsigned parts) const {
+  const Impl& d = *impl_;
+  std::size_t n = 0;
+  for (int g = 0; g < d.layout.num_groups(); ++g) {
+    if (parts & kWeights32) n += d.w32[g].bytes();
+    if (parts & kWeights16) n += d.w16[g].bytes();
+    if (parts & kGrads) n += d.g32[g].bytes();
+    if (parts & kMoments) n += d.m32[g].bytes() + d.v32[g].bytes();
+  }
+  return n;
 }
 
 void TransformerCuda::upload(const FlatBuffers<float>& params, const AdamW<float>* opt) {
   Impl& d = *impl_;
+  d.require_owned(kWeights32 | kWeights16 | (opt ? kMoments : 0u), "upload");
   for (int g = 0; g < d.layout.num_groups(); ++g) {
     const std::size_t n = d.layout.groups()[g].size;
     d.w32[g].upload({params.group(g), n});
@@ -360,6 +401,7 @@ void copy_down(const Dev<float>& src, float* dst) {
 
 void TransformerCuda::download(FlatBuffers<float>& params, AdamW<float>* opt) const {
   const Impl& d = *impl_;
+  d.require_owned(kWeights32 | (opt ? kMoments : 0u), "download");
   for (int g = 0; g < d.layout.num_groups(); ++g) {
     copy_down(d.w32[g], params.group(g));
     if (opt) {
@@ -371,11 +413,13 @@ void TransformerCuda::download(FlatBuffers<float>& params, AdamW<float>* opt) co
 }
 
 void TransformerCuda::download_grads(FlatBuffers<float>& grads) const {
+  impl_->require_owned(kGrads, "download_grads");
   for (int g = 0; g < impl_->layout.num_groups(); ++g) copy_down(impl_->g32[g], grads.group(g));
 }
 
 void TransformerCuda::zero_grads() {
-  for (auto& g : impl_->g32) g.zero();
+  for (auto& g : impl_->g32)
+    if (g.size()) g.zero();  // (a released group's buffer is empty: the engine clears what it lends)
 }
 
 namespace {
@@ -569,6 +613,7 @@ void TransformerCuda::set_token_routing(TokenRouting routing) {
 std::uint64_t TransformerCuda::gemm_flops() const { return impl_->flops; }
 
 double TransformerCuda::grad_norm() {
+  impl_->require_owned(kGrads, "grad_norm");
   double sq = 0;
   for (auto& g : impl_->g32) {
     const double n = k::l2_norm(impl_->blas, g.data(), static_cast<std::int64_t>(g.size()));
@@ -579,6 +624,7 @@ double TransformerCuda::grad_norm() {
 
 void TransformerCuda::adamw(const AdamWHyper& hyper, double lr, double grad_scale) {
   Impl& d = *impl_;
+  d.require_owned(kWeights32 | kWeights16 | kGrads | kMoments, "adamw");
   ++d.t;
   k::AdamW p;
   p.lr = static_cast<float>(lr);

@@ -1,6 +1,7 @@
 // ZeRO stages 0-3 and ZeRO++ on device buffers (see device_engine.hpp; the host algorithm is engine.cpp's).
 #include "zero/device_engine.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "kernels/ops.hpp"
 #include "kernels/runtime.hpp"
 #include "train/transformer_cuda.hpp"
+#include "zero/group_slots.hpp"
 #include "zero/qgz.hpp"
 #include "zero/quantize.hpp"
 #include "zero/quantize_cuda.hpp"
@@ -23,6 +25,7 @@ using Pass = train::Model<float>::Pass;
 template <class T>
 using Dev = k::DeviceBuffer<T>;
 using Byte = unsigned char;
+using Gpu = train::TransformerCuda;
 
 namespace {
 
@@ -81,7 +84,9 @@ struct DeviceEngine::State {
   train::TransformerCuda* gpu = nullptr;
   int G = 0;
   std::vector<std::size_t> size, shard, sec;  // S_g, s_g (N parts), t_g (h parts)
-  std::vector<train::TransformerCuda::GroupBuffers> full;  // the model's buffers of each group
+  std::vector<Gpu::GroupBuffers> full;  // the model's own buffers of each group (null: what the stage partitions)
+  GroupSlots<k::bf16> weights;          // stage 3: the gathered groups' bf16 weights
+  GroupSlots<float> grads;              // stages 2-3: each group's gradient from its backward to its reduce
   std::vector<Dev<float>> master, m, v, grad;
   std::vector<Dev<Byte>> secondary;
   std::vector<bool> secondary_valid;
@@ -160,6 +165,13 @@ void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
     if (stage >= 2) s.grad.push_back(slice(s.full[g].g32));
     if (stage == 3) s.master.push_back(slice(s.full[g].w32));
   }
+  // The model keeps what the stage does not partition; the engine lends it the rest group by group.
+  const unsigned released = (stage >= 1 ? Gpu::kMoments : 0u) | (stage >= 2 ? Gpu::kGrads : 0u) |
+                            (stage == 3 ? Gpu::kWeights32 | Gpu::kWeights16 : 0u);
+  for (int g = 0; g < s.G; ++g) {
+    gpu.release_group(g, released);
+    s.full[g] = gpu.group_buffers(g);
+  }
   s.secondary.resize(s.G);
   s.secondary_valid.assign(s.G, false);
   s.totals = Dev<float>(3);
@@ -179,39 +191,51 @@ void DeviceEngine::begin_step() {
 
 // ---- stage 3 weight gathers -------------------------------------------------------------------
 
+// Stage 3 lends the model a group's weights from its gather to the end of its forward or backward; stages 2-3
+// its gradient from its backward to its bucket's reduce-scatter.
 void DeviceEngine::on_group(int g, Pass pass, bool before) {
   State& s = *s_;
+  const bool stage3 = opt_.zero.stage == 3;
   if (before) {
-    if (opt_.zero.stage == 3) gather_weights(g, pass);
-    if (pass == Pass::backward) zero(s.full[g].g32, s.size[g] * sizeof(float));  // this micro step's alone
+    if (stage3) {
+      s.weights.take(g, s.size[g]);
+      gather_weights(g, pass);
+    }
+    if (pass == Pass::backward) zero(s.grads.take(g, s.size[g]), s.size[g] * sizeof(float));  // this micro step's
+    lend(g);
     return;
   }
+  if (stage3) s.weights.give_back(g);
+  lend(g);
   if (pass != Pass::backward) return;
   s.pending.push_back(g);  // reduce as the buckets fill
   s.pending_elems += s.size[g];
   if (s.pending_elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
     reduce_bucket(s.pending);
+    for (const int q : s.pending) s.grads.give_back(q);
     s.pending.clear();
     s.pending_elems = 0;
   }
 }
 
+void DeviceEngine::lend(int g) {
+  State& s = *s_;
+  s.gpu->bind_group(g, {.w32 = nullptr, .g32 = s.grads.of(g), .m32 = nullptr, .v32 = nullptr, .w16 = s.weights.of(g)});
+}
+
+// The gradient of group g this micro step: the model's own (stages 0-1) or lent (stages 2-3).
+float* DeviceEngine::grad_of(int g) { return opt_.zero.stage >= 2 ? s_->grads.of(g) : s_->full[g].g32; }
+
 void DeviceEngine::gather_weights(int g, Pass pass) {
   State& s = *s_;
   const DType dtype = opt_.bf16 ? DType::bf16 : DType::f32;
   const std::size_t esz = comm::dtype_size(dtype), S = s.size[g];
-  const train::TransformerCuda::GroupBuffers& w = s.full[g];
+  k::bf16* w16 = s.weights.of(g);  // what the model reads: the gathered values in bf16
   const int N = world_size();
   const bool hpz = groups_.hpz != nullptr;
-  // The gathered values become the model's fp32 weights and their bf16 copy (bf16 gathers: both the bf16 values).
   const auto store = [&](const void* all, DType type) {
-    if (type == DType::f32) {
-      copy(w.w32, all, S * sizeof(float));
-      k::to_bf16(w.w16, w.w32, std::int64_t(S));
-    } else {
-      copy(w.w16, all, S * sizeof(k::bf16));
-      k::to_float(w.w32, w.w16, std::int64_t(S));
-    }
+    if (type == DType::f32) k::to_bf16(w16, static_cast<const float*>(all), std::int64_t(S));
+    else copy(w16, all, S * sizeof(k::bf16));
   };
   if (hpz && s.secondary_valid[g]) {  // inside the hpZ group
     const std::size_t t = s.sec[g];
@@ -220,6 +244,7 @@ void DeviceEngine::gather_weights(int g, Pass pass) {
     store(all, dtype);
     return;
   }
+  const float* gathered = nullptr;  // fp32 gathers: the gathered values
   const std::size_t sh = s.shard[g];
   if (opt_.zero.zero_quantized_weights) {
     const std::size_t nb = block_count(sh, opt_.block);
@@ -231,26 +256,22 @@ void DeviceEngine::gather_weights(int g, Pass pass) {
     float* full = grow(s.fbuf_a, N * sh);
     for (int q = 0; q < N; ++q)
       device::dequantize_int8(codes + q * sh, scales + q * nb, sh, opt_.block, full + q * sh);
-    if (opt_.bf16) {  // the bf16 values of the dequantized weights
-      k::to_bf16(w.w16, full, std::int64_t(S));
-      k::to_float(w.w32, w.w16, std::int64_t(S));
-    } else {
-      store(full, DType::f32);
-    }
+    store(full, DType::f32);  // (bf16 gathers too: the bf16 values of the dequantized weights)
+    gathered = full;
   } else {
     void* all = grow(s.buf_a, N * sh * esz);
     pack(s.master[g].data(), sh, dtype, at(all, rank() * sh * esz));
     groups_.world->all_gather(at(all, rank() * sh * esz), all, sh, dtype);
     store(all, dtype);
+    gathered = static_cast<const float*>(all);
   }
-  if (hpz && s.training && pass == Pass::forward) {  // keep this rank's secondary shard
+  if (hpz && s.training && pass == Pass::forward) {  // keep this rank's secondary shard, in the gather dtype
     const std::size_t t = s.sec[g];
     const auto [lo, hi] = owned_range(S, t, groups_.hpz->rank());
-    float* tmp = grow(s.fbuf_b, t);
-    zero(tmp, t * sizeof(float));
-    copy(tmp, w.w32 + lo, (hi - lo) * sizeof(float));
     if (s.secondary[g].size() != t * esz) s.secondary[g] = Dev<Byte>(t * esz);
-    pack(tmp, t, dtype, s.secondary[g].data());
+    zero(s.secondary[g].data(), t * esz);
+    const void* from = dtype == DType::f32 ? static_cast<const void*>(gathered + lo) : w16 + lo;
+    copy(s.secondary[g].data(), from, (hi - lo) * esz);
     s.secondary_valid[g] = true;
   }
 }
@@ -271,12 +292,12 @@ void DeviceEngine::reduce_bucket(const std::vector<int>& gs) {
     for (const int g : gs) total += s.size[g];
     float* buf = grow(s.fbuf_a, total);
     for (std::size_t off = 0; const int g : gs) {
-      copy(buf + off, s.full[g].g32, s.size[g] * sizeof(float));
+      copy(buf + off, grad_of(g), s.size[g] * sizeof(float));
       off += s.size[g];
     }
     groups_.world->all_reduce(buf, buf, total, DType::f32, ReduceOp::sum);
     for (std::size_t off = 0; const int g : gs) {
-      device::add_scaled(s.full[g].g32, buf + off, s.size[g], inv_n, false);
+      device::add_scaled(grad_of(g), buf + off, s.size[g], inv_n, false);
       off += s.size[g];
     }
     return;
@@ -290,7 +311,7 @@ void DeviceEngine::reduce_bucket(const std::vector<int>& gs) {
       const auto [lo, hi] = owned_range(s.size[g], s.shard[g], q);
       float* dst = chunks + q * c + off;
       zero(dst, s.shard[g] * sizeof(float));
-      copy(dst, s.full[g].g32 + lo, (hi - lo) * sizeof(float));
+      copy(dst, grad_of(g) + lo, (hi - lo) * sizeof(float));
       off += s.shard[g];
     }
   const float* mean = nullptr;  // the bucket's reduced chunk of this rank
@@ -366,7 +387,7 @@ void DeviceEngine::optimizer_step(double lr, double grad_scale) {
   p.step = int(s.t);
   for (int g = 0; g < s.G; ++g) {
     const auto [lo, hi] = owned_range(s.size[g], s.shard[g], r);
-    const train::TransformerCuda::GroupBuffers& w = s.full[g];
+    const Gpu::GroupBuffers& w = s.full[g];
     for (const auto& view : s.gpu->layout().groups()[g].tensors) {
       const std::size_t a = std::max(lo, view.offset), b = std::min(hi, view.offset + view.numel);
       if (a >= b) continue;
@@ -475,7 +496,7 @@ void DeviceEngine::load_checkpoint(const fs::path& dir_on_rank0) {
   for (int g = 0; g < s.G; ++g) {
     const std::size_t S = s.size[g];
     const auto [lo, hi] = owned_range(S, s.shard[g], r);
-    const train::TransformerCuda::GroupBuffers& w = s.full[g];
+    const Gpu::GroupBuffers& w = s.full[g];
     if (stage == 3) {
       load('w', g, lo, hi, s.master[g].data());
     } else {  // every rank holds the full weights
@@ -505,12 +526,11 @@ MemoryBytes DeviceEngine::memory_now() const {
     for (const auto& b : buffers) n += double(b.bytes());
     return n;
   };
-  double full = 0;
-  for (const std::size_t S : s.size) full += double(S);
-  MemoryBytes b;
-  b.params = 6.0 * full + bytes(s.master);  // fp32 weights and their bf16 copy
-  b.grads = 4.0 * full + bytes(s.grad);
-  b.optimizer = 8.0 * full + bytes(s.m) + bytes(s.v);
+  const auto model = [&](unsigned parts) { return double(s.gpu->owned_bytes(parts)); };
+  MemoryBytes b;  // the model's own buffers, what the engine lends it, the engine's shards
+  b.params = model(Gpu::kWeights32 | Gpu::kWeights16) + double(s.weights.bytes()) + bytes(s.master);
+  b.grads = model(Gpu::kGrads) + double(s.grads.bytes()) + bytes(s.grad);
+  b.optimizer = model(Gpu::kMoments) + bytes(s.m) + bytes(s.v);
   b.secondary = bytes(s.secondary);
   b.staging = double(s.buf_a.bytes() + s.buf_b.bytes() + s.fbuf_a.bytes() + s.fbuf_b.bytes()) + s.qgz.bytes();
   return b;

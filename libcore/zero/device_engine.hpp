@@ -4,10 +4,15 @@
 // moment shards (stages 1-3), the gradient shards (stages 2-3), hpZ's secondary shards and the
 // staging buffers of the collectives, which run through a device communicator (shared_gpu: thread
 // ranks of one process on one GPU; nccl: one process per GPU) counted per link as engine.hpp's.
-// Stage 3 gathers a group into the model's buffers in its hook before each forward and backward use
-// (qwZ: the master shard quantized to int8 by quantize_cuda.hpp's kernel, gathered with its scales
-// and dequantized on the device; hpZ: from the secondary shards after the step's first forward
-// gather); stages 2-3 reduce-scatter as buckets fill in the backward hooks (qgZ: qgz.hpp's
+// The model (TransformerCuda) keeps only what the stage does not partition (release_group): stages 1-3
+// drop its AdamW moments, stages 2-3 its gradients, stage 3 its fp32 and bf16 weights. The engine lends
+// it the rest from GroupSlots (group_slots.hpp) while a group is in use: stage 3 gathers a group's bf16
+// weights in its hook before each forward and backward use and gives them back after it (the embedding
+// group spans the whole pass: the head uses it), so a rank holds the shards plus the embedding group and
+// one block (qwZ: the master shard quantized to int8 by quantize_cuda.hpp's kernel, gathered with its
+// scales and dequantized on the device; hpZ: from the secondary shards after the step's first forward
+// gather); stages 2-3 lend a group's gradient from its backward to its bucket's reduce-scatter, which
+// runs as buckets fill in the backward hooks (qgZ: qgz.hpp's
 // hierarchical int4 all-to-all on the device); the mean is the sum times 1/N (add_scaled), the global
 // norm comes from per-shard cuBLAS norms in one scalar all-reduce with the loss, and AdamW
 // (kernels::adamw_update) updates each rank's shard. Control traffic (rank 0's state and JSON values,
@@ -15,9 +20,12 @@
 // ranks (threads or MPI). With the thread backend's rank-order sums, stages 1-3 give stage 0's losses
 // bit for bit, and the shared-GPU ranks give the same as the CPU thread backend over the same device
 // model.
-// Not on the device yet (UsageError naming the key): overlap_comm (a communication stream). The model's
-// full buffers stay allocated (TransformerCuda holds every group); memory_per_rank reports them with
-// the engine's shards. Needs a CUDA build (TOOLKIT_HAVE_CUDA).
+// memory_per_rank: the device bytes of model state a rank holds (the model's own buffers, the lent ones,
+// the shards, hpZ's secondary shards, the staging buffers), measured from the buffers allocated; the
+// activations are the model's and not counted. The device model is built whole and uploaded before the
+// engine takes it over, so the start-up peak is stage 0's.
+// Not on the device yet (UsageError naming the key): overlap_comm (a communication stream).
+// Needs a CUDA build (TOOLKIT_HAVE_CUDA).
 #pragma once
 #include <memory>
 
@@ -54,12 +62,14 @@ class DeviceEngine final : public train::DataParallel {
   nlohmann::json summary() const override;
 
   const CommGroups& groups() const { return groups_; }
-  // Device bytes of model state a rank holds: the model's full buffers and the engine's shards and staging.
+  // The peak over the run of the device bytes of model state a rank holds (see above).
   MemoryBytes memory_per_rank() const;
 
  private:
   struct State;
   void on_group(int group, train::Model<float>::Pass pass, bool before);
+  void lend(int group);  // points the model at the engine's buffers of the group (stages 2-3)
+  float* grad_of(int group);
   void gather_weights(int group, train::Model<float>::Pass pass);
   void reduce_bucket(const std::vector<int>& groups);
   void reduce_all_groups();

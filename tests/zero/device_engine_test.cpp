@@ -36,6 +36,7 @@ enum class Backend { shared_gpu, cpu_threads, host_engine };
 
 struct Run : zero_test::RunOutputs {
   std::vector<LinkBytes> step_bytes;  // per rank, of step 2
+  nlohmann::json summary;             // rank 0's
 };
 
 // `steps` steps of the tiny GPT on n ranks in nodes of alpha: the device engine with its collectives on the
@@ -77,7 +78,8 @@ Run train_on(Backend backend, int n, int alpha, const EngineOptions& eo, int ste
       std::lock_guard lock(mu);
       run.step_bytes[r] = groups->bytes();
     };
-    train::run_training(o, r == 0 ? &rd : nullptr, engine.get(), hook);
+    const train::TrainOutcome out = train::run_training(o, r == 0 ? &rd : nullptr, engine.get(), hook);
+    if (r == 0) run.summary = out.summary;
   }, comm::Seconds(120));
   static_cast<zero_test::RunOutputs&>(run) = zero_test::read_run_outputs(rd);
   return run;
@@ -124,6 +126,32 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
   const Run h = train_on(Backend::shared_gpu, 2, 2, hpz, kSteps, dir, "hpz");
   CHECK(h.losses == s3.losses);
   CHECK(bit_equal(h.weights, s3.weights));
+
+  // Device bytes per rank, from the buffers allocated. P elements, E the embedding group, B a block, s the
+  // shards (2 ranks): stage 0 holds the model's fp32 and bf16 weights, gradients and moments, 6P + 4P + 8P;
+  // stage 3 the bf16 weights of the gathered groups (the embedding group and one block: 2(E + B)), the
+  // gradients from a group's backward to its bucket's reduce (4000-element buckets fuse the two blocks:
+  // 4(E + 2B)), and fp32 master, gradient and moment shards, 4s + 4s + 8s; hpZ adds the fp32 secondary
+  // shards of its group of 2 (4s).
+  const std::vector<std::size_t>& sizes = s0.group_sizes;
+  REQUIRE(sizes.size() == 3);
+  const double P = double(sizes[0] + sizes[1] + sizes[2]), E = double(sizes[0]), B = double(sizes[1]);
+  double shards = 0;
+  for (const std::size_t S : sizes) shards += double(shard_size(S, 2));
+  const nlohmann::json& m0 = s0.summary.at("zero").at("device_memory_per_rank");
+  const nlohmann::json& m3 = s3.summary.at("zero").at("device_memory_per_rank");
+  const nlohmann::json& mh = h.summary.at("zero").at("device_memory_per_rank");
+  CHECK(m0.at("params").get<double>() == 6 * P);
+  CHECK(m0.at("grads").get<double>() == 4 * P);
+  CHECK(m0.at("optimizer").get<double>() == 8 * P);
+  for (const nlohmann::json* m : {&m3, &mh}) {
+    CHECK(m->at("params").get<double>() == 2 * (E + B) + 4 * shards);
+    CHECK(m->at("grads").get<double>() == 4 * (E + 2 * B) + 4 * shards);
+    CHECK(m->at("optimizer").get<double>() == 8 * shards);
+  }
+  CHECK(m3.at("secondary").get<double>() == 0);
+  CHECK(mh.at("secondary").get<double>() == 4 * shards);
+  CHECK(m3.at("total").get<double>() < m0.at("total").get<double>());
   // 2 nodes of 1 rank: qgZ's intra-node hop is trivial, the inter-node one carries the int4 partial sums.
   EngineOptions q = stage(3);
   q.zero.zero_quantized_weights = true;
