@@ -116,6 +116,27 @@ void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream stream
   if (bytes) CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
 }
 void synchronize_stream(Stream stream) { CUDA_CHECK(cudaStreamSynchronize(stream)); }
+void zero_on_device(void* p, std::size_t bytes, Stream stream) {
+  if (bytes) CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream));
+}
+Stream stream_create() {
+  cudaStream_t s = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return s;
+}
+void stream_destroy(Stream stream) noexcept {
+  if (stream) cudaStreamDestroy(stream);
+}
+EventHandle event_create() {
+  cudaEvent_t e = nullptr;
+  CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+void event_destroy(EventHandle event) noexcept {
+  if (event) cudaEventDestroy(event);
+}
+void event_record(EventHandle event, Stream stream) { CUDA_CHECK(cudaEventRecord(event, stream)); }
+void stream_wait_event(Stream stream, EventHandle event) { CUDA_CHECK(cudaStreamWaitEvent(stream, event, 0)); }
 
 }  // namespace detail
 

@@ -12,10 +12,12 @@
 #include "common/errors.hpp"
 
 struct CUstream_st;
+struct CUevent_st;
 
 namespace core::kernels {
 
-using Stream = CUstream_st*;  // cudaStream_t; nullptr is the legacy default stream
+using Stream = CUstream_st*;       // cudaStream_t; nullptr is the legacy default stream
+using EventHandle = CUevent_st*;  // cudaEvent_t
 
 // A failed CUDA / cuBLAS call: "file:line: call failed: error name (description). hint: ...".
 struct CudaError : Error {
@@ -39,7 +41,45 @@ void device_zero(void* p, std::size_t bytes);
 // Device to device, in stream order (returns at once); synchronize_stream waits for the stream's work.
 void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream stream);
 void synchronize_stream(Stream stream);
+void zero_on_device(void* p, std::size_t bytes, Stream stream);  // in stream order
+// A stream that does not synchronise with the legacy default stream (cudaStreamNonBlocking), and events
+// (timing disabled): event_record marks the work issued to a stream so far, stream_wait_event makes the
+// work issued to a stream afterwards wait for it.
+Stream stream_create();
+void stream_destroy(Stream stream) noexcept;
+EventHandle event_create();
+void event_destroy(EventHandle event) noexcept;
+void event_record(EventHandle event, Stream stream);
+void stream_wait_event(Stream stream, EventHandle event);
 }  // namespace detail
+
+// An owned stream beside the legacy default stream (detail::stream_create).
+class OwnedStream {
+ public:
+  OwnedStream() : s_(detail::stream_create()) {}
+  ~OwnedStream() { detail::stream_destroy(s_); }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  Stream get() const { return s_; }
+
+ private:
+  Stream s_;
+};
+
+// An owned event: record(a) then wait(b) orders the work issued to b afterwards after the work issued to a
+// before the record.
+class Event {
+ public:
+  Event() : e_(detail::event_create()) {}
+  ~Event() { detail::event_destroy(e_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(Stream stream) { detail::event_record(e_, stream); }
+  void wait(Stream stream) const { detail::stream_wait_event(stream, e_); }
+
+ private:
+  EventHandle e_;
+};
 
 // Owns n elements of device memory (uninitialised until zero() or upload()).
 template <class T>

@@ -3,13 +3,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <map>
 #include <string>
 
 #include "common/errors.hpp"
+#include "common/timer.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/runtime.hpp"
 #include "train/transformer_cuda.hpp"
+#include "zero/comm_thread.hpp"
 #include "zero/group_slots.hpp"
 #include "zero/qgz.hpp"
 #include "zero/quantize.hpp"
@@ -39,37 +43,38 @@ T* grow_as(Dev<Byte>& b, std::size_t count) {
   return reinterpret_cast<T*>(grow(b, count * sizeof(T)));
 }
 
-void copy(void* dst, const void* src, std::size_t bytes) { k::detail::copy_on_device(dst, src, bytes, nullptr); }
-void zero(void* p, std::size_t bytes) {
-  if (bytes) k::detail::device_zero(p, bytes);
-}
+// Device work in the order of `st` (nullptr: the compute stream, the legacy default stream).
+void copy(void* dst, const void* src, std::size_t bytes, k::Stream st) { k::detail::copy_on_device(dst, src, bytes, st); }
+void zero(void* p, std::size_t bytes, k::Stream st) { k::detail::zero_on_device(p, bytes, st); }
 Byte* at(void* p, std::size_t bytes) { return static_cast<Byte*>(p) + bytes; }
 
 // n floats into a buffer of `dtype` (f32 or bf16) and back, on the device.
-void pack(const float* src, std::size_t n, DType dtype, void* dst) {
-  if (dtype == DType::f32) copy(dst, src, n * sizeof(float));
-  else k::to_bf16(static_cast<k::bf16*>(dst), src, std::int64_t(n));
+void pack(const float* src, std::size_t n, DType dtype, void* dst, k::Stream st) {
+  if (dtype == DType::f32) copy(dst, src, n * sizeof(float), st);
+  else k::to_bf16(static_cast<k::bf16*>(dst), src, std::int64_t(n), st);
 }
-void unpack(const void* src, std::size_t n, DType dtype, float* dst) {
-  if (dtype == DType::f32) copy(dst, src, n * sizeof(float));
-  else k::to_float(dst, static_cast<const k::bf16*>(src), std::int64_t(n));
+void unpack(const void* src, std::size_t n, DType dtype, float* dst, k::Stream st) {
+  if (dtype == DType::f32) copy(dst, src, n * sizeof(float), st);
+  else k::to_float(dst, static_cast<const k::bf16*>(src), std::int64_t(n), st);
 }
 
-// qgZ's buffers and quantizers on the device.
+// qgZ's buffers and quantizers on the device, on the stream of the reduce that runs it.
 struct DeviceQgz final : QgzWorkspace {
+  k::Stream st = nullptr;
   Dev<std::uint8_t> codes, codes_in;
   Dev<float> scales, scales_in, partial;
+  void* stream() const override { return st; }
   Buffers reserve(std::size_t code_bytes, std::size_t scale_count, std::size_t partial_count) override {
     return {grow(codes, code_bytes), grow(codes_in, code_bytes), grow(scales, scale_count),
             grow(scales_in, scale_count), grow(partial, partial_count)};
   }
   void quantize_int4(const float* x, std::size_t n, std::size_t block, std::uint8_t* packed, float* sc) override {
-    device::quantize_int4(x, n, block, packed, sc);
+    device::quantize_int4(x, n, block, packed, sc, st);
   }
   void dequantize_sum_int4(const std::uint8_t* packed, std::size_t packed_stride, const float* sc,
                            std::size_t scales_stride, int inputs, std::size_t n, std::size_t block, float multiplier,
                            float* out) override {
-    device::dequantize_sum_int4(packed, packed_stride, sc, scales_stride, inputs, n, block, multiplier, out);
+    device::dequantize_sum_int4(packed, packed_stride, sc, scales_stride, inputs, n, block, multiplier, out, st);
   }
   double bytes() const {
     return double(codes.bytes() + codes_in.bytes() + scales.bytes() + scales_in.bytes() + partial.bytes());
@@ -101,6 +106,55 @@ struct DeviceEngine::State {
   double intra_sum = 0, inter_sum = 0;
   std::int64_t steps = 0;
   MemoryBytes step_peak, run_peak;
+  // overlap_comm: per group the ticket of its gather and of its gradient bucket's reduce in flight (0: none),
+  // the buckets whose gradients go back to the pool once reduced, each task's completion event on the
+  // communication stream, the communication seconds the training thread ran itself (this step) and the
+  // run's hidden and total seconds.
+  std::vector<CommThread::Ticket> gather_ticket, reduce_ticket;
+  std::deque<std::pair<CommThread::Ticket, std::vector<int>>> reducing;
+  std::map<CommThread::Ticket, std::shared_ptr<k::Event>> done;
+  double main_comm_s = 0, hidden_s = 0, comm_s = 0;
+  std::unique_ptr<k::OwnedStream> comm_stream;
+  std::unique_ptr<CommThread> comm;  // last: joined before the buffers and the stream its tasks use go
+
+  // Runs work(stream) on the communication thread, its device work on the communication stream after the
+  // work issued to the compute stream so far (the gradients it reduces, the buffers it overwrites).
+  CommThread::Ticket submit(std::function<void(k::Stream)> work) {
+    auto issued = std::make_shared<k::Event>(), finished = std::make_shared<k::Event>();
+    issued->record(nullptr);
+    const k::Stream st = comm_stream->get();
+    const CommThread::Ticket t = comm->submit([issued, finished, st, work = std::move(work)] {
+      issued->wait(st);
+      work(st);
+      finished->record(st);
+    });
+    done.emplace(t, std::move(finished));
+    return t;
+  }
+  // Task t has run, and the compute stream's later work waits for its device work (and every earlier task's).
+  void await(CommThread::Ticket t) {
+    comm->wait(t);
+    if (const auto it = done.find(t); it != done.end()) it->second->wait(nullptr);
+    done.erase(done.begin(), done.upper_bound(t));
+  }
+  // The gradients of the buckets whose reduce is done go back to the pool.
+  void free_reduced_gradients() {
+    while (!reducing.empty() && comm->done(reducing.front().first)) {
+      await(reducing.front().first);
+      for (const int g : reducing.front().second) {
+        grads.give_back(g);
+        reduce_ticket[g] = 0;
+      }
+      reducing.pop_front();
+    }
+  }
+  // Every task run and its device work ordered before the compute stream's next work.
+  void settle() {
+    if (!comm) return;
+    comm->drain();
+    if (!done.empty()) await(done.rbegin()->first);
+    free_reduced_gradients();
+  }
 };
 
 DeviceEngine::DeviceEngine(std::unique_ptr<comm::Communicator> device_world,
@@ -111,9 +165,6 @@ DeviceEngine::DeviceEngine(std::unique_ptr<comm::Communicator> device_world,
       opt_(options),
       s_(std::make_unique<State>()) {
   validate(opt_.zero, Bf16Options{opt_.bf16}, DistributedOptions{.quantization_block_size = int(opt_.block)});
-  if (opt_.zero.overlap_comm)
-    throw UsageError("zero_optimization.overlap_comm = true: with device=cuda the collectives run on the compute "
-                     "stream (no communication stream yet); set it to false or train with device=cpu");
   if (host_->size() != world_size() || host_->rank() != rank())
     throw Error(ExitCode::internal, "DeviceEngine: the host and device communicators hold different ranks");
 }
@@ -157,7 +208,7 @@ void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
     const auto slice = [&](const float* whole) {  // this rank's shard, zero beyond the group
       Dev<float> out(sh);
       out.zero();
-      copy(out.data(), whole + lo, (hi - lo) * sizeof(float));
+      copy(out.data(), whole + lo, (hi - lo) * sizeof(float), nullptr);
       return out;
     };
     s.m.push_back(slice(s.full[g].m32));
@@ -175,6 +226,12 @@ void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
   s.secondary.resize(s.G);
   s.secondary_valid.assign(s.G, false);
   s.totals = Dev<float>(3);
+  s.gather_ticket.assign(s.G, 0);
+  s.reduce_ticket.assign(s.G, 0);
+  if (opt_.zero.overlap_comm) {
+    s.comm_stream = std::make_unique<k::OwnedStream>();
+    s.comm = std::make_unique<CommThread>();
+  }
   if (stage >= 2) gpu.set_group_hook([this](int g, Pass p, bool before) { on_group(g, p, before); });
   k::synchronize();
   s.run_peak = s.step_peak = memory_now();
@@ -182,26 +239,47 @@ void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
 
 void DeviceEngine::begin_step() {
   State& s = *s_;
+  s.settle();
   for (int g = 0; g < int(s.grad.size()); ++g) s.grad[g].zero();
   std::fill(s.secondary_valid.begin(), s.secondary_valid.end(), false);
   s.training = true;
   groups_.reset_bytes();
   s.step_peak = memory_now();
+  s.main_comm_s = 0;
+  if (s.comm) s.comm->reset_times();
 }
 
 // ---- stage 3 weight gathers -------------------------------------------------------------------
 
 // Stage 3 lends the model a group's weights from its gather to the end of its forward or backward; stages 2-3
 // its gradient from its backward to its bucket's reduce-scatter.
+// overlap_comm: the gathers and reduces run on the communication thread and stream in the order a run without
+// it issues them (the same collectives, so the same bytes and results): the next groups' gathers, up to
+// stage3_prefetch_bucket_size elements ahead, while this one computes, and a bucket's reduce while the backward
+// of earlier groups goes on. The compute stream waits (an event) only for a gather it needs now, or for a
+// group's previous reduce before its next backward.
 void DeviceEngine::on_group(int g, Pass pass, bool before) {
   State& s = *s_;
   const bool stage3 = opt_.zero.stage == 3;
   if (before) {
     if (stage3) {
-      s.weights.take(g, s.size[g]);
-      gather_weights(g, pass);
+      if (!s.gather_ticket[g] && !s.weights.of(g)) start_gather(g, pass);
+      if (s.comm) {
+        std::size_t ahead = 0;
+        for (int n = next_group(g, pass); n >= 0 && ahead < std::size_t(opt_.zero.stage3_prefetch_bucket_size);
+             n = next_group(n, pass)) {
+          if (!s.gather_ticket[n] && !s.weights.of(n)) start_gather(n, pass);
+          ahead += s.size[n];
+        }
+        s.await(s.gather_ticket[g]);
+        s.gather_ticket[g] = 0;
+      }
     }
-    if (pass == Pass::backward) zero(s.grads.take(g, s.size[g]), s.size[g] * sizeof(float));  // this micro step's
+    if (pass == Pass::backward) {
+      if (s.reduce_ticket[g]) s.await(s.reduce_ticket[g]);  // the last micro step's gradient is sent
+      if (s.comm) s.free_reduced_gradients();
+      zero(s.grads.take(g, s.size[g]), s.size[g] * sizeof(float), nullptr);  // this micro step's
+    }
     lend(g);
     return;
   }
@@ -211,11 +289,34 @@ void DeviceEngine::on_group(int g, Pass pass, bool before) {
   s.pending.push_back(g);  // reduce as the buckets fill
   s.pending_elems += s.size[g];
   if (s.pending_elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
-    reduce_bucket(s.pending);
-    for (const int q : s.pending) s.grads.give_back(q);
+    if (s.comm) {
+      const CommThread::Ticket t =
+          s.submit([this, gs = s.pending, gr = grads_of(s.pending)](k::Stream st) { reduce_bucket(gs, gr, st); });
+      for (const int q : s.pending) s.reduce_ticket[q] = t;
+      s.reducing.emplace_back(t, s.pending);
+    } else {
+      reduce_bucket(s.pending, grads_of(s.pending), nullptr);
+      for (const int q : s.pending) s.grads.give_back(q);
+    }
     s.pending.clear();
     s.pending_elems = 0;
   }
+  if (s.comm) s.free_reduced_gradients();
+}
+
+int DeviceEngine::next_group(int g, Pass pass) const {
+  const int G = s_->G;
+  if (pass == Pass::forward) return g + 1 < G ? g + 1 : -1;  // embed, blocks 0 .. L-1
+  if (g == 0) return G > 1 ? G - 1 : -1;                     // head and embed, blocks L-1 .. 0
+  return g >= 2 ? g - 1 : -1;
+}
+
+// Stage 3: group g's weights into a buffer of the pool, on the communication thread under overlap_comm.
+void DeviceEngine::start_gather(int g, Pass pass) {
+  State& s = *s_;
+  k::bf16* w16 = s.weights.take(g, s.size[g]);
+  if (s.comm) s.gather_ticket[g] = s.submit([this, g, pass, w16](k::Stream st) { gather_weights(g, pass, w16, st); });
+  else gather_weights(g, pass, w16, nullptr);
 }
 
 void DeviceEngine::lend(int g) {
@@ -223,24 +324,27 @@ void DeviceEngine::lend(int g) {
   s.gpu->bind_group(g, {.w32 = nullptr, .g32 = s.grads.of(g), .m32 = nullptr, .v32 = nullptr, .w16 = s.weights.of(g)});
 }
 
-// The gradient of group g this micro step: the model's own (stages 0-1) or lent (stages 2-3).
-float* DeviceEngine::grad_of(int g) { return opt_.zero.stage >= 2 ? s_->grads.of(g) : s_->full[g].g32; }
+// The gradients of groups gs this micro step: the model's own (stages 0-1) or lent (stages 2-3).
+std::vector<float*> DeviceEngine::grads_of(const std::vector<int>& gs) {
+  std::vector<float*> out;
+  for (const int g : gs) out.push_back(opt_.zero.stage >= 2 ? s_->grads.of(g) : s_->full[g].g32);
+  return out;
+}
 
-void DeviceEngine::gather_weights(int g, Pass pass) {
+void DeviceEngine::gather_weights(int g, Pass pass, k::bf16* w16, k::Stream st) {
   State& s = *s_;
   const DType dtype = opt_.bf16 ? DType::bf16 : DType::f32;
   const std::size_t esz = comm::dtype_size(dtype), S = s.size[g];
-  k::bf16* w16 = s.weights.of(g);  // what the model reads: the gathered values in bf16
   const int N = world_size();
   const bool hpz = groups_.hpz != nullptr;
   const auto store = [&](const void* all, DType type) {
-    if (type == DType::f32) k::to_bf16(w16, static_cast<const float*>(all), std::int64_t(S));
-    else copy(w16, all, S * sizeof(k::bf16));
+    if (type == DType::f32) k::to_bf16(w16, static_cast<const float*>(all), std::int64_t(S), st);
+    else copy(w16, all, S * sizeof(k::bf16), st);
   };
   if (hpz && s.secondary_valid[g]) {  // inside the hpZ group
     const std::size_t t = s.sec[g];
     void* all = grow(s.buf_a, groups_.hpz_size * t * esz);
-    groups_.hpz->all_gather(s.secondary[g].data(), all, t, dtype);
+    groups_.hpz->all_gather(s.secondary[g].data(), all, t, dtype, st);
     store(all, dtype);
     return;
   }
@@ -250,18 +354,18 @@ void DeviceEngine::gather_weights(int g, Pass pass) {
     const std::size_t nb = block_count(sh, opt_.block);
     auto* codes = grow_as<std::int8_t>(s.buf_a, N * sh);
     auto* scales = grow_as<float>(s.buf_b, N * nb);
-    device::quantize_int8(s.master[g].data(), sh, opt_.block, codes + rank() * sh, scales + rank() * nb);
-    groups_.world->all_gather(codes + rank() * sh, codes, sh, DType::i8);
-    groups_.world->all_gather(scales + rank() * nb, scales, nb, DType::f32);
+    device::quantize_int8(s.master[g].data(), sh, opt_.block, codes + rank() * sh, scales + rank() * nb, st);
+    groups_.world->all_gather(codes + rank() * sh, codes, sh, DType::i8, st);
+    groups_.world->all_gather(scales + rank() * nb, scales, nb, DType::f32, st);
     float* full = grow(s.fbuf_a, N * sh);
     for (int q = 0; q < N; ++q)
-      device::dequantize_int8(codes + q * sh, scales + q * nb, sh, opt_.block, full + q * sh);
+      device::dequantize_int8(codes + q * sh, scales + q * nb, sh, opt_.block, full + q * sh, st);
     store(full, DType::f32);  // (bf16 gathers too: the bf16 values of the dequantized weights)
     gathered = full;
   } else {
     void* all = grow(s.buf_a, N * sh * esz);
-    pack(s.master[g].data(), sh, dtype, at(all, rank() * sh * esz));
-    groups_.world->all_gather(at(all, rank() * sh * esz), all, sh, dtype);
+    pack(s.master[g].data(), sh, dtype, at(all, rank() * sh * esz), st);
+    groups_.world->all_gather(at(all, rank() * sh * esz), all, sh, dtype, st);
     store(all, dtype);
     gathered = static_cast<const float*>(all);
   }
@@ -269,9 +373,9 @@ void DeviceEngine::gather_weights(int g, Pass pass) {
     const std::size_t t = s.sec[g];
     const auto [lo, hi] = owned_range(S, t, groups_.hpz->rank());
     if (s.secondary[g].size() != t * esz) s.secondary[g] = Dev<Byte>(t * esz);
-    zero(s.secondary[g].data(), t * esz);
+    zero(s.secondary[g].data(), t * esz, st);
     const void* from = dtype == DType::f32 ? static_cast<const void*>(gathered + lo) : w16 + lo;
-    copy(s.secondary[g].data(), from, (hi - lo) * esz);
+    copy(s.secondary[g].data(), from, (hi - lo) * esz, st);
     s.secondary_valid[g] = true;
   }
 }
@@ -280,10 +384,10 @@ void DeviceEngine::gather_weights(int g, Pass pass) {
 
 void DeviceEngine::reduce_all_groups() {
   for (const std::vector<int>& bucket : reduce_buckets(s_->size, std::size_t(opt_.zero.reduce_bucket_size)))
-    reduce_bucket(bucket);
+    reduce_bucket(bucket, grads_of(bucket), nullptr);
 }
 
-void DeviceEngine::reduce_bucket(const std::vector<int>& gs) {
+void DeviceEngine::reduce_bucket(const std::vector<int>& gs, const std::vector<float*>& grads, k::Stream st) {
   State& s = *s_;
   const int N = world_size(), stage = opt_.zero.stage;
   const float inv_n = 1.0f / float(N);
@@ -291,15 +395,11 @@ void DeviceEngine::reduce_bucket(const std::vector<int>& gs) {
     std::size_t total = 0;
     for (const int g : gs) total += s.size[g];
     float* buf = grow(s.fbuf_a, total);
-    for (std::size_t off = 0; const int g : gs) {
-      copy(buf + off, grad_of(g), s.size[g] * sizeof(float));
-      off += s.size[g];
-    }
-    groups_.world->all_reduce(buf, buf, total, DType::f32, ReduceOp::sum);
-    for (std::size_t off = 0; const int g : gs) {
-      device::add_scaled(grad_of(g), buf + off, s.size[g], inv_n, false);
-      off += s.size[g];
-    }
+    for (std::size_t i = 0, off = 0; i < gs.size(); off += s.size[gs[i]], ++i)
+      copy(buf + off, grads[i], s.size[gs[i]] * sizeof(float), st);
+    groups_.world->all_reduce(buf, buf, total, DType::f32, ReduceOp::sum, st);
+    for (std::size_t i = 0, off = 0; i < gs.size(); off += s.size[gs[i]], ++i)
+      device::add_scaled(grads[i], buf + off, s.size[gs[i]], inv_n, false, st);
     return;
   }
   // Chunk q (c elements): block q of each group of the bucket, zero beyond the group.
@@ -307,17 +407,18 @@ void DeviceEngine::reduce_bucket(const std::vector<int>& gs) {
   for (const int g : gs) c += s.shard[g];
   float* chunks = grow(s.fbuf_a, N * c);
   for (int q = 0; q < N; ++q)
-    for (std::size_t off = 0; const int g : gs) {
+    for (std::size_t i = 0, off = 0; i < gs.size(); off += s.shard[gs[i]], ++i) {
+      const int g = gs[i];
       const auto [lo, hi] = owned_range(s.size[g], s.shard[g], q);
       float* dst = chunks + q * c + off;
-      zero(dst, s.shard[g] * sizeof(float));
-      copy(dst, grad_of(g) + lo, (hi - lo) * sizeof(float));
-      off += s.shard[g];
+      zero(dst, s.shard[g] * sizeof(float), st);
+      copy(dst, grads[i] + lo, (hi - lo) * sizeof(float), st);
     }
   const float* mean = nullptr;  // the bucket's reduced chunk of this rank
   float multiplier = inv_n;
   if (opt_.zero.zero_quantized_gradients) {
     float* out = grow(s.fbuf_b, c);
+    s.qgz.st = st;
     qgz_reduce_scatter_mean(chunks, c, out, groups_, opt_.block, s.qgz);
     mean = out;
     multiplier = 1.0f;  // (already the mean)
@@ -327,20 +428,21 @@ void DeviceEngine::reduce_bucket(const std::vector<int>& gs) {
     void* send = chunks;
     if (dtype != DType::f32) {
       send = grow(s.buf_a, N * c * esz);
-      pack(chunks, N * c, dtype, send);
+      pack(chunks, N * c, dtype, send, st);
     }
     void* recv = grow(s.buf_b, c * esz);
-    groups_.world->reduce_scatter(send, recv, c, dtype, ReduceOp::sum);
+    groups_.world->reduce_scatter(send, recv, c, dtype, ReduceOp::sum, st);
     float* sum = grow(s.fbuf_b, c);
-    unpack(recv, c, dtype, sum);
+    unpack(recv, c, dtype, sum, st);
     mean = sum;
   }
-  for (std::size_t off = 0; const int g : gs) {
+  for (std::size_t i = 0, off = 0; i < gs.size(); ++i) {
+    const int g = gs[i];
     if (stage == 1) {  // once a step: the mean gradient of the owned range, in place
       const auto [lo, hi] = owned_range(s.size[g], s.shard[g], rank());
-      device::add_scaled(s.full[g].g32 + lo, mean + off, hi - lo, multiplier, false);
+      device::add_scaled(grads[i] + lo, mean + off, hi - lo, multiplier, false, st);
     } else {  // every micro step, accumulated
-      device::add_scaled(s.grad[g].data(), mean + off, s.shard[g], multiplier, true);
+      device::add_scaled(s.grad[g].data(), mean + off, s.shard[g], multiplier, true, st);
     }
     off += s.shard[g];
   }
@@ -349,6 +451,7 @@ void DeviceEngine::reduce_bucket(const std::vector<int>& gs) {
 train::DataParallel::Totals DeviceEngine::finish_gradients(double local_loss, bool stop_requested) {
   State& s = *s_;
   const int stage = opt_.zero.stage, r = rank();
+  s.settle();
   if (stage <= 1) reduce_all_groups();
   double sq = 0;  // the squared norm of this rank's shard of the mean gradient (the same numbers in every stage)
   for (int g = 0; g < s.G; ++g) {
@@ -360,7 +463,9 @@ train::DataParallel::Totals DeviceEngine::finish_gradients(double local_loss, bo
   }
   const float host[3] = {float(sq), float(local_loss), stop_requested ? 1.0f : 0.0f};
   s.totals.upload(host);
+  Timer timer;
   groups_.world->all_reduce(s.totals.data(), s.totals.data(), 3, DType::f32, ReduceOp::sum);
+  s.main_comm_s += timer.seconds();
   const std::vector<float> totals = s.totals.download();
   return {double(totals[1]) / world_size(), std::sqrt(double(totals[0])), totals[2] > 0};
 }
@@ -369,6 +474,7 @@ train::DataParallel::Totals DeviceEngine::finish_gradients(double local_loss, bo
 
 void DeviceEngine::optimizer_step(double lr, double grad_scale) {
   State& s = *s_;
+  s.settle();
   s.training = false;
   const int stage = opt_.zero.stage, r = rank();
   const train::AdamWHyper& hyper = s.opt->hyper();
@@ -426,15 +532,17 @@ void DeviceEngine::gather_updated_shards() {
     float* all = grow(s.fbuf_a, N * c);
     for (std::size_t off = 0; const int q : bucket) {
       const auto [lo, hi] = owned_range(s.size[q], s.shard[q], r);
-      zero(all + r * c + off, s.shard[q] * sizeof(float));
-      copy(all + r * c + off, s.full[q].w32 + lo, (hi - lo) * sizeof(float));
+      zero(all + r * c + off, s.shard[q] * sizeof(float), nullptr);
+      copy(all + r * c + off, s.full[q].w32 + lo, (hi - lo) * sizeof(float), nullptr);
       off += s.shard[q];
     }
+    Timer timer;
     groups_.world->all_gather(all + r * c, all, c, DType::f32);
+    s.main_comm_s += timer.seconds();
     for (int from = 0; from < N; ++from)
       for (std::size_t off = 0; const int q : bucket) {
         const auto [lo, hi] = owned_range(s.size[q], s.shard[q], from);
-        copy(s.full[q].w32 + lo, all + from * c + off, (hi - lo) * sizeof(float));
+        copy(s.full[q].w32 + lo, all + from * c + off, (hi - lo) * sizeof(float), nullptr);
         off += s.shard[q];
       }
     for (const int q : bucket) k::to_bf16(s.full[q].w16, s.full[q].w32, std::int64_t(s.size[q]));
@@ -461,6 +569,7 @@ ShardManifest DeviceEngine::manifest() const {
 fs::path DeviceEngine::save_checkpoint(const fs::path& root, std::int64_t step, const nlohmann::json& state,
                                        int keep) {
   State& s = *s_;
+  s.settle();
   const int stage = opt_.zero.stage, r = rank();
   std::vector<std::vector<float>> host(3 * s.G);  // this rank's slices, downloaded
   std::vector<ShardSlice> slices;
@@ -484,6 +593,7 @@ fs::path DeviceEngine::save_checkpoint(const fs::path& root, std::int64_t step, 
 
 void DeviceEngine::load_checkpoint(const fs::path& dir_on_rank0) {
   State& s = *s_;
+  s.settle();
   const int stage = opt_.zero.stage, r = rank();
   const auto shards = open_shards(*host_, dir_on_rank0, manifest());
   std::vector<float> buf;
@@ -540,6 +650,7 @@ MemoryBytes DeviceEngine::memory_per_rank() const { return s_->run_peak; }
 
 nlohmann::json DeviceEngine::step_metrics() {
   State& s = *s_;
+  s.settle();
   const auto [intra, inter] = mean_link_bytes(*host_, groups_.bytes());
   s.intra_sum += intra;
   s.inter_sum += inter;
@@ -553,8 +664,16 @@ nlohmann::json DeviceEngine::step_metrics() {
     peak->staging = std::max(peak->staging, now.staging);
   }
   s.run_peak.secondary = std::max(s.run_peak.secondary, s.step_peak.secondary);
-  return {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}},
-          {"device_memory_per_rank", s.step_peak.to_json()}};
+  nlohmann::json rec = {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}},
+                        {"device_memory_per_rank", s.step_peak.to_json()}};
+  if (s.comm) {  // busy: the thread's tasks; exposed: the training thread's waits and own collectives
+    const double busy = s.comm->busy_seconds(), total = busy + s.main_comm_s;
+    const double hidden = std::clamp(busy - s.comm->waited_seconds(), 0.0, busy);
+    s.hidden_s += hidden;
+    s.comm_s += total;
+    rec["comm_hidden_fraction"] = total > 0 ? hidden / total : 0.0;
+  }
+  return rec;
 }
 
 nlohmann::json DeviceEngine::summary() const {
@@ -562,8 +681,12 @@ nlohmann::json DeviceEngine::summary() const {
   nlohmann::json z = zero_summary(opt_.zero, opt_.bf16, groups_.topo);
   z["backend"] = groups_.world->backend();
   z["device_memory_per_rank"] = memory_per_rank().to_json();
+  if (s.comm) z["overlap_comm"] = true;
   const double steps = s.steps > 0 ? double(s.steps) : 1.0;
-  return {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}}, {"zero", z}};
+  nlohmann::json out = {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}},
+                        {"zero", z}};
+  if (s.comm) out["comm_hidden_fraction"] = s.comm_s > 0 ? s.hidden_s / s.comm_s : 0.0;
+  return out;
 }
 
 }  // namespace core::zero

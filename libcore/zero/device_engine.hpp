@@ -24,13 +24,25 @@
 // the shards, hpZ's secondary shards, the staging buffers), measured from the buffers allocated; the
 // activations are the model's and not counted. The device model is built whole and uploaded before the
 // engine takes it over, so the start-up peak is stage 0's.
-// Not on the device yet (UsageError naming the key): overlap_comm (a communication stream).
+// overlap_comm (stages 2-3; DeepSpeed's meaning): the gathers and bucket reduces run on a communication
+// thread (comm_thread.hpp) that issues their kernels and collectives on a communication stream beside the
+// compute stream, in the order a run without it issues them, so losses, weights and bytes are the same bit
+// for bit. Events order the streams: each task's device work starts after the compute work issued before it
+// was submitted (the gradients it reduces, the buffers it overwrites, the optimizer's update of the shards it
+// gathers), and the compute stream waits for a task's completion event only where it needs the task's result:
+// a gather it uses now (the next groups', up to stage3_prefetch_bucket_size elements, are gathered while this
+// one computes), or a group's previous reduce before its next backward. comm_hidden_fraction is engine.hpp's
+// measure, of the communication thread on the host.
 // Needs a CUDA build (TOOLKIT_HAVE_CUDA).
 #pragma once
 #include <memory>
+#include <vector>
 
+#include "kernels/bf16.hpp"
 #include "train/data_parallel.hpp"
 #include "zero/engine.hpp"
+
+struct CUstream_st;
 
 namespace core::zero {
 
@@ -69,9 +81,13 @@ class DeviceEngine final : public train::DataParallel {
   struct State;
   void on_group(int group, train::Model<float>::Pass pass, bool before);
   void lend(int group);  // points the model at the engine's buffers of the group (stages 2-3)
-  float* grad_of(int group);
-  void gather_weights(int group, train::Model<float>::Pass pass);
-  void reduce_bucket(const std::vector<int>& groups);
+  std::vector<float*> grads_of(const std::vector<int>& groups);
+  int next_group(int group, train::Model<float>::Pass pass) const;  // in the pass's order of use (-1: none)
+  void start_gather(int group, train::Model<float>::Pass pass);
+  // Stage 3: the group's weights into w16 (bf16, what the model reads); stages 2-3: the groups' gradients
+  // reduced into their shards. Device work and collectives on `stream` (null: the compute stream).
+  void gather_weights(int group, train::Model<float>::Pass pass, kernels::bf16* w16, CUstream_st* stream);
+  void reduce_bucket(const std::vector<int>& groups, const std::vector<float*>& grads, CUstream_st* stream);
   void reduce_all_groups();
   void gather_updated_shards();  // stages 1-2 after AdamW
   ShardManifest manifest() const;

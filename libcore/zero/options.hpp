@@ -35,8 +35,8 @@ struct ZeroOptions {
     v("allgather_bucket_size", allgather_bucket_size,
       "stages 1-2: elements all-gathered at a time after the optimizer step", core::positive<std::int64_t>());
     v("overlap_comm", overlap_comm,
-      "stages 2-3: gradient reduce-scatters and weight gathers on a communication thread, overlapping compute "
-      "(same results)");
+      "stages 2-3: gradient reduce-scatters and weight gathers on a communication thread (device=cuda: and stream), "
+      "overlapping compute (same results)");
     v("stage3_prefetch_bucket_size", stage3_prefetch_bucket_size,
       "stage 3 with overlap_comm: elements of the next groups gathered ahead of their use",
       core::positive<std::int64_t>());

@@ -35,8 +35,8 @@ void qgz_reduce_scatter_mean(const float* chunks, std::size_t c, float* mean_out
   for (int p = 0; p < N; ++p)
     ws.quantize_int4(chunks + std::size_t(order[p]) * c, c, block, w.codes + p * cb, w.scales + p * nb);
   // 2. Intra-node all-to-all: local rank d receives, from each local peer, the chunks of {m alpha + d}.
-  groups.intra->all_to_all(w.codes, w.codes_in, nodes * cb, comm::DType::u8);
-  groups.intra->all_to_all(w.scales, w.scales_in, nodes * nb, comm::DType::f32);
+  groups.intra->all_to_all(w.codes, w.codes_in, nodes * cb, comm::DType::u8, ws.stream());
+  groups.intra->all_to_all(w.scales, w.scales_in, nodes * nb, comm::DType::f32, ws.stream());
   // 3. Dequantize and sum over the node's ranks: one partial sum per destination node m, from positions
   //    d * nodes + m (d = 0 .. alpha-1).
   for (int m = 0; m < nodes; ++m)
@@ -45,8 +45,8 @@ void qgz_reduce_scatter_mean(const float* chunks, std::size_t c, float* mean_out
   // 4. Int4 again; inter-node all-to-all: node m receives the partial sums for its rank of this local index.
   for (int m = 0; m < nodes; ++m)
     ws.quantize_int4(w.partial + m * c, c, block, w.codes + m * cb, w.scales + m * nb);
-  groups.inter->all_to_all(w.codes, w.codes_in, cb, comm::DType::u8);
-  groups.inter->all_to_all(w.scales, w.scales_in, nb, comm::DType::f32);
+  groups.inter->all_to_all(w.codes, w.codes_in, cb, comm::DType::u8, ws.stream());
+  groups.inter->all_to_all(w.scales, w.scales_in, nb, comm::DType::f32, ws.stream());
   // 5. Dequantize, sum over nodes, divide by N.
   ws.dequantize_sum_int4(w.codes_in, cb, w.scales_in, nb, nodes, c, block, 1.0f / float(N), mean_out);
 }

@@ -34,6 +34,8 @@ class QgzWorkspace {
   virtual void dequantize_sum_int4(const std::uint8_t* packed, std::size_t packed_stride, const float* scales,
                                    std::size_t scales_stride, int inputs, std::size_t n, std::size_t block,
                                    float multiplier, float* out) = 0;
+  // The stream the collectives run on (device buffers: the quantizers' stream; null: the default).
+  virtual void* stream() const { return nullptr; }
 };
 
 // Host buffers.

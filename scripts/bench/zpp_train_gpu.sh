@@ -6,7 +6,7 @@
 #                                                        SANITIZE=1: also compute-sanitizer on the kernel tests;
 #                                                        BASE_ATTENTION=FILE: baseline attention.cu, see 5.;
 #                                                        ONLY=zero: only the ZeRO++ part, 6.; QUANT_N=floats;
-#                                                        ZERO_RANKS=4 ZERO_BATCH=8 ZERO_STEPS=6: 7.;
+#                                                        ZERO_RANKS=4 ZERO_BATCH=8 ZERO_STEPS=6 ZERO_RUNS=...: 7.;
 #                                                        LTD=1: also random-LTD, 8.; ONLY=ltd: only 8.;
 #                                                        LTD_BATCH=16 LTD_KEPT="512 256" LTD_STEPS=12)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
@@ -27,10 +27,15 @@
 #    kernel reads and writes per second over a device-to-device copy's, 1 GiB of fp32 by default, blocks of
 #    2048 and 256; issue 14's target is >= 0.80 of the copy for the int8 and int4 kernels).
 # 7. the multi-rank GPU pipeline on this one GPU (distributed.backend=shared_gpu: ZERO_RANKS thread ranks, each
-#    a GPT-2 124M TransformerCuda, micro batch ZERO_BATCH x 1024, ZERO_STEPS steps): one rank (the baseline),
-#    then ZERO_RANKS ranks at stage 0, stage 3, and stage 3 + qwZ + hpZ(2) + qgZ over 2 emulated nodes; prints
-#    each run's mean step time, tokens/s, bytes a rank sends per step (intra / inter node, the engine's
-#    accounting) and device memory per rank, with the ratios against stage 0 (time) and ZeRO-3 (cross-node bytes).
+#    a GPT-2 124M TransformerCuda, micro batch ZERO_BATCH x 1024, ZERO_STEPS steps), the runs of ZERO_RUNS
+#    (default all): one rank (the baseline), then ZERO_RANKS ranks at stage 0, stage 3, stage 3 + hpZ(2),
+#    stage 3 with overlap_comm (communication stream, one block prefetched), and stage 3 + qwZ + hpZ(2) + qgZ
+#    over 2 emulated nodes without and with overlap_comm; prints each run's mean step time, tokens/s, bytes a
+#    rank sends per step (intra / inter node, the engine's accounting), the device bytes of model state per
+#    rank the engine accounts (weights, gradients, moments, hpZ's secondary shards, staging; activations not
+#    counted) and the device memory measured (cudaMemGetInfo's peak over the run divided by the ranks: context,
+#    cuBLAS workspaces and activations included), then the ratios against stage 0 (time, memory), ZeRO-3
+#    (cross-node bytes) and overlap on / off (time; the final losses, equal on the emulator).
 # 8. random-LTD on the device (LTD=1 or ONLY=ltd): the random-LTD kernel tests and the routing cases of
 #    test_train_step_gpu (routed GPT and padded BERT steps against the host model with core::ltd's subsets, the
 #    identity subset bit for bit, ltd-pretrain's loop against the host run), then `ltd-pretrain train
@@ -97,15 +102,21 @@ zero_shared_gpu() {
     optimizer.params.lr=6e-4 scheduler.params.warmup_num_steps=2)
   # The ranks in 2 emulated nodes (the byte accounting splits intra and inter node; the numbers do not change).
   local nodes=(distributed.backend=shared_gpu "distributed.thread_ranks=$ranks" "distributed.ranks_per_node=$((ranks / 2))")
-  local name args
-  for name in one s0 s3 zeropp; do
+  local name args h=$((ranks / 2 > 1 ? 2 : 1))
+  # overlap_comm prefetches one block ahead (a GPT-2 124M block has 7.1M parameters).
+  local overlap=(zero_optimization.overlap_comm=true zero_optimization.stage3_prefetch_bucket_size=7100000)
+  local zpp=(zero_optimization.stage=3 zero_optimization.zero_quantized_weights=true
+             "zero_optimization.zero_hpz_partition_size=$h" zero_optimization.zero_quantized_gradients=true)
+  for name in ${ZERO_RUNS:-one s0 s3 hpz s3_overlap zeropp zeropp_overlap}; do
     case $name in
       one) args=() ;;
       s0) args=("${nodes[@]}" zero_optimization.stage=0) ;;
       s3) args=("${nodes[@]}" zero_optimization.stage=3) ;;
-      zeropp) args=("${nodes[@]}" zero_optimization.stage=3 zero_optimization.zero_quantized_weights=true
-                    zero_optimization.zero_hpz_partition_size=$((ranks / 2 > 1 ? 2 : 1))
-                    zero_optimization.zero_quantized_gradients=true) ;;
+      hpz) args=("${nodes[@]}" zero_optimization.stage=3 "zero_optimization.zero_hpz_partition_size=$h") ;;
+      s3_overlap) args=("${nodes[@]}" zero_optimization.stage=3 "${overlap[@]}") ;;
+      zeropp) args=("${nodes[@]}" "${zpp[@]}") ;;
+      zeropp_overlap) args=("${nodes[@]}" "${zpp[@]}" "${overlap[@]}") ;;
+      *) echo "unknown run $name in ZERO_RUNS"; continue ;;
     esac
     timeout 300 "$BUILD/bin/zpp-train" "${common[@]}" --out "$dir/$name" "${args[@]}" > "$dir/$name.json"       2> "$dir/$name.log" || { echo "$name failed:"; tail -5 "$dir/$name.log"; rm -f "$dir/$name.json"; }
     echo "   $name done at $((SECONDS - T0)) s"
@@ -116,25 +127,52 @@ d, ranks = sys.argv[1], int(sys.argv[2])
 def load(n):
     p = f"{d}/{n}.json"
     return json.load(open(p)) if os.path.exists(p) and os.path.getsize(p) > 0 else None
-runs = {n: load(n) for n in ("one", "s0", "s3", "zeropp")}
-print(f"{'run':>7} {'ranks':>5} {'step_s':>8} {'tokens/s':>10} {'intra MB':>9} {'inter MB':>9} {'dev GiB/rank':>12} {'loss':>7}")
+names = ("one", "s0", "s3", "hpz", "s3_overlap", "zeropp", "zeropp_overlap")
+runs = {n: load(n) for n in names if os.path.exists(f"{d}/{n}.log")}
+gib = 2**30
+print(f"{'run':>14} {'ranks':>5} {'step_s':>8} {'tokens/s':>10} {'intra MB':>9} {'inter MB':>9} "
+      f"{'params':>7} {'grads':>7} {'optim':>7} {'second':>7} {'staging':>7} {'state GiB':>9} {'dev GiB/rank':>12} "
+      f"{'hidden':>6} {'loss':>7}")
 for n, s in runs.items():
     if s is None:
-        print(f"{n:>7} {'failed':>5}")
+        print(f"{n:>14} {'failed':>5}")
         continue
+    r = s.get("zero", {}).get("ranks", 1)
     b = s.get("bytes_per_step", {"intra": 0, "inter": 0})
-    mem = s.get("zero", {}).get("device_memory_per_rank", {}).get("total", 0) / 2**30
-    print(f"{n:>7} {s.get('zero', {}).get('ranks', 1):>5} {s['mean_step_s']:>8.3f} {s['tokens_per_s']:>10.0f} "
-          f"{b['intra'] / 1e6:>9.1f} {b['inter'] / 1e6:>9.1f} {mem:>12.2f} {s['final_loss']:>7.3f}")
+    m = s.get("zero", {}).get("device_memory_per_rank", {})
+    g = {k: m.get(k, 0) / gib for k in ("params", "grads", "optimizer", "secondary", "staging", "total")}
+    measured = s.get("peak_device_mib", 0) / 1024 / r
+    hidden = s.get("comm_hidden_fraction")
+    print(f"{n:>14} {r:>5} {s['mean_step_s']:>8.3f} {s['tokens_per_s']:>10.0f} {b['intra'] / 1e6:>9.1f} "
+          f"{b['inter'] / 1e6:>9.1f} {g['params']:>7.3f} {g['grads']:>7.3f} {g['optimizer']:>7.3f} "
+          f"{g['secondary']:>7.3f} {g['staging']:>7.3f} {g['total']:>9.3f} {measured:>12.2f} "
+          f"{'' if hidden is None else f'{hidden:.2f}':>6} {s['final_loss']:>7.3f}")
     print(json.dumps({"bench": "zpp_train_gpu_zero", "run": n, "ranks": ranks if n != "one" else 1,
-                      **{k: s.get(k) for k in ("mean_step_s", "tokens_per_s", "bytes_per_step", "final_loss")}}))
-s0, s3, pp = runs["s0"], runs["s3"], runs["zeropp"]
+                      "device_state_bytes_per_rank": m, "measured_device_gib_per_rank": measured,
+                      **{k: s.get(k) for k in ("mean_step_s", "tokens_per_s", "bytes_per_step", "final_loss",
+                                               "comm_hidden_fraction")}}))
+get = lambda n: runs.get(n)
+s0, s3, hz, pp = get("s0"), get("s3"), get("hpz"), get("zeropp")
+state = lambda s: s["zero"]["device_memory_per_rank"]["total"]
 if s0 and s3:
     print(f"stage 3 / stage 0 step time: {s3['mean_step_s'] / s0['mean_step_s']:.3f}")
+    print(f"stage 3 / stage 0 device state bytes per rank: {state(s3) / state(s0):.3f} "
+          f"({state(s3) / gib:.3f} / {state(s0) / gib:.3f} GiB)")
+if s3 and hz:
+    print(f"hpZ's secondary shards per rank: {hz['zero']['device_memory_per_rank']['secondary'] / gib:.3f} GiB "
+          f"(+{state(hz) / state(s3) - 1:.1%} of stage 3's state); step time hpZ / stage 3: "
+          f"{hz['mean_step_s'] / s3['mean_step_s']:.3f}")
 if s0 and pp:
     print(f"ZeRO++ / stage 0 step time: {pp['mean_step_s'] / s0['mean_step_s']:.3f}")
 if s3 and pp and s3["bytes_per_step"]["inter"] > 0:
     print(f"ZeRO++ / ZeRO-3 cross-node bytes per step: {pp['bytes_per_step']['inter'] / s3['bytes_per_step']['inter']:.3f}")
+for off, on in (("s3", "s3_overlap"), ("zeropp", "zeropp_overlap")):
+    a, b = get(off), get(on)
+    if a and b:
+        diff = abs(a["final_loss"] - b["final_loss"])
+        same = "equal" if diff == 0 else f"differ by {diff:.3g} (the emulator tests find them equal: a device non-determinism?)"
+        print(f"{on} / {off} step time: {b['mean_step_s'] / a['mean_step_s']:.3f}; device state bytes "
+              f"{state(b) / state(a):.3f}; final losses {same}")
 PY
   rm -rf "$dir"
 }

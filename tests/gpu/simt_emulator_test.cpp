@@ -13,6 +13,7 @@
 
 #include "kernels/device_utils.cuh"
 #include "kernels/mma.cuh"
+#include "kernels/runtime.hpp"
 
 namespace {
 
@@ -120,6 +121,37 @@ TEST_CASE("warp collectives whose mask names exited lanes wait only for the othe
   for (int t = 2; t < 32; ++t) CHECK((out[t] == (t ^ 1) && out[32 + t] == (t ^ 1)));
   CHECK_THROWS_WITH_AS(launch(ended_lanes_kernel, 1, 64, 0, nullptr, out.data(), 16),
                        doctest::Contains("which has exited"), simt::EmulationError);
+}
+
+__global__ void iota_kernel(int* out, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) out[i] = 3 * i;
+}
+
+// The runtime's streams and events (kernels/runtime.hpp; the emulated runtime runs each kernel and copy at its
+// launch): work ordered by an event recorded on one stream and waited for on another sees the first stream's
+// results, as on the device.
+TEST_CASE("streams and events: work issued to a stream after a wait sees the work recorded before the event") {
+  namespace detail = core::kernels::detail;
+  const core::kernels::OwnedStream a, b;
+  CHECK(a.get() != nullptr);
+  CHECK(a.get() != b.get());
+  constexpr int n = 100;
+  auto* x = static_cast<int*>(detail::device_alloc(n * sizeof(int)));
+  auto* y = static_cast<int*>(detail::device_alloc(n * sizeof(int)));
+  launch(iota_kernel, 4, 32, 0, a.get(), x, n);
+  core::kernels::Event done;
+  done.record(a.get());
+  done.wait(b.get());
+  detail::copy_on_device(y, x, n * sizeof(int), b.get());
+  detail::zero_on_device(x, n * sizeof(int), b.get());
+  detail::synchronize_stream(b.get());
+  std::vector<int> hy(n), hx(n);
+  detail::copy_to_host(hy.data(), y, n * sizeof(int));
+  detail::copy_to_host(hx.data(), x, n * sizeof(int));
+  for (int i = 0; i < n; ++i) CHECK((hy[i] == 3 * i && hx[i] == 0));
+  detail::device_free(x);
+  detail::device_free(y);
 }
 
 // Lanes of one warp pass different masks to __syncwarp.

@@ -4,8 +4,9 @@
 // shared-GPU backend gives the same run bit for bit as the CPU thread backend moving the same device buffers
 // through host copies; hpZ equals stage 3 bit for bit; qwZ + qgZ (2 emulated nodes of one rank: the
 // inter-node hop carries the int4 partial sums) and bf16 gathers and reduce-scatters end within 2% of stage
-// 3; every variant sends exactly the bytes the host engine sends; and the losses follow the host engine's
-// (fp32 model) to the rounding of the device model's bf16 activations.
+// 3; every variant sends exactly the bytes the host engine sends; the losses follow the host engine's
+// (fp32 model) to the rounding of the device model's bf16 activations; each stage's device bytes per rank
+// match their closed forms; and overlap_comm (stage 3, hpZ in bf16, qwZ + qgZ) changes nothing but the memory.
 // Exits 77 (skipped) where no CUDA device answers; test_zero_cuda_emulated runs the same cases on the SIMT
 // emulator (tests/support/simt).
 #include <doctest/doctest.h>
@@ -126,6 +127,9 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
   const Run h = train_on(Backend::shared_gpu, 2, 2, hpz, kSteps, dir, "hpz");
   CHECK(h.losses == s3.losses);
   CHECK(bit_equal(h.weights, s3.weights));
+  hpz.zero.overlap_comm = true;
+  hpz.bf16 = true;  // (bf16 gathers and secondary shards)
+  const Run h_overlap = train_on(Backend::shared_gpu, 2, 2, hpz, kSteps, dir, "hpz_bf16_overlap");
 
   // Device bytes per rank, from the buffers allocated. P elements, E the embedding group, B a block, s the
   // shards (2 ranks): stage 0 holds the model's fp32 and bf16 weights, gradients and moments, 6P + 4P + 8P;
@@ -152,6 +156,22 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
   CHECK(m3.at("secondary").get<double>() == 0);
   CHECK(mh.at("secondary").get<double>() == 4 * shards);
   CHECK(m3.at("total").get<double>() < m0.at("total").get<double>());
+
+  // overlap_comm: the gathers and reduces on a communication thread and stream give the same run bit for bit;
+  // a prefetch of one block holds one block's weights more.
+  EngineOptions o3 = stage(3);
+  o3.zero.overlap_comm = true;
+  o3.zero.stage3_prefetch_bucket_size = 1;
+  const Run ov = train_on(Backend::shared_gpu, 2, 2, o3, kSteps, dir, "s3_overlap");
+  CHECK(ov.losses == s3.losses);
+  CHECK(ov.norms == s3.norms);
+  CHECK(bit_equal(ov.weights, s3.weights));
+  CHECK(ov.step_bytes == s3.step_bytes);
+  const nlohmann::json& mo = ov.summary.at("zero").at("device_memory_per_rank");
+  CHECK(mo.at("params").get<double>() == 2 * (E + 2 * B) + 4 * shards);
+  CHECK(mo.at("grads").get<double>() == m3.at("grads").get<double>());
+  const double hidden = ov.summary.at("comm_hidden_fraction").get<double>();
+  CHECK((hidden >= 0 && hidden <= 1));
   // 2 nodes of 1 rank: qgZ's intra-node hop is trivial, the inter-node one carries the int4 partial sums.
   EngineOptions q = stage(3);
   q.zero.zero_quantized_weights = true;
@@ -159,6 +179,11 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
   const Run pp = train_on(Backend::shared_gpu, 2, 1, q, kSteps, dir, "qwz_qgz");
   CHECK(pp.losses != s3.losses);  // quantization changes the numbers ...
   CHECK(std::fabs(pp.losses.back() - s3.losses.back()) <= 0.02 * s3.losses.back());  // ... not the result
+  q.zero.overlap_comm = true;  // (every group gathered ahead)
+  const Run pp_overlap = train_on(Backend::shared_gpu, 2, 1, q, kSteps, dir, "qwz_qgz_overlap");
+  CHECK(pp_overlap.losses == pp.losses);
+  CHECK(bit_equal(pp_overlap.weights, pp.weights));
+  q.zero.overlap_comm = false;
   const Run pp_host = train_on(Backend::host_engine, 2, 1, q, kSteps, dir, "qwz_qgz_host");
   CHECK(pp.step_bytes == pp_host.step_bytes);
   CHECK(pp.step_bytes[0].inter > 0);
@@ -166,6 +191,8 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
   EngineOptions b = stage(3);
   b.bf16 = true;
   const Run half = train_on(Backend::shared_gpu, 2, 2, b, kSteps, dir, "bf16");
+  CHECK(h_overlap.losses == half.losses);  // hpZ + overlap_comm = stage 3, in bf16 too
+  CHECK(bit_equal(h_overlap.weights, half.weights));
   const Run half_host = train_on(Backend::host_engine, 2, 2, b, kSteps, dir, "bf16_host");
   CHECK(half.step_bytes == half_host.step_bytes);
   CHECK(half.step_bytes[0].total() < s3.step_bytes[0].total());

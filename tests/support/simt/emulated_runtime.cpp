@@ -44,6 +44,15 @@ void device_zero(void* p, std::size_t bytes) { std::memset(p, 0, bytes); }
 // Kernels run to completion at their launch here: a stream holds no pending work.
 void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream) { std::memcpy(dst, src, bytes); }
 void synchronize_stream(Stream) {}
+void zero_on_device(void* p, std::size_t bytes, Stream) { std::memset(p, 0, bytes); }
+// Streams and events are distinct handles; every recorded event is complete (its work ran at launch), so a
+// wait on one returns at once.
+Stream stream_create() { return reinterpret_cast<Stream>(new char); }
+void stream_destroy(Stream stream) noexcept { delete reinterpret_cast<char*>(stream); }
+EventHandle event_create() { return reinterpret_cast<EventHandle>(new char); }
+void event_destroy(EventHandle event) noexcept { delete reinterpret_cast<char*>(event); }
+void event_record(EventHandle, Stream) {}
+void stream_wait_event(Stream, EventHandle) {}
 
 }  // namespace detail
 }  // namespace core::kernels
