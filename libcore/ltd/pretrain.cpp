@@ -140,7 +140,10 @@ train::TrainExtension ltd_extension(const LtdTrainOptions& o, int rank, int worl
 train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
                                      const train::StepHook& hook) {
   o.validate();
-  const RoutingPlan plan = resolve_routing(o.data_efficiency, o.model, o.data.seq_len);
+  // The schedule's own checks (UsageError naming the key) before any rank starts; the ranks are the launcher's
+  // processes times the thread ranks of each (more than one of either only where the other is one).
+  const LtdSchedule checked(o, ranks.world_size * o.distributed.thread_ranks);
+  const RoutingPlan& plan = checked.plan();
   if (plan.dropping)
     log::info("random-LTD: layers {} of {} keep {} -> {} of {} tokens over {} steps (multiples of {})",
               nlohmann::json(plan.layers).dump(), plan.n_layer, kept_tokens(plan, 0), plan.max_value, o.data.seq_len,
