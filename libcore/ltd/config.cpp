@@ -68,11 +68,6 @@ RoutingPlan resolve_routing(const DataEfficiency& de, const train::ModelConfig& 
 
 void LtdTrainOptions::validate() const {
   train::TrainOptions::validate();
-  // The device ZeRO engine drives TransformerCuda's group hooks; the token routing has not been run under
-  // it: on the device random-LTD trains on one rank at stage 0.
-  if (device == "cuda" && zero_optimization.stage > 0)
-    throw UsageError("zero_optimization.stage = " + std::to_string(zero_optimization.stage) +
-                     ": random-LTD on device=cuda runs at stage 0 on one rank (ZeRO stages run with device=cpu)");
   resolve_routing(data_efficiency, model, data.seq_len);
   const LayerTokenLrSchedule& lt = data_efficiency.random_ltd().layer_token_lr_schedule;
   if (lt.enabled) {

@@ -217,7 +217,8 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
     const double secs = timer.seconds();
     time_sum += secs;
     const double measured = double(train::gemm_flops_counted() - flops0);
-    counters.add(sched.layer_tokens(step), measured, full_length_flops(measured, sched, o.model, step),
+    counters.add(sched.layer_tokens(step), measured,
+                 full_length_flops(measured, sched, o.model, step, sched.sequences_per_step()),
                  double(std::clock() - cpu0) / CLOCKS_PER_SEC);
     last_loss = loss;
     nlohmann::json rec = {{"step", step + 1}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"step_s", secs},

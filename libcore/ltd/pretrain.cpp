@@ -23,10 +23,10 @@ double block_flops(const train::ModelConfig& model, int n) {
 }
 
 double full_length_flops(double measured, const LtdSchedule& sched, const train::ModelConfig& model,
-                         std::int64_t step) {
+                         std::int64_t step, std::uint64_t sequences) {
   const RoutingPlan& plan = sched.plan();
   if (!plan.dropping) return measured;
-  return measured + double(plan.layers.size()) * double(sched.sequences_per_step()) *
+  return measured + double(plan.layers.size()) * double(sequences) *
                         (block_flops(model, plan.seq_len) - block_flops(model, sched.kept(step)));
 }
 
@@ -62,16 +62,17 @@ void LtdCounters::summarise(nlohmann::json& summary, const LtdSchedule& sched, s
   }
 }
 
-train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
-                                     const train::StepHook& hook) {
-  o.validate();
-  const auto sched = std::make_shared<const LtdSchedule>(o, ranks.world_size);
-  const int rank = ranks.rank;
+namespace {
+
+// The trainer extension of rank `rank` of `world` (see pretrain.hpp): its own subsets, counters and step clock.
+train::TrainExtension ltd_extension(const LtdTrainOptions& o, int rank, int world) {
+  const auto sched = std::make_shared<const LtdSchedule>(o, world);
   const RoutingPlan& plan = sched->plan();
-  const int B = o.train_micro_batch_size_per_gpu, n = o.data.seq_len;
+  const int B = o.train_micro_batch_size_per_gpu;
+  const std::uint64_t rank_sequences = std::uint64_t(B) * std::uint64_t(o.gradient_accumulation_steps);
   auto counters = std::make_shared<LtdCounters>();
-  // Where the step began: its FLOPs so far (the device's own count on device=cuda, whose GEMMs the host's
-  // counter does not see) and its CPU clock.
+  // Where the step began: its FLOPs so far (this rank's: the device's own count on device=cuda, whose GEMMs
+  // the host does not run, else the host GEMMs of this rank's thread) and its CPU clock.
   struct StepStart {
     std::uint64_t flops = 0;
     std::clock_t cpu = 0;
@@ -81,19 +82,12 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, c
   const auto flops_now = [start]() -> std::uint64_t {
     if constexpr (train::kCudaBuild)
       if (start->gpu) return start->gpu->gemm_flops();
-    return train::gemm_flops_counted();
+    return train::thread_gemm_flops();
   };
   const auto begin_step = [start, flops_now] {
     start->flops = flops_now();
     start->cpu = std::clock();
   };
-
-  if (plan.dropping)
-    log::info("random-LTD: layers {} of {} keep {} -> {} of {} tokens over {} steps (multiples of {})",
-              nlohmann::json(plan.layers).dump(), plan.n_layer, kept_tokens(plan, 0), plan.max_value, n,
-              plan.require_steps, plan.seq_per_step);
-  else
-    log::info("random-LTD off: every layer runs on all {} tokens", n);
 
   train::TrainExtension ext;
   ext.before_micro = [=](train::Model<float>& model, std::int64_t step, int micro) {
@@ -110,7 +104,7 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, c
   ext.lr = [=](std::int64_t step) { return sched->lr(step, counters->layer_tokens); };
   ext.on_step = [=](std::int64_t step, nlohmann::json& rec) {
     const double measured = double(flops_now() - start->flops);
-    const double full = full_length_flops(measured, *sched, o.model, step);
+    const double full = full_length_flops(measured, *sched, o.model, step, rank_sequences);
     const double cpu_s = double(std::clock() - start->cpu) / CLOCKS_PER_SEC;
     counters->add(sched->layer_tokens(step), measured, full, cpu_s);
     rec["step_cpu_s"] = cpu_s;
@@ -138,7 +132,26 @@ train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, c
   ext.on_summary = [=](nlohmann::json& summary) {
     counters->summarise(summary, *sched, summary.value("steps", std::int64_t(0)));
   };
-  return zero::run_zero_training(o, rundir, ranks, hook, ext);
+  return ext;
+}
+
+}  // namespace
+
+train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
+                                     const train::StepHook& hook) {
+  o.validate();
+  // The schedule's own checks (UsageError naming the key) before any rank starts; the ranks are the launcher's
+  // processes times the thread ranks of each (more than one of either only where the other is one).
+  const LtdSchedule checked(o, ranks.world_size * o.distributed.thread_ranks);
+  const RoutingPlan& plan = checked.plan();
+  if (plan.dropping)
+    log::info("random-LTD: layers {} of {} keep {} -> {} of {} tokens over {} steps (multiples of {})",
+              nlohmann::json(plan.layers).dump(), plan.n_layer, kept_tokens(plan, 0), plan.max_value, o.data.seq_len,
+              plan.require_steps, plan.seq_per_step);
+  else
+    log::info("random-LTD off: every layer runs on all {} tokens", o.data.seq_len);
+  return zero::run_zero_training(o, rundir, ranks, hook,
+                                 [&o](int rank, int world) { return ltd_extension(o, rank, world); });
 }
 
 train::TrainOutcome run_ltd_training(const LtdTrainOptions& o, RunDir& rundir, const train::StepHook& hook) {

@@ -16,10 +16,11 @@ namespace core::ltd {
 // backward twice the forward): 3 (24 n C^2 + 4 n^2 C).
 double block_flops(const train::ModelConfig& model, int n);
 
-// The GEMM FLOPs step `step` would have spent at full length, from those it spent (`measured`): the
-// random-LTD layers' blocks on n instead of r_t tokens for every sequence of the step.
+// The GEMM FLOPs step `step` would have spent at full length, from those it spent (`measured`, over
+// `sequences` sequences: one rank's micro batch x accumulation): the random-LTD layers' blocks on n
+// instead of r_t tokens for each of those sequences.
 double full_length_flops(double measured, const LtdSchedule& schedule, const train::ModelConfig& model,
-                         std::int64_t step);
+                         std::int64_t step, std::uint64_t sequences);
 
 // The LayerToken and GEMM FLOP counters of a run (kept in its checkpoints: a resumed run reports the whole run).
 struct LtdCounters {
@@ -43,10 +44,11 @@ struct LtdCounters {
 
 // The trainer extension of a random-LTD run on rank `ranks.rank` of `ranks.world_size` (kept counts,
 // this rank's subsets, LayerToken lr over all ranks' sequences, counters, checkpointed state) and the
-// run itself: one rank, or ZeRO data parallelism as zpp-train runs it. `rundir` is null except on rank 0.
-// gemm_flops and train_cpu_s count this rank's work. device=cuda (one rank) routes the tokens on the device
-// (TransformerCuda::set_token_routing, the same subsets) and counts the device's products
-// (TransformerCuda::gemm_flops); its gflops_per_s and mfu are of those products.
+// run itself: one rank, or ZeRO data parallelism as zpp-train runs it (processes of a launcher, or thread
+// ranks of this process: distributed.backend threads or shared_gpu, each rank with its own extension).
+// `rundir` is null except on rank 0. gemm_flops (and gflops_per_s, mfu) count this rank's products, train_cpu_s
+// the process's CPU time. device=cuda routes the tokens on the device (TransformerCuda::set_token_routing,
+// the same subsets) under any ZeRO stage and counts the device's products (TransformerCuda::gemm_flops).
 train::TrainOutcome run_ltd_training(const LtdTrainOptions& options, RunDir* rundir, const comm::RankInfo& ranks,
                                      const train::StepHook& hook = {});
 // The same in a single process (one rank, or ZeRO on one rank when zero_optimization asks for it).

@@ -21,6 +21,9 @@ namespace core::train {
 namespace {
 
 std::atomic<std::uint64_t> flops_counted{0};  // relaxed: a statistic, read between steps
+// This thread's count, and where its gemm() calls count (null: its own; a parallel region's worker: the opener's).
+thread_local std::atomic<std::uint64_t> thread_flops{0};
+thread_local std::atomic<std::uint64_t>* thread_sink = nullptr;
 
 template <class T>
 using CMat = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
@@ -70,7 +73,9 @@ void gemm_serial(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const
 template <class T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
           T beta, T* C, int ldc, const T* row_bias) {
-  flops_counted.fetch_add(2 * std::uint64_t(M) * std::uint64_t(N) * std::uint64_t(K), std::memory_order_relaxed);
+  const std::uint64_t flops = 2 * std::uint64_t(M) * std::uint64_t(N) * std::uint64_t(K);
+  flops_counted.fetch_add(flops, std::memory_order_relaxed);
+  thread_gemm_flop_counter()->fetch_add(flops, std::memory_order_relaxed);
 #ifdef _OPENMP
   const double work = double(M) * N * K;
   if (work >= double(1 << 24) && omp_get_max_threads() > 1 && !omp_in_parallel()) {
@@ -103,6 +108,13 @@ template void gemm<double>(bool, bool, int, int, int, double, const double*, int
                            double*, int, const double*);
 
 std::uint64_t gemm_flops_counted() { return flops_counted.load(std::memory_order_relaxed); }
+
+std::atomic<std::uint64_t>* thread_gemm_flop_counter() { return thread_sink ? thread_sink : &thread_flops; }
+std::uint64_t thread_gemm_flops() { return thread_flops.load(std::memory_order_relaxed); }
+GemmFlopsInto::GemmFlopsInto(std::atomic<std::uint64_t>* counter) : previous_(thread_sink) {
+  thread_sink = counter == &thread_flops ? nullptr : counter;
+}
+GemmFlopsInto::~GemmFlopsInto() { thread_sink = previous_; }
 
 double measure_gemm_gflops(int n, int reps) {
   const std::size_t nn = std::size_t(n) * n;

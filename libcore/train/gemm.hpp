@@ -5,6 +5,7 @@
 // row_bias (length N, optional): C's rows are first set to row_bias, then the product is added
 // (beta is ignored) — the bias of a linear layer, filled by the thread that computes the block.
 #pragma once
+#include <atomic>
 #include <cstdint>
 
 namespace core::train {
@@ -16,6 +17,24 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, 
 // Floating-point operations of every gemm() call in this process so far (2 M N K each, all threads,
 // float and double): the FLOPs a step measurably spends (ltd-pretrain reports them per step).
 std::uint64_t gemm_flops_counted();
+
+// The same for the calling thread alone: its gemm() calls and those of the worker threads of the
+// parallel regions it opens (which count into it through a GemmFlopsInto). Data-parallel ranks that are
+// threads of one process each read their own work here.
+std::uint64_t thread_gemm_flops();
+// This thread's counter, to hand to the workers of a parallel region.
+std::atomic<std::uint64_t>* thread_gemm_flop_counter();
+// While alive, gemm() calls on this thread count into `counter` (a parallel region's opener's).
+class GemmFlopsInto {
+ public:
+  explicit GemmFlopsInto(std::atomic<std::uint64_t>* counter);
+  ~GemmFlopsInto();
+  GemmFlopsInto(const GemmFlopsInto&) = delete;
+  GemmFlopsInto& operator=(const GemmFlopsInto&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>* previous_;
+};
 
 // Achieved GFLOP/s of float32 C = A B for square n x n row-major matrices (best of `reps` timed
 // products after one warm-up): the machine's GEMM peak through this same library and thread count.

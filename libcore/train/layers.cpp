@@ -28,13 +28,16 @@ using CArr = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 // took 9 ms with 2 threads under load). Work is counted in rough element-operations.
 constexpr double kParallelWork = double(1 << 21);
 
-// Calls f(begin, end) on contiguous sub-ranges of [0, n), one per thread.
+// Calls f(begin, end) on contiguous sub-ranges of [0, n), one per thread. (The workers' GEMM FLOPs count
+// as the calling thread's: thread_gemm_flops.)
 template <class F>
 void parallel_ranges(std::int64_t n, double cost_per_item, F&& f) {
 #ifdef _OPENMP
   if (double(n) * cost_per_item >= kParallelWork && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+    std::atomic<std::uint64_t>* const flops = thread_gemm_flop_counter();
 #pragma omp parallel
     {
+      const GemmFlopsInto count(flops);
       const std::int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
       f(n * t / nt, n * (t + 1) / nt);
     }
@@ -49,9 +52,16 @@ void parallel_ranges(std::int64_t n, double cost_per_item, F&& f) {
 template <class F>
 void parallel_for(int n, double cost_per_item, F&& f) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n > 1 && double(n) * cost_per_item >= kParallelWork && !omp_in_parallel())
-#endif
+  std::atomic<std::uint64_t>* const flops = thread_gemm_flop_counter();
+#pragma omp parallel if (n > 1 && double(n) * cost_per_item >= kParallelWork && !omp_in_parallel())
+  {
+    const GemmFlopsInto count(flops);
+#pragma omp for schedule(static)
+    for (int i = 0; i < n; ++i) f(i);
+  }
+#else
   for (int i = 0; i < n; ++i) f(i);
+#endif
 }
 
 }  // namespace

@@ -253,6 +253,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   std::string ckpt_dir;  // the checkpoint that holds the state at `saved_step`
   std::int64_t saved_step = -1;
   bool sharded = false;  // ckpt_dir holds a data-parallel engine's shards (read after attach)
+  nlohmann::json extension_state;  // what the checkpoint keeps of the extension's state (every rank is told)
   const auto point = rundir ? find_resume_point(*rundir, o.resume, o.train_iters, "train") : std::nullopt;
   if (point) {
     check_resume_matches(point->state, point->dir, o, data);
@@ -262,7 +263,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
                        "resume it with the engine (zpp-train train), or write one full checkpoint with "
                        "`zpp-train consolidate`");
     start = saved_step = point->step;
-    if (ext.on_resume) ext.on_resume(point->state.value("extension", nlohmann::json::object()), start);
+    extension_state = point->state.value("extension", nlohmann::json::object());
     ckpt_dir = point->dir.string();
     log::info("resumed from {} at step {}", ckpt_dir, start);
     if (!o.init_from.empty())
@@ -278,13 +279,17 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   bool deferred = false;
   if (dp) {
     const auto where = dp->broadcast({{"start", start}, {"saved_step", saved_step}, {"checkpoint", ckpt_dir},
-                                      {"sharded", sharded}, {"whole_model_read", whole_model_read}});
+                                      {"sharded", sharded}, {"whole_model_read", whole_model_read},
+                                      {"extension", extension_state}});
     start = where.at("start").get<std::int64_t>();
     saved_step = where.at("saved_step").get<std::int64_t>();
     ckpt_dir = where.at("checkpoint").get<std::string>();
     sharded = where.at("sharded").get<bool>();
     deferred = dp->partitions_state() && !dp->on_device() && !where.at("whole_model_read").get<bool>();
+    extension_state = where.at("extension");
   }
+  // Every rank's extension continues from the checkpoint's state (ltd-pretrain: its LayerTokens set the lr).
+  if (saved_step >= 0 && ext.on_resume) ext.on_resume(extension_state, start);
   check_host_memory(o, cuda, deferred ? dp->state_bytes_per_parameter() : 16.0);
   const Allocation allocation = deferred ? Allocation::deferred : Allocation::eager;
   Model<float> model(o.model, allocation);

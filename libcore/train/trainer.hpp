@@ -129,7 +129,8 @@ class TransformerCuda;
 
 // What a tool built over this loop adds to it (ltd-pretrain: random-LTD and the LayerToken learning-rate
 // schedule). Every member is optional; an empty one leaves the loop as zpp-train runs it. device=cuda runs
-// an extension with before_micro only when it has before_device_micro too.
+// an extension with before_micro only when it has before_device_micro too. Each rank of a data-parallel run
+// has its own (zero::ExtensionFactory).
 struct TrainExtension {
   // Before the forward of micro step `micro` of optimizer step `step` (0-based), e.g. to set the model's
   // token subsets (Model::set_token_subsets); the loop clears them after the micro step's backward, so
@@ -144,8 +145,8 @@ struct TrainExtension {
   std::function<void(std::int64_t step, nlohmann::json& record)> on_step;
   // Adds fields to the summary.
   std::function<void(nlohmann::json& summary)> on_summary;
-  // Fields state.json of a checkpoint after `step` steps keeps (under "extension"), and what --resume
-  // does with them (called with the state of the checkpoint it continues and its step).
+  // Fields state.json of a checkpoint after `step` steps keeps (under "extension"; rank 0's), and what --resume
+  // does with them (called on every rank with the state of the checkpoint it continues and its step).
   std::function<nlohmann::json(std::int64_t step)> checkpoint_state;
   std::function<void(const nlohmann::json& state, std::int64_t step)> on_resume;
 };

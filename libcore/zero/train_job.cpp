@@ -109,10 +109,14 @@ std::unique_ptr<train::DataParallel> make_engine(const ZeroTrainOptions& o, cons
   return engine;
 }
 
+train::TrainExtension extension_of(const ExtensionFactory& factory, int rank, int world_size) {
+  return factory ? factory(rank, world_size) : train::TrainExtension{};
+}
+
 // threads / shared_gpu: distributed.thread_ranks ranks of this process; rank 0 writes the run directory and
 // reports the step records to `hook`. A rank that fails aborts the group (the others stop at once).
 train::TrainOutcome run_thread_ranks_job(const ZeroTrainOptions& o, RunDir* rundir, const std::string& backend,
-                                         const train::StepHook& hook, const train::TrainExtension& extension) {
+                                         const train::StepHook& hook, const ExtensionFactory& extension) {
   const int n = o.distributed.thread_ranks;
   const comm::Seconds timeout(o.distributed.timeout_s);
   std::vector<std::unique_ptr<comm::Communicator>> device(n);
@@ -128,7 +132,7 @@ train::TrainOutcome run_thread_ranks_job(const ZeroTrainOptions& o, RunDir* rund
     const Topology topo = Topology::make(n, r, alpha, "distributed.ranks_per_node");
     auto engine = make_engine(o, topo, host.split(0, r), std::move(device[r]));
     train::TrainOutcome mine = train::run_training(o, r == 0 ? rundir : nullptr, engine.get(),
-                                                   r == 0 ? hook : train::StepHook{}, extension);
+                                                   r == 0 ? hook : train::StepHook{}, extension_of(extension, r, n));
     if (r == 0) out = std::move(mine);
   }, timeout);
   return out;
@@ -137,7 +141,7 @@ train::TrainOutcome run_thread_ranks_job(const ZeroTrainOptions& o, RunDir* rund
 }  // namespace
 
 train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
-                                      const train::StepHook& hook, const train::TrainExtension& extension) {
+                                      const train::StepHook& hook, const ExtensionFactory& extension) {
   check_zero_job(o, ranks);
   if (o.device == "cuda") train::require_cuda_device();  // exit 2 before a device communicator touches the GPU
   const ZeroOptions& z = o.zero_optimization;
@@ -145,15 +149,9 @@ train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir,
   const int n = thread_backend(backend) ? o.distributed.thread_ranks : ranks.world_size;
   if (n == 1 && z.stage == 0 && !resumes_sharded(o, rundir)) {
     if (!rundir) throw Error(ExitCode::internal, "a one-rank run needs its run directory");
-    return train::run_training(o, *rundir, hook, extension);
+    return train::run_training(o, *rundir, hook, extension_of(extension, 0, 1));
   }
-  if (thread_backend(backend)) {
-    // A tool's extension (ltd-pretrain's token dropping) keeps per-process state and takes its rank from the launcher.
-    if (n > 1 && (extension.before_micro || extension.lr || extension.on_step || extension.checkpoint_state))
-      throw UsageError("distributed.thread_ranks = " + std::to_string(n) + ": this command's training step keeps one "
-                       "state per process; launch its ranks as processes (mpirun -np N, distributed.backend = mpi)");
-    return run_thread_ranks_job(o, rundir, backend, hook, extension);
-  }
+  if (thread_backend(backend)) return run_thread_ranks_job(o, rundir, backend, hook, extension);
   const Topology topo = discover_topology(ranks, o.distributed.ranks_per_node);
   const comm::Seconds timeout(o.distributed.timeout_s);
   auto world = comm::make_world_communicator(ranks, timeout);
@@ -161,7 +159,7 @@ train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir,
   if (backend == "nccl") device = comm::make_nccl_world_communicator(ranks, *world, timeout);
   auto engine = make_engine(o, topo, std::move(world), std::move(device));
   try {
-    return train::run_training(o, rundir, engine.get(), hook, extension);
+    return train::run_training(o, rundir, engine.get(), hook, extension_of(extension, ranks.rank, ranks.world_size));
   } catch (const std::exception& e) {
     if (ranks.world_size == 1) throw;
     // Across processes a failure on one rank ends the whole job at once, before unwinding frees the

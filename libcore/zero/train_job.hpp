@@ -2,6 +2,8 @@
 // options (the training keys of core::train plus zero_optimization, bf16 and distributed), the
 // world communicator and topology of the job, and the ZeRO engine driving core::train's loop.
 #pragma once
+#include <functional>
+
 #include "comm/rank.hpp"
 #include "common/rundir.hpp"
 #include "train/trainer.hpp"
@@ -26,11 +28,15 @@ struct ZeroTrainOptions : train::TrainOptions {
 // group size): UsageError naming the key, thrown normally on every rank.
 void check_zero_job(const ZeroTrainOptions& options, const comm::RankInfo& ranks);
 
+// A tool's per-step behaviour (ltd-pretrain's token dropping) for rank `rank` of `world_size`: made once
+// for every rank this process runs (each thread rank of the threads / shared_gpu backends gets its own,
+// on its own thread, before its training starts).
+using ExtensionFactory = std::function<train::TrainExtension(int rank, int world_size)>;
+
 // A single process at stage 0 without ZeRO++ runs the one-rank loop unchanged (unless it resumes a
 // sharded checkpoint); anything else runs the engine over the job's communicator (MPI across
 // processes). `rundir` is null except on rank 0.
-// `extension` adds a tool's per-step behaviour (ltd-pretrain's token dropping) on every rank.
 train::TrainOutcome run_zero_training(const ZeroTrainOptions& options, RunDir* rundir, const comm::RankInfo& ranks,
-                                      const train::StepHook& hook = {}, const train::TrainExtension& extension = {});
+                                      const train::StepHook& hook = {}, const ExtensionFactory& extension = {});
 
 }  // namespace core::zero

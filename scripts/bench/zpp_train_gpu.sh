@@ -8,7 +8,8 @@
 #                                                        ONLY=zero: only the ZeRO++ part, 6.; QUANT_N=floats;
 #                                                        ZERO_RANKS=4 ZERO_BATCH=8 ZERO_STEPS=6 ZERO_RUNS=...: 7.;
 #                                                        LTD=1: also random-LTD, 8.; ONLY=ltd: only 8.;
-#                                                        LTD_BATCH=16 LTD_KEPT="512 256" LTD_STEPS=12)
+#                                                        LTD_BATCH=16 LTD_KEPT="512 256" LTD_STEPS=12
+#                                                        LTD_RANKS=2 LTD_ZERO_BATCH=8)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
 # 2. runs the gpu-labelled tests (kernels against the host layers; one GPT and one BERT step CPU vs
 #    CUDA) and the zpp-train CLI tests (which train GPT and BERT with --device cuda against the CPU);
@@ -44,7 +45,11 @@
 #    (min = max = r). Prints per r the device wall-clock saving of the mean step (the first step excluded)
 #    against the baseline measured just before it, the LayerToken saving (10/12 (1 - r/1024)), the counted
 #    matmul FLOP saving, and wall / LayerToken saving (paper: 25.6 / 33.3 = 0.77 at GPT-3 1.3B; gather,
-#    scatter and the full-length head and embeddings keep it below 1).
+#    scatter and the full-length head and embeddings keep it below 1). Then random-LTD under the device ZeRO
+#    engine: the gpu case of test_zero_cuda_gpu (2 shared_gpu ranks, stage 3 = stage 0 bit for bit, the host
+#    engine's schedule and FLOPs) and ltd-pretrain's shared_gpu CLI case (ZeRO-3 resumed bit for bit), and the
+#    same saving measured on LTD_RANKS shared_gpu ranks at stage 3 (micro batch LTD_ZERO_BATCH x 1024 a rank)
+#    for the first r of LTD_KEPT against its stage-3 baseline (gemm_flops: rank 0's products).
 # MFU = model FLOPs per step / mean step time / peak, with model FLOPs = 3 x forward matmul FLOPs
 # (per layer 24 N C^2 + 4 B T^2 C, plus the LM head 2 N C V; N = B T), core::train::kCudaPeakTflops.
 # Peak memory: the largest cudaMemGetInfo "used" sampled after each step (all buffers are allocated
@@ -63,7 +68,7 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTOOLKIT_CUDA=
   { tail -30 "$BUILD.configure.log" >&2; exit 1; }
 TARGETS="zpp-train test_zero_cuda_gpu"
 [[ "${ONLY:-}" == zero || "${ONLY:-}" == ltd ]] || TARGETS="$TARGETS test_kernels_gpu test_train_step_gpu test_train_cli"
-[[ -n "${LTD:-}" || "${ONLY:-}" == ltd ]] && TARGETS="$TARGETS ltd-pretrain test_train_step_gpu test_ltd_kernels_gpu"
+[[ -n "${LTD:-}" || "${ONLY:-}" == ltd ]] && TARGETS="$TARGETS ltd-pretrain test_train_step_gpu test_ltd_kernels_gpu test_ltd_cli"
 cmake --build "$BUILD" --target $TARGETS -j"$JOBS" > "$BUILD.build.log" 2>&1 ||
   { grep -E "error|FAILED" "$BUILD.build.log" | head -30 >&2; exit 1; }
 echo "build: $((SECONDS - T0)) s"
@@ -181,43 +186,62 @@ ltd_device() {
   "$BUILD/tests/test_ltd_kernels_gpu" 2>&1 | tail -2 || echo "(random-LTD kernel tests failed: see above)"
   "$BUILD/tests/test_train_step_gpu" -tc="*random-LTD*,*ltd-pretrain*" 2>&1 | tail -2 ||
     echo "(routed device step tests failed: see above)"
+  echo "== random-LTD under the device ZeRO engine (2 shared_gpu ranks) against stage 0 and the host engine; CLI resume"
+  "$BUILD/tests/test_zero_cuda_gpu" -tc="*random-LTD*" 2>&1 | tail -2 || echo "(device engine random-LTD case failed)"
+  TOOLKIT_SOURCE_DIR="$ROOT" TOOLKIT_BIN_DIR="$BUILD/bin" TOOLKIT_TEST_TMP="$BUILD/test-tmp" TOOLKIT_EXPECT_DEVICE=1 \
+    OMP_NUM_THREADS=1 "$BUILD/tests/test_ltd_cli" -tc="device=cuda*" 2>&1 | tail -2 || echo "(ltd-pretrain CLI case failed)"
   local data="$ROOT/../shared/datasets/text/tinyshakespeare.txt" tmp r run
   [[ -f "$data" ]] || data=/usr/share/common-licenses/GPL-3
   tmp="$(mktemp -d)"
   local R=data_efficiency.data_routing.random_ltd
   local batch="${LTD_BATCH:-16}" steps="${LTD_STEPS:-12}" kept="${LTD_KEPT:-512 256}"
-  for r in $kept; do
-    for run in base ltd; do  # a baseline before each r: drift of the device shows between the baselines
-      local extra=("$R.enabled=false")
-      [[ $run == base ]] || extra=("$R.random_ltd_schedule.min_value=$r" "$R.random_ltd_schedule.max_value=$r"
-                                   "$R.random_ltd_schedule.schedule_config.seq_per_step=16")
-      echo "== ltd-pretrain GPT-2 124M, batch $batch x 1024, $run (r = $r)"
-      timeout 300 "$BUILD/bin/ltd-pretrain" train --progress never --out "$tmp/$run-$r" device=cuda "data.input=$data" \
-        model.n_layer=12 model.n_head=12 model.n_embd=768 model.n_positions=1024 model.vocab_size=50257 \
-        model.vocab_pad_to=128 data.seq_len=1024 "train_micro_batch_size_per_gpu=$batch" "train_iters=$steps" \
-        eval_interval=100000 eval_iters=1 optimizer.params.lr=6e-4 scheduler.params.warmup_num_steps=2 \
-        "$R.layer_token_lr_schedule.enabled=false" "${extra[@]}" > "$tmp/$run-$r.json" 2> "$tmp/$run-$r.log" ||
-        { echo "$run (r = $r) failed:"; tail -5 "$tmp/$run-$r.log"; rm -f "$tmp/$run-$r.json"; }
-    done
+  # ltd_run NAME BATCH DESCRIPTION [key=value ...]: ltd-pretrain on GPT-2 124M, summary in $tmp/NAME.json.
+  ltd_run() {
+    local name=$1 b=$2
+    echo "== ltd-pretrain GPT-2 124M, batch $b x 1024, $3"
+    timeout 300 "$BUILD/bin/ltd-pretrain" train --progress never --out "$tmp/$name" device=cuda "data.input=$data" \
+      model.n_layer=12 model.n_head=12 model.n_embd=768 model.n_positions=1024 model.vocab_size=50257 \
+      model.vocab_pad_to=128 data.seq_len=1024 "train_micro_batch_size_per_gpu=$b" "train_iters=$steps" \
+      eval_interval=100000 eval_iters=1 optimizer.params.lr=6e-4 scheduler.params.warmup_num_steps=2 \
+      "$R.layer_token_lr_schedule.enabled=false" "${@:4}" > "$tmp/$name.json" 2> "$tmp/$name.log" ||
+      { echo "$name failed:"; tail -5 "$tmp/$name.log"; rm -f "$tmp/$name.json"; }
+  }
+  local off=("$R.enabled=false")
+  keep() { echo "$R.random_ltd_schedule.min_value=$1 $R.random_ltd_schedule.max_value=$1 $R.random_ltd_schedule.schedule_config.seq_per_step=16"; }
+  local rows=()
+  for r in $kept; do  # a baseline before each r: drift of the device shows between the baselines
+    ltd_run "base-$r" "$batch" "baseline (r = $r)" "${off[@]}"
+    ltd_run "ltd-$r" "$batch" "random-LTD r = $r" $(keep "$r")
+    rows+=("$r:base-$r:ltd-$r")
   done
-  python3 - "$tmp" $kept <<'PY'
+  # The same under the device ZeRO engine: LTD_RANKS shared_gpu ranks of one GPU at stage 3, micro batch
+  # LTD_ZERO_BATCH each, the baseline then random-LTD at the first r of LTD_KEPT (each rank routes its own subsets).
+  local ranks="${LTD_RANKS:-2}" zbatch="${LTD_ZERO_BATCH:-8}" r0="${kept%% *}"
+  local z3=(distributed.backend=shared_gpu "distributed.thread_ranks=$ranks" zero_optimization.stage=3)
+  ltd_run "z3base-$r0" "$zbatch" "ZeRO-3 on $ranks shared_gpu ranks, baseline" "${z3[@]}" "${off[@]}"
+  ltd_run "z3ltd-$r0" "$zbatch" "ZeRO-3 on $ranks shared_gpu ranks, random-LTD r = $r0" "${z3[@]}" $(keep "$r0")
+  rows+=("$r0:z3base-$r0:z3ltd-$r0")
+  python3 - "$tmp" "$ranks" "${rows[@]}" <<'PY'
 import json, os, sys
-tmp, kept = sys.argv[1], sys.argv[2:]
+tmp, rows_ranks, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
 def load(name):
     p = f"{tmp}/{name}.json"
     return json.load(open(p)) if os.path.exists(p) and os.path.getsize(p) > 0 else None
-print(f"{'kept':>5} {'base step_s':>11} {'ltd step_s':>10} {'wall saving':>11} {'LT saving':>9} {'FLOP saving':>11} "
-      f"{'wall/LT':>7} {'loss base':>9} {'loss ltd':>8}")
-for r in kept:
-    b, l = load(f"base-{r}"), load(f"ltd-{r}")
+print(f"{'run':>10} {'kept':>5} {'base step_s':>11} {'ltd step_s':>10} {'wall saving':>11} {'LT saving':>9} "
+      f"{'FLOP saving':>11} {'wall/LT':>7} {'loss base':>9} {'loss ltd':>8}")
+for row in rows:
+    r, base, ltd = row.split(":")
+    b, l = load(base), load(ltd)
+    label = f"ZeRO-3 x{rows_ranks}" if ltd.startswith("z3") else "1 rank"
     if not (b and l):
-        print(f"{r:>5} failed")
+        print(f"{label:>10} {r:>5} failed")
         continue
     wall = 1 - l["mean_step_s"] / b["mean_step_s"]
     lt = l["layer_token_saving"]
-    print(f"{r:>5} {b['mean_step_s']:>11.4f} {l['mean_step_s']:>10.4f} {wall:>11.3f} {lt:>9.3f} "
+    print(f"{label:>10} {r:>5} {b['mean_step_s']:>11.4f} {l['mean_step_s']:>10.4f} {wall:>11.3f} {lt:>9.3f} "
           f"{l['flops_saving']:>11.3f} {wall / lt:>7.2f} {b['final_loss']:>9.3f} {l['final_loss']:>8.3f}")
     print(json.dumps({"bench": "ltd_pretrain_gpu", "config": "gpt2_124m", "seq_len": 1024, "kept": int(r),
+                      "ranks": l.get("zero", {}).get("ranks", 1), "zero_stage": l.get("zero", {}).get("stage", 0),
                       "base_mean_step_s": b["mean_step_s"], "ltd_mean_step_s": l["mean_step_s"], "wall_saving": wall,
                       "layer_token_saving": lt, "flops_saving": l["flops_saving"], "wall_over_layer_tokens": wall / lt,
                       "base_peak_device_mib": b["peak_device_mib"], "ltd_peak_device_mib": l["peak_device_mib"]}))

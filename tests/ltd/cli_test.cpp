@@ -1,12 +1,14 @@
 // ltd-pretrain end to end: bad random-LTD configs exit 2 naming the key; `schedule --steps K` prints the
 // per-step arrays and the saving; `train` on tiny.yaml writes the summary (zpp-train's fields plus
 // layer_tokens, layer_token_saving, flops_saving) and per-step LayerTokens; --resume continues a run
-// with the losses of the uninterrupted one; what the device does not run (ZeRO stages, BERT classification
-// finetuning) is refused with device=cuda, exit 2 naming the key.
+// with the losses of the uninterrupted one; device=cuda with ZeRO-3 on 2 shared_gpu ranks routes each rank's
+// tokens and resumes bit for bit (test_ltd_cli_emulated runs it on the SIMT emulator's ltd-pretrain); BERT
+// classification finetuning, which the device does not run, is refused with device=cuda, exit 2 naming the key.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -53,13 +55,71 @@ TEST_CASE("bad random-LTD configs exit 2 naming the key") {
   }
 }
 
-TEST_CASE("device=cuda with ZeRO stages exits 2 naming the key (the device trains on one rank)") {
-  TempDir tmp("ltd_cli_device");
-  const auto r = run_tool("ltd-pretrain", {"train", "--config", tiny_config(), "device=cuda", "zero_optimization.stage=1",
-                                           "--out", (tmp / "x").string()});
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("zero_optimization.stage") != std::string::npos);
-  CHECK(!std::filesystem::exists(tmp / "x/checkpoints/step_1"));
+TEST_CASE("device=cuda with ZeRO-3 on 2 shared_gpu ranks: random-LTD per rank, resumed bit for bit (else exit 2)") {
+  TempDir tmp("ltd_cli_shared_gpu");
+  // tiny.yaml smaller still (3 layers, one head of 16, sequences of 16: layer 1 keeps 4, 4, 8, 12 tokens) for
+  // the emulator; the LayerToken decay ends at the 4-step run's 624 LayerTokens (2 ranks x 2 sequences x
+  // (2 x 16 + r_t) a step), so the 2-step part schedules the same lr.
+  const auto zero3 = with({"--config", tiny_config()},
+                          {"model.n_layer=3", "model.n_embd=16", "model.n_head=1", "model.n_positions=16",
+                           "data.seq_len=16", "train_micro_batch_size_per_gpu=2", "eval_interval=1000", "eval_iters=1",
+                           "train_iters=4", kLtd + "random_ltd_schedule.min_value=4",
+                           kLtd + "random_ltd_schedule.schedule_config.seq_per_step=4",
+                           kLtd + "random_ltd_schedule.schedule_config.require_steps=4",
+                           kLtd + "layer_token_lr_schedule.warmup_layer_tokens=256",
+                           kLtd + "layer_token_lr_schedule.total_layer_tokens=624", "zero_optimization.stage=3",
+                           "distributed.backend=shared_gpu", "distributed.thread_ranks=2"});
+  const auto straight = tmp / "straight", part = tmp / "part";
+  const auto r = run_tool("ltd-pretrain", with({"train", "device=cuda", "--out", straight.string()}, zero3));
+  if (r.exit_code != 0) {
+    INFO(r.err);
+    REQUIRE(std::getenv("TOOLKIT_EXPECT_DEVICE") == nullptr);  // set where a device (or the emulator) must answer
+    CHECK(r.exit_code == 2);
+    CHECK((r.err.find("no CUDA device") != std::string::npos || r.err.find("has no CUDA") != std::string::npos));
+    return;
+  }
+  const auto summary = last_json_line(r.out);
+  CHECK(summary["device"] == "cuda");
+  CHECK(summary["zero"]["backend"] == "shared_gpu");
+  CHECK(summary["zero"]["ranks"] == 2);
+  CHECK(summary["random_ltd"] == true);
+  CHECK(summary["flops_saving"].get<double>() > 0.05);
+  // The LayerTokens count both ranks' sequences: schedule ranks=2's table.
+  const auto table = run_tool("ltd-pretrain", with({"schedule"}, with(zero3, {"ranks=2"})));
+  REQUIRE(table.exit_code == 0);
+  const auto t = last_json_line(table.out);
+  CHECK(summary["layer_tokens"] == 624);
+  CHECK(summary["layer_tokens"] == t["total_layer_tokens"]);
+  const auto records = [](const std::filesystem::path& run) {
+    std::vector<nlohmann::json> out;
+    std::istringstream lines(core::test::read_text(run / "metrics.jsonl"));
+    for (std::string line; std::getline(lines, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+  };
+  const auto s = records(straight);
+  REQUIRE(s.size() == 4);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    CAPTURE(i);
+    CHECK(s[i]["kept_tokens"] == t["kept_tokens"][i]);
+    CHECK(s[i]["lr"] == t["lr"][i]);
+  }
+  // Stopped after 2 steps and resumed from the sharded checkpoint: every rank continues the LayerToken
+  // count (rank 1 counting from 0 would update its shard at lr 0 in step 3), so the 4 steps are the straight
+  // run's bit for bit.
+  REQUIRE(run_tool("ltd-pretrain", with(with({"train", "device=cuda", "--out", part.string()}, zero3), {"train_iters=2"}))
+              .exit_code == 0);
+  const auto resumed = run_tool("ltd-pretrain", with({"train", "device=cuda", "--resume", "--out", part.string()}, zero3));
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(last_json_line(resumed.out)["layer_tokens"] == 624);
+  const auto p = records(part);
+  REQUIRE(p.size() == 4);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    CAPTURE(i);
+    CHECK(p[i]["loss"] == s[i]["loss"]);
+    CHECK(p[i]["grad_norm"] == s[i]["grad_norm"]);
+    CHECK(p[i]["lr"] == s[i]["lr"]);
+    CHECK(p[i]["cumulative_layer_tokens"] == s[i]["cumulative_layer_tokens"]);
+  }
 }
 
 TEST_CASE("schedule --steps K prints the per-step arrays") {

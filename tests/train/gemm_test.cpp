@@ -1,8 +1,10 @@
 // gemm() against a plain triple loop for every transpose combination, row/column splits across
-// threads, strided operands, beta and the fused row bias.
+// threads, strided operands, beta and the fused row bias; the per-thread FLOP count (thread_gemm_flops).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <latch>
+#include <thread>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -10,6 +12,7 @@
 #include "common/rng.hpp"
 #include "test_support.hpp"
 #include "train/gemm.hpp"
+#include "train/layers.hpp"
 
 using namespace core::train;
 
@@ -57,4 +60,32 @@ TEST_CASE("gemm matches a triple loop (serial and split across threads)") {
 TEST_CASE("the GEMM peak refuses a size whose matrices do not fit in memory") {
   if (core::available_memory_bytes() == 0) return;  // nothing known to compare against
   CHECK_THROWS_WITH_AS(measure_gemm_gflops(2'000'000, 1), doctest::Contains("lower n"), core::UsageError);  // 48 TB
+}
+
+TEST_CASE("thread_gemm_flops: a thread's products, its parallel regions' workers included, never another thread's") {
+  // Two threads at once (data-parallel ranks of one process): one runs an attention whose products its 2 OpenMP
+  // threads share (B x heads = 4 gemm pairs of 4 T^2 hd FLOPs), the other 50 products of 64^3.
+  const int B = 2, NH = 2, T = 128, C = 64;
+  std::vector<float> qkv(std::size_t(B) * T * 3 * C, 0.01f), out(std::size_t(B) * T * C), att(std::size_t(B) * NH * T * T);
+  std::vector<float> a(64 * 64, 0.5f), c(64 * 64);
+  std::uint64_t attention_flops = 0, product_flops = 0, process_before = gemm_flops_counted();
+  std::latch start(2);
+  std::thread attention([&] {
+    set_num_threads(2);  // (this thread's OpenMP setting)
+    start.arrive_and_wait();
+    const std::uint64_t before = thread_gemm_flops();
+    attention_forward<float>(out.data(), att.data(), qkv.data(), nullptr, true, B, T, C, NH);
+    attention_flops = thread_gemm_flops() - before;
+  });
+  std::thread products([&] {
+    start.arrive_and_wait();
+    const std::uint64_t before = thread_gemm_flops();
+    for (int i = 0; i < 50; ++i) gemm<float>(false, false, 64, 64, 64, 1.0f, a.data(), 64, a.data(), 64, 0.0f, c.data(), 64);
+    product_flops = thread_gemm_flops() - before;
+  });
+  attention.join();
+  products.join();
+  CHECK(attention_flops == std::uint64_t(B) * NH * 4 * T * T * (C / NH));
+  CHECK(product_flops == 50ull * 2 * 64 * 64 * 64);
+  CHECK(gemm_flops_counted() - process_before == attention_flops + product_flops);
 }
