@@ -348,7 +348,7 @@ void accumulate_vnni(const PackedMatrix& m, const std::int32_t* offset, const st
 // per row (its 32 codes as int8 and the 8 entries' offsets, 48 bytes): per tile, blocks are the outer
 // loop, so that a block's entries (36 KB) stay in L1 while the rows stream past them sequentially,
 // their partial sums (32 tokens) kept per row. Rows are split over the threads, the table is built by
-// all of them.
+// all of them. Per tile the partial sums go to the output directly (as int32, or dequantized for forward).
 constexpr int kTableTokens = 32;
 constexpr int kTableMinTokens = 16;  // fewer tokens: the gather kernel above
 constexpr std::int64_t kEntryBytes = kTableTokens * 4;
