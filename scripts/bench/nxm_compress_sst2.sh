@@ -7,7 +7,7 @@
 #   search --target-ratio 87.5 (probes on dev.tsv);
 # accuracy on test.tsv (GLUE's labelled dev set, the split papers report), relative to the teacher.
 #   scripts/bench/nxm_compress_sst2.sh [BUILD_DIR] [OUT_DIR]
-#   env: LAYERS=2 WIDTH=128 HEADS=4 PRETRAIN_STEPS=600 FT_STEPS=1200 TRAIN_EXAMPLES=0 (all 67,349) SEQ=64
+#   env: LAYERS=2 WIDTH=128 HEADS=4 PRETRAIN_STEPS=600 FT_STEPS=1200 TRAIN_EXAMPLES=0 (all; 10 % held out) SEQ=64
 #        ROUNDS=6 ROUND_STEPS=50 MASKED_STEPS=300 SEED=1 THREADS=1 (ADMM's rho schedule: the tool's defaults)
 # (A byte-level BERT this small stays near chance on SST-2 after minutes of pretraining; GPT-2's tokens
 # make the task learnable at this scale. SST-2 sentences are at most 64 GPT-2 tokens.)
