@@ -52,6 +52,11 @@ AdmmRoundStats AdmmMatrix::update(const float* w) {
   return s;
 }
 
+void AdmmMatrix::rescale_dual(double factor) {
+  const float f = static_cast<float>(factor);
+  for (float& x : u_) x *= f;
+}
+
 void MaskSet::apply(train::FlatBuffers<float>& buffers) const {
   for (const auto& e : entries_) {
     float* x = buffers.tensor(e.group, e.tensor);

@@ -3,7 +3,7 @@
 //                              (gradient rho (W - Z + U) added to f's),
 //                              Z-step: Z = Pi_S(W + U),  dual: U = U + W - Z,
 // with S the N:M set of a setting (and, for NxMiFormer's joint mode, its quantization grid: Pi then
-// Q). Per round: primal residual ||W - Z||, dual residual rho ||Z - Z_prev||, and the share of mask
+// Q). rho may grow per round (the scaled dual U rescaled with it). Per round: primal residual ||W - Z||, dual residual rho ||Z - Z_prev||, and the share of mask
 // positions that flipped. Also the fixed masks of hard pruning, which keep pruned weights exactly 0
 // under AdamW with weight decay: masked gradients and moments (decay of a zero weight is zero).
 #pragma once
@@ -33,6 +33,9 @@ class AdmmMatrix {
   void add_proximal_gradient(const float* w, double rho, float* grad) const;
   // Z = Pi(W + U), U += W - Z; returns the residuals of the round.
   AdmmRoundStats update(const float* w);
+  // U *= factor: when rho changes to rho', factor = rho / rho' keeps the unscaled dual rho U the same
+  // (Boyd et al. 2011, section 3.4.1); without it a growing rho inflates the dual by the growth.
+  void rescale_dual(double factor);
   const std::vector<float>& z() const { return z_; }
   const std::vector<float>& u() const { return u_; }
   void project(float* x) const;  // Pi (N:M, then Q when quantize)

@@ -348,7 +348,7 @@ void accumulate_vnni(const PackedMatrix& m, const std::int32_t* offset, const st
 // per row (its 32 codes as int8 and the 8 entries' offsets, 48 bytes): per tile, blocks are the outer
 // loop, so that a block's entries (36 KB) stay in L1 while the rows stream past them sequentially,
 // their partial sums (32 tokens) kept per row. Rows are split over the threads, the table is built by
-// all of them.
+// all of them. Per tile the partial sums go to the output directly (as int32, or dequantized for forward).
 constexpr int kTableTokens = 32;
 constexpr int kTableMinTokens = 16;  // fewer tokens: the gather kernel above
 constexpr std::int64_t kEntryBytes = kTableTokens * 4;
@@ -444,8 +444,47 @@ NXM_VNNI void block_table(const std::uint8_t* entries, const std::uint8_t* wb, s
   }
 }
 
+// What the table kernel writes per token t and row r: the exact int32 accumulator acc[t * rows + r], or
+// (y set) the layer's output y[t * rows + r] = s_x[t] s_w[r] acc + bias[r] directly from the tile's
+// partial sums, which saves forward() a second pass over the accumulators.
+struct TableOutput {
+  std::int32_t* acc = nullptr;
+  float* y = nullptr;
+  const float* sx = nullptr;    // per token
+  const float* sw = nullptr;    // per row
+  const float* bias = nullptr;  // per row, may be null
+};
+
+// Rows [r0, r1) of one tile (part[(r - r0) * 32 + t], tokens n0 ..) to the output, 16 rows at a time:
+// a gather reads one token of 16 rows (stride 128 bytes, in L1), rows land contiguous in the output.
+NXM_VNNI void store_table_tile(const std::int32_t* part, std::int64_t r0, std::int64_t r1, int n0, int tokens,
+                               std::int64_t rows, const std::int32_t* offset, const TableOutput& out) {
+  const __m512i stride = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(kTableTokens));
+  for (std::int64_t rb = r0; rb < r1; rb += 16) {
+    const __mmask16 live = static_cast<__mmask16>((1u << std::min<std::int64_t>(16, r1 - rb)) - 1u);
+    const __m512i off = _mm512_maskz_loadu_epi32(live, offset + rb);
+    const std::int32_t* p = part + (rb - r0) * kTableTokens;
+    if (out.y == nullptr) {
+      for (int t = 0; t < tokens; ++t) {
+        const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, stride, p + t, 4);
+        _mm512_mask_storeu_epi32(out.acc + std::int64_t(n0 + t) * rows + rb, live, _mm512_sub_epi32(v, off));
+      }
+      continue;
+    }
+    const __m512 sw = _mm512_maskz_loadu_ps(live, out.sw + rb);
+    const __m512 b = out.bias ? _mm512_maskz_loadu_ps(live, out.bias + rb) : _mm512_setzero_ps();
+    for (int t = 0; t < tokens; ++t) {
+      const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, stride, p + t, 4);
+      const __m512 a = _mm512_cvtepi32_ps(_mm512_sub_epi32(v, off));
+      const __m512 s = _mm512_mul_ps(_mm512_set1_ps(out.sx[n0 + t]), sw);
+      _mm512_mask_storeu_ps(out.y + std::int64_t(n0 + t) * rows + rb, live, _mm512_fmadd_ps(s, a, b));
+    }
+  }
+}
+
 void accumulate_table_vnni(const PackedMatrix& m, const std::uint8_t* blocked, const std::int32_t* offset,
-                           const std::int8_t* xq, int N, std::int32_t* acc) {
+                           const std::int8_t* xq, int N, const TableOutput& out) {
   constexpr int kRows = 4;
   const std::int64_t cols = m.cols, rows = m.rows, units = cols / 8, blocks = units / kBlockUnits;
   thread_local std::vector<std::uint8_t> table_buffer, xt_buffer;  // reused across calls (no page faults per call)
@@ -481,10 +520,7 @@ void accumulate_table_vnni(const PackedMatrix& m, const std::uint8_t* blocked, c
           block_table<kRows>(entries, wb, part.data() + (r - r0) * kTableTokens);
         for (; r < r1; ++r, wb += kBlockRowBytes) block_table<1>(entries, wb, part.data() + (r - r0) * kTableTokens);
       }
-      for (std::int64_t rb = r0; rb < r1; rb += 16)  // 16 rows x 32 tokens of part (2 KB) at a time, in L1
-        for (int t = 0; t < tokens; ++t)
-          for (std::int64_t r = rb; r < std::min(r1, rb + 16); ++r)
-            acc[std::int64_t(n0 + t) * rows + r] = part[(r - r0) * kTableTokens + t] - offset[r];
+      store_table_tile(part.data(), r0, r1, n0, tokens, rows, offset, out);
 #pragma omp barrier
     }
   }
@@ -594,11 +630,15 @@ void PackedLinear::accumulate_portable(const std::int8_t* xq, int N, std::int32_
     }
 }
 
+bool PackedLinear::uses_table(int N) const {
+  return path_ == KernelPath::vnni && m_.setting.sparse() && N >= kTableMinTokens;
+}
+
 void PackedLinear::accumulate(const std::int8_t* xq, int N, std::int32_t* acc) const {
   if (!m_.setting.quantized()) throw UsageError("PackedLinear::accumulate needs an 8- or 4-bit setting");
   const bool sparse = m_.setting.sparse();
   if (path_ == KernelPath::vnni) {
-    if (sparse && N >= kTableMinTokens) accumulate_table_vnni(m_, blocked_.data(), offset_.data(), xq, N, acc);
+    if (uses_table(N)) accumulate_table_vnni(m_, blocked_.data(), offset_.data(), xq, N, {.acc = acc});
     else if (m_.setting.bits == 8) (sparse ? accumulate_vnni<8, true> : accumulate_vnni<8, false>)(m_, offset_.data(), xq, N, acc);
     else (sparse ? accumulate_vnni<4, true> : accumulate_vnni<4, false>)(m_, offset_.data(), xq, N, acc);
   } else if (path_ == KernelPath::avx2 && N >= 4) {
@@ -633,6 +673,11 @@ void PackedLinear::forward(const float* x, int N, float* y, const float* bias) c
     sx.resize(std::max(sx.size(), std::size_t(N)));
     acc.resize(std::max(acc.size(), std::size_t(N) * rows));
     quantize_activations(x, N, m_.cols, xq.data(), sx.data());
+    if (uses_table(N)) {  // the output straight from the kernel's partial sums
+      accumulate_table_vnni(m_, blocked_.data(), offset_.data(), xq.data(), N,
+                            {.y = y, .sx = sx.data(), .sw = m_.scales.data(), .bias = bias});
+      return;
+    }
     accumulate(xq.data(), N, acc.data());
     for (int n = 0; n < N; ++n)
       for (std::int64_t r = 0; r < rows; ++r)

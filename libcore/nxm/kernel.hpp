@@ -47,6 +47,7 @@ class PackedLinear {
   KernelPath path() const { return path_; }
 
  private:
+  bool uses_table(int N) const;  // the vnni 2:4 table kernel runs N tokens
   void accumulate_portable(const std::int8_t* xq, int N, std::int32_t* acc) const;
   void forward_float(const float* x, int N, float* y) const;  // fp16/fp32 values
   PackedMatrix m_;

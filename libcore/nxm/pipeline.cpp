@@ -224,7 +224,9 @@ nlohmann::json run_compress(const CompressOptions& o, RunDir& rundir) {
       log::info("admm round {}: rho {:.3g}, relative primal residual {:.4f}, flip rate {:.5f}", round + 1, rho,
                 std::sqrt(total.primal_sq / std::max(total.weight_sq, 1e-30)),
                 double(total.flips) / double(std::max<std::int64_t>(1, total.positions)));
-      rho = std::min(rho * o.admm.rho_growth, o.admm.rho_max);
+      const double next_rho = std::min(rho * o.admm.rho_growth, o.admm.rho_max);
+      for (auto& a : admm) a.rescale_dual(rho / next_rho);
+      rho = next_rho;
     }
   } else if (o.method == "srste") {
     for (std::int64_t s = 0; s < sparse_steps; ++s) {

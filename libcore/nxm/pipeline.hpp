@@ -121,9 +121,11 @@ struct FinetuneOptions {
 struct AdmmOptions {
   int rounds = 6;
   std::int64_t steps_per_round = 30;
-  double rho = 1e-3;
-  double rho_growth = 1.5;
-  double rho_max = 0.1;
+  // Large enough that the proximal term outweighs the task gradient of the pruned weights by the last
+  // rounds (SST-2, 6 x 50 W-steps: relative primal residual 0.007 at hard pruning; 1e-3 x 1.5 left 0.11).
+  double rho = 0.01;
+  double rho_growth = 2.0;
+  double rho_max = 1.0;
   template <class V>
   void visit(V& v) {
     v("rounds", rounds, "ADMM rounds (Z- and U-updates)", core::positive<int>());

@@ -1,6 +1,6 @@
-// ADMM on a planted N:M least-squares problem recovers the support; the dual update identity; masked
-// fine-tuning keeps pruned weights exactly zero under AdamW with weight decay (and does not without
-// masked moments); the distillation gradient against finite differences.
+// ADMM on a planted N:M least-squares problem recovers the support; the dual update identity and its
+// rescaling when rho grows; masked fine-tuning keeps pruned weights exactly zero under AdamW with weight
+// decay (and does not without masked moments); the distillation gradient against finite differences.
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
@@ -53,7 +53,9 @@ TEST_CASE("ADMM recovers the support of a planted 2:4 least-squares solution") {
       const Eigen::VectorXd wn = H.ldlt().solve(rhs);
       for (int j = 0; j < n; ++j) w[j] = float(wn[j]);
       admm.update(w.data());
-      rho = std::min(rho * 1.03, 10.0);
+      const double next = std::min(rho * 1.03, 10.0);
+      admm.rescale_dual(rho / next);
+      rho = next;
     }
     for (int j = 0; j < n; ++j) CHECK((admm.z()[j] != 0.0f) == (w_star[j] != 0.0));
     for (std::size_t k = 0; k < support.size(); ++k)
@@ -61,7 +63,7 @@ TEST_CASE("ADMM recovers the support of a planted 2:4 least-squares solution") {
   }
 }
 
-TEST_CASE("ADMM dual update: U_new = U + W - Pi(W + U); the proximal gradient rho (W - Z + U)") {
+TEST_CASE("ADMM dual update: U_new = U + W - Pi(W + U); the proximal gradient rho (W - Z + U); rho U kept when rho grows") {
   std::mt19937 rng(2);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   const int rows = 6, cols = 16;
@@ -86,6 +88,15 @@ TEST_CASE("ADMM dual update: U_new = U + W - Pi(W + U); the proximal gradient rh
     a.add_proximal_gradient(w.data(), 0.5, grad.data());
     for (int i = 0; i < rows * cols; ++i)
       CHECK(grad[i] == doctest::Approx(1.0f + 0.5f * (w[i] - a.z()[i] + a.u()[i])));
+    // rho 0.5 -> 2: the unscaled dual rho U stays; the proximal gradient's dual part with it.
+    const std::vector<float> u_before = a.u();
+    a.rescale_dual(0.5 / 2.0);
+    int changed = 0;
+    for (int i = 0; i < rows * cols; ++i) {
+      CHECK(2.0f * a.u()[i] == doctest::Approx(0.5f * u_before[i]));
+      changed += a.u()[i] != u_before[i];
+    }
+    CHECK(changed > 0);
   }
 }
 
