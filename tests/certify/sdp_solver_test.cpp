@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 
+#include "certify/dense_linalg.hpp"
 #include "certify/sdp_solver.hpp"
 #include "certify/sdpa.hpp"
 #include "common/errors.hpp"
@@ -334,4 +336,62 @@ TEST_CASE("threaded Schur complement assembly equals the serial one") {
   SdpOptions bad;
   bad.threads = 0;
   CHECK_THROWS_WITH_AS(solve_sdp(k.problem, bad), doctest::Contains("threads"), core::UsageError);
+}
+
+// StartPoint::automatic starts from the original data and, when that attempt stops short of near_tol
+// (here: an iteration limit of 3), runs a second attempt from the scaled start and returns the better
+// of the two returned iterates, with the iterations of both counted.
+TEST_CASE("automatic start: a second attempt from the scaled start, the better iterate returned") {
+  const SdpProblem p = lovasz_theta(10, petersen());
+  SdpOptions opts;
+  opts.max_iterations = 3;
+  opts.start = StartPoint::unscaled;
+  const SdpResult unscaled = solve_sdp(p, opts);
+  opts.start = StartPoint::scaled;
+  const SdpResult scaled = solve_sdp(p, opts);
+  REQUIRE(unscaled.status == SdpStatus::iteration_limit);
+  REQUIRE(scaled.status == SdpStatus::iteration_limit);
+  REQUIRE(unscaled.achieved_accuracy != scaled.achieved_accuracy);  // the two starts differ
+  opts.start = StartPoint::automatic;
+  const SdpResult both = solve_sdp(p, opts);
+  const SdpResult& better = unscaled.achieved_accuracy < scaled.achieved_accuracy ? unscaled : scaled;
+  CHECK(both.iterations == unscaled.iterations + scaled.iterations);
+  CHECK(both.achieved_accuracy == better.achieved_accuracy);
+  CHECK(both.start == better.start);
+  CHECK(both.primal_objective == better.primal_objective);
+  CHECK(both.y == better.y);
+  CHECK(both.best_iteration == (&better == &unscaled ? better.best_iteration : unscaled.iterations + better.best_iteration));
+  // Without the limit the unscaled attempt is optimal and no second one runs.
+  const SdpResult full = solve_sdp(p, SdpOptions{.start = StartPoint::automatic});
+  CHECK(full.status == SdpStatus::optimal);
+  CHECK(full.start == "unscaled");
+  CHECK(-full.primal_objective == doctest::Approx(4.0).epsilon(1e-7));
+}
+
+// The dense Schur complement's Cholesky (dense_linalg.hpp: OpenBLAS's dpotrf/dpotrs from order 128
+// when built with it, Eigen's LLT below and without it) equals Eigen's LLT to rounding on both sides of
+// the threshold, leaves the upper triangle alone and reports an indefinite matrix.
+TEST_CASE("dense Cholesky: the LAPACK path equals Eigen's LLT to rounding") {
+  for (const Eigen::Index n : {Eigen::Index{40}, dense::kLapackMinOrder + 72}) {
+    CAPTURE(n);
+    std::srand(7);
+    const Eigen::MatrixXd G = Eigen::MatrixXd::Random(n, n);
+    const Eigen::MatrixXd M = G * G.transpose() + 0.1 * Eigen::MatrixXd::Identity(n, n);
+    Eigen::MatrixXd F = M;
+    REQUIRE(dense::cholesky_lower(F));
+    const Eigen::LLT<Eigen::MatrixXd> reference(M);
+    const Eigen::MatrixXd L = F.triangularView<Eigen::Lower>();
+    const Eigen::MatrixXd L_ref = reference.matrixL();
+    CHECK((L - L_ref).norm() <= 1e-11 * L_ref.norm());
+    CHECK(F.triangularView<Eigen::StrictlyUpper>().toDenseMatrix() == M.triangularView<Eigen::StrictlyUpper>().toDenseMatrix());
+    const Eigen::VectorXd r = Eigen::VectorXd::LinSpaced(n, -1.0, 2.0);
+    Eigen::VectorXd x = r;
+    dense::cholesky_solve(F, x);
+    const Eigen::VectorXd x_ref = reference.solve(r);
+    CHECK((x - x_ref).norm() <= 1e-9 * x_ref.norm());
+    CHECK((M * x - r).norm() <= 1e-9 * r.norm());
+    Eigen::MatrixXd indefinite = M;
+    indefinite(n / 2, n / 2) = -1.0;
+    CHECK_FALSE(dense::cholesky_lower(indefinite));
+  }
 }

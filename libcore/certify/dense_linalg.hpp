@@ -1,0 +1,28 @@
+// The Cholesky factorisation and solves of the SDP solver's dense Schur complement
+// (schur_complement.cpp) through an optimised LAPACK (OpenBLAS's dpotrf / dpotrs, blocked and
+// multithreaded) when the build found one (TOOLKIT_HAVE_OPENBLAS, libcore/certify/CMakeLists.txt) and
+// the order is at least kLapackMinOrder, else through Eigen's LLT. Both compute the same factor (the
+// tests compare them to rounding). Measured on this project's 2-core machine: OpenBLAS's dpotrf is
+// 2-4x Eigen's LLT from order 128 up (Eigen is faster below ~100); its dgemm is no faster than
+// Eigen's -march=native products (DYNAMIC_ARCH picks its Haswell kernels), so the products stay Eigen's.
+#pragma once
+#include <Eigen/Dense>
+
+namespace core::certify::dense {
+
+inline constexpr Eigen::Index kLapackMinOrder = 128;
+
+// True when orders >= kLapackMinOrder go through OpenBLAS.
+bool optimised();
+// Threads the LAPACK may use (a process-wide setting of OpenBLAS; no effect with Eigen).
+void set_threads(int threads);
+
+// Overwrites the lower triangle of the symmetric m (read from its lower triangle) with its Cholesky
+// factor L (m = L L^T); the strict upper triangle is left as it was. False when m is not numerically
+// positive definite (the lower triangle is then partly overwritten).
+bool cholesky_lower(Eigen::MatrixXd& m);
+
+// Solves L L^T x = r in place of r, L the lower triangle of `factor` (from cholesky_lower).
+void cholesky_solve(const Eigen::MatrixXd& factor, Eigen::VectorXd& r);
+
+}  // namespace core::certify::dense
