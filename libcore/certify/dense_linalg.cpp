@@ -1,16 +1,17 @@
-// OpenBLAS or Eigen behind the dense Cholesky of dense_linalg.hpp. OpenBLAS's LAPACK is called through its
-// Fortran interface (Debian's OpenBLAS has no LAPACKE), with gfortran's hidden string lengths.
+// OpenBLAS or Eigen behind the dense Cholesky of dense_linalg.hpp. OpenBLAS is opened with dlopen on the
+// first factorisation that needs it (TOOLKIT_OPENBLAS_PATH, the library the build found), not linked: a
+// process that loads it pays ~10 ms of CPU at start (relocations, its thread pool), more than the
+// whole solve of a small SDP. Its LAPACK is called through the Fortran interface (Debian's OpenBLAS has
+// no LAPACKE), with gfortran's hidden string lengths. When the library cannot be opened, Eigen is used.
 #include "certify/dense_linalg.hpp"
 
+#include <atomic>
 #include <cstddef>
 
-#ifdef TOOLKIT_HAVE_OPENBLAS
-extern "C" {
-void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t uplo_len);
-void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, double* b,
-             const int* ldb, int* info, std::size_t uplo_len);
-void openblas_set_num_threads(int threads);
-}
+#include "common/log.hpp"
+
+#ifdef TOOLKIT_OPENBLAS_PATH
+#include <dlfcn.h>
 #endif
 
 namespace core::certify::dense {
@@ -27,35 +28,65 @@ void eigen_cholesky_solve(const Eigen::MatrixXd& factor, Eigen::VectorXd& r) {
   L.transpose().solveInPlace(r);
 }
 
+std::atomic<int> blas_threads{1};
+
+#ifdef TOOLKIT_OPENBLAS_PATH
+struct Lapack {
+  void (*potrf)(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t uplo_len);
+  void (*potrs)(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, double* b,
+                const int* ldb, int* info, std::size_t uplo_len);
+  void (*set_num_threads)(int threads);
+};
+
+// OpenBLAS's entry points, opened once; nullptr when the library or a symbol is missing.
+const Lapack* lapack() {
+  static const Lapack* const loaded = []() -> const Lapack* {
+    void* handle = dlopen(TOOLKIT_OPENBLAS_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      core::log::debug("sdp: cannot open {} ({}): Eigen's Cholesky", TOOLKIT_OPENBLAS_PATH, dlerror());
+      return nullptr;
+    }
+    static Lapack lib{};
+    lib.potrf = reinterpret_cast<decltype(lib.potrf)>(dlsym(handle, "dpotrf_"));
+    lib.potrs = reinterpret_cast<decltype(lib.potrs)>(dlsym(handle, "dpotrs_"));
+    lib.set_num_threads = reinterpret_cast<decltype(lib.set_num_threads)>(dlsym(handle, "openblas_set_num_threads"));
+    if (!lib.potrf || !lib.potrs || !lib.set_num_threads) return nullptr;
+    return &lib;
+  }();
+  return loaded;
+}
+#else
+struct Lapack;
+const Lapack* lapack() { return nullptr; }
+#endif
+
 }  // namespace
 
-#ifdef TOOLKIT_HAVE_OPENBLAS
-bool optimised() { return true; }
-
-void set_threads(int threads) { openblas_set_num_threads(threads); }
+void set_threads(int threads) { blas_threads = threads; }
 
 bool cholesky_lower(Eigen::MatrixXd& m) {
-  if (m.rows() < kLapackMinOrder) return eigen_cholesky_lower(m);
-  const int n = static_cast<int>(m.rows());
-  int info = 0;
-  dpotrf_("L", &n, m.data(), &n, &info, 1);
-  return info == 0;
+#ifdef TOOLKIT_OPENBLAS_PATH
+  if (const Lapack* lib = m.rows() >= kLapackMinOrder ? lapack() : nullptr) {
+    const int n = static_cast<int>(m.rows());
+    int info = 0;
+    lib->set_num_threads(blas_threads);
+    lib->potrf("L", &n, m.data(), &n, &info, 1);
+    return info == 0;
+  }
+#endif
+  return eigen_cholesky_lower(m);
 }
 
 void cholesky_solve(const Eigen::MatrixXd& factor, Eigen::VectorXd& r) {
-  if (factor.rows() < kLapackMinOrder) return eigen_cholesky_solve(factor, r);
-  const int n = static_cast<int>(factor.rows()), columns = 1;
-  int info = 0;
-  dpotrs_("L", &n, &columns, factor.data(), &n, r.data(), &n, &info, 1);
-}
-#else
-bool optimised() { return false; }
-
-void set_threads(int) {}
-
-bool cholesky_lower(Eigen::MatrixXd& m) { return eigen_cholesky_lower(m); }
-
-void cholesky_solve(const Eigen::MatrixXd& factor, Eigen::VectorXd& r) { eigen_cholesky_solve(factor, r); }
+#ifdef TOOLKIT_OPENBLAS_PATH
+  if (const Lapack* lib = factor.rows() >= kLapackMinOrder ? lapack() : nullptr) {
+    const int n = static_cast<int>(factor.rows()), columns = 1;
+    int info = 0;
+    lib->potrs("L", &n, &columns, factor.data(), &n, r.data(), &n, &info, 1);
+    return;
+  }
 #endif
+  eigen_cholesky_solve(factor, r);
+}
 
 }  // namespace core::certify::dense

@@ -1,10 +1,11 @@
 // The Cholesky factorisation and solves of the SDP solver's dense Schur complement
 // (schur_complement.cpp) through an optimised LAPACK (OpenBLAS's dpotrf / dpotrs, blocked and
-// multithreaded) when the build found one (TOOLKIT_HAVE_OPENBLAS, libcore/certify/CMakeLists.txt) and
-// the order is at least kLapackMinOrder, else through Eigen's LLT. Both compute the same factor (the
-// tests compare them to rounding). Measured on this project's 2-core machine: OpenBLAS's dpotrf is
-// 2-4x Eigen's LLT from order 128 up (Eigen is faster below ~100); its dgemm is no faster than
-// Eigen's -march=native products (DYNAMIC_ARCH picks its Haswell kernels), so the products stay Eigen's.
+// multithreaded; opened at run time when the build found it, TOOLKIT_OPENBLAS_PATH in
+// libcore/certify/CMakeLists.txt) for orders >= kLapackMinOrder, else through Eigen's LLT. Both compute
+// the same factor (the tests compare them to rounding). Measured on this project's 2-core machine:
+// OpenBLAS's dpotrf is 2-4x Eigen's LLT from order 128 up (Eigen is faster below ~100); its dgemm is no
+// faster than Eigen's -march=native products (DYNAMIC_ARCH picks its Haswell kernels), so the products
+// stay Eigen's.
 #pragma once
 #include <Eigen/Dense>
 
@@ -12,9 +13,7 @@ namespace core::certify::dense {
 
 inline constexpr Eigen::Index kLapackMinOrder = 128;
 
-// True when orders >= kLapackMinOrder go through OpenBLAS.
-bool optimised();
-// Threads the LAPACK may use (a process-wide setting of OpenBLAS; no effect with Eigen).
+// Threads the LAPACK may use (OpenBLAS's process-wide setting, applied before each factorisation).
 void set_threads(int threads);
 
 // Overwrites the lower triangle of the symmetric m (read from its lower triangle) with its Cholesky
