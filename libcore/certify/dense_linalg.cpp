@@ -5,7 +5,6 @@
 // no LAPACKE), with gfortran's hidden string lengths. When the library cannot be opened, Eigen is used.
 #include "certify/dense_linalg.hpp"
 
-#include <atomic>
 #include <cstddef>
 
 #include "common/log.hpp"
@@ -28,8 +27,6 @@ void eigen_cholesky_solve(const Eigen::MatrixXd& factor, Eigen::VectorXd& r) {
   L.transpose().solveInPlace(r);
 }
 
-std::atomic<int> blas_threads{1};
-
 #ifdef TOOLKIT_OPENBLAS_PATH
 struct Lapack {
   void (*potrf)(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t uplo_len);
@@ -51,6 +48,7 @@ const Lapack* lapack() {
     lib.potrs = reinterpret_cast<decltype(lib.potrs)>(dlsym(handle, "dpotrs_"));
     lib.set_num_threads = reinterpret_cast<decltype(lib.set_num_threads)>(dlsym(handle, "openblas_set_num_threads"));
     if (!lib.potrf || !lib.potrs || !lib.set_num_threads) return nullptr;
+    lib.set_num_threads(1);  // see dense_linalg.hpp: its workers busy-wait, ruinous on a shared machine
     return &lib;
   }();
   return loaded;
@@ -62,14 +60,11 @@ const Lapack* lapack() { return nullptr; }
 
 }  // namespace
 
-void set_threads(int threads) { blas_threads = threads; }
-
 bool cholesky_lower(Eigen::MatrixXd& m) {
 #ifdef TOOLKIT_OPENBLAS_PATH
   if (const Lapack* lib = m.rows() >= kLapackMinOrder ? lapack() : nullptr) {
     const int n = static_cast<int>(m.rows());
     int info = 0;
-    lib->set_num_threads(blas_threads);
     lib->potrf("L", &n, m.data(), &n, &info, 1);
     return info == 0;
   }

@@ -16,7 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include "certify/dense_linalg.hpp"
 #include "certify/lanczos.hpp"
 #include "certify/schur_complement.hpp"
 #include "common/errors.hpp"
@@ -781,7 +780,6 @@ SdpResult solve_sdp(SdpProblem problem, const SdpOptions& options) {
   options.validate();
   problem.validate();
   Timer timer;
-  dense::set_threads(options.threads);
   Solver solver(std::move(problem), options);
   SdpResult res = solver.run();
   res.seconds = timer.seconds();

@@ -81,7 +81,7 @@ TEST_CASE("bad inputs: exit codes and messages") {
 TEST_CASE("tls-fit sdp: near_optimal is exit 0 with the achieved accuracy") {
   const auto gm = (source_dir() / "tests/certify/data/gm_n30_seed0.dat-s").string();
   TempDir dir("sdp-near");
-  auto near = run_tool("tls-fit", {"sdp", "--input", gm, "tol=1e-14", "stall_iterations=8", "--out", (dir / "run").string()});
+  auto near = run_tool("tls-fit", {"sdp", "--input", gm, "tol=1e-14", "stall_iterations=8", "start=auto", "--out", (dir / "run").string()});
   CHECK(near.exit_code == 0);
   const auto j = json::parse(near.out);
   CHECK(j["status"] == "near_optimal");

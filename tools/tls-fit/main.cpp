@@ -53,7 +53,7 @@ struct SdpCommandOptions {
   double near_tol = 1e-6;
   int max_iterations = 100;
   int stall_iterations = 20;
-  std::string start = "auto";
+  std::string start = "scaled";
   template <class V>
   void visit(V& v) {
     v("input", input, "SDPA sparse file (.dat-s)");
@@ -63,7 +63,7 @@ struct SdpCommandOptions {
     v("max_iterations", max_iterations, "interior-point iteration limit", core::in_range(1, 10000));
     v("stall_iterations", stall_iterations, "stalled when the best iterate improved < 10% in this many",
       core::in_range(2, 10000));
-    v("start", start, "starting point: auto (unscaled, then scaled if that stalls) | unscaled | scaled",
+    v("start", start, "starting point: scaled | unscaled | auto (unscaled, then scaled if that stalls)",
       core::one_of({"auto", "unscaled", "scaled"}));
   }
   void validate() const {
