@@ -10,7 +10,6 @@
 #include <numeric>
 #include <tuple>
 
-#include "certify/dense_linalg.hpp"
 #include "common/log.hpp"
 
 namespace core::certify {
@@ -46,21 +45,17 @@ const char* SchurFactor::description() const {
   return !sparse_ ? "dense" : amd_ ? "sparse, AMD order" : "sparse, block order";
 }
 
-// The factor overwrites M's lower triangle (dense_linalg.hpp); after a failure the lower triangle is
-// restored from the untouched upper one and the kept diagonal, plus the shift.
 bool SchurFactor::factor_dense(Eigen::MatrixXd M) {
-  dense_ = std::move(M);
-  const Eigen::VectorXd diagonal = dense_.diagonal();
-  const double dmax = diagonal.cwiseAbs().maxCoeff();
-  bool ok = dense::cholesky_lower(dense_);
+  dense_.compute(M);
+  const double dmax = M.diagonal().cwiseAbs().maxCoeff();
   // delta > 0 bounds the loop also for an all-zero (or NaN) M, which no shift can make positive definite.
-  for (double delta = 1e-14 * dmax; !ok && delta > 0.0 && delta <= 1e-6 * dmax; delta *= 100.0) {
-    dense_.triangularView<Eigen::StrictlyLower>() = dense_.transpose();
-    dense_.diagonal() = diagonal.array() + delta;
-    ok = dense::cholesky_lower(dense_);
+  for (double delta = 1e-14 * dmax; dense_.info() != Eigen::Success && delta > 0.0 && delta <= 1e-6 * dmax;
+       delta *= 100.0) {
+    M.diagonal().array() += delta;  // cumulative shift stays below 1.02 delta
+    dense_.compute(M);
     core::log::debug("sdp: Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
   }
-  return ok;
+  return dense_.info() == Eigen::Success;
 }
 
 // The block order is kept when the envelope of M (per column, the rows from its first entry down to
@@ -157,11 +152,7 @@ bool SchurFactor::factor_values() {
 }
 
 Eigen::VectorXd SchurFactor::solve(const Eigen::VectorXd& r) const {
-  if (!sparse_) {
-    Eigen::VectorXd x = r;
-    dense::cholesky_solve(dense_, x);
-    return x;
-  }
+  if (!sparse_) return dense_.solve(r);
   Eigen::VectorXd rp(r.size());
   for (Eigen::Index i = 0; i < r.size(); ++i) rp(perm_[static_cast<std::size_t>(i)]) = r(i);
   const Eigen::VectorXd xp = llt_.solve(rp);

@@ -90,7 +90,7 @@ class SchurFactor {
 
   bool sparse_ = false;
   bool amd_ = false;
-  Eigen::MatrixXd dense_;        // dense: the Cholesky factor in the lower triangle, M's upper triangle above it
+  Eigen::LLT<Eigen::MatrixXd> dense_;
   SparseMatrix M_;               // upper triangle, in the order perm_
   std::vector<int> perm_;        // position of each constraint
   std::vector<int> position_;    // value index of each emitted entry (M_ has int indices)

@@ -4,9 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstdlib>
 
-#include "certify/dense_linalg.hpp"
 #include "certify/sdp_solver.hpp"
 #include "certify/sdpa.hpp"
 #include "common/errors.hpp"
@@ -366,32 +364,4 @@ TEST_CASE("automatic start: a second attempt from the scaled start, the better i
   CHECK(full.status == SdpStatus::optimal);
   CHECK(full.start == "unscaled");
   CHECK(-full.primal_objective == doctest::Approx(4.0).epsilon(1e-7));
-}
-
-// The dense Schur complement's Cholesky (dense_linalg.hpp: OpenBLAS's dpotrf/dpotrs from order 128
-// when built with it, Eigen's LLT below and without it) equals Eigen's LLT to rounding on both sides of
-// the threshold, leaves the upper triangle alone and reports an indefinite matrix.
-TEST_CASE("dense Cholesky: the LAPACK path equals Eigen's LLT to rounding") {
-  for (const Eigen::Index n : {Eigen::Index{40}, dense::kLapackMinOrder + 72}) {
-    CAPTURE(n);
-    std::srand(7);
-    const Eigen::MatrixXd G = Eigen::MatrixXd::Random(n, n);
-    const Eigen::MatrixXd M = G * G.transpose() + 0.1 * Eigen::MatrixXd::Identity(n, n);
-    Eigen::MatrixXd F = M;
-    REQUIRE(dense::cholesky_lower(F));
-    const Eigen::LLT<Eigen::MatrixXd> reference(M);
-    const Eigen::MatrixXd L = F.triangularView<Eigen::Lower>();
-    const Eigen::MatrixXd L_ref = reference.matrixL();
-    CHECK((L - L_ref).norm() <= 1e-11 * L_ref.norm());
-    CHECK(F.triangularView<Eigen::StrictlyUpper>().toDenseMatrix() == M.triangularView<Eigen::StrictlyUpper>().toDenseMatrix());
-    const Eigen::VectorXd r = Eigen::VectorXd::LinSpaced(n, -1.0, 2.0);
-    Eigen::VectorXd x = r;
-    dense::cholesky_solve(F, x);
-    const Eigen::VectorXd x_ref = reference.solve(r);
-    CHECK((x - x_ref).norm() <= 1e-9 * x_ref.norm());
-    CHECK((M * x - r).norm() <= 1e-9 * r.norm());
-    Eigen::MatrixXd indefinite = M;
-    indefinite(n / 2, n / 2) = -1.0;
-    CHECK_FALSE(dense::cholesky_lower(indefinite));
-  }
 }
