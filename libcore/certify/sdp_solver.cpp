@@ -38,6 +38,15 @@ const char* to_string(SdpStatus status) {
   return "unknown";
 }
 
+const char* to_string(StartPoint start) {
+  switch (start) {
+    case StartPoint::automatic: return "auto";
+    case StartPoint::unscaled: return "unscaled";
+    case StartPoint::scaled: return "scaled";
+  }
+  return "unknown";
+}
+
 void SdpOptions::validate() const {
   auto open_unit = [](double v) { return v > 0.0 && v < 1.0; };
   if (!open_unit(tol)) throw UsageError("sdp.tol must be in (0, 1), got " + std::to_string(tol));
@@ -168,7 +177,86 @@ class Solver {
 
   SdpResult run() {
     if (empty_infeasible_ >= 0) return empty_constraint_ray();
-    initial_point();
+    // The start from the original data first (unscaled; the control problems of SDPLIB need ~30% fewer
+    // iterations from it), and when that ends without meeting near_tol a second attempt from the scaled
+    // data's start (from which qap6-8 converge); the better of the two is returned.
+    const bool two_starts = opts_.scale && opts_.start == StartPoint::automatic;
+    const StartPoint first = two_starts ? StartPoint::unscaled : opts_.start;
+    Attempt result = attempt(first);
+    int iterations = result.iterations;
+    if (two_starts && retry_from_scaled_start(result)) {
+      core::log::debug("sdp: the unscaled start ended {} at {:.2e}: restarting from the scaled start",
+                       to_string(result.status), result.measures.merit());
+      Attempt second = attempt(StartPoint::scaled);
+      second.best_iteration += iterations;  // counted from the first attempt's start
+      iterations += second.iterations;
+      if (prefer_second(result, second)) result = std::move(second);
+    }
+    X_ = std::move(result.X);
+    Z_ = std::move(result.Z);
+    y_ = std::move(result.y);
+    SdpResult res;
+    res.status = result.status;
+    res.iterations = iterations;
+    res.best_iteration = result.best_iteration;
+    const Measures& now = result.measures;
+    res.primal_objective = now.pobj;
+    res.dual_objective = now.dobj;
+    res.primal_residual = now.rel_p;
+    res.dual_residual = now.rel_d;
+    res.relative_gap = now.rel_gap;
+    res.achieved_accuracy = now.merit();
+    res.schur = schur_->description();
+    res.start = to_string(result.start);
+    // Back to the original data: y_i = c y'_i / a_i, Z = c Z' (X unchanged).
+    res.X = std::move(X_);
+    res.y = (c_scale_ * y_).cwiseQuotient(a_scale_);
+    res.Z = std::move(Z_);
+    for (auto& z : res.Z) z *= c_scale_;
+    return res;
+  }
+
+ private:
+  // Objectives and relative residuals of an iterate, in the units of the original data.
+  struct Measures {
+    double pobj = 0.0, dobj = 0.0, rel_p = 0.0, rel_d = 0.0, rel_gap = 0.0;
+    double merit() const { return std::max({rel_p, rel_d, rel_gap}); }
+  };
+  struct Best {
+    BlockValues X, Z;
+    VectorXd y;
+    Measures measures;
+    int iteration = 0;
+  };
+  // The outcome of one run of the iterations from one starting point: its returned iterate (the last, or
+  // the best one when it stopped early) and status.
+  struct Attempt {
+    StartPoint start = StartPoint::scaled;
+    SdpStatus status = SdpStatus::iteration_limit;
+    BlockValues X, Z;
+    VectorXd y;
+    Measures measures;
+    int iterations = 0;
+    int best_iteration = 0;
+  };
+
+  // A second start is worth its cost only when the first one did not get within near_tol: a certificate
+  // (optimal, an infeasibility, a side of the target) or a near_optimal answer is kept.
+  static bool retry_from_scaled_start(const Attempt& first) {
+    return first.status == SdpStatus::stalled || first.status == SdpStatus::iteration_limit;
+  }
+
+  // The second attempt wins when it ended with a certificate or a returned iterate closer to optimal
+  // (smaller merit); ties keep the first.
+  static bool prefer_second(const Attempt& first, const Attempt& second) {
+    const bool certificate = second.status != SdpStatus::stalled && second.status != SdpStatus::iteration_limit &&
+                             second.status != SdpStatus::near_optimal;
+    return certificate || second.measures.merit() < first.measures.merit();
+  }
+
+  Attempt attempt(StartPoint start) {
+    initial_point(start);
+    best_.reset();
     SdpStatus status = SdpStatus::iteration_limit;
     Measures now;
     std::vector<double> best_merit;  // the best merit up to each iteration
@@ -212,51 +300,31 @@ class Solver {
         break;
       }
     }
-    int returned = it;
+    Attempt out;
+    out.start = start;
+    out.iterations = it;
+    out.best_iteration = it;
     if (status == SdpStatus::stalled || status == SdpStatus::iteration_limit) {
       // Stopped early: return the best iterate, optimal or near_optimal when it meets a tolerance.
       X_ = std::move(best_->X);
       Z_ = std::move(best_->Z);
       y_ = std::move(best_->y);
       now = best_->measures;
-      returned = best_->iteration;
+      out.best_iteration = best_->iteration;
       if (now.merit() < opts_.tol) status = SdpStatus::optimal;
       else if (now.merit() < opts_.near_tol) status = SdpStatus::near_optimal;
-      if (returned != it)
-        core::log::debug("sdp: returning the best iterate, of iteration {} (merit {:.2e})", returned, now.merit());
+      if (out.best_iteration != it)
+        core::log::debug("sdp: returning the best iterate, of iteration {} (merit {:.2e})", out.best_iteration,
+                         now.merit());
     }
     best_.reset();
-    SdpResult res;
-    res.status = status;
-    res.iterations = it;
-    res.best_iteration = returned;
-    res.primal_objective = now.pobj;
-    res.dual_objective = now.dobj;
-    res.primal_residual = now.rel_p;
-    res.dual_residual = now.rel_d;
-    res.relative_gap = now.rel_gap;
-    res.achieved_accuracy = now.merit();
-    res.schur = schur_->description();
-    // Back to the original data: y_i = c y'_i / a_i, Z = c Z' (X unchanged).
-    res.X = std::move(X_);
-    res.y = (c_scale_ * y_).cwiseQuotient(a_scale_);
-    res.Z = std::move(Z_);
-    for (auto& z : res.Z) z *= c_scale_;
-    return res;
+    out.status = status;
+    out.measures = now;
+    out.X = std::move(X_);
+    out.Z = std::move(Z_);
+    out.y = std::move(y_);
+    return out;
   }
-
- private:
-  // Objectives and relative residuals of an iterate, in the units of the original data.
-  struct Measures {
-    double pobj = 0.0, dobj = 0.0, rel_p = 0.0, rel_d = 0.0, rel_gap = 0.0;
-    double merit() const { return std::max({rel_p, rel_d, rel_gap}); }
-  };
-  struct Best {
-    BlockValues X, Z;
-    VectorXd y;
-    Measures measures;
-    int iteration = 0;
-  };
 
   Measures measure(const VectorXd& rp, const BlockValues& Rd) const {
     Measures m;
@@ -423,7 +491,10 @@ class Solver {
   // over the constraints i touching block k, ||.^k|| the Frobenius norm of a matrix's part in block k.
   // Scaling by the block's own order, not the whole problem's, keeps a problem of many small blocks
   // (the chordal GM SDP) from starting ~n times farther from its solution than it needs.
-  void initial_point() {
+  // StartPoint::scaled evaluates the formulas on the scaled data (unit-norm C and A_i), unscaled on the
+  // original data (then mapped to the scaled units: X as it is, Z / c_scale).
+  void initial_point(StartPoint start) {
+    const bool original = start == StartPoint::unscaled;
     X_ = shape_.zeros();
     Z_ = shape_.zeros();
     for (std::size_t k = 0; k < terms_.size(); ++k) {
@@ -431,14 +502,17 @@ class Solver {
       const double nk = shape_.blocks[k].size, root = std::sqrt(nk);
       double ratio = 0.0, a_max = 0.0;
       for (int a = 0; a < t.size(); ++a) {
+        const auto i = t.constraint[static_cast<std::size_t>(a)];
+        const double unit = original ? a_scale_(i) : 1.0;  // A_i and b_i are stored divided by a_scale_(i)
         double sq = 0.0;
         for (const BlockEntry* e = t.begin(a); e != t.end(a); ++e) sq += e->v * e->v;
-        const double a_norm = 1.0 + std::sqrt(sq);
-        ratio = std::max(ratio, (1.0 + std::abs(b_(t.constraint[static_cast<std::size_t>(a)]))) / a_norm);
+        const double a_norm = 1.0 + unit * std::sqrt(sq);
+        ratio = std::max(ratio, (1.0 + unit * std::abs(b_(i))) / a_norm);
         a_max = std::max(a_max, a_norm);
       }
+      const double c_unit = original ? c_scale_ : 1.0;
       const double xi = std::max({10.0, root, (shape_.blocks[k].diagonal ? root : nk) * ratio});
-      const double eta = std::max({10.0, root, a_max, 1.0 + Cv_[k].norm()});
+      const double eta = std::max({10.0, root, a_max, 1.0 + c_unit * Cv_[k].norm()}) / c_unit;
       if (shape_.blocks[k].diagonal) {
         X_[k].setConstant(xi);
         Z_[k].setConstant(eta);

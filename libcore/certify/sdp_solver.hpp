@@ -10,7 +10,8 @@
 // cone is a full step when a Cholesky of X + dX / f succeeds (f the step fraction), else found from the
 // smallest eigenvalue of L^-1 dX L^-T (Lanczos for blocks of order >= 64, lanczos.hpp; X = L L^T, the
 // factors computed once a step). Before solving, C and every A_i (with its b_i)
-// are scaled to unit Frobenius norm; the result is reported for the original data.
+// are scaled to unit Frobenius norm; the result is reported for the original data. The starting point
+// (StartPoint) is SDPT3's, from the scaled or the original data, or both in turn (automatic).
 //
 // Robustness (as CSDP and SDPT3 do): a step whose new X or Z fails its Cholesky factorisation (rounding
 // at a near-singular iterate) is shortened by kBacktrack until it succeeds instead of aborting, and the
@@ -48,6 +49,13 @@ enum class SdpStatus { optimal, near_optimal, primal_infeasible, dual_infeasible
 // block count.
 enum class SchurMode { automatic, dense, sparse };
 const char* to_string(SdpStatus status);
+// The starting point X = xi_k I, Z = eta_k I per block (SDPT3's formulas, sdp_solver.cpp) evaluated on the
+// original data (unscaled) or on the data scaled to unit norms (scaled); automatic: unscaled, then, when
+// that attempt stalls or hits the iteration limit, a second attempt from the scaled start, the better
+// of the two returned (the unscaled start needs fewer iterations on most problems; some degenerate ones,
+// SDPLIB's qap6-8, converge only from the scaled one). Without options.scale the two coincide.
+enum class StartPoint { automatic, unscaled, scaled };
+const char* to_string(StartPoint start);
 
 struct SdpOptions {
   double tol = 1e-8;                // relative residuals and relative gap for "optimal"
@@ -59,6 +67,10 @@ struct SdpOptions {
   // predictor step (SDPT3's 0.9 + 0.09 s at the default).
   double step_fraction = 0.9;
   bool scale = true;                // normalise C and each (A_i, b_i) before solving
+  // scaled by default (also `tls-fit sdp`'s start=scaled): on SDPLIB automatic saves a third of the
+  // control problems' iterations but turns gpp124-1 from optimal to near_optimal and doubles the work
+  // on qap6/7 and the hinf family (sdp7's notes).
+  StartPoint start = StartPoint::scaled;
   SchurMode schur = SchurMode::automatic;
   // Threads assembling a dense Schur complement (the columns of a block with enough work are shared;
   // the result is bitwise the serial one). Callers pass core::thread_count() (the `threads` rule).
@@ -102,6 +114,7 @@ struct SdpResult {
   int best_iteration = 0;         // the iteration whose iterate is returned
   double seconds = 0.0;
   std::string schur;  // how the Schur complement was factored: dense | sparse, block order | sparse, AMD order
+  std::string start;  // the start of the returned iterate's attempt: unscaled | scaled
 };
 
 // Validates the options (UsageError) and the problem (DataError), then solves. Takes the problem by

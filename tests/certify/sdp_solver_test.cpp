@@ -335,3 +335,33 @@ TEST_CASE("threaded Schur complement assembly equals the serial one") {
   bad.threads = 0;
   CHECK_THROWS_WITH_AS(solve_sdp(k.problem, bad), doctest::Contains("threads"), core::UsageError);
 }
+
+// StartPoint::automatic starts from the original data and, when that attempt stops short of near_tol
+// (here: an iteration limit of 3), runs a second attempt from the scaled start and returns the better
+// of the two returned iterates, with the iterations of both counted.
+TEST_CASE("automatic start: a second attempt from the scaled start, the better iterate returned") {
+  const SdpProblem p = lovasz_theta(10, petersen());
+  SdpOptions opts;
+  opts.max_iterations = 3;
+  opts.start = StartPoint::unscaled;
+  const SdpResult unscaled = solve_sdp(p, opts);
+  opts.start = StartPoint::scaled;
+  const SdpResult scaled = solve_sdp(p, opts);
+  REQUIRE(unscaled.status == SdpStatus::iteration_limit);
+  REQUIRE(scaled.status == SdpStatus::iteration_limit);
+  REQUIRE(unscaled.achieved_accuracy != scaled.achieved_accuracy);  // the two starts differ
+  opts.start = StartPoint::automatic;
+  const SdpResult both = solve_sdp(p, opts);
+  const SdpResult& better = unscaled.achieved_accuracy < scaled.achieved_accuracy ? unscaled : scaled;
+  CHECK(both.iterations == unscaled.iterations + scaled.iterations);
+  CHECK(both.achieved_accuracy == better.achieved_accuracy);
+  CHECK(both.start == better.start);
+  CHECK(both.primal_objective == better.primal_objective);
+  CHECK(both.y == better.y);
+  CHECK(both.best_iteration == (&better == &unscaled ? better.best_iteration : unscaled.iterations + better.best_iteration));
+  // Without the limit the unscaled attempt is optimal and no second one runs.
+  const SdpResult full = solve_sdp(p, SdpOptions{.start = StartPoint::automatic});
+  CHECK(full.status == SdpStatus::optimal);
+  CHECK(full.start == "unscaled");
+  CHECK(-full.primal_objective == doctest::Approx(4.0).epsilon(1e-7));
+}

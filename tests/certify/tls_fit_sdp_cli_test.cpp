@@ -62,6 +62,9 @@ TEST_CASE("bad inputs: exit codes and messages") {
   CHECK(bad.exit_code == 65);
   CHECK(bad.err.find("bad.dat-s:5:") != std::string::npos);
   CHECK(run_tool("tls-fit", {"sdp", "--input", (dir / "missing.dat-s").string()}).exit_code == 66);
+  auto bad_start = run_tool("tls-fit", {"sdp", "--input", (dir / "bad.dat-s").string(), "start=sideways"});
+  CHECK(bad_start.exit_code == 2);
+  CHECK(bad_start.err.find("start") != std::string::npos);
   write_text(dir / "inf.dat-s", "1\n1\n3\n-1\n1 1 1 1 1\n1 1 2 2 1\n1 1 3 3 1\n");
   auto inf = run_tool("tls-fit", {"sdp", "--input", (dir / "inf.dat-s").string()});
   CHECK(inf.exit_code == 3);
@@ -78,12 +81,13 @@ TEST_CASE("bad inputs: exit codes and messages") {
 TEST_CASE("tls-fit sdp: near_optimal is exit 0 with the achieved accuracy") {
   const auto gm = (source_dir() / "tests/certify/data/gm_n30_seed0.dat-s").string();
   TempDir dir("sdp-near");
-  auto near = run_tool("tls-fit", {"sdp", "--input", gm, "tol=1e-14", "stall_iterations=8", "--out", (dir / "run").string()});
+  auto near = run_tool("tls-fit", {"sdp", "--input", gm, "tol=1e-14", "stall_iterations=8", "start=auto", "--out", (dir / "run").string()});
   CHECK(near.exit_code == 0);
   const auto j = json::parse(near.out);
   CHECK(j["status"] == "near_optimal");
   CHECK(j["achieved_accuracy"].get<double>() < 1e-6);
   CHECK(j["best_iteration"].get<int>() < j["iterations"].get<int>());
+  CHECK(j["start"] == "unscaled");  // start=auto: near_optimal from the first start needs no second one
   // --out: the solution in csdp's format; its y (file convention) gives the reported dual objective c^T y.
   const auto problem = core::certify::read_sdpa(gm);
   std::istringstream sol(read_text(dir / "run/artifacts/solution.sol"));

@@ -2,7 +2,7 @@
 //   tls-fit fit --input points.csv [--candidate a,b,c]   -> JSON, exit 0 certified / 3 not
 //   tls-fit fit --mode gm --sigma S --solver irls|sdp [--verify] [--export-sdpa F.dat-s]
 //               [--multipliers sparse_sdp|...] [--graph balanced|data] [--block B]
-//   tls-fit sdp --input F.dat-s [tol= near_tol=]         -> JSON primal/dual/status (SDPA max convention)
+//   tls-fit sdp --input F.dat-s [tol= near_tol= start=]  -> JSON primal/dual/status (SDPA max convention)
 //   tls-fit gen --n N --seed S [--noise s] [--outliers f] --output points.csv
 #include "certify/sdp_solver.hpp"
 #include "certify/sdpa.hpp"
@@ -53,6 +53,7 @@ struct SdpCommandOptions {
   double near_tol = 1e-6;
   int max_iterations = 100;
   int stall_iterations = 20;
+  std::string start = "scaled";
   template <class V>
   void visit(V& v) {
     v("input", input, "SDPA sparse file (.dat-s)");
@@ -62,6 +63,8 @@ struct SdpCommandOptions {
     v("max_iterations", max_iterations, "interior-point iteration limit", core::in_range(1, 10000));
     v("stall_iterations", stall_iterations, "stalled when the best iterate improved < 10% in this many",
       core::in_range(2, 10000));
+    v("start", start, "starting point: scaled | unscaled | auto (unscaled, then scaled if that stalls)",
+      core::one_of({"auto", "unscaled", "scaled"}));
   }
   void validate() const {
     if (input.empty()) throw UsageError("config key 'input' (--input) is required: the .dat-s file to solve");
@@ -78,6 +81,9 @@ static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
   so.near_tol = opts.near_tol;
   so.max_iterations = opts.max_iterations;
   so.stall_iterations = opts.stall_iterations;
+  so.start = opts.start == "unscaled" ? certify::StartPoint::unscaled
+             : opts.start == "scaled" ? certify::StartPoint::scaled
+                                      : certify::StartPoint::automatic;
   so.threads = thread_count();
   so.memory_limit_bytes = available_memory_bytes() / 10 * 9;
   const certify::SdpResult r = certify::solve_sdp(std::move(p), so);
@@ -102,6 +108,7 @@ static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
                    {"constraints", constraints},
                    {"order", order},
                    {"schur", r.schur},
+                   {"start", r.start},
                    {"seconds", r.seconds}});
   const bool solved = r.status == certify::SdpStatus::optimal || r.status == certify::SdpStatus::near_optimal;
   return static_cast<int>(solved ? ExitCode::ok : ExitCode::negative);
