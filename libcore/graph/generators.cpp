@@ -18,6 +18,7 @@
 #include "common/memory.hpp"
 #include "common/rng.hpp"
 #include "common/threads.hpp"
+#include "graph/parallel.hpp"
 
 namespace core::graph {
 
@@ -86,19 +87,6 @@ class RmatStream {
   std::vector<std::uint64_t> perm_;
 };
 
-// f(t, i) for i in [0, count) on `threads` threads (thread t takes every threads-th chunk).
-template <class F>
-void parallel_chunks(int threads, std::uint64_t count, const F& f) {
-  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, count)));
-  std::atomic<std::uint64_t> next{0};
-  const auto work = [&](int t) {
-    for (std::uint64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < count;) f(t, i);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
-}
 }  // namespace
 
 std::vector<RawEdge> rmat_edges(const RmatParams& p, std::uint64_t seed) {

@@ -136,6 +136,12 @@ TEST_CASE("check_structure accepts clean CSRs and names what a bad one breaks") 
 TEST_CASE("relabelling by degree: degrees non-increasing, ties in id order, the same edges, sorted lists") {
   const Graph g = generate_rmat({10, 8}, 4);
   const Graph h = relabel_by_degree(g);
+  for (int threads : {1, 3}) {  // the lists are built in parallel: the same graph on any thread count
+    const Graph t = relabel_by_degree(g, threads);
+    CHECK(t.adj == h.adj);
+    CHECK(t.offsets == h.offsets);
+    CHECK(t.original_ids == h.original_ids);
+  }
   REQUIRE(check_structure(h).empty());  // lists strictly ascending and symmetric
   REQUIRE(h.n() == g.n());
   REQUIRE(h.m() == g.m());
