@@ -48,8 +48,9 @@ using RawEdge = std::pair<std::uint64_t, std::uint64_t>;
 // Symmetrises, removes self-loops and duplicates, compacts ids (ascending original id order).
 Graph build_graph(std::vector<RawEdge> edges, CleanReport* report = nullptr);
 
-// Relabels vertices by decreasing degree (ties by id); labels and original ids follow.
-Graph relabel_by_degree(const Graph& g);
+// Relabels vertices by decreasing degree (ties by id); labels and original ids follow. The lists are
+// built on `threads` threads (0: core::thread_count()); the result does not depend on it.
+Graph relabel_by_degree(const Graph& g, int threads = 0);
 
 // Empty when `g` is a CSR of a simple undirected graph (offsets monotone from 0 to adj.size(), ids in range,
 // each list strictly ascending, no self-loops, every edge in both lists, one original id per vertex), else

@@ -168,25 +168,46 @@ bool is_pendant(const Plan& table, int fixed) {
   return fixed == 1 && table.pattern.size() == 2 && !table.pattern.labeled() && table.induced == Induced::edge;
 }
 
+// r when a table counts K_{2,r} rooted at one of its two vertices of degree r (unlabeled, edge-induced,
+// r >= 1: the root's one non-neighbour b, every other vertex adjacent to exactly the root and b): the
+// table then comes from the root's wedge walks (rooted_pair_star_counts). 0 otherwise.
+int rooted_common_power(const Plan& table, int fixed) {
+  const Pattern& q = table.pattern;
+  if (fixed != 1 || q.labeled() || table.induced != Induced::edge || q.size() < 3) return 0;
+  const std::uint32_t others = ((1u << q.size()) - 1) & ~1u & ~q.neighbor_mask(0);
+  if (std::popcount(others) != 1) return 0;
+  for (int v = 1; v < q.size(); ++v)
+    if (!((others >> v) & 1u) && q.neighbor_mask(v) != (1u | others)) return 0;
+  return q.size() - 2;
+}
+
 // Whether R is summed over the cut's embeddings directly (one vertex: every vertex; an edge: every
 // CSR slot, both directions) instead of through the cut plan's weighted enumeration.
 bool summed_directly(const Decomposition& d) { return d.cut.size() <= 2 && !d.pattern.labeled(); }
 
-// Whether `cut` is two non-adjacent vertices and every other vertex (two or more) is adjacent to
-// exactly those two (Decomposition::common_power; unlabeled). Fills comps and attach.
-bool common_pair_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
-                     std::vector<std::vector<int>>& attach) {
+// Whether `cut` is two non-adjacent vertices a < b joined by the components of p - cut, two or more,
+// each a path of one inner vertex (adjacent to a and b) or two (x ~ a, x ~ y, y ~ b, in either
+// orientation) (Decomposition::pair_cut; unlabeled). Fills comps and attach.
+bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
+                   std::vector<std::vector<int>>& attach) {
   const auto ab = members(cut);
-  if (ab.size() != 2 || p.has_edge(ab[0], ab[1]) || p.labeled() || p.size() < 4) return false;
+  if (ab.size() != 2 || p.has_edge(ab[0], ab[1]) || p.labeled()) return false;
+  const std::uint32_t all = (1u << p.size()) - 1, a = 1u << ab[0], b = 1u << ab[1];
   comps.clear();
   attach.clear();
-  for (int v = 0; v < p.size(); ++v) {
-    if ((cut >> v) & 1u) continue;
-    if (p.neighbor_mask(v) != cut) return false;
-    comps.push_back(1u << v);
+  for (std::uint32_t rest = all & ~cut; rest;) {
+    const std::uint32_t comp = reach(p, rest & -rest, all & ~cut);
+    rest &= ~comp;
+    const auto in = members(comp);
+    const auto nb = [&](int v) { return p.neighbor_mask(v); };
+    const bool common = in.size() == 1 && nb(in[0]) == cut;
+    const bool path3 = in.size() == 2 && ((nb(in[0]) == (a | (1u << in[1])) && nb(in[1]) == (b | (1u << in[0]))) ||
+                                          (nb(in[0]) == (b | (1u << in[1])) && nb(in[1]) == (a | (1u << in[0]))));
+    if (!common && !path3) return false;
+    comps.push_back(comp);
     attach.push_back(ab);
   }
-  return true;
+  return comps.size() >= 2;
 }
 
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'.
@@ -207,11 +228,15 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
     cp.predicted_cost = cost;
     return cp;
   };
-  if (!p.has_edge(d->cut[0], d->cut.back()) && d->cut.size() == 2) {  // common_pair_cut
-    d->common_power = static_cast<int>(comps.size());
-    for (std::size_t i = 0; i < comps.size(); ++i) d->components.push_back({members(comps[i]), attach[i], -1});
-    // The wedge walks (half of all, b < a), one pass over the touched vertices per root.
-    double cost = stats.m * stats.degree_biased + 2 * stats.n;
+  if (!p.has_edge(d->cut[0], d->cut.back()) && d->cut.size() == 2) {  // pair_path_cut
+    for (std::size_t i = 0; i < comps.size(); ++i) {
+      d->components.push_back({members(comps[i]), attach[i], -1});
+      ++(d->components.back().vertices.size() == 1 ? d->common_power : d->path3_power);
+    }
+    // The wedge walks (half of all, b < a), one pass over the touched vertices per root; paths of
+    // length 3 extend every wedge end by its neighbours below the root (about half its degree).
+    double cost = d->path3_power ? stats.m * stats.degree_biased * (2 + stats.degree_biased) + 2 * stats.n
+                                 : stats.m * stats.degree_biased + 2 * stats.n;
     return with_quotients(cost);
   }
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
@@ -243,9 +268,10 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       c.table = static_cast<int>(d->tables.size());
       d->tables.push_back(choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix));
       d->tables.back().root_common = false;  // count_per_edge runs level 1 itself (no root tables)
-      cost += is_rooted_triangle(d->tables.back(), fixed) ? triangle_table_cost(stats)
-              : is_pendant(d->tables.back(), fixed)       ? stats.n
-                                                          : d->tables.back().predicted_cost;
+      cost += is_rooted_triangle(d->tables.back(), fixed)     ? triangle_table_cost(stats)
+              : is_pendant(d->tables.back(), fixed)           ? stats.n
+              : rooted_common_power(d->tables.back(), fixed) ? 2 * (stats.m * stats.degree_biased + 2 * stats.n)
+                                                              : d->tables.back().predicted_cost;
     }
     d->components.push_back(std::move(c));
   }
@@ -268,7 +294,7 @@ CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Mem
     std::vector<std::vector<int>> attach;
     for (std::uint32_t cut = 1; cut < all; ++cut) {
       auto comps = admissible_components(p, cut, attach);
-      if (comps.empty() && !common_pair_cut(p, cut, comps, attach)) continue;
+      if (comps.empty() && !pair_path_cut(p, cut, comps, attach)) continue;
       CountPlan cp = decompose_at(p, cut, comps, attach, autos, stats, formula, memo);
       if (forced || cp.predicted_cost < best.predicted_cost) {
         cp.plan = std::move(best.plan);
@@ -303,7 +329,7 @@ std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats,
   std::vector<std::vector<int>> attach;
   for (std::uint32_t cut = 1; cut + 1 < (1u << p.size()); ++cut) {
     auto comps = admissible_components(p, cut, attach);
-    if (comps.empty() && !common_pair_cut(p, cut, comps, attach)) continue;
+    if (comps.empty() && !pair_path_cut(p, cut, comps, attach)) continue;
     out.push_back(decompose_at(p, cut, comps, attach, autos, stats, formula, memo));
     out.back().plan = plan;
   }
@@ -314,36 +340,113 @@ namespace {
 
 [[noreturn]] void partial_overflow() { throw DataError("a decomposition's partial sum exceeds 2^126"); }
 
-// Decomposition::common_power: 2 sum over a, b < a of c(a, b)^r.
-unsigned __int128 sum_common_powers(const Graph& g, int r, const ExecOptions& opt) {
-  std::vector<unsigned __int128> sums(opt.threads, 0);
-  std::vector<std::vector<std::uint32_t>> counts(opt.threads);
-  std::vector<std::vector<Vertex>> touched(opt.threads);
-  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    auto& cnt = counts[t];
-    if (cnt.empty()) cnt.assign(g.n(), 0);
-    auto& seen = touched[t];
-    for (Vertex a = begin; a < end; ++a) {
-      for (Vertex w : g.neighbors(a)) {
-        const auto nb = g.neighbors(w);
-        for (auto it = nb.begin(); it != nb.end() && *it < a; ++it)
-          if (cnt[*it]++ == 0) seen.push_back(*it);
-      }
-      for (Vertex b : seen) {
-        unsigned __int128 x = 1;
-        for (int i = 0; i < r; ++i)
-          if (__builtin_mul_overflow(x, static_cast<unsigned __int128>(cnt[b]), &x)) partial_overflow();
-        if (__builtin_add_overflow(sums[t], x, &sums[t])) partial_overflow();
-        cnt[b] = 0;
-      }
-      seen.clear();
+[[noreturn]] void table_overflow() { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); }
+
+// x^r, or an overflow error.
+unsigned __int128 checked_power(std::uint64_t x, int r) {
+  unsigned __int128 y = 1;
+  for (int i = 0; i < r; ++i)
+    if (__builtin_mul_overflow(y, static_cast<unsigned __int128>(x), &y)) partial_overflow();
+  return y;
+}
+
+// Per-thread scratch of the wedge walks from one root a: c(a, y) for the wedge ends y, listed once.
+struct WedgeScratch {
+  std::vector<std::uint32_t> common;
+  std::vector<Vertex> ends;
+};
+
+// Fills s with c(a, y) for every y != a below `bound` with a wedge a-w-y (s.common zero on entry;
+// reset_wedges restores that).
+void walk_wedges(const Graph& g, Vertex a, Vertex bound, WedgeScratch& s) {
+  if (s.common.empty()) s.common.assign(g.n(), 0);
+  for (Vertex w : g.neighbors(a))
+    for (Vertex y : g.neighbors(w)) {
+      if (y >= bound) break;
+      if (y != a && s.common[y]++ == 0) s.ends.push_back(y);
     }
+}
+
+void reset_wedges(WedgeScratch& s) {
+  for (Vertex y : s.ends) s.common[y] = 0;
+  s.ends.clear();
+}
+
+// A pair cut's R (Decomposition::pair_cut): 2 sum over a, b of c(a, b)^r1 p3(a, b)^r2, over b < a
+// when r2 = 0 and b > a otherwise (the path ends above the root: fewer, as ids fall with degree).
+unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptions& opt) {
+  struct Scratch {
+    WedgeScratch wedges;
+    std::vector<std::uint64_t> paths;  // p3(a, b), b > a
+    std::vector<Vertex> path_ends;
+  };
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  std::vector<Scratch> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    Scratch& s = scratch[t];
+    if (r2 && s.paths.empty()) s.paths.assign(g.n(), 0);
+    unsigned __int128 sum = 0;
+    const auto add = [&](std::uint64_t c, std::uint64_t p3) {
+      unsigned __int128 x = checked_power(c, r1);
+      if (__builtin_mul_overflow(x, checked_power(p3, r2), &x) || __builtin_add_overflow(sum, x, &sum))
+        partial_overflow();
+    };
+    const auto& common = s.wedges.common;
+    for (Vertex a = begin; a < end; ++a) {
+      walk_wedges(g, a, r2 ? g.n() : a, s.wedges);  // every wedge end when paths continue from it
+      if (r2) {
+        for (Vertex y : s.wedges.ends) {
+          const std::uint32_t c = common[y];
+          const auto nb = g.neighbors(y);
+          for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) {
+            const Vertex b = *--it;
+            if (s.paths[b] == 0) s.path_ends.push_back(b);
+            s.paths[b] += c;
+          }
+        }
+        for (Vertex b : g.neighbors(a))  // the walks a-b-y-b are not paths
+          if (b > a) s.paths[b] -= g.degree(b) - 1;
+        for (Vertex b : s.path_ends) {
+          add(common[b], s.paths[b]);
+          s.paths[b] = 0;
+        }
+        s.path_ends.clear();
+      } else {
+        for (Vertex b : s.wedges.ends) add(common[b], 1);
+      }
+      reset_wedges(s.wedges);
+    }
+    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
   });
   unsigned __int128 total = 0;
   for (auto s : sums)
     if (__builtin_add_overflow(total, s, &total)) partial_overflow();
   if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
   return total;
+}
+
+// The table of a component that is K_{2,r} rooted at one of its two vertices of degree r
+// (rooted_common_power): per vertex v, sum over b != v of c(v, b)(c(v, b) - 1)...(c(v, b) - r + 1),
+// the embeddings (r distinct common neighbours in order), from the wedge walks of v.
+CountTable rooted_pair_star_counts(const Graph& g, int r, const ExecOptions& opt) {
+  CountTable ext(g.n(), 0);
+  std::vector<WedgeScratch> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    WedgeScratch& s = scratch[t];
+    for (Vertex v = begin; v < end; ++v) {
+      walk_wedges(g, v, g.n(), s);
+      std::uint64_t sum = 0;
+      for (Vertex b : s.ends) {
+        std::uint64_t x = 1;
+        for (std::uint64_t c = s.common[b], i = 0; i < static_cast<std::uint64_t>(r); ++i)
+          if (__builtin_mul_overflow(x, c > i ? c - i : 0, &x)) table_overflow();
+        if (__builtin_add_overflow(sum, x, &sum)) table_overflow();
+      }
+      ext[v] = sum;
+      reset_wedges(s);
+    }
+  });
+  return ext;
 }
 
 // Threads for one pass over the CSR: one below kSerialSlots slots (a few ms), where starting and
@@ -459,6 +562,10 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       for (Vertex v = 0; v < g.n(); ++v) ext[c.table][v] = g.degree(v);
       continue;
     }
+    if (const int r = rooted_common_power(t, fixed)) {  // K_{2,r} at the vertex: from its wedge walks
+      ext[c.table] = rooted_pair_star_counts(g, r, opt);
+      continue;
+    }
     ext[c.table] = fixed == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
     for (auto& x : ext[c.table])
       if (__builtin_mul_overflow(x, t.automorphisms, &x)) overflow();
@@ -494,7 +601,7 @@ std::uint64_t count_known(const Graph& g, const CountPlan& cp, const ExecOptions
   if (opt.world_size != 1) throw UsageError("pattern decomposition runs in one process");
   const Decomposition& d = *cp.decomposition;
   unsigned __int128 relaxed =
-      d.common_power ? sum_common_powers(g, d.common_power, opt) : connected_cut_sum(g, d, opt, known);
+      d.pair_cut() ? sum_pair_paths(g, d.common_power, d.path3_power, opt) : connected_cut_sum(g, d, opt, known);
   __int128 inj = static_cast<__int128>(relaxed);
   for (const auto& q : d.quotients) {
     const std::string key = q.plan.plan.pattern.to_string();  // canonical (quotients)
@@ -523,10 +630,13 @@ namespace {
 
 // How a component's table is filled (CountPlan reports).
 std::string table_kind(const Decomposition& d, const Decomposition::Component& c) {
-  if (c.table < 0) return "common neighbours";
+  if (c.table < 0) return c.vertices.size() == 1 ? "common neighbours" : "paths of length 3";
   const Plan& t = d.tables[c.table];
   const int fixed = static_cast<int>(c.attach.size());
-  return is_rooted_triangle(t, fixed) ? "triangles, one oriented pass" : is_pendant(t, fixed) ? "degrees" : "rooted plan";
+  return is_rooted_triangle(t, fixed)    ? "triangles, one oriented pass"
+         : is_pendant(t, fixed)          ? "degrees"
+         : rooted_common_power(t, fixed) ? "common neighbours of the vertex and each other vertex"
+                                         : "rooted plan";
 }
 
 }  // namespace
@@ -552,8 +662,9 @@ nlohmann::json CountPlan::to_json() const {
   j["decomposition"] = {{"cut", d.cut},
                         {"cut_order", d.cut_plan.order},
                         {"cut_symmetry", d.cut_plan.automorphisms},
-                        {"cut_summed_directly", !d.common_power && summed_directly(d)},
+                        {"cut_summed_directly", !d.pair_cut() && summed_directly(d)},
                         {"common_power", d.common_power},
+                        {"path3_power", d.path3_power},
                         {"components", comps},
                         {"tables", tables},
                         {"quotients", qs}};
@@ -567,8 +678,11 @@ std::string CountPlan::to_text() const {
   os << "pattern " << d.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms
      << ") counted by decomposition\ncut set:";
   for (int v : d.cut) os << " " << v;
-  if (d.common_power)
-    os << " (non-adjacent: sum over vertex pairs of common neighbours ^ " << d.common_power << ", from wedges)\n";
+  if (d.pair_cut())
+    os << " (non-adjacent: sum over vertex pairs of"
+       << (d.common_power ? " common neighbours ^ " + std::to_string(d.common_power) : "")
+       << (d.common_power && d.path3_power ? " x" : "")
+       << (d.path3_power ? " paths of length 3 ^ " + std::to_string(d.path3_power) : "") << ", from wedges)\n";
   else if (summed_directly(d))
     os << (d.cut.size() == 1 ? " (summed over the vertices in one pass)\n" : " (summed over the edges in one pass)\n");
   else
@@ -576,8 +690,8 @@ std::string CountPlan::to_text() const {
   for (const auto& c : d.components) {
     os << "component";
     for (int v : c.vertices) os << " " << v;
-    os << (c.attach.size() == 1 ? " attached at vertex " : " attached at edge ") << c.attach[0];
-    if (c.attach.size() == 2) os << "-" << c.attach[1];
+    os << (c.attach.size() == 1 ? " attached at vertex " : d.pair_cut() ? " between " : " attached at edge ") << c.attach[0];
+    if (c.attach.size() == 2) os << (d.pair_cut() ? " and " : "-") << c.attach[1];
     if (c.table >= 0) os << ": table " << c.table << " (" << table_kind(d, c) << ")";
     os << "\n";
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "graph/csr.hpp"
 
@@ -14,9 +15,14 @@ struct RmatParams {
   int scale = 14;            // 2^scale vertex ids
   double edge_factor = 16;   // edges = edge_factor * 2^scale (before cleaning)
   double a = 0.57, b = 0.19, c = 0.19;
+  int threads = 0;           // generation threads (0: core::thread_count()); the graph does not depend on it
 };
 
+// The cleaned graph of rmat_edges(p, seed), built as build_graph would but without materialising the
+// edge list: 8 bytes per generated edge (both directions, 32-bit ids) plus 32 per vertex id. Scale <= 32.
 Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report = nullptr);
+// The raw R-MAT edges (scrambled ids, self-loops and duplicates kept): 16 bytes an edge.
+std::vector<RawEdge> rmat_edges(const RmatParams& p, std::uint64_t seed);
 Graph generate_gnp(std::uint64_t n, double p, std::uint64_t seed, CleanReport* report = nullptr);
 
 // Graph spec strings: "rmat:SCALE[:EDGE_FACTOR]" or "gnp:N:P". nullopt when `spec` names no

@@ -1,7 +1,9 @@
 // The outer loop of every back-end: root vertices 0..n-1 cut into chunks; chunk c belongs to
 // rank c mod world_size (the MPI split), and the threads of a rank take its chunks dynamically
 // from an atomic counter (low ids are the high-degree vertices, so static splits balance badly).
+// parallel_chunks: the same dynamic taking for loops outside the matcher (graph building).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -65,5 +67,19 @@ RootSplit balance_roots(std::span<const double> est, std::span<const std::uint32
 // SIGTERM, SIGUSR1) ends it between tasks with an Error of ExitCode::interrupted.
 void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
                     const std::atomic<bool>* stop = nullptr, const RootSplit* split = nullptr);
+
+// f(t, i) for every i in [0, count), on up to `threads` threads (t: the thread), items taken in turn.
+template <class F>
+void parallel_chunks(int threads, std::uint64_t count, const F& f) {
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, count)));
+  std::atomic<std::uint64_t> next{0};
+  const auto work = [&](int t) {
+    for (std::uint64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < count;) f(t, i);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& th : pool) th.join();
+}
 
 }  // namespace core::graph

@@ -24,7 +24,8 @@ import tempfile
 
 # Our pattern name -> G2Miner's name; its binaries that take it (the fastest is kept).
 NAMES = {"4-cycle": "rectangle", "diamond": "diamond", "house": "house", "dumbbell": "dumbbell",
-         "tailed-triangle": "tailedtriangle", "5-cycle": "pentagon", "4-star": "3star"}
+         "tailed-triangle": "tailedtriangle", "5-cycle": "pentagon", "4-star": "3star", "5-path": "5path",
+         "6-path": "6path"}
 PEER = {"triangle": [("tc_omp_base", [])], "4-clique": [("clique_omp_base", ["4"])],
         "5-clique": [("clique_omp_base", ["5"])]}
 PEER.update({ours: [("count_omp_base", [name]), ("sgl_omp_base", [name])] for ours, name in NAMES.items()})

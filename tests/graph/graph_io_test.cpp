@@ -136,6 +136,12 @@ TEST_CASE("check_structure accepts clean CSRs and names what a bad one breaks") 
 TEST_CASE("relabelling by degree: degrees non-increasing, ties in id order, the same edges, sorted lists") {
   const Graph g = generate_rmat({10, 8}, 4);
   const Graph h = relabel_by_degree(g);
+  for (int threads : {1, 3}) {  // the lists are built in parallel: the same graph on any thread count
+    const Graph t = relabel_by_degree(g, threads);
+    CHECK(t.adj == h.adj);
+    CHECK(t.offsets == h.offsets);
+    CHECK(t.original_ids == h.original_ids);
+  }
   REQUIRE(check_structure(h).empty());  // lists strictly ascending and symmetric
   REQUIRE(h.n() == g.n());
   REQUIRE(h.m() == g.m());
@@ -173,6 +179,29 @@ TEST_CASE("vertex labels follow original ids through relabelling") {
     FAIL("expected InputMissingError");
   } catch (const core::InputMissingError& e) {
     CHECK(std::string(e.what()).find("vertex label file") != std::string::npos);  // not "graph input"
+  }
+}
+
+TEST_CASE("R-MAT builds the CSR of its edge stream without an edge list: the same graph as build_graph") {
+  // Two generation passes, in-place sorting, deduplication and compaction against build_graph of the
+  // materialised edges; any thread count gives the same graph and report.
+  for (const auto& [scale, factor] : {std::pair{4, 3.0}, std::pair{9, 8.0}, std::pair{11, 16.0}}) {
+    CAPTURE(scale);
+    CleanReport want;
+    const Graph expect = build_graph(rmat_edges({scale, factor}, 7), &want);
+    REQUIRE(want.duplicates > 0);
+    REQUIRE(want.self_loops > 0);
+    for (int threads : {1, 2, 3}) {
+      RmatParams p{scale, factor};
+      p.threads = threads;
+      CleanReport got;
+      const Graph g = generate_rmat(p, 7, &got);
+      CHECK(g.offsets == expect.offsets);
+      CHECK(g.adj == expect.adj);
+      CHECK(g.original_ids == expect.original_ids);
+      CHECK(describe(got) == describe(want));
+      CHECK(g.adj.capacity() == g.adj.size());  // the duplicates' slots are given back
+    }
   }
 }
 
