@@ -82,7 +82,6 @@ class DeviceEngine final : public train::DataParallel {
   void on_group(int group, train::Model<float>::Pass pass, bool before);
   void lend(int group);  // points the model at the engine's buffers of the group (stages 2-3)
   std::vector<float*> grads_of(const std::vector<int>& groups);
-  int next_group(int group, train::Model<float>::Pass pass) const;  // in the pass's order of use (-1: none)
   void start_gather(int group, train::Model<float>::Pass pass);
   // Stage 3: the group's weights into w16 (bf16, what the model reads); stages 2-3: the groups' gradients
   // reduced into their shards. Device work and collectives on `stream` (null: the compute stream).

@@ -221,8 +221,8 @@ void Engine::on_group(int g, Pass pass, bool before) {
       if (!s.gather_ticket[g]) start_gather(g, pass);
       if (s.comm) {  // the next groups' gathers run while this one computes
         std::size_t ahead = 0;
-        for (int n = next_group(g, pass); n >= 0 && ahead < std::size_t(opt_.zero.stage3_prefetch_bucket_size);
-             n = next_group(n, pass)) {
+        const auto budget = std::size_t(opt_.zero.stage3_prefetch_bucket_size);
+        for (int n = next_group_in_pass(g, s.G, pass); n >= 0 && ahead < budget; n = next_group_in_pass(n, s.G, pass)) {
           if (!s.gather_ticket[n]) start_gather(n, pass);
           ahead += s.size[n];
         }
@@ -259,8 +259,7 @@ void Engine::on_group(int g, Pass pass, bool before) {
   free_reduced_gradients();
 }
 
-int Engine::next_group(int g, Pass pass) const {
-  const int G = s_->G;
+int next_group_in_pass(int g, int G, Pass pass) {
   if (pass == Pass::forward) return g + 1 < G ? g + 1 : -1;  // embed, blocks 0 .. L-1
   if (g == 0) return G > 1 ? G - 1 : -1;                     // head and embed, blocks L-1 .. 0
   return g >= 2 ? g - 1 : -1;

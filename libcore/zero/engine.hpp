@@ -70,6 +70,10 @@ struct MemoryBytes {
 // Shard size of a group of `size` elements split `parts` ways (a multiple of 16 elements).
 std::size_t shard_size(std::size_t size, int parts);
 
+// The group used after `group` in a pass over `groups` groups (-1: none): forward embed, blocks 0 .. L-1;
+// backward head and embed (group 0), blocks L-1 .. 0. Both engines prefetch stage 3's gathers in this order.
+int next_group_in_pass(int group, int groups, train::Model<float>::Pass pass);
+
 class Engine final : public train::DataParallel {
  public:
   // Collective over `world`: builds the sub-communicators. UsageError for an invalid topology.
@@ -104,10 +108,9 @@ class Engine final : public train::DataParallel {
   void take_state(train::Model<float>& model, train::AdamW<float>& opt, const std::function<void(int)>& materialize);
   void on_group(int group, train::Model<float>::Pass pass, bool before);
   void gather_weights(int group, train::Model<float>::Pass pass);
-  // overlap_comm: the group after `group` in the pass's order of use (-1: none), a gather started
-  // (on the communication thread when there is one), the gradient buffers of finished reduces
-  // freed, and every queued collective finished (before the training thread calls one itself).
-  int next_group(int group, train::Model<float>::Pass pass) const;
+  // overlap_comm: a gather started (on the communication thread when there is one), the gradient
+  // buffers of finished reduces freed, and every queued collective finished (before the training
+  // thread calls one itself).
   void start_gather(int group, train::Model<float>::Pass pass);
   void free_reduced_gradients();
   void settle();
