@@ -10,6 +10,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "certify/dense_linalg.hpp"
 #include "common/log.hpp"
 
 namespace core::certify {
@@ -45,17 +46,29 @@ const char* SchurFactor::description() const {
   return !sparse_ ? "dense" : amd_ ? "sparse, AMD order" : "sparse, block order";
 }
 
-bool SchurFactor::factor_dense(Eigen::MatrixXd M) {
-  dense_.compute(M);
-  const double dmax = M.diagonal().cwiseAbs().maxCoeff();
+Eigen::MatrixXd& SchurFactor::dense_matrix(Eigen::Index m) {
+  dense_.setZero(m, m);  // no reallocation when the order is unchanged
+  return dense_;
+}
+
+// The factor overwrites M's lower triangle (dense_linalg.hpp), which is first mirrored into the upper one;
+// after a failure the lower triangle is restored from the untouched upper one and the kept diagonal, plus
+// the cumulative shift.
+bool SchurFactor::factor_dense() {
+  dense_.triangularView<Eigen::StrictlyUpper>() = dense_.transpose();
+  const Eigen::VectorXd diagonal = dense_.diagonal();
+  const double dmax = diagonal.cwiseAbs().maxCoeff();
+  bool ok = dense::cholesky_lower(dense_, lapack_min_order_);
+  double shift = 0.0;
   // delta > 0 bounds the loop also for an all-zero (or NaN) M, which no shift can make positive definite.
-  for (double delta = 1e-14 * dmax; dense_.info() != Eigen::Success && delta > 0.0 && delta <= 1e-6 * dmax;
-       delta *= 100.0) {
-    M.diagonal().array() += delta;  // cumulative shift stays below 1.02 delta
-    dense_.compute(M);
+  for (double delta = 1e-14 * dmax; !ok && delta > 0.0 && delta <= 1e-6 * dmax; delta *= 100.0) {
+    shift += delta;  // stays below 1.02 delta
+    dense_.triangularView<Eigen::StrictlyLower>() = dense_.transpose();
+    dense_.diagonal() = diagonal.array() + shift;
+    ok = dense::cholesky_lower(dense_, lapack_min_order_);
     core::log::debug("sdp: Schur complement shifted by {:.1e} of its largest diagonal", delta / dmax);
   }
-  return dense_.info() == Eigen::Success;
+  return ok;
 }
 
 // The block order is kept when the envelope of M (per column, the rows from its first entry down to
@@ -152,7 +165,11 @@ bool SchurFactor::factor_values() {
 }
 
 Eigen::VectorXd SchurFactor::solve(const Eigen::VectorXd& r) const {
-  if (!sparse_) return dense_.solve(r);
+  if (!sparse_) {
+    Eigen::VectorXd x = r;
+    dense::cholesky_solve(dense_, x, lapack_min_order_);
+    return x;
+  }
   Eigen::VectorXd rp(r.size());
   for (Eigen::Index i = 0; i < r.size(); ++i) rp(perm_[static_cast<std::size_t>(i)]) = r(i);
   const Eigen::VectorXd xp = llt_.solve(rp);

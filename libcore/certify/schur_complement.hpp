@@ -52,13 +52,18 @@ class SchurFactor {
   static constexpr int kWideConstraint = 64;
   static constexpr double kFillLimit = 4.0;
 
-  SchurFactor() = default;                                    // dense
+  // Dense, factored through LAPACK from order lapack_min_order (dense_linalg.hpp), Eigen below.
+  explicit SchurFactor(Eigen::Index lapack_min_order) : lapack_min_order_(lapack_min_order) {}
   SchurFactor(int m, const std::vector<BlockTerms>& terms);  // sparse, pattern from the blocks' constraints
   bool sparse() const { return sparse_; }
   // dense | sparse, block order | sparse, AMD order
   const char* description() const;
 
-  bool factor_dense(Eigen::MatrixXd M);
+  // Dense: the storage of M, m x m and zeroed (allocated once while m stays the same), for the caller to
+  // fill its lower triangle; then factor_dense() factors it in place (shifted when rounding made it
+  // indefinite, see above). False when no shift up to 1e-6 of its largest diagonal entry helps.
+  Eigen::MatrixXd& dense_matrix(Eigen::Index m);
+  bool factor_dense();
 
   // Sparse: M from its lower-triangle entries (constraint indices), emitted as add(i, j, value) by
   // `emit` in the same order in every iteration (duplicates summed): the first call records where
@@ -90,7 +95,8 @@ class SchurFactor {
 
   bool sparse_ = false;
   bool amd_ = false;
-  Eigen::LLT<Eigen::MatrixXd> dense_;
+  Eigen::Index lapack_min_order_ = 0;
+  Eigen::MatrixXd dense_;        // dense: the Cholesky factor in the lower triangle, M's upper triangle above it
   SparseMatrix M_;               // upper triangle, in the order perm_
   std::vector<int> perm_;        // position of each constraint
   std::vector<int> position_;    // value index of each emitted entry (M_ has int indices)

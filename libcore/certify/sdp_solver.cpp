@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -59,6 +60,8 @@ void SdpOptions::validate() const {
   if (threads < 1) throw UsageError("sdp.threads must be >= 1, got " + std::to_string(threads));
   if (max_iterations < 1)
     throw UsageError("sdp.max_iterations must be >= 1, got " + std::to_string(max_iterations));
+  if (lapack_min_order < 1)
+    throw UsageError("sdp.lapack_min_order must be >= 1, got " + std::to_string(lapack_min_order));
   if (!open_unit(step_fraction))
     throw UsageError("sdp.step_fraction must be in (0, 1), got " + std::to_string(step_fraction));
 }
@@ -172,7 +175,7 @@ class Solver {
     const bool sparse = use_sparse_schur();
     check_memory(schur_bytes(sparse) + block_values_bytes());
     if (sparse) schur_.emplace(m, terms_);
-    else schur_.emplace();
+    else schur_.emplace(opts_.lapack_min_order);
   }
 
   SdpResult run() {
@@ -220,6 +223,7 @@ class Solver {
   // Objectives and relative residuals of an iterate, in the units of the original data.
   struct Measures {
     double pobj = 0.0, dobj = 0.0, rel_p = 0.0, rel_d = 0.0, rel_gap = 0.0;
+    double rel_complementarity = 0.0;  // <X, Z> / (1 + |pobj| + |dobj|): the part of the gap centring can reduce
     double merit() const { return std::max({rel_p, rel_d, rel_gap}); }
   };
   struct Best {
@@ -334,6 +338,7 @@ class Solver {
     m.rel_p = rp.cwiseProduct(a_scale_).norm() / (1.0 + b_norm_);
     m.rel_d = c_scale_ * norm(Rd) / (1.0 + c_norm_);
     m.rel_gap = c_scale_ * std::abs(pobj - dobj) / (1.0 + c_scale_ * (std::abs(pobj) + std::abs(dobj)));
+    m.rel_complementarity = c_scale_ * dot(X_, Z_) / (1.0 + c_scale_ * (std::abs(pobj) + std::abs(dobj)));
     return m;
   }
 
@@ -361,8 +366,13 @@ class Solver {
       core::log::debug("sdp: merit {:.2e} far above the best {:.2e}: stopping", now.merit(), best);
       return true;
     }
-    const auto window = static_cast<std::size_t>(
-        best < opts_.near_tol ? std::min(opts_.stall_iterations, kNearStallIterations) : opts_.stall_iterations);
+    // The short window also when the complementarity <X, Z> has fallen far below the gap: pobj - dobj =
+    // <X, Z> - y^T r_p, so the gap is then the primal residual times a diverging y (no strictly feasible
+    // primal point, SDPLIB's qap family) and further steps, which shrink <X, Z>, cannot close it.
+    const bool decoupled = now.rel_complementarity < kDecoupledGap * now.rel_gap;
+    const auto window = static_cast<std::size_t>(best < opts_.near_tol || decoupled
+                                                     ? std::min(opts_.stall_iterations, kNearStallIterations)
+                                                     : opts_.stall_iterations);
     if (best_merit.size() > window && best > 0.9 * best_merit[best_merit.size() - 1 - window]) {
       core::log::debug("sdp: best merit {:.2e} improved by less than 10% in {} iterations", best, window);
       return true;
@@ -609,11 +619,9 @@ class Solver {
   bool factor_schur(const BlockValues& Zinv) {
     // The sparse path records where each entry lands on its first call, in emission order: serial.
     if (schur_->sparse()) return schur_->factor_sparse([&](auto&& add) { schur_entries(Zinv, add, 1); });
-    const auto m = b_.size();
-    MatrixXd M = MatrixXd::Zero(m, m);
+    MatrixXd& M = schur_->dense_matrix(b_.size());  // its lower triangle
     schur_entries(Zinv, [&M](int i, int j, double v) { M(i, j) += v; }, opts_.threads);
-    M.triangularView<Eigen::StrictlyUpper>() = M.transpose();
-    return schur_->factor_dense(std::move(M));
+    return schur_->factor_dense();
   }
 
   // The part of dX that depends on dZ: -sym(X W Z^-1).
@@ -688,11 +696,16 @@ class Solver {
     // that error (and the shift of SchurFactor); the correction is added to dX, not recomputed
     // from scratch, so its own rounding is small.
     // Skipped when the error is small next to r_p (the step still reduces infeasibility) or at
-    // rounding level; at most two passes.
+    // rounding level; at most kRefinementPasses passes, and none after one that did not halve the
+    // error: near a degenerate optimum the (shifted) factor no longer resolves it, and a further
+    // correction from it only adds rounding to dX (on SDPLIB's gpp problems such passes cost the last
+    // digits: gpp100 and gpp124-2 ended near_optimal, optimal without them).
     const double negligible = std::max(1e-3 * rp.norm(), 1e-14 * (1.0 + b_.norm()));
-    for (int r = 0; r < 2; ++r) {
+    double last = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < kRefinementPasses; ++r) {
       const VectorXd res = rp - apply_A(d.dX);
-      if (res.norm() <= negligible) break;
+      if (res.norm() <= negligible || res.norm() > 0.5 * last) break;
+      last = res.norm();
       const VectorXd ddy = schur_->solve(res);
       if (!ddy.allFinite()) break;
       const BlockValues dZc = apply_At(-ddy);
@@ -706,6 +719,8 @@ class Solver {
   // A block's Schur work (constraints x (entries + order^2)) worth sharing among threads.
   static constexpr double kParallelWork = 2e5;
   static constexpr int kNearStallIterations = 5;
+  static constexpr double kDecoupledGap = 1e-2;
+  static constexpr int kRefinementPasses = 2;
 
   static bool fail(const char* why) {
     core::log::debug("sdp: stalled: {}", why);

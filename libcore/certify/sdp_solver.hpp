@@ -17,8 +17,10 @@
 // at a near-singular iterate) is shortened by kBacktrack until it succeeds instead of aborting, and the
 // best iterate seen (by the merit max(relative primal residual, relative dual residual, relative gap))
 // is kept: when the solver stops without meeting `tol` (a Schur complement it cannot factor, no progress
-// for `stall_iterations`, 5 once within near_tol, a merit 100 times worse than a best one already within `near_tol`, or the
-// iteration limit) it returns that best iterate.
+// for `stall_iterations`, 5 once within near_tol or once <X, Z> is below 1% of the duality gap (the gap is
+// then primal residual times a diverging y, which further steps cannot close: problems without a
+// strictly feasible X, SDPLIB's qap family), a merit 100 times worse than a best one already within
+// `near_tol`, or the iteration limit) it returns that best iterate.
 //
 // Status: optimal when the relative primal and dual residuals and the relative duality gap are
 // below `tol`; near_optimal when the solver stopped early and its best iterate is within `near_tol`
@@ -72,6 +74,10 @@ struct SdpOptions {
   // on qap6/7 and the hinf family (sdp7's notes).
   StartPoint start = StartPoint::scaled;
   SchurMode schur = SchurMode::automatic;
+  // A dense Schur complement of at least this order is factored by OpenBLAS's dpotrf when the build found
+  // it (dense_linalg.hpp), by Eigen's LLT below: about twice as fast from order ~2000 on this project's
+  // machine, no gain and different rounding on smaller ones.
+  int lapack_min_order = 2000;
   // Threads assembling a dense Schur complement (the columns of a block with enough work are shared;
   // the result is bitwise the serial one). Callers pass core::thread_count() (the `threads` rule).
   int threads = 1;
@@ -84,7 +90,7 @@ struct SdpOptions {
   // memory exceeds this many bytes; 0: no limit.
   std::uint64_t memory_limit_bytes = 0;
   // Throws UsageError naming the bad field: tol, infeasibility_tol in (0, 1), near_tol in [tol, 1),
-  // max_iterations >= 1, stall_iterations >= 2, threads >= 1, step_fraction in (0, 1).
+  // max_iterations >= 1, stall_iterations >= 2, threads >= 1, lapack_min_order >= 1, step_fraction in (0, 1).
   void validate() const;
 };
 

@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 
+#include "certify/dense_linalg.hpp"
 #include "certify/sdp_solver.hpp"
 #include "certify/sdpa.hpp"
 #include "common/errors.hpp"
@@ -364,4 +366,90 @@ TEST_CASE("automatic start: a second attempt from the scaled start, the better i
   CHECK(full.status == SdpStatus::optimal);
   CHECK(full.start == "unscaled");
   CHECK(-full.primal_objective == doctest::Approx(4.0).epsilon(1e-7));
+}
+
+// Graph equipartition (SDPLIB's gpp form): min <L, X> s.t. X_ii = 1, <J, X> = 0, X >= 0, on 12 vertices with
+// edges i < j where i + j = 0 mod 4 (weights 1 + (i + j) mod 3). Its components {0,4,8}, {2,6,10} and
+// the odd vertices split 6:6 with no edge cut, so the optimum is 0; <J, X> = 0 leaves no strictly
+// feasible X and the optimal face is not a point. The solver used to stall here at accuracy 9.7e-6
+// (36 iterations): a second refinement pass that could not halve A(dX) - r_p added rounding to dX.
+TEST_CASE("degenerate equipartition SDP: converges where a second refinement pass stalled it") {
+  const int n = 12;
+  SdpProblem p;
+  p.blocks = {{n, false}};
+  Eigen::VectorXd degree = Eigen::VectorXd::Zero(n);
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      if ((i + j) % 4 == 0) {
+        const double w = 1.0 + (i + j) % 3;
+        p.C.add(0, i, j, -w);
+        degree(i) += w;
+        degree(j) += w;
+      }
+  for (int i = 0; i < n; ++i) p.C.add(0, i, i, degree(i));
+  SdpMatrix all_ones;
+  for (int i = 0; i < n; ++i)
+    for (int j = i; j < n; ++j) all_ones.add(0, i, j, 1.0);
+  p.A.push_back(all_ones);
+  for (int i = 0; i < n; ++i) {
+    SdpMatrix diagonal;
+    diagonal.add(0, i, i, 1.0);
+    p.A.push_back(diagonal);
+  }
+  p.b = Eigen::VectorXd::Ones(n + 1);
+  p.b(0) = 0.0;
+  const SdpResult r = solve_sdp(p);
+  CHECK((r.status == SdpStatus::optimal || r.status == SdpStatus::near_optimal));
+  CHECK(r.achieved_accuracy < 1e-6);
+  CHECK(std::abs(r.primal_objective) < 1e-5);
+  CHECK(std::abs(r.dual_objective) < 1e-5);
+}
+
+// The dense Schur complement's Cholesky (dense_linalg.hpp: OpenBLAS's dpotrf/dpotrs from the caller's
+// lapack_min_order when the build found it, Eigen's LLT below it and without it) equals Eigen's LLT to
+// rounding on both sides of the threshold, leaves the upper triangle alone and reports an indefinite matrix.
+TEST_CASE("dense Cholesky: the LAPACK path equals Eigen's LLT to rounding") {
+  const Eigen::Index n = 200;
+  for (const Eigen::Index min_order : {n + 1, n}) {  // Eigen, then LAPACK when available
+    CAPTURE(min_order);
+    std::srand(7);
+    const Eigen::MatrixXd G = Eigen::MatrixXd::Random(n, n);
+    const Eigen::MatrixXd M = G * G.transpose() + 0.1 * Eigen::MatrixXd::Identity(n, n);
+    Eigen::MatrixXd F = M;
+    REQUIRE(dense::cholesky_lower(F, min_order));
+    const Eigen::LLT<Eigen::MatrixXd> reference(M);
+    const Eigen::MatrixXd L = F.triangularView<Eigen::Lower>();
+    const Eigen::MatrixXd L_ref = reference.matrixL();
+    if (min_order > n) CHECK(L == L_ref);  // Eigen's in-place factor is Eigen's LLT, bit for bit
+    CHECK((L - L_ref).norm() <= 1e-11 * L_ref.norm());
+    CHECK(F.triangularView<Eigen::StrictlyUpper>().toDenseMatrix() == M.triangularView<Eigen::StrictlyUpper>().toDenseMatrix());
+    const Eigen::VectorXd r = Eigen::VectorXd::LinSpaced(n, -1.0, 2.0);
+    Eigen::VectorXd x = r;
+    dense::cholesky_solve(F, x, min_order);
+    const Eigen::VectorXd x_ref = reference.solve(r);
+    CHECK((x - x_ref).norm() <= 1e-9 * x_ref.norm());
+    CHECK((M * x - r).norm() <= 1e-9 * r.norm());
+    Eigen::MatrixXd indefinite = M;
+    indefinite(n / 2, n / 2) = -1.0;
+    CHECK_FALSE(dense::cholesky_lower(indefinite, min_order));
+  }
+  // This build was configured with OpenBLAS (libopenblas-dev, scripts/setup.sh): the LAPACK branch ran.
+#ifdef TOOLKIT_EXPECT_OPENBLAS
+  CHECK(dense::lapack_available());
+#endif
+}
+
+// The solver with the LAPACK threshold below the Schur order reaches the Eigen path's optimum, and a
+// threshold below 1 is refused.
+TEST_CASE("lapack_min_order: the OpenBLAS Schur factor reaches the same optimum") {
+  const SdpProblem p = lovasz_theta(10, petersen());
+  SdpOptions opts;
+  const SdpResult eigen = solve_sdp(p, opts);
+  opts.lapack_min_order = 1;
+  const SdpResult lapack = solve_sdp(p, opts);
+  REQUIRE(eigen.status == SdpStatus::optimal);
+  CHECK(lapack.status == SdpStatus::optimal);
+  CHECK(lapack.primal_objective == doctest::Approx(eigen.primal_objective).epsilon(1e-7));
+  opts.lapack_min_order = 0;
+  CHECK_THROWS_WITH_AS(solve_sdp(p, opts), "sdp.lapack_min_order must be >= 1, got 0", core::UsageError);
 }

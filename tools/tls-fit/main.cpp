@@ -54,6 +54,7 @@ struct SdpCommandOptions {
   int max_iterations = 100;
   int stall_iterations = 20;
   std::string start = "scaled";
+  int lapack_min_order = 2000;
   template <class V>
   void visit(V& v) {
     v("input", input, "SDPA sparse file (.dat-s)");
@@ -65,6 +66,8 @@ struct SdpCommandOptions {
       core::in_range(2, 10000));
     v("start", start, "starting point: scaled | unscaled | auto (unscaled, then scaled if that stalls)",
       core::one_of({"auto", "unscaled", "scaled"}));
+    v("lapack_min_order", lapack_min_order, "dense Schur complements of this order and up are factored by OpenBLAS",
+      core::in_range(1, 1000000000));
   }
   void validate() const {
     if (input.empty()) throw UsageError("config key 'input' (--input) is required: the .dat-s file to solve");
@@ -81,6 +84,7 @@ static int run_sdp(RunContext& ctx, const SdpCommandOptions& opts) {
   so.near_tol = opts.near_tol;
   so.max_iterations = opts.max_iterations;
   so.stall_iterations = opts.stall_iterations;
+  so.lapack_min_order = opts.lapack_min_order;
   so.start = opts.start == "unscaled" ? certify::StartPoint::unscaled
              : opts.start == "scaled" ? certify::StartPoint::scaled
                                       : certify::StartPoint::automatic;
