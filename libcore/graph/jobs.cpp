@@ -16,7 +16,6 @@
 #include "common/timer.hpp"
 #include "comm/world.hpp"
 #include "graph/decompose.hpp"
-#include "graph/generators.hpp"
 #include "graph/graph_io.hpp"
 #include "graph/jit.hpp"
 #include "graph/matcher.hpp"
@@ -50,24 +49,18 @@ struct Input {
 Input load_input(const GraphKeys& o) {
   Input in;
   Timer t;
-  CleanReport report;
-  std::optional<Graph> g = generate_from_spec(o.graph, o.seed, &report);
+  LoadedGraph lg = load_graph_input(o.graph, o.seed, LoadOptions{o.graph_cache, /*relabel=*/true});
   in.info["source"] = o.graph;
-  if (g) {
-    in.info["generated"] = true;
-  } else {
-    LoadedGraph lg = load_graph(o.graph, LoadOptions{o.graph_cache});
-    g = std::move(lg.graph);
-    report = lg.report;
-    in.info["from_cache"] = lg.from_cache;
-    if (!lg.cache_path.empty()) in.info["cache"] = lg.cache_path.string();
-  }
-  if (!o.vertex_labels.empty()) read_vertex_labels(o.vertex_labels, *g);
-  in.load_s = t.seconds();
-  log::info("graph {}: {}{}", o.graph, describe(report), in.info.value("from_cache", false) ? " [from cache]" : "");
-  t.reset();
-  in.graph = relabel_by_degree(*g);
-  in.orient_s = t.seconds();
+  if (lg.generated) in.info["generated"] = true;
+  if (!lg.generated || !lg.cache_path.empty()) in.info["from_cache"] = lg.from_cache;
+  if (!lg.cache_path.empty()) in.info["cache"] = lg.cache_path.string();
+  if (!o.vertex_labels.empty()) read_vertex_labels(o.vertex_labels, lg.graph);
+  // Relabelling happened inside the load (before the cache was written) or not at all (a mapped cache).
+  in.orient_s = lg.relabel_s;
+  in.load_s = t.seconds() - in.orient_s;
+  const CleanReport& report = lg.report;
+  log::info("graph {}: {}{}", o.graph, describe(report), lg.from_cache ? " [mapped from cache]" : "");
+  in.graph = std::move(lg.graph);
   in.info["vertices"] = in.graph.n();
   in.info["edges"] = in.graph.m();
   in.info["max_degree"] = in.graph.max_degree();

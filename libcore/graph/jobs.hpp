@@ -26,9 +26,14 @@ struct GraphKeys {
 
 template <class V, class O>
 void visit_graph_keys(V& v, O& o) {
-  v("graph", o.graph, "edge list (.el/.txt), Matrix Market (.mtx), or a generator rmat:SCALE[:EF] / gnp:N:P");
+  v("graph", o.graph,
+    "edge list (.el/.txt), Matrix Market (.mtx), a CSR cache file (.csr, mapped), or a generator "
+    "rmat:SCALE[:EF] / gnp:N:P");
   v("vertex_labels", o.vertex_labels, "file with one vertex label per line (empty: unlabeled)");
-  v("graph_cache", o.graph_cache, "binary CSR cache: auto (next to the input or ~/.cache), off, or a folder");
+  v("graph_cache", o.graph_cache,
+    "binary CSR cache of the degree-relabelled graph, written once and memory-mapped by later runs: auto "
+    "($XDG_CACHE_HOME or ~/.cache/toolkit/graphs; files only), off, or a folder (generated graphs too); a "
+    "damaged cache is an error (exit 65) naming it, a stale one is rebuilt");
   v("seed", o.seed, "seed of generated graphs and of the cost model's sampling");
 }
 template <class V, class O>
