@@ -232,15 +232,6 @@ fs::path cache_file(const fs::path& folder, const std::string& stem, const std::
   return folder / (stem + "-" + hex + (relabel ? ".deg.csr" : ".csr"));
 }
 
-fs::path cache_folder(const LoadOptions& options) {
-  if (options.cache != "auto") return options.cache;
-  // The user's cache folder: a dataset folder is not ours to write, even when it is writable.
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  const fs::path base = xdg && *xdg ? fs::path(xdg) : home && *home ? fs::path(home) / ".cache" : fs::temp_directory_path();
-  return base / "toolkit" / "graphs";
-}
-
 constexpr std::uint64_t kRelabelled = 1, kGenerated = 2;  // header flags
 
 // What a cache was built from: a file's size and mtime, or (generated) 0 and a hash of spec and seed.
@@ -412,10 +403,19 @@ LoadedGraph load_cached(const fs::path& cache, const SourceStamp& stamp, const s
 
 }  // namespace
 
+fs::path graph_cache_folder(const LoadOptions& options) {
+  if (options.cache != "auto") return options.cache;
+  // The user's cache folder: a dataset folder is not ours to write, even when it is writable.
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const fs::path base = xdg && *xdg ? fs::path(xdg) : home && *home ? fs::path(home) / ".cache" : fs::temp_directory_path();
+  return base / "toolkit" / "graphs";
+}
+
 fs::path cache_path_for(const fs::path& source, const LoadOptions& options) {
   if (options.cache == "off") return {};
   const fs::path abs = fs::absolute(source).lexically_normal();
-  return cache_file(cache_folder(options), abs.filename().string(), abs.string(), options.relabel);
+  return cache_file(graph_cache_folder(options), abs.filename().string(), abs.string(), options.relabel);
 }
 
 void write_csr_cache(const fs::path& cache, const fs::path& source, const LoadedGraph& g) {

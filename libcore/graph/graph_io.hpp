@@ -49,6 +49,8 @@ LoadedGraph load_graph(const fs::path& path, const LoadOptions& options = {});
 // graph file (load_graph).
 LoadedGraph load_graph_input(const std::string& spec, std::uint64_t seed, const LoadOptions& options = {});
 
+// The folder of caches under `options` (options.cache itself unless "auto"; meaningless for "off").
+fs::path graph_cache_folder(const LoadOptions& options);
 // Where the cache of `source` lives under `options` (empty path for "off").
 fs::path cache_path_for(const fs::path& source, const LoadOptions& options);
 

@@ -40,17 +40,70 @@ Pattern make_pattern(const std::string& spec, const std::string& labels) {
   return p;
 }
 
+// The job's ranks; a communicator only when there is more than one.
+struct Ranks {
+  comm::RankInfo info;
+  std::unique_ptr<comm::Communicator> comm;
+  ExecOptions exec(int threads, LocalGraph local = LocalGraph::by_plan, bool split = true,
+                   ExecStats* stats = nullptr) const {
+    return {threads, info.rank, info.world_size, local, split, stats};
+  }
+  // Sums one exact 64-bit value per rank (all_gather of its 8 bytes: the byte type never rounds).
+  std::uint64_t sum(std::uint64_t x) const {
+    if (!comm) return x;
+    std::vector<std::uint64_t> all(info.world_size);
+    comm->all_gather(&x, all.data(), sizeof x, comm::DType::u8);
+    std::uint64_t s = 0;
+    for (auto v : all) s += v;
+    return s;
+  }
+  bool leader() const { return info.rank == 0; }
+};
+
+Ranks discover() {
+  Ranks r;
+  r.info = comm::discover_ranks(std::nullopt, std::nullopt);
+  if (r.info.world_size > 1) r.comm = comm::make_world_communicator(r.info);
+  return r;
+}
+
 struct Input {
   Graph graph;  // relabelled by degree
   nlohmann::json info;
   double load_s = 0, orient_s = 0;
 };
 
-Input load_input(const GraphKeys& o) {
+// The graph of graph_sharing=one_file: rank 0 loads the input through its cache (writing the cache when it
+// is absent or stale), then every rank maps the file whose path rank 0 broadcasts.
+LoadedGraph load_one_file(const GraphKeys& o, const Ranks& ranks) {
+  LoadOptions options{o.graph_cache, /*relabel=*/true};
+  if (o.graph_cache == "off" && !is_csr_cache(o.graph))
+    throw UsageError("graph_sharing=one_file: the ranks share the graph cache, so graph_cache cannot be off "
+                     "(give a folder all ranks see, or a .csr graph)");
+  if (o.graph_cache == "auto") options.cache = graph_cache_folder(options).string();  // generated graphs too
+  std::string file;
+  if (ranks.leader()) {
+    const LoadedGraph lg = load_graph_input(o.graph, o.seed, options);
+    file = lg.cache_path.string();  // the .csr graph itself, or the cache written or found
+    if (file.empty()) throw IoError("graph_sharing=one_file: rank 0 could not write the graph cache (see the warning)");
+  }
+  std::uint64_t length = file.size();
+  ranks.comm->broadcast(&length, sizeof length, comm::DType::u8, 0);
+  file.resize(length);
+  ranks.comm->broadcast(file.data(), length, comm::DType::u8, 0);
+  LoadedGraph lg = map_csr_cache(file);
+  if (!lg.relabelled) throw DataError("graph '" + file + "': one_file needs a degree-relabelled cache (graph_cache writes one)");
+  return lg;
+}
+
+Input load_input(const GraphKeys& o, const Ranks* ranks = nullptr) {
   Input in;
   Timer t;
-  LoadedGraph lg = load_graph_input(o.graph, o.seed, LoadOptions{o.graph_cache, /*relabel=*/true});
+  const bool one_file = ranks && ranks->comm && o.graph_sharing == "one_file";
+  LoadedGraph lg = one_file ? load_one_file(o, *ranks)
+                            : load_graph_input(o.graph, o.seed, LoadOptions{o.graph_cache, /*relabel=*/true});
   in.info["source"] = o.graph;
+  in.info["sharing"] = one_file ? "one_file" : "replicate";
   if (lg.generated) in.info["generated"] = true;
   if (!lg.generated || !lg.cache_path.empty()) in.info["from_cache"] = lg.from_cache;
   if (!lg.cache_path.empty()) in.info["cache"] = lg.cache_path.string();
@@ -80,33 +133,6 @@ double process_cpu_seconds() {
 
 // The command resolved `threads` (App: common/threads.hpp); 0 only reaches here from a direct library call.
 int resolve_threads(int t) { return t > 0 ? t : core::thread_count(); }
-
-// The job's ranks; a communicator only when there is more than one.
-struct Ranks {
-  comm::RankInfo info;
-  std::unique_ptr<comm::Communicator> comm;
-  ExecOptions exec(int threads, LocalGraph local = LocalGraph::by_plan, bool split = true,
-                   ExecStats* stats = nullptr) const {
-    return {threads, info.rank, info.world_size, local, split, stats};
-  }
-  // Sums one exact 64-bit value per rank (all_gather of its 8 bytes: the byte type never rounds).
-  std::uint64_t sum(std::uint64_t x) const {
-    if (!comm) return x;
-    std::vector<std::uint64_t> all(info.world_size);
-    comm->all_gather(&x, all.data(), sizeof x, comm::DType::u8);
-    std::uint64_t s = 0;
-    for (auto v : all) s += v;
-    return s;
-  }
-  bool leader() const { return info.rank == 0; }
-};
-
-Ranks discover() {
-  Ranks r;
-  r.info = comm::discover_ranks(std::nullopt, std::nullopt);
-  if (r.info.world_size > 1) r.comm = comm::make_world_communicator(r.info);
-  return r;
-}
 
 Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g, std::uint64_t seed,
               Formula formula) {
@@ -152,7 +178,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   const Induced mode = parse_induced(o.induced);
   const Ranks ranks = discover();
   const int threads = resolve_threads(o.threads);
-  Input in = load_input(o);
+  Input in = load_input(o, &ranks);
   Timer t;
   // Decomposition runs in the interpreter of one process; the JIT and rank splits count one plan.
   const CountPlan cp = count_plan_for(pattern, mode, o.order, in.graph, o.seed, parse_formula(o.formula),
@@ -221,7 +247,7 @@ std::optional<nlohmann::json> motifs(const MotifOptions& o) {
   const Induced mode = parse_induced(o.induced);
   const Ranks ranks = discover();
   const int threads = resolve_threads(o.threads);
-  Input in = load_input(o);
+  Input in = load_input(o, &ranks);
   Timer t;
   const GraphStats stats = graph_stats(in.graph, o.seed);
   const auto patterns = connected_patterns(o.size);

@@ -21,6 +21,7 @@ struct GraphKeys {
   std::string graph = "rmat:14";
   std::string vertex_labels;
   std::string graph_cache = "auto";
+  std::string graph_sharing = "replicate";
   std::uint64_t seed = 1;
 };
 
@@ -34,6 +35,11 @@ void visit_graph_keys(V& v, O& o) {
     "binary CSR cache of the degree-relabelled graph, written once and memory-mapped by later runs: auto "
     "($XDG_CACHE_HOME or ~/.cache/toolkit/graphs; files only), off, or a folder (generated graphs too); a "
     "damaged cache is an error (exit 65) naming it, a stale one is rebuilt");
+  v("graph_sharing", o.graph_sharing,
+    "under several MPI ranks: replicate (every rank loads the input itself) or one_file (rank 0 writes the "
+    "graph cache, every rank maps that one file, whose pages the ranks of a host share; the cache folder "
+    "must be visible to all ranks; graph_cache auto keeps generated graphs there too)",
+    core::one_of({"replicate", "one_file"}));
   v("seed", o.seed, "seed of generated graphs and of the cost model's sampling");
 }
 template <class V, class O>

@@ -52,7 +52,9 @@ int main(int argc, char** argv) {
         .flag("--induced", "induced", "edge (default) or vertex")
         .flag("--graph-cache", "graph_cache",
               "auto, off or a folder: binary CSR cache of the relabelled graph, written once, memory-mapped "
-              "later (a damaged cache: exit 65)");
+              "later (a damaged cache: exit 65)")
+        .flag("--graph-sharing", "graph_sharing",
+              "replicate or one_file: under MPI, every rank loads the input, or all map rank 0's cache file");
   };
   const auto pattern_flags = [&](Command& c) -> Command& {
     return graph_flags(c)
