@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -48,14 +49,25 @@ struct Ranks {
                    ExecStats* stats = nullptr) const {
     return {threads, info.rank, info.world_size, local, split, stats};
   }
-  // Sums one exact 64-bit value per rank (all_gather of its 8 bytes: the byte type never rounds).
-  std::uint64_t sum(std::uint64_t x) const {
-    if (!comm) return x;
-    std::vector<std::uint64_t> all(info.world_size);
+  // Every rank's value (all_gather of its bytes: the byte type never rounds).
+  template <class T>
+  std::vector<T> gather(T x) const {
+    if (!comm) return {x};
+    std::vector<T> all(info.world_size);
     comm->all_gather(&x, all.data(), sizeof x, comm::DType::u8);
+    return all;
+  }
+  // The sum of one count per rank: exact, or a DataError beyond 2^64 - 1.
+  std::uint64_t sum(std::uint64_t x) const {
     std::uint64_t s = 0;
-    for (auto v : all) s += v;
+    for (auto v : gather(x))
+      if (__builtin_add_overflow(s, v, &s)) throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
     return s;
+  }
+  // The count from every rank's embedding share (128-bit, signed: exact; DataError beyond 2^64 - 1).
+  std::uint64_t count(const CountPlan& cp, __int128 share) const {
+    const std::vector<__int128> all = gather(share);
+    return count_from_shares(cp, all);
   }
   bool leader() const { return info.rank == 0; }
 };
@@ -141,15 +153,25 @@ Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, con
                        : make_plan(p, mode, order, stats, RootCommon::by_cost, formula);
 }
 
-// The count plan: pattern decomposition is considered where the interpreter counts in one process
-// with the explorer's order; otherwise the plan alone.
+// The count plan: pattern decomposition is considered with the explorer's order; a given order is one plan.
 CountPlan count_plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g,
-                         std::uint64_t seed, Formula formula, bool may_decompose) {
-  if (order.empty() && may_decompose) return choose_count_plan(p, mode, graph_stats(g, seed), formula);
+                         std::uint64_t seed, Formula formula) {
+  if (order.empty()) return choose_count_plan(p, mode, graph_stats(g, seed), formula);
   CountPlan cp;
   cp.plan = plan_for(p, mode, order, g, seed, formula);
   cp.predicted_cost = cp.plan.predicted_cost;
   return cp;
+}
+
+// The plans a count under cp enumerates: cp's own, or those of its decomposition's quotients.
+void collect_enumerated(const CountPlan& cp, std::vector<const Plan*>& out) {
+  if (!cp.decomposition) return out.push_back(&cp.plan);
+  for (const auto& q : cp.decomposition->quotients) collect_enumerated(q.plan, out);
+}
+std::vector<const Plan*> enumerated_plans(const CountPlan& cp) {
+  std::vector<const Plan*> out;
+  collect_enumerated(cp, out);
+  return out;
 }
 
 nlohmann::json plan_summary(const CountPlan& cp) {
@@ -180,9 +202,9 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   const int threads = resolve_threads(o.threads);
   Input in = load_input(o, &ranks);
   Timer t;
-  // Decomposition runs in the interpreter of one process; the JIT and rank splits count one plan.
-  const CountPlan cp = count_plan_for(pattern, mode, o.order, in.graph, o.seed, parse_formula(o.formula),
-                                      o.backend == "interp" && ranks.info.world_size == 1);
+  // Decomposition is considered wherever the explorer chooses the order: its sums run in the library on
+  // every back-end and rank split, its quotients' plans in the chosen back-end.
+  const CountPlan cp = count_plan_for(pattern, mode, o.order, in.graph, o.seed, parse_formula(o.formula));
   const Plan& plan = cp.plan;
   const double plan_s = t.seconds();
   log::info("plan ({:.2f} ms):\n{}", plan_s * 1e3, cp.to_text());
@@ -190,26 +212,29 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
 
   double compile_s = 0;
   ExecStats stats;
-  bool jit_cached = false;
-  std::uint64_t local = 0;
-  double cpu0 = 0;
+  bool jit_cached = true;
+  PlanCounter count_plan;  // empty: the interpreter
+  std::map<std::string, std::unique_ptr<JitKernel>> kernels;  // by plan hash, compiled before the clock starts
   if (o.backend == "jit") {
-    const JitKernel kernel(plan, o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache));
-    compile_s = kernel.compile_seconds();
-    jit_cached = kernel.from_cache();
-    if (rundir) write_file_atomic(rundir->artifact("kernel.cpp"), emit_cpp(plan));
-    log::info("JIT kernel {} ({})", kernel.library().string(),
-              jit_cached ? "cached" : fmt::format("compiled in {:.2f} s", compile_s));
-    t.reset();
-    cpu0 = process_cpu_seconds();
-    local = kernel.count(in.graph, ranks.exec(threads));
-  } else {
-    t.reset();
-    cpu0 = process_cpu_seconds();
-    local = count_with(in.graph, cp, ranks.exec(threads, parse_local_graph(o.local_graph), o.split_roots, &stats));
+    const auto jit_dir = o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache);
+    for (const Plan* p : enumerated_plans(cp)) {
+      auto& kernel = kernels[p->hash()];
+      if (kernel) continue;
+      kernel = std::make_unique<JitKernel>(*p, jit_dir);
+      compile_s += kernel->compile_seconds();
+      jit_cached = jit_cached && kernel->from_cache();
+      log::info("JIT kernel {} ({})", kernel->library().string(),
+                kernel->from_cache() ? "cached" : fmt::format("compiled in {:.2f} s", kernel->compile_seconds()));
+    }
+    if (rundir && !cp.decomposition) write_file_atomic(rundir->artifact("kernel.cpp"), emit_cpp(plan));
+    count_plan = [&](const Plan& p, const ExecOptions& e) { return kernels.at(p.hash())->count(in.graph, e); };
   }
+  t.reset();
+  const double cpu0 = process_cpu_seconds();
+  const __int128 share = embedding_share(
+      in.graph, cp, ranks.exec(threads, parse_local_graph(o.local_graph), o.split_roots, &stats), count_plan);
   const double match_cpu_s = process_cpu_seconds() - cpu0;
-  const std::uint64_t count = ranks.sum(local);
+  const std::uint64_t count = ranks.count(cp, share);
   const double match_s = t.seconds();
   log::info("{} {}-induced matches of {} in {:.4f} s on {} thread(s) x {} rank(s)", count, o.induced, o.pattern,
             match_s, threads, ranks.info.world_size);
@@ -236,7 +261,10 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"plan", plan_summary(cp)}};
   r["plan"]["local_graph"] = o.backend == "interp" && !cp.decomposition &&
                              uses_local_graph(plan, ranks.exec(threads, parse_local_graph(o.local_graph)));
-  if (o.backend == "jit") r["jit_cached"] = jit_cached;
+  if (o.backend == "jit") {
+    r["jit_cached"] = jit_cached;
+    r["jit_kernels"] = kernels.size();
+  }
   if (rundir)
     rundir->metrics().write({{"stage", "done"}, {"load_s", in.load_s}, {"plan_s", plan_s},
                                  {"compile_s", compile_s}, {"match_s", match_s}, {"count", count}});
@@ -281,7 +309,7 @@ nlohmann::json plan(const PlanOptions& o) {
   Input in = load_input(o);
   Timer t;
   const CountPlan cp =
-      count_plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed, parse_formula(o.formula), true);
+      count_plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed, parse_formula(o.formula));
   const double plan_s = t.seconds();
   nlohmann::json r = {{"plan", cp.to_json()}, {"text", cp.to_text()}, {"plan_time_s", plan_s}, {"graph", in.info}};
   if (o.emit_cpp) r["cpp"] = emit_cpp(cp.plan);

@@ -1,7 +1,8 @@
 // The jobs of graphzero-mine as library calls: options (typed, with visit() for the config
 // system), graph input (file, cache or generator; degree relabelling), the count / motifs / plan /
 // list jobs and their JSON results. Under MPI the outer loop is split across the ranks found in
-// the environment and counts are summed; only rank 0 returns a result.
+// the environment and counts are summed exactly (128-bit embedding shares, decompose.hpp); only rank 0
+// returns a result.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -83,7 +84,9 @@ struct CountOptions : GraphKeys {
       "run each heavy root (estimated work above 1/128 of the total per rank) as several tasks over its "
       "level-1 candidates, and the other roots in chunks of equal estimated work, so that no thread is left "
       "alone with one big root at the end");
-    v("backend", backend, "interp (plan interpreter) or jit (generated C++, compiled and cached)",
+    v("backend", backend,
+      "interp (plan interpreter) or jit (generated C++, compiled and cached; under a decomposition the "
+      "quotients' plans are compiled, the sums over the cut run in the library)",
       core::one_of({"interp", "jit"}));
     v("jit_cache", jit_cache, "folder of compiled kernels (empty: ~/.cache/toolkit/graphzero-jit)");
     v("order", order, "matching order to use instead of the explorer's choice (empty: explore)");
