@@ -44,23 +44,27 @@ Graph build_graph(std::vector<RawEdge> edges, CleanReport* report) {
   directed.erase(std::unique(directed.begin(), directed.end()), directed.end());
   r.duplicates = (before - directed.size()) / 2;
 
-  Graph g;
   // Compaction: sources in ascending order are exactly the vertices that occur (lists are symmetric).
+  std::vector<std::uint64_t> original_ids;
   for (std::size_t i = 0; i < directed.size(); ++i)
-    if (i == 0 || directed[i].first != directed[i - 1].first) g.original_ids.push_back(directed[i].first);
+    if (i == 0 || directed[i].first != directed[i - 1].first) original_ids.push_back(directed[i].first);
   const auto id_of = [&](std::uint64_t orig) {
-    return static_cast<Vertex>(std::lower_bound(g.original_ids.begin(), g.original_ids.end(), orig) -
-                               g.original_ids.begin());
+    return static_cast<Vertex>(std::lower_bound(original_ids.begin(), original_ids.end(), orig) -
+                               original_ids.begin());
   };
-  const std::size_t n = g.original_ids.size();
-  g.offsets.assign(n + 1, 0);
-  g.adj.resize(directed.size());
+  const std::size_t n = original_ids.size();
+  std::vector<EdgeIndex> offsets(n + 1, 0);
+  std::vector<Vertex> adj(directed.size());
   for (std::size_t i = 0; i < directed.size(); ++i) {
     const Vertex u = id_of(directed[i].first);
-    g.offsets[u + 1]++;
-    g.adj[i] = id_of(directed[i].second);  // sorted by (u, v) and id_of is monotone
+    offsets[u + 1]++;
+    adj[i] = id_of(directed[i].second);  // sorted by (u, v) and id_of is monotone
   }
-  std::partial_sum(g.offsets.begin(), g.offsets.end(), g.offsets.begin());
+  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+  Graph g;
+  g.offsets = std::move(offsets);
+  g.adj = std::move(adj);
+  g.original_ids = std::move(original_ids);
   r.vertices = n;
   r.edges = g.m();
   if (report) *report = r;
@@ -76,16 +80,18 @@ Graph relabel_by_degree(const Graph& g, int threads) {
   std::vector<Vertex> rank(n);
   for (Vertex i = 0; i < n; ++i) rank[order[i]] = i;
   Graph h;
-  h.offsets.assign(n + 1, 0);
-  h.adj.resize(g.adj.size());
-  h.original_ids.resize(n);
+  std::vector<EdgeIndex> offsets(n + 1, 0);
+  std::vector<std::uint64_t> original_ids(n);
   if (g.labeled()) h.labels.resize(n);
   for (Vertex i = 0; i < n; ++i) {
     const Vertex v = order[i];
-    h.offsets[i + 1] = h.offsets[i] + g.degree(v);
-    h.original_ids[i] = g.original_ids[v];
+    offsets[i + 1] = offsets[i] + g.degree(v);
+    original_ids[i] = g.original_ids[v];
     if (g.labeled()) h.labels[i] = g.labels[v];
   }
+  h.offsets = std::move(offsets);
+  h.original_ids = std::move(original_ids);
+  h.adj = std::vector<Vertex>(g.adj.size());
   // The lists, renamed and sorted, in parallel (each vertex alone).
   constexpr Vertex kChunk = 4096;
   parallel_chunks(threads > 0 ? threads : core::thread_count(), (std::uint64_t{n} + kChunk - 1) / kChunk,

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "graph/csr_array.hpp"
+
 namespace core::graph {
 
 using Vertex = std::uint32_t;
@@ -26,10 +28,11 @@ struct CleanReport {
   std::uint64_t edges = 0;            // undirected edges kept
 };
 
+// The three arrays are owned vectors, or views of a memory-mapped CSR cache (graph_io.hpp).
 struct Graph {
-  std::vector<EdgeIndex> offsets{0};        // n + 1 entries
-  std::vector<Vertex> adj;                  // 2m entries, each list sorted ascending
-  std::vector<std::uint64_t> original_ids;  // id in the input file of every vertex
+  CsrArray<EdgeIndex> offsets{0};        // n + 1 entries
+  CsrArray<Vertex> adj;                  // 2m entries, each list sorted ascending
+  CsrArray<std::uint64_t> original_ids;  // id in the input file of every vertex
   std::vector<std::int32_t> labels;         // empty when unlabeled, else one label per vertex
 
   Vertex n() const { return static_cast<Vertex>(offsets.size() - 1); }

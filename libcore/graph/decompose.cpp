@@ -514,13 +514,16 @@ unsigned __int128 oriented_edge_cut_sum(const Graph& g, const OrientedTriangles&
   });
 }
 
-// Counts known within one count_with (canonical pattern -> count): the triangles, from a triangle
-// table's sum; a quotient that several decompositions subtract, counted once.
-using KnownCounts = std::map<std::string, std::uint64_t>;
+// Embedding shares known within one embedding_share (canonical pattern -> this rank's share): the
+// triangles, from a triangle table's sum; a quotient that several decompositions subtract, counted once.
+using KnownCounts = std::map<std::string, __int128>;
 
 // R of a connected cut: the cut plan's matches weighted by the components' tables.
 unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, const ExecOptions& opt, KnownCounts& known) {
   const auto overflow = [] { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); };
+  ExecOptions whole = opt;  // the tables are read at any vertex: every rank fills them whole
+  whole.rank = 0;
+  whole.world_size = 1;
   // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
   // embeddings of table t's rooted pattern with its first levels at v (and w).
   std::vector<CountTable> ext(d.tables.size());
@@ -528,8 +531,9 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   std::optional<OrientedTriangles> tri;
   const auto triangles = [&](const Plan& table) -> const OrientedTriangles& {
     if (!tri) {
-      tri = oriented_triangle_counts(g, opt);
-      known[canonical_form(table.pattern).to_string()] = tri->triangles();
+      tri = oriented_triangle_counts(g, whole);
+      // The triangles' embeddings (|Aut| = 6), all of them in rank 0's share.
+      known[canonical_form(table.pattern).to_string()] = opt.rank == 0 ? 6 * static_cast<__int128>(tri->triangles()) : 0;
     }
     return *tri;
   };
@@ -563,10 +567,10 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       continue;
     }
     if (const int r = rooted_common_power(t, fixed)) {  // K_{2,r} at the vertex: from its wedge walks
-      ext[c.table] = rooted_pair_star_counts(g, r, opt);
+      ext[c.table] = rooted_pair_star_counts(g, r, whole);
       continue;
     }
-    ext[c.table] = fixed == 1 ? count_per_root(g, t, opt) : count_per_edge(g, t, opt);
+    ext[c.table] = fixed == 1 ? count_per_root(g, t, whole) : count_per_edge(g, t, whole);
     for (auto& x : ext[c.table])
       if (__builtin_mul_overflow(x, t.automorphisms, &x)) overflow();
   }
@@ -596,34 +600,53 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   return relaxed;
 }
 
-std::uint64_t count_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt, KnownCounts& known) {
-  if (!cp.decomposition) return count_matches(g, cp.plan, opt);
-  if (opt.world_size != 1) throw UsageError("pattern decomposition runs in one process");
+// This rank's share of the embeddings of cp's pattern (see embedding_share).
+__int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt, const PlanCounter& count_plan,
+                     KnownCounts& known) {
+  if (!cp.decomposition) {
+    const std::uint64_t n = count_plan ? count_plan(cp.plan, opt) : count_matches(g, cp.plan, opt);
+    return static_cast<__int128>(n) * cp.plan.automorphisms;  // < 2^64 x 7!
+  }
   const Decomposition& d = *cp.decomposition;
-  unsigned __int128 relaxed =
+  const unsigned __int128 relaxed =
       d.pair_cut() ? sum_pair_paths(g, d.common_power, d.path3_power, opt) : connected_cut_sum(g, d, opt, known);
-  __int128 inj = static_cast<__int128>(relaxed);
+  __int128 inj = static_cast<__int128>(relaxed);  // < 2^126
   for (const auto& q : d.quotients) {
     const std::string key = q.plan.plan.pattern.to_string();  // canonical (quotients)
     const auto it = known.find(key);
-    const std::uint64_t n = it != known.end() ? it->second : known[key] = count_known(g, q.plan, opt, known);
-    inj -= static_cast<__int128>(n) * q.plan.plan.automorphisms * q.multiplicity;
+    const __int128 n = it != known.end() ? it->second : known[key] = share_known(g, q.plan, opt, count_plan, known);
+    __int128 term;
+    if (__builtin_mul_overflow(n, static_cast<__int128>(q.multiplicity), &term) || __builtin_sub_overflow(inj, term, &inj))
+      partial_overflow();
   }
+  return inj;
+}
+
+}  // namespace
+
+__int128 embedding_share(const Graph& g, const CountPlan& cp, const ExecOptions& opt, const PlanCounter& count_plan) {
+  KnownCounts known;
+  return share_known(g, cp, opt, count_plan, known);
+}
+
+std::uint64_t count_from_shares(const CountPlan& cp, std::span<const __int128> shares) {
+  __int128 inj = 0;
+  for (const __int128 s : shares)
+    if (__builtin_add_overflow(inj, s, &inj)) partial_overflow();
   const auto aut = static_cast<__int128>(cp.plan.automorphisms);
   if (inj < 0 || inj % aut != 0)
-    throw std::logic_error("pattern decomposition of " + d.pattern.to_string() + ": " +
-                           (inj < 0 ? "negative" : "indivisible") + " embedding count");
+    throw std::logic_error("counting " + cp.plan.pattern.to_string() + ": " + (inj < 0 ? "negative" : "indivisible") +
+                           " embedding count");
   const __int128 count = inj / aut;
   if (count > static_cast<__int128>(~std::uint64_t{0}))
     throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   return static_cast<std::uint64_t>(count);
 }
 
-}  // namespace
-
 std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt) {
-  KnownCounts known;
-  return count_known(g, cp, opt, known);
+  if (opt.world_size != 1) throw std::logic_error("count_with runs in one process (ranks: embedding_share)");
+  const __int128 share = embedding_share(g, cp, opt);
+  return count_from_shares(cp, {&share, 1});
 }
 
 namespace {

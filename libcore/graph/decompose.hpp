@@ -28,7 +28,9 @@
 // inclusion-exclusion tail; Formula::never never decomposes.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -94,5 +96,15 @@ std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats,
 // The number of matches under `cp` (the same as count_matches of any plan of the pattern).
 // Exact or a DataError when it exceeds 2^64 - 1. Single process (opt.world_size 1).
 std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions& opt);
+
+// Counts one plan's matches over opt's share of the roots (count_matches, or a compiled kernel).
+using PlanCounter = std::function<std::uint64_t(const Plan&, const ExecOptions&)>;
+// This rank's share of the embeddings (matches x |Aut|) of cp's pattern: summed over opt's ranks, exactly
+// count x |Aut|. The relaxed sum R and the plans of the quotients (counted by count_plan, default
+// count_matches) are split over the ranks; the components' tables are filled whole on every rank. A share
+// may be negative (R - quotients of a part of the roots).
+__int128 embedding_share(const Graph& g, const CountPlan& cp, const ExecOptions& opt, const PlanCounter& count_plan = {});
+// The count from all ranks' shares: exact, a DataError when it exceeds 2^64 - 1.
+std::uint64_t count_from_shares(const CountPlan& cp, std::span<const __int128> shares);
 
 }  // namespace core::graph

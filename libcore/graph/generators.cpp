@@ -149,23 +149,26 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
   });
   // Compaction: the ids that occur, in ascending order, become 0..n-1; lists move down in place.
   std::vector<Vertex> rank(nv, 0);
-  Graph g;
+  std::vector<std::uint64_t> original_ids;
   for (std::uint64_t v = 0; v < nv; ++v)
     if (kept[v] > 0) {
-      rank[v] = static_cast<Vertex>(g.original_ids.size());
-      g.original_ids.push_back(v);
+      rank[v] = static_cast<Vertex>(original_ids.size());
+      original_ids.push_back(v);
     }
-  g.offsets.assign(g.original_ids.size() + 1, 0);
+  std::vector<EdgeIndex> compact(original_ids.size() + 1, 0);
   EdgeIndex out = 0;
-  for (std::size_t i = 0; i < g.original_ids.size(); ++i) {
-    const std::uint64_t v = g.original_ids[i];
+  for (std::size_t i = 0; i < original_ids.size(); ++i) {
+    const std::uint64_t v = original_ids[i];
     for (EdgeIndex s = offsets[v]; s < offsets[v] + kept[v]; ++s) adj[out++] = rank[adj[s]];
-    g.offsets[i + 1] = out;
+    compact[i + 1] = out;
   }
   r.duplicates = (adj.size() - out) / 2;
   adj.resize(out);
   adj.shrink_to_fit();
+  Graph g;
+  g.offsets = std::move(compact);
   g.adj = std::move(adj);
+  g.original_ids = std::move(original_ids);
   r.vertices = g.n();
   r.edges = g.m();
   if (report) *report = r;
@@ -199,11 +202,12 @@ Graph generate_gnp(std::uint64_t n, double p, std::uint64_t seed, CleanReport* r
   return build_graph(std::move(edges), report);
 }
 
+bool is_generator_spec(const std::string& spec) { return spec.starts_with("rmat:") || spec.starts_with("gnp:"); }
+
 std::optional<Graph> generate_from_spec(const std::string& spec, std::uint64_t seed, CleanReport* report) {
+  if (!is_generator_spec(spec)) return std::nullopt;
   const auto colon = spec.find(':');
-  if (colon == std::string::npos) return std::nullopt;
   const std::string kind = spec.substr(0, colon);
-  if (kind != "rmat" && kind != "gnp") return std::nullopt;
   std::vector<std::string> parts;
   std::stringstream ss(spec.substr(colon + 1));
   for (std::string part; std::getline(ss, part, ':');) parts.push_back(part);

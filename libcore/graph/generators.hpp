@@ -27,6 +27,8 @@ Graph generate_gnp(std::uint64_t n, double p, std::uint64_t seed, CleanReport* r
 
 // Graph spec strings: "rmat:SCALE[:EDGE_FACTOR]" or "gnp:N:P". nullopt when `spec` names no
 // generator (then it is a file path); UsageError when it does but is malformed.
+// Whether `spec` names a generator (rmat:... or gnp:...), well-formed or not.
+bool is_generator_spec(const std::string& spec);
 std::optional<Graph> generate_from_spec(const std::string& spec, std::uint64_t seed,
                                         CleanReport* report = nullptr);
 

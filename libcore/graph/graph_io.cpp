@@ -2,14 +2,19 @@
 // in memory with std::from_chars; every error names the file and the 1-based line.
 #include "graph/graph_io.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <limits>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -17,6 +22,8 @@
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/rundir.hpp"
+#include "common/timer.hpp"
+#include "graph/generators.hpp"
 
 namespace core::graph {
 
@@ -101,27 +108,38 @@ std::uint64_t file_mtime_ns(const fs::path& p) {
   return static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec;
 }
 
-// Format version 2 added the checksum; a cache of another version is rebuilt.
-constexpr char kMagic[8] = {'G', 'Z', 'C', 'S', 'R', '0', '0', '2'};
+// Version 3: the checksum runs in four lanes, the header has flags, the arrays are laid out for mapping.
+constexpr char kMagic[8] = {'G', 'Z', 'C', 'S', 'R', '0', '0', '3'};
+constexpr std::size_t kMagicFamily = 5;  // "GZCSR": a cache of some version
 
-// 64-bit checksum of a byte range, eight bytes a step (multiply-xorshift mixing; any flipped bit changes it with
-// overwhelming probability). It guards the cache against damage, not against deliberate forgery.
+std::uint64_t mix(std::uint64_t h, std::uint64_t w) {
+  h ^= w + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 31);
+}
+
+// 64-bit checksum of a byte range: four independent multiply-xorshift lanes over 32-byte blocks (so a
+// core overlaps their multiplies: a few GB/s), then the tail and the lanes folded into one. Any flipped
+// bit changes it with overwhelming probability. It guards against damage, not against deliberate forgery.
 std::uint64_t checksum(const void* data, std::size_t size, std::uint64_t h) {
   const auto* p = static_cast<const unsigned char*>(data);
-  const auto mix = [&h](std::uint64_t w) {
-    h ^= w + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-  };
+  std::uint64_t lane[4] = {h, h ^ 0x243F6A8885A308D3ull, h ^ 0x13198A2E03707344ull, h ^ 0xA4093822299F31D0ull};
   std::size_t i = 0;
+  for (; i + 32 <= size; i += 32)
+    for (int k = 0; k < 4; ++k) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i + 8 * k, 8);
+      lane[k] = mix(lane[k], w);
+    }
   for (; i + 8 <= size; i += 8) {
     std::uint64_t w;
     std::memcpy(&w, p + i, 8);
-    mix(w);
+    lane[0] = mix(lane[0], w);
   }
   std::uint64_t tail = 0;
   if (size > i) std::memcpy(&tail, p + i, size - i);
-  mix(tail ^ (static_cast<std::uint64_t>(size) << 56));
+  h = mix(h, tail ^ (static_cast<std::uint64_t>(size) << 56));
+  for (std::uint64_t l : lane) h = mix(h, l);
   return h;
 }
 
@@ -205,118 +223,260 @@ Graph read_matrix_market(const fs::path& path, CleanReport* report) {
   return build_graph(std::move(edges), report);
 }
 
-fs::path cache_path_for(const fs::path& source, const LoadOptions& options) {
-  if (options.cache == "off") return {};
-  const fs::path abs = fs::absolute(source).lexically_normal();
-  if (options.cache == "auto") {
-    // The user's cache folder: a dataset folder is not ours to write, even when it is writable.
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    fs::path base = xdg && *xdg ? fs::path(xdg) : home && *home ? fs::path(home) / ".cache" : fs::temp_directory_path();
-    return cache_path_for(source, LoadOptions{(base / "toolkit" / "graphs").string()});
-  }
-  const std::size_t h = std::hash<std::string>{}(abs.string());
+namespace {
+
+// Where a source's cache file goes in the folder `folder`: its name and a hash of what identifies it.
+fs::path cache_file(const fs::path& folder, const std::string& stem, const std::string& identity, bool relabel) {
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016zx", h);
-  return fs::path(options.cache) / (abs.filename().string() + "-" + hex + ".csr");
+  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(identity));
+  return folder / (stem + "-" + hex + (relabel ? ".deg.csr" : ".csr"));
 }
 
-namespace {
-struct CacheHeader {
-  char magic[8];
-  std::uint64_t source_size, source_mtime_ns;
-  CleanReport report;
-  std::uint64_t checksum;  // of report, n, adj_size and the three arrays
-  std::uint64_t n, adj_size;
+constexpr std::uint64_t kRelabelled = 1, kGenerated = 2;  // header flags
+
+// What a cache was built from: a file's size and mtime, or (generated) 0 and a hash of spec and seed.
+struct SourceStamp {
+  std::uint64_t size = 0, time_or_hash = 0;
+  bool operator==(const SourceStamp&) const = default;
 };
 
-std::uint64_t cache_checksum(const CacheHeader& h, const Graph& g) {
-  std::uint64_t c = checksum(&h.report, sizeof h.report, 0);
-  c = checksum(&h.n, 2 * sizeof h.n, c);
-  c = checksum(g.offsets.data(), g.offsets.size() * sizeof(EdgeIndex), c);
-  c = checksum(g.adj.data(), g.adj.size() * sizeof(Vertex), c);
-  return checksum(g.original_ids.data(), g.original_ids.size() * sizeof(std::uint64_t), c);
+SourceStamp file_stamp(const fs::path& source) {
+  std::error_code ec;
+  const auto size = fs::file_size(source, ec);
+  return {ec ? ~std::uint64_t{0} : size, file_mtime_ns(source)};
 }
-}  // namespace
 
-void write_csr_cache(const fs::path& cache, const fs::path& source, const LoadedGraph& g) {
+std::string generator_identity(const std::string& spec, std::uint64_t seed) {
+  return spec + " seed " + std::to_string(seed);
+}
+
+SourceStamp generator_stamp(const std::string& spec, std::uint64_t seed) {
+  return {0, checksum(generator_identity(spec, seed).data(), generator_identity(spec, seed).size(), 0)};
+}
+
+struct CacheHeader {
+  char magic[8];
+  std::uint64_t flags;
+  SourceStamp source;
+  CleanReport report;
+  std::uint64_t n, adj_size;
+  std::uint64_t checksum;  // of the header before this field (without the magic) and the three arrays
+};
+static_assert(sizeof(CacheHeader) == 104 && sizeof(CacheHeader) % 8 == 0, "the arrays after it stay aligned");
+
+std::uint64_t expected_size(const CacheHeader& h) {
+  return sizeof h + (2 * h.n + 1) * sizeof(EdgeIndex) + h.adj_size * sizeof(Vertex);
+}
+
+std::uint64_t cache_checksum(const CacheHeader& h, const Graph& g) {
+  std::uint64_t c = checksum(&h.flags, offsetof(CacheHeader, checksum) - offsetof(CacheHeader, flags), 0);
+  c = checksum(g.offsets.data(), g.offsets.size() * sizeof(EdgeIndex), c);
+  c = checksum(g.original_ids.data(), g.original_ids.size() * sizeof(std::uint64_t), c);
+  return checksum(g.adj.data(), g.adj.size() * sizeof(Vertex), c);
+}
+
+void write_cache(const fs::path& cache, const SourceStamp& source, const LoadedGraph& g) {
   CacheHeader h{};
   std::memcpy(h.magic, kMagic, 8);
-  h.source_size = fs::file_size(source);
-  h.source_mtime_ns = file_mtime_ns(source);
+  h.flags = (g.relabelled ? kRelabelled : 0) | (g.generated ? kGenerated : 0);
+  h.source = source;
   h.report = g.report;
   h.n = g.graph.n();
   h.adj_size = g.graph.adj.size();
   h.checksum = cache_checksum(h, g.graph);
-  std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
-  const auto append = [&](const auto& vec) {
-    bytes.append(reinterpret_cast<const char*>(vec.data()), vec.size() * sizeof(vec[0]));
+  if (cache.has_parent_path()) fs::create_directories(cache.parent_path());
+  AtomicFile file(cache);
+  std::ofstream& out = file.stream();
+  out.write(reinterpret_cast<const char*>(&h), sizeof h);
+  const auto append = [&](const auto& array) {
+    out.write(reinterpret_cast<const char*>(array.data()), static_cast<std::streamsize>(array.size() * sizeof(array[0])));
   };
   append(g.graph.offsets);
-  append(g.graph.adj);
   append(g.graph.original_ids);
-  fs::create_directories(cache.parent_path());
-  write_file_atomic(cache, bytes);
+  append(g.graph.adj);
+  file.commit();
 }
 
-bool read_csr_cache(const fs::path& cache, const fs::path& source, LoadedGraph& out) {
-  std::ifstream in(cache, std::ios::binary);
-  if (!in) return false;
-  CacheHeader h{};
-  if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) return false;
+// A read-only file mapping (private, copy-on-write), unmapped with its last owner.
+std::shared_ptr<unsigned char> map_file(const fs::path& path, std::uint64_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError("cannot open the graph cache '" + path.string() + "': " + std::strerror(errno));
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (p == MAP_FAILED) throw IoError("cannot map the graph cache '" + path.string() + "': " + std::strerror(err));
+  return {static_cast<unsigned char*>(p), [size](unsigned char* q) { ::munmap(q, size); }};
+}
+
+// What reading a cache found.
+enum class CacheState { usable, absent, other_version, stale };
+
+// Maps `cache` into out (state usable), or says why it cannot be used. `source`: the stamp it must carry
+// (none: any); `origin` names the source in messages. Damage is a DataError naming the file.
+CacheState read_cache(const fs::path& cache, const std::optional<SourceStamp>& source, const std::string& origin,
+                      LoadedGraph& out) {
   std::error_code ec;
-  if (std::memcmp(h.magic, kMagic, 8) != 0) {
-    core::log::info("graph cache {} has another format version: rebuilding it", cache.string());
-    return false;
-  }
-  if (h.source_size != fs::file_size(source, ec) ||
-      h.source_mtime_ns != file_mtime_ns(source))
-    return false;
-  // A damaged cache is rebuilt, never trusted: its size must match the header's counts before
-  // anything is allocated, and the arrays must form a CSR whose ids are in range.
-  const std::uint64_t cache_size = fs::file_size(cache, ec);
-  if (ec || h.n >= std::numeric_limits<Vertex>::max() || h.adj_size > cache_size ||
-      cache_size != sizeof h + (h.n + 1) * sizeof(EdgeIndex) + h.adj_size * sizeof(Vertex) +
-                        h.n * sizeof(std::uint64_t))
-    return false;
-  Graph g;
-  g.offsets.resize(h.n + 1);
-  g.adj.resize(h.adj_size);
-  g.original_ids.resize(h.n);
-  const auto fill = [&](auto& vec) {
-    return static_cast<bool>(in.read(reinterpret_cast<char*>(vec.data()), vec.size() * sizeof(vec[0])));
-  };
-  if (!fill(g.offsets) || !fill(g.adj) || !fill(g.original_ids)) return false;
+  const std::uint64_t size = fs::file_size(cache, ec);
+  if (ec) return CacheState::absent;
+  const std::string fix = origin.empty() ? "write it again"
+                                         : "delete it to rebuild it from " + origin + ", or use --graph-cache off";
   const auto damaged = [&](const std::string& why) {
-    core::log::warn("graph cache {} is damaged ({}): rebuilding it from {}", cache.string(), why, source.string());
-    return false;
+    return DataError("graph cache '" + cache.string() + "' is damaged (" + why + "): " + fix);
   };
-  if (cache_checksum(h, g) != h.checksum) return damaged("checksum mismatch");
-  if (const std::string why = check_structure(g); !why.empty()) return damaged(why);
+  CacheHeader h{};
+  {
+    std::ifstream in(cache, std::ios::binary);
+    if (!in) throw IoError("cannot open the graph cache '" + cache.string() + "'");
+    in.read(reinterpret_cast<char*>(&h), sizeof h);
+    if (std::memcmp(h.magic, kMagic, kMagicFamily) != 0)
+      throw damaged("it does not start with '" + std::string(kMagic, kMagicFamily) + "': not a graph cache");
+    if (std::memcmp(h.magic, kMagic, 8) != 0) return CacheState::other_version;
+    if (static_cast<std::uint64_t>(in.gcount()) < sizeof h) throw damaged("shorter than its header");
+  }
+  if (source && !(h.source == *source)) return CacheState::stale;
+  // The size must match the header's counts before anything is mapped; then the arrays must match the
+  // checksum and form a CSR whose ids are in range.
+  if (h.n >= std::numeric_limits<Vertex>::max() || h.adj_size > size || h.n > size)
+    throw damaged("impossible counts in its header");
+  if (size != expected_size(h))
+    throw damaged(std::to_string(size) + " bytes, its header's counts need " + std::to_string(expected_size(h)) +
+                  " (truncated?)");
+  const auto map = map_file(cache, size);
+  const auto at = [&](std::uint64_t offset) { return map.get() + offset; };
+  Graph g;
+  g.offsets = CsrArray<EdgeIndex>::view(reinterpret_cast<EdgeIndex*>(at(sizeof h)), h.n + 1, map);
+  g.original_ids = CsrArray<std::uint64_t>::view(
+      reinterpret_cast<std::uint64_t*>(at(sizeof h + (h.n + 1) * sizeof(EdgeIndex))), h.n, map);
+  g.adj = CsrArray<Vertex>::view(reinterpret_cast<Vertex*>(at(sizeof h + (2 * h.n + 1) * sizeof(EdgeIndex))),
+                                 h.adj_size, map);
+  if (cache_checksum(h, g) != h.checksum) throw damaged("checksum mismatch");
+  if (const std::string why = check_structure(g); !why.empty()) throw damaged(why);
   out.graph = std::move(g);
   out.report = h.report;
   out.from_cache = true;
+  out.relabelled = (h.flags & kRelabelled) != 0;
+  out.generated = (h.flags & kGenerated) != 0;
   out.cache_path = cache;
-  return true;
+  return CacheState::usable;
 }
 
-LoadedGraph load_graph(const fs::path& path, const LoadOptions& options) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputMissingError("graph input '" + path.string() + "' does not exist");
+// Loads through the cache `cache` (empty: none): maps it when usable, else builds the graph with
+// `build`, relabels it when asked and writes the cache.
+template <class Build>
+LoadedGraph load_cached(const fs::path& cache, const SourceStamp& stamp, const std::string& origin,
+                        const LoadOptions& options, const Build& build) {
   LoadedGraph out;
-  const fs::path cache = cache_path_for(path, options);
-  if (!cache.empty() && read_csr_cache(cache, path, out)) return out;
-  out.graph = format_of(path) == GraphFormat::matrix_market ? read_matrix_market(path, &out.report)
-                                                           : read_edge_list(path, &out.report);
+  if (!cache.empty()) {
+    switch (read_cache(cache, stamp, origin, out)) {
+      case CacheState::usable:
+        if (out.relabelled != options.relabel)
+          throw DataError("graph cache '" + cache.string() + "' does not hold the " +
+                          (options.relabel ? "degree-relabelled" : "input-ordered") + " graph its name says: delete it");
+        return out;
+      case CacheState::stale:
+        core::log::warn("graph cache {} is stale ({} changed): rebuilding it", cache.string(), origin);
+        break;
+      case CacheState::other_version:
+        core::log::info("graph cache {} has another format version: rebuilding it", cache.string());
+        break;
+      case CacheState::absent:
+        break;
+    }
+  }
+  build(out);
+  if (options.relabel) {
+    Timer t;
+    out.graph = relabel_by_degree(out.graph, options.threads);
+    out.relabelled = true;
+    out.relabel_s = t.seconds();
+  }
   if (!cache.empty()) {
     try {
-      write_csr_cache(cache, path, out);
+      write_cache(cache, stamp, out);
       out.cache_path = cache;
     } catch (const std::exception& e) {  // the cache only saves time; never fail the run for it
       core::log::warn("could not write the graph cache {}: {}", cache.string(), e.what());
     }
   }
   return out;
+}
+
+}  // namespace
+
+fs::path graph_cache_folder(const LoadOptions& options) {
+  if (options.cache != "auto") return options.cache;
+  // The user's cache folder: a dataset folder is not ours to write, even when it is writable.
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const fs::path base = xdg && *xdg ? fs::path(xdg) : home && *home ? fs::path(home) / ".cache" : fs::temp_directory_path();
+  return base / "toolkit" / "graphs";
+}
+
+fs::path cache_path_for(const fs::path& source, const LoadOptions& options) {
+  if (options.cache == "off") return {};
+  const fs::path abs = fs::absolute(source).lexically_normal();
+  return cache_file(graph_cache_folder(options), abs.filename().string(), abs.string(), options.relabel);
+}
+
+void write_csr_cache(const fs::path& cache, const fs::path& source, const LoadedGraph& g) {
+  write_cache(cache, file_stamp(source), g);
+}
+
+bool read_csr_cache(const fs::path& cache, const fs::path& source, LoadedGraph& out) {
+  return read_cache(cache, file_stamp(source), "'" + source.string() + "'", out) == CacheState::usable;
+}
+
+LoadedGraph map_csr_cache(const fs::path& cache) {
+  if (!fs::exists(cache)) throw InputMissingError("graph cache '" + cache.string() + "' does not exist");
+  LoadedGraph out;
+  if (read_cache(cache, std::nullopt, "", out) == CacheState::other_version)
+    throw DataError("graph cache '" + cache.string() + "' has another format version (this build reads " +
+                    std::string(kMagic, 8) + "): write it again");
+  return out;
+}
+
+bool is_csr_cache(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[kMagicFamily] = {};
+  in.read(head, sizeof head);
+  return in.gcount() == static_cast<std::streamsize>(kMagicFamily) && std::memcmp(head, kMagic, kMagicFamily) == 0;
+}
+
+LoadedGraph load_graph(const fs::path& path, const LoadOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw InputMissingError("graph input '" + path.string() + "' does not exist");
+  return load_cached(cache_path_for(path, options), file_stamp(path), "'" + path.string() + "'", options,
+                     [&](LoadedGraph& out) {
+                       out.graph = format_of(path) == GraphFormat::matrix_market ? read_matrix_market(path, &out.report)
+                                                                                 : read_edge_list(path, &out.report);
+                     });
+}
+
+LoadedGraph load_graph_input(const std::string& spec, std::uint64_t seed, const LoadOptions& options) {
+  if (!is_generator_spec(spec)) {
+    if (!is_csr_cache(spec)) return load_graph(spec, options);
+    LoadedGraph out = map_csr_cache(spec);
+    if (options.relabel && !out.relabelled) {
+      Timer t;
+      out.graph = relabel_by_degree(out.graph, options.threads);
+      out.relabelled = true;
+      out.relabel_s = t.seconds();
+    }
+    return out;
+  }
+  // Generated graphs are cached only in a folder the user named (a bare run must not fill ~/.cache).
+  const bool cached = options.cache != "auto" && options.cache != "off";
+  std::string stem = spec;
+  for (char& c : stem)
+    if (c == ':' || c == '/') c = '-';
+  const fs::path cache = cached ? cache_file(options.cache, stem + "-seed" + std::to_string(seed),
+                                             generator_identity(spec, seed), options.relabel)
+                                : fs::path();
+  return load_cached(cache, generator_stamp(spec, seed), "the generator '" + spec + "'", options,
+                     [&](LoadedGraph& out) {
+                       out.graph = *generate_from_spec(spec, seed, &out.report);
+                       out.generated = true;
+                     });
 }
 
 void read_vertex_labels(const fs::path& path, Graph& g) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -16,7 +17,6 @@
 #include "common/timer.hpp"
 #include "comm/world.hpp"
 #include "graph/decompose.hpp"
-#include "graph/generators.hpp"
 #include "graph/graph_io.hpp"
 #include "graph/jit.hpp"
 #include "graph/matcher.hpp"
@@ -41,33 +41,91 @@ Pattern make_pattern(const std::string& spec, const std::string& labels) {
   return p;
 }
 
+// The job's ranks; a communicator only when there is more than one.
+struct Ranks {
+  comm::RankInfo info;
+  std::unique_ptr<comm::Communicator> comm;
+  ExecOptions exec(int threads, LocalGraph local = LocalGraph::by_plan, bool split = true,
+                   ExecStats* stats = nullptr) const {
+    return {threads, info.rank, info.world_size, local, split, stats};
+  }
+  // Every rank's value (all_gather of its bytes: the byte type never rounds).
+  template <class T>
+  std::vector<T> gather(T x) const {
+    if (!comm) return {x};
+    std::vector<T> all(info.world_size);
+    comm->all_gather(&x, all.data(), sizeof x, comm::DType::u8);
+    return all;
+  }
+  // The sum of one count per rank: exact, or a DataError beyond 2^64 - 1.
+  std::uint64_t sum(std::uint64_t x) const {
+    std::uint64_t s = 0;
+    for (auto v : gather(x))
+      if (__builtin_add_overflow(s, v, &s)) throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
+    return s;
+  }
+  // The count from every rank's embedding share (128-bit, signed: exact; DataError beyond 2^64 - 1).
+  std::uint64_t count(const CountPlan& cp, __int128 share) const {
+    const std::vector<__int128> all = gather(share);
+    return count_from_shares(cp, all);
+  }
+  bool leader() const { return info.rank == 0; }
+};
+
+Ranks discover() {
+  Ranks r;
+  r.info = comm::discover_ranks(std::nullopt, std::nullopt);
+  if (r.info.world_size > 1) r.comm = comm::make_world_communicator(r.info);
+  return r;
+}
+
 struct Input {
   Graph graph;  // relabelled by degree
   nlohmann::json info;
   double load_s = 0, orient_s = 0;
 };
 
-Input load_input(const GraphKeys& o) {
+// The graph of graph_sharing=one_file: rank 0 loads the input through its cache (writing the cache when it
+// is absent or stale), then every rank maps the file whose path rank 0 broadcasts.
+LoadedGraph load_one_file(const GraphKeys& o, const Ranks& ranks) {
+  LoadOptions options{o.graph_cache, /*relabel=*/true};
+  if (o.graph_cache == "off" && !is_csr_cache(o.graph))
+    throw UsageError("graph_sharing=one_file: the ranks share the graph cache, so graph_cache cannot be off "
+                     "(give a folder all ranks see, or a .csr graph)");
+  if (o.graph_cache == "auto") options.cache = graph_cache_folder(options).string();  // generated graphs too
+  std::string file;
+  if (ranks.leader()) {
+    const LoadedGraph lg = load_graph_input(o.graph, o.seed, options);
+    file = lg.cache_path.string();  // the .csr graph itself, or the cache written or found
+    if (file.empty()) throw IoError("graph_sharing=one_file: rank 0 could not write the graph cache (see the warning)");
+  }
+  std::uint64_t length = file.size();
+  ranks.comm->broadcast(&length, sizeof length, comm::DType::u8, 0);
+  file.resize(length);
+  ranks.comm->broadcast(file.data(), length, comm::DType::u8, 0);
+  LoadedGraph lg = map_csr_cache(file);
+  if (!lg.relabelled) throw DataError("graph '" + file + "': one_file needs a degree-relabelled cache (graph_cache writes one)");
+  return lg;
+}
+
+Input load_input(const GraphKeys& o, const Ranks* ranks = nullptr) {
   Input in;
   Timer t;
-  CleanReport report;
-  std::optional<Graph> g = generate_from_spec(o.graph, o.seed, &report);
+  const bool one_file = ranks && ranks->comm && o.graph_sharing == "one_file";
+  LoadedGraph lg = one_file ? load_one_file(o, *ranks)
+                            : load_graph_input(o.graph, o.seed, LoadOptions{o.graph_cache, /*relabel=*/true});
   in.info["source"] = o.graph;
-  if (g) {
-    in.info["generated"] = true;
-  } else {
-    LoadedGraph lg = load_graph(o.graph, LoadOptions{o.graph_cache});
-    g = std::move(lg.graph);
-    report = lg.report;
-    in.info["from_cache"] = lg.from_cache;
-    if (!lg.cache_path.empty()) in.info["cache"] = lg.cache_path.string();
-  }
-  if (!o.vertex_labels.empty()) read_vertex_labels(o.vertex_labels, *g);
-  in.load_s = t.seconds();
-  log::info("graph {}: {}{}", o.graph, describe(report), in.info.value("from_cache", false) ? " [from cache]" : "");
-  t.reset();
-  in.graph = relabel_by_degree(*g);
-  in.orient_s = t.seconds();
+  in.info["sharing"] = one_file ? "one_file" : "replicate";
+  if (lg.generated) in.info["generated"] = true;
+  if (!lg.generated || !lg.cache_path.empty()) in.info["from_cache"] = lg.from_cache;
+  if (!lg.cache_path.empty()) in.info["cache"] = lg.cache_path.string();
+  if (!o.vertex_labels.empty()) read_vertex_labels(o.vertex_labels, lg.graph);
+  // Relabelling happened inside the load (before the cache was written) or not at all (a mapped cache).
+  in.orient_s = lg.relabel_s;
+  in.load_s = t.seconds() - in.orient_s;
+  const CleanReport& report = lg.report;
+  log::info("graph {}: {}{}", o.graph, describe(report), lg.from_cache ? " [mapped from cache]" : "");
+  in.graph = std::move(lg.graph);
   in.info["vertices"] = in.graph.n();
   in.info["edges"] = in.graph.m();
   in.info["max_degree"] = in.graph.max_degree();
@@ -88,33 +146,6 @@ double process_cpu_seconds() {
 // The command resolved `threads` (App: common/threads.hpp); 0 only reaches here from a direct library call.
 int resolve_threads(int t) { return t > 0 ? t : core::thread_count(); }
 
-// The job's ranks; a communicator only when there is more than one.
-struct Ranks {
-  comm::RankInfo info;
-  std::unique_ptr<comm::Communicator> comm;
-  ExecOptions exec(int threads, LocalGraph local = LocalGraph::by_plan, bool split = true,
-                   ExecStats* stats = nullptr) const {
-    return {threads, info.rank, info.world_size, local, split, stats};
-  }
-  // Sums one exact 64-bit value per rank (all_gather of its 8 bytes: the byte type never rounds).
-  std::uint64_t sum(std::uint64_t x) const {
-    if (!comm) return x;
-    std::vector<std::uint64_t> all(info.world_size);
-    comm->all_gather(&x, all.data(), sizeof x, comm::DType::u8);
-    std::uint64_t s = 0;
-    for (auto v : all) s += v;
-    return s;
-  }
-  bool leader() const { return info.rank == 0; }
-};
-
-Ranks discover() {
-  Ranks r;
-  r.info = comm::discover_ranks(std::nullopt, std::nullopt);
-  if (r.info.world_size > 1) r.comm = comm::make_world_communicator(r.info);
-  return r;
-}
-
 Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g, std::uint64_t seed,
               Formula formula) {
   const GraphStats stats = graph_stats(g, seed);
@@ -122,15 +153,25 @@ Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, con
                        : make_plan(p, mode, order, stats, RootCommon::by_cost, formula);
 }
 
-// The count plan: pattern decomposition is considered where the interpreter counts in one process
-// with the explorer's order; otherwise the plan alone.
+// The count plan: pattern decomposition is considered with the explorer's order; a given order is one plan.
 CountPlan count_plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g,
-                         std::uint64_t seed, Formula formula, bool may_decompose) {
-  if (order.empty() && may_decompose) return choose_count_plan(p, mode, graph_stats(g, seed), formula);
+                         std::uint64_t seed, Formula formula) {
+  if (order.empty()) return choose_count_plan(p, mode, graph_stats(g, seed), formula);
   CountPlan cp;
   cp.plan = plan_for(p, mode, order, g, seed, formula);
   cp.predicted_cost = cp.plan.predicted_cost;
   return cp;
+}
+
+// The plans a count under cp enumerates: cp's own, or those of its decomposition's quotients.
+void collect_enumerated(const CountPlan& cp, std::vector<const Plan*>& out) {
+  if (!cp.decomposition) return out.push_back(&cp.plan);
+  for (const auto& q : cp.decomposition->quotients) collect_enumerated(q.plan, out);
+}
+std::vector<const Plan*> enumerated_plans(const CountPlan& cp) {
+  std::vector<const Plan*> out;
+  collect_enumerated(cp, out);
+  return out;
 }
 
 nlohmann::json plan_summary(const CountPlan& cp) {
@@ -159,11 +200,11 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   const Induced mode = parse_induced(o.induced);
   const Ranks ranks = discover();
   const int threads = resolve_threads(o.threads);
-  Input in = load_input(o);
+  Input in = load_input(o, &ranks);
   Timer t;
-  // Decomposition runs in the interpreter of one process; the JIT and rank splits count one plan.
-  const CountPlan cp = count_plan_for(pattern, mode, o.order, in.graph, o.seed, parse_formula(o.formula),
-                                      o.backend == "interp" && ranks.info.world_size == 1);
+  // Decomposition is considered wherever the explorer chooses the order: its sums run in the library on
+  // every back-end and rank split, its quotients' plans in the chosen back-end.
+  const CountPlan cp = count_plan_for(pattern, mode, o.order, in.graph, o.seed, parse_formula(o.formula));
   const Plan& plan = cp.plan;
   const double plan_s = t.seconds();
   log::info("plan ({:.2f} ms):\n{}", plan_s * 1e3, cp.to_text());
@@ -171,26 +212,29 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
 
   double compile_s = 0;
   ExecStats stats;
-  bool jit_cached = false;
-  std::uint64_t local = 0;
-  double cpu0 = 0;
+  bool jit_cached = true;
+  PlanCounter count_plan;  // empty: the interpreter
+  std::map<std::string, std::unique_ptr<JitKernel>> kernels;  // by plan hash, compiled before the clock starts
   if (o.backend == "jit") {
-    const JitKernel kernel(plan, o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache));
-    compile_s = kernel.compile_seconds();
-    jit_cached = kernel.from_cache();
-    if (rundir) write_file_atomic(rundir->artifact("kernel.cpp"), emit_cpp(plan));
-    log::info("JIT kernel {} ({})", kernel.library().string(),
-              jit_cached ? "cached" : fmt::format("compiled in {:.2f} s", compile_s));
-    t.reset();
-    cpu0 = process_cpu_seconds();
-    local = kernel.count(in.graph, ranks.exec(threads));
-  } else {
-    t.reset();
-    cpu0 = process_cpu_seconds();
-    local = count_with(in.graph, cp, ranks.exec(threads, parse_local_graph(o.local_graph), o.split_roots, &stats));
+    const auto jit_dir = o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache);
+    for (const Plan* p : enumerated_plans(cp)) {
+      auto& kernel = kernels[p->hash()];
+      if (kernel) continue;
+      kernel = std::make_unique<JitKernel>(*p, jit_dir);
+      compile_s += kernel->compile_seconds();
+      jit_cached = jit_cached && kernel->from_cache();
+      log::info("JIT kernel {} ({})", kernel->library().string(),
+                kernel->from_cache() ? "cached" : fmt::format("compiled in {:.2f} s", kernel->compile_seconds()));
+    }
+    if (rundir && !cp.decomposition) write_file_atomic(rundir->artifact("kernel.cpp"), emit_cpp(plan));
+    count_plan = [&](const Plan& p, const ExecOptions& e) { return kernels.at(p.hash())->count(in.graph, e); };
   }
+  t.reset();
+  const double cpu0 = process_cpu_seconds();
+  const __int128 share = embedding_share(
+      in.graph, cp, ranks.exec(threads, parse_local_graph(o.local_graph), o.split_roots, &stats), count_plan);
   const double match_cpu_s = process_cpu_seconds() - cpu0;
-  const std::uint64_t count = ranks.sum(local);
+  const std::uint64_t count = ranks.count(cp, share);
   const double match_s = t.seconds();
   log::info("{} {}-induced matches of {} in {:.4f} s on {} thread(s) x {} rank(s)", count, o.induced, o.pattern,
             match_s, threads, ranks.info.world_size);
@@ -217,7 +261,10 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"plan", plan_summary(cp)}};
   r["plan"]["local_graph"] = o.backend == "interp" && !cp.decomposition &&
                              uses_local_graph(plan, ranks.exec(threads, parse_local_graph(o.local_graph)));
-  if (o.backend == "jit") r["jit_cached"] = jit_cached;
+  if (o.backend == "jit") {
+    r["jit_cached"] = jit_cached;
+    r["jit_kernels"] = kernels.size();
+  }
   if (rundir)
     rundir->metrics().write({{"stage", "done"}, {"load_s", in.load_s}, {"plan_s", plan_s},
                                  {"compile_s", compile_s}, {"match_s", match_s}, {"count", count}});
@@ -228,7 +275,7 @@ std::optional<nlohmann::json> motifs(const MotifOptions& o) {
   const Induced mode = parse_induced(o.induced);
   const Ranks ranks = discover();
   const int threads = resolve_threads(o.threads);
-  Input in = load_input(o);
+  Input in = load_input(o, &ranks);
   Timer t;
   const GraphStats stats = graph_stats(in.graph, o.seed);
   const auto patterns = connected_patterns(o.size);
@@ -262,7 +309,7 @@ nlohmann::json plan(const PlanOptions& o) {
   Input in = load_input(o);
   Timer t;
   const CountPlan cp =
-      count_plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed, parse_formula(o.formula), true);
+      count_plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed, parse_formula(o.formula));
   const double plan_s = t.seconds();
   nlohmann::json r = {{"plan", cp.to_json()}, {"text", cp.to_text()}, {"plan_time_s", plan_s}, {"graph", in.info}};
   if (o.emit_cpp) r["cpp"] = emit_cpp(cp.plan);

@@ -1,7 +1,8 @@
 // The jobs of graphzero-mine as library calls: options (typed, with visit() for the config
 // system), graph input (file, cache or generator; degree relabelling), the count / motifs / plan /
 // list jobs and their JSON results. Under MPI the outer loop is split across the ranks found in
-// the environment and counts are summed; only rank 0 returns a result.
+// the environment and counts are summed exactly (128-bit embedding shares, decompose.hpp); only rank 0
+// returns a result.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -21,14 +22,25 @@ struct GraphKeys {
   std::string graph = "rmat:14";
   std::string vertex_labels;
   std::string graph_cache = "auto";
+  std::string graph_sharing = "replicate";
   std::uint64_t seed = 1;
 };
 
 template <class V, class O>
 void visit_graph_keys(V& v, O& o) {
-  v("graph", o.graph, "edge list (.el/.txt), Matrix Market (.mtx), or a generator rmat:SCALE[:EF] / gnp:N:P");
+  v("graph", o.graph,
+    "edge list (.el/.txt), Matrix Market (.mtx), a CSR cache file (.csr, mapped), or a generator "
+    "rmat:SCALE[:EF] / gnp:N:P");
   v("vertex_labels", o.vertex_labels, "file with one vertex label per line (empty: unlabeled)");
-  v("graph_cache", o.graph_cache, "binary CSR cache: auto (next to the input or ~/.cache), off, or a folder");
+  v("graph_cache", o.graph_cache,
+    "binary CSR cache of the degree-relabelled graph, written once and memory-mapped by later runs: auto "
+    "($XDG_CACHE_HOME or ~/.cache/toolkit/graphs; files only), off, or a folder (generated graphs too); a "
+    "damaged cache is an error (exit 65) naming it, a stale one is rebuilt");
+  v("graph_sharing", o.graph_sharing,
+    "under several MPI ranks: replicate (every rank loads the input itself) or one_file (rank 0 writes the "
+    "graph cache, every rank maps that one file, whose pages the ranks of a host share; the cache folder "
+    "must be visible to all ranks; graph_cache auto keeps generated graphs there too)",
+    core::one_of({"replicate", "one_file"}));
   v("seed", o.seed, "seed of generated graphs and of the cost model's sampling");
 }
 template <class V, class O>
@@ -72,7 +84,9 @@ struct CountOptions : GraphKeys {
       "run each heavy root (estimated work above 1/128 of the total per rank) as several tasks over its "
       "level-1 candidates, and the other roots in chunks of equal estimated work, so that no thread is left "
       "alone with one big root at the end");
-    v("backend", backend, "interp (plan interpreter) or jit (generated C++, compiled and cached)",
+    v("backend", backend,
+      "interp (plan interpreter) or jit (generated C++, compiled and cached; under a decomposition the "
+      "quotients' plans are compiled, the sums over the cut run in the library)",
       core::one_of({"interp", "jit"}));
     v("jit_cache", jit_cache, "folder of compiled kernels (empty: ~/.cache/toolkit/graphzero-jit)");
     v("order", order, "matching order to use instead of the explorer's choice (empty: explore)");

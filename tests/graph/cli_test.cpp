@@ -208,6 +208,25 @@ TEST_CASE("bad inputs exit with the conventions' codes") {
   CHECK(r.exit_code == 2);
   r = run_tool("graphzero-mine", {"count", "--graph", "rmat:6", "--induced", "both", "--out", (dir / "r4").string()});
   CHECK(r.exit_code == 2);
+  // The CSR cache: written, then mapped (the same count); truncated, exit 65 naming it and no result.
+  write_text(dir / "g.el", kGraph);
+  const auto cached = [&](const char* run) {
+    return run_tool("graphzero-mine", {"count", "--graph", (dir / "g.el").string(), "--pattern", "triangle",
+                                       "--graph-cache", (dir / "cache").string(), "--out", (dir / run).string(), "-q"});
+  };
+  const auto first = cached("r5"), second = cached("r6");
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(second.exit_code == 0);
+  const json a = json::parse(first.out), b = json::parse(second.out);
+  CHECK_FALSE(a["graph"]["from_cache"].get<bool>());
+  CHECK(b["graph"]["from_cache"].get<bool>());
+  CHECK(a["count"] == b["count"]);
+  const std::string file = b["graph"]["cache"];
+  std::filesystem::resize_file(file, std::filesystem::file_size(file) - 4);
+  r = cached("r7");
+  CHECK(r.exit_code == 65);
+  CHECK(r.err.find(file) != std::string::npos);
+  CHECK(r.out.empty());
 }
 
 TEST_CASE("the CI config runs the default command on a generated graph") {

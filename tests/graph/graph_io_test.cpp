@@ -86,6 +86,17 @@ TEST_CASE("Matrix Market files are read 1-based with their declared sizes") {
   CHECK(data_error([&] { read_matrix_market(dir / "bad4.mtx"); }).find("coordinate") != std::string::npos);
 }
 
+// The DataError message of f(), or "" when it throws none.
+template <class F>
+std::string cache_error(F&& f) {
+  try {
+    f();
+  } catch (const core::DataError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST_CASE("the binary CSR cache is written once, reused, and rebuilt when the source changes") {
   TempDir dir("graph-cache");
   write_text(dir / "g.el", "0 1\n1 2\n2 0\n");
@@ -95,9 +106,11 @@ TEST_CASE("the binary CSR cache is written once, reused, and rebuilt when the so
   CHECK(std::filesystem::exists(first.cache_path));
   const LoadedGraph second = load_graph(dir / "g.el", cache);
   CHECK(second.from_cache);
+  CHECK(second.graph.adj.mapped());
   CHECK(second.graph.adj == first.graph.adj);
   CHECK(second.graph.offsets == first.graph.offsets);
-  CHECK(second.report.edges == 3);
+  CHECK(second.graph.original_ids == first.graph.original_ids);
+  CHECK(describe(second.report) == describe(first.report));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   write_text(dir / "g.el", "0 1\n1 2\n2 0\n2 3\n");
   const LoadedGraph third = load_graph(dir / "g.el", cache);
@@ -115,6 +128,46 @@ TEST_CASE("the binary CSR cache is written once, reused, and rebuilt when the so
   if (old_xdg) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1); else ::unsetenv("XDG_CACHE_HOME");
 }
 
+TEST_CASE("relabelled and generated graphs are cached and mapped: the same CSR as building them") {
+  TempDir dir("graph-cache-relabel");
+  write_text(dir / "g.el", "5 6\n6 7\n7 5\n7 8\n8 9\n9 5\n");
+  LoadOptions o{(dir / "cache").string(), /*relabel=*/true};
+  const Graph expect = relabel_by_degree(read_edge_list(dir / "g.el"));
+  const LoadedGraph built = load_graph(dir / "g.el", o);
+  CHECK(built.relabelled);
+  CHECK_FALSE(built.from_cache);
+  CHECK(built.cache_path.filename().string().ends_with(".deg.csr"));
+  const LoadedGraph mapped = load_graph(dir / "g.el", o);
+  CHECK(mapped.from_cache);
+  CHECK(mapped.relabelled);
+  for (const Graph* g : {&built.graph, &mapped.graph}) {
+    CHECK(g->offsets == expect.offsets);
+    CHECK(g->adj == expect.adj);
+    CHECK(g->original_ids == expect.original_ids);
+  }
+  // The input-ordered cache is another file; the relabelled one given as the graph is mapped as it is.
+  CHECK(load_graph(dir / "g.el", LoadOptions{o.cache}).cache_path != built.cache_path);
+  const LoadedGraph direct = load_graph_input(built.cache_path.string(), 1, LoadOptions{"off", true});
+  CHECK(direct.from_cache);
+  CHECK(direct.graph.adj == expect.adj);
+  // A renamed cache that holds the other ordering.
+  std::filesystem::copy_file(load_graph(dir / "g.el", LoadOptions{o.cache}).cache_path, built.cache_path,
+                             std::filesystem::copy_options::overwrite_existing);
+  CHECK(cache_error([&] { load_graph(dir / "g.el", o); }).find("degree-relabelled") != std::string::npos);
+  // Generators: cached only in a named folder, keyed by spec and seed.
+  const Graph rmat = relabel_by_degree(generate_rmat({8, 4}, 3));
+  const LoadedGraph gen = load_graph_input("rmat:8:4", 3, o);
+  CHECK(gen.generated);
+  CHECK_FALSE(gen.from_cache);
+  const LoadedGraph again = load_graph_input("rmat:8:4", 3, o);
+  CHECK(again.from_cache);
+  CHECK(again.generated);
+  CHECK(again.graph.adj == rmat.adj);
+  CHECK(again.graph.offsets == rmat.offsets);
+  CHECK_FALSE(load_graph_input("rmat:8:4", 4, o).from_cache);  // another seed
+  CHECK(load_graph_input("rmat:8:4", 3, LoadOptions{"auto", true}).cache_path.empty());
+}
+
 TEST_CASE("check_structure accepts clean CSRs and names what a bad one breaks") {
   const Graph clean = build_graph({{0, 1}, {1, 2}, {2, 0}, {2, 3}});
   CHECK(check_structure(clean).empty());
@@ -130,7 +183,8 @@ TEST_CASE("check_structure accepts clean CSRs and names what a bad one breaks") 
   CHECK(broken([](Graph& g) { g.adj[7] = 1; }).find("missing its reverse") != std::string::npos);   // 3 lists 1
   CHECK(broken([](Graph& g) { g.adj[6] = 9; }).find("out of range") != std::string::npos);
   CHECK(broken([](Graph& g) { g.offsets[2] = 8; }).find("offsets decrease") != std::string::npos);
-  CHECK(broken([](Graph& g) { g.original_ids.pop_back(); }).find("original id") != std::string::npos);
+  CHECK(broken([](Graph& g) { g.original_ids = std::vector<std::uint64_t>(g.original_ids.begin(), g.original_ids.end() - 1); })
+            .find("original id") != std::string::npos);
 }
 
 TEST_CASE("relabelling by degree: degrees non-increasing, ties in id order, the same edges, sorted lists") {
@@ -270,45 +324,47 @@ TEST_CASE("a Matrix Market file is known by its header whatever its name; a huge
   CHECK_THROWS_AS(read_matrix_market(dir / "huge.mtx"), core::DataError);
 }
 
-TEST_CASE("a damaged CSR cache is rebuilt, not trusted") {
+TEST_CASE("a damaged CSR cache is an error naming it, never trusted; another version is rebuilt") {
   TempDir dir("graph-cache-damage");
   write_text(dir / "g.el", "0 1\n1 2\n2 0\n2 3\n3 4\n");
   const LoadOptions cache{(dir / "cache").string()};
   const LoadedGraph first = load_graph(dir / "g.el", cache);
   const std::string good = core::test::read_text(first.cache_path);
-  const std::size_t adj_end = good.size() - first.graph.n() * sizeof(std::uint64_t);
+  const std::string name = first.cache_path.string();
   const auto damaged = [&](std::size_t at, std::string bytes) {
     std::string d = good;
     d.replace(at, bytes.size(), bytes);
     write_text(first.cache_path, d);
-    return load_graph(dir / "g.el", cache);
+    return cache_error([&] { load_graph(dir / "g.el", cache); });
   };
-  // An adjacency entry past n (the matcher would index out of range).
-  LoadedGraph g = damaged(adj_end - sizeof(Vertex), std::string(sizeof(Vertex), '\xff'));
-  CHECK_FALSE(g.from_cache);
-  CHECK(g.graph.adj == first.graph.adj);
+  // An adjacency entry past n (the matcher would index out of range; the adjacency is last).
+  CHECK(damaged(good.size() - sizeof(Vertex), std::string(sizeof(Vertex), '\xff')).find(name) != std::string::npos);
   // A vertex count of ~2^64 in the header (was a resize to it: bad_alloc).
-  const std::size_t n_at = good.size() - first.graph.n() * 8 - first.graph.adj.size() * sizeof(Vertex) -
-                           (first.graph.n() + 1) * sizeof(EdgeIndex) - 16;
-  g = damaged(n_at, std::string(8, '\x7f'));
-  CHECK_FALSE(g.from_cache);
-  CHECK(g.graph.adj == first.graph.adj);
-  // Any single flipped bit of the arrays (it turned a triangle count of 13 into 12) or of the report.
-  for (std::size_t at = 8 + 16; at < good.size(); at += 7) {
+  CHECK(damaged(80, std::string(8, '\x7f')).find("impossible counts") != std::string::npos);
+  // Any single flipped bit past the source's stamp (it turned a triangle count of 13 into 12).
+  for (std::size_t at = 32; at < good.size(); at += 7) {
     std::string d = good;
     d[at] = static_cast<char>(d[at] ^ (1 << (at % 8)));
     write_text(first.cache_path, d);
-    const LoadedGraph rebuilt = load_graph(dir / "g.el", cache);
-    CHECK_FALSE(rebuilt.from_cache);
-    CHECK(rebuilt.graph.adj == first.graph.adj);
+    CAPTURE(at);
+    CHECK(cache_error([&] { load_graph(dir / "g.el", cache); }).find(name) != std::string::npos);
   }
-  // A cache of the previous format version (no checksum) is rebuilt.
-  std::string old = good;
-  old[7] = '1';
-  write_text(first.cache_path, old);
-  CHECK_FALSE(load_graph(dir / "g.el", cache).from_cache);
-  // A truncated cache.
+  CHECK(damaged(8, "\x01").find("checksum mismatch") != std::string::npos);  // the relabelled flag
+  // Truncated (and the same file given as the graph itself).
   write_text(first.cache_path, good.substr(0, good.size() - 3));
+  CHECK(cache_error([&] { load_graph(dir / "g.el", cache); }).find("truncated") != std::string::npos);
+  CHECK(cache_error([&] { map_csr_cache(first.cache_path); }).find("truncated") != std::string::npos);
+  write_text(first.cache_path, good.substr(0, 40));
+  CHECK(cache_error([&] { load_graph(dir / "g.el", cache); }).find("shorter than its header") != std::string::npos);
+  // Not a cache at all, where one is expected.
+  write_text(first.cache_path, "0 1\n1 2\n");
+  CHECK(cache_error([&] { load_graph(dir / "g.el", cache); }).find("not a graph cache") != std::string::npos);
+  // A cache of another format version (the previous one had no flags) is rebuilt; given as the graph, an error.
+  std::string old = good;
+  old[7] = '2';
+  write_text(first.cache_path, old);
+  CHECK(cache_error([&] { map_csr_cache(first.cache_path); }).find("another format version") != std::string::npos);
   CHECK_FALSE(load_graph(dir / "g.el", cache).from_cache);
   CHECK(load_graph(dir / "g.el", cache).from_cache);  // rewritten whole
+  CHECK(core::test::read_text(first.cache_path) == good);
 }

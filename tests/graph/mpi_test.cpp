@@ -1,19 +1,29 @@
 // Under mpirun (2 and 4 ranks): the outer loop split across ranks and summed through core::comm
-// gives the single-process counts.
+// gives the single-process counts, with the graph replicated or mapped by every rank from rank 0's cache file.
 #include <doctest/doctest.h>
 
 #include <optional>
 
 #include "comm/world.hpp"
+#include "graph/decompose.hpp"
 #include "graph/generators.hpp"
+#include "graph/jobs.hpp"
 #include "graph/matcher.hpp"
 #include "test_support.hpp"
 
 using namespace core::graph;
 
+namespace {
+// One communicator for the whole binary: MPI is finalized with the last one, and the jobs open their own.
+core::comm::Communicator* world(const core::comm::RankInfo& info) {
+  static const auto comm = core::comm::make_world_communicator(info);
+  return comm.get();
+}
+}  // namespace
+
 TEST_CASE("rank-split counts sum to the single-process count") {
   const core::comm::RankInfo info = core::comm::discover_ranks(std::nullopt, std::nullopt);
-  auto comm = core::comm::make_world_communicator(info);
+  auto* comm = world(info);
   const Graph g = relabel_by_degree(generate_rmat({9, 8}, 3));
   const GraphStats stats = graph_stats(g);
   for (const char* name : {"triangle", "house", "4-cycle"}) {
@@ -27,5 +37,63 @@ TEST_CASE("rank-split counts sum to the single-process count") {
       CAPTURE(name);
       CHECK(total == count_matches(g, plan, {1, 0, 1}));
     }
+  }
+}
+
+TEST_CASE("graph_sharing one_file: every rank maps rank 0's cache; the counts of replicated ranks") {
+  const core::comm::RankInfo info = core::comm::discover_ranks(std::nullopt, std::nullopt);
+  world(info);
+  core::test::TempDir dir("graph-mpi-share");  // only rank 0's folder is written
+  const Graph g = relabel_by_degree(generate_rmat({9, 8}, 5));
+  const std::uint64_t expect = count_matches(g, choose_plan(named_pattern("4-clique"), Induced::edge, graph_stats(g)), {1, 0, 1});
+  for (const char* sharing : {"one_file", "replicate", "one_file"}) {  // the second one_file maps the cache it finds
+    jobs::CountOptions o;
+    o.graph = "rmat:9:8";
+    o.seed = 5;
+    o.threads = 1;
+    o.graph_cache = (dir / "cache").string();
+    o.graph_sharing = sharing;
+    const auto r = jobs::count(o, nullptr);
+    CHECK(r.has_value() == (info.rank == 0));
+    if (!r) continue;
+    CAPTURE(sharing);
+    CHECK((*r)["count"] == expect);
+    CHECK((*r)["graph"]["sharing"] == sharing);
+    CHECK((*r)["graph"]["edges"] == g.m());
+  }
+  jobs::CountOptions off;
+  off.graph = "rmat:9:8";
+  off.graph_cache = "off";
+  off.graph_sharing = "one_file";
+  CHECK_THROWS_AS(jobs::count(off, nullptr), core::UsageError);
+}
+
+TEST_CASE("decomposed counts (connected and pair cuts) split over MPI ranks equal the single-rank interpreter") {
+  const core::comm::RankInfo info = core::comm::discover_ranks(std::nullopt, std::nullopt);
+  auto* comm = world(info);
+  const Graph g = relabel_by_degree(generate_rmat({8, 8}, 3));
+  const GraphStats stats = graph_stats(g);
+  for (const char* name : {"dumbbell", "5-cycle", "tailed-triangle"}) {
+    CAPTURE(name);
+    const Pattern p = named_pattern(name);
+    const CountPlan cp = choose_count_plan(p, Induced::edge, stats, Formula::always);
+    REQUIRE(cp.decomposition);
+    const __int128 share = embedding_share(g, cp, {1, info.rank, info.world_size});
+    std::vector<__int128> all(info.world_size);
+    comm->all_gather(&share, all.data(), sizeof share, core::comm::DType::u8);
+    CHECK(count_from_shares(cp, all) == count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {1, 0, 1}));
+  }
+  // Through the job: every rank's result is the one-process count.
+  jobs::CountOptions o;
+  o.graph = "rmat:8:8";
+  o.seed = 3;
+  o.threads = 1;
+  o.graph_cache = "off";
+  o.pattern = "dumbbell";
+  o.formula = "on";
+  const auto r = jobs::count(o, nullptr);
+  if (r) {
+    CHECK((*r)["plan"]["formula"] == "decomposition");
+    CHECK((*r)["count"] == count_with(g, choose_count_plan(named_pattern("dumbbell"), Induced::edge, stats, Formula::always), {1, 0, 1}));
   }
 }

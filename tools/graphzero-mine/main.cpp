@@ -48,9 +48,13 @@ int main(int argc, char** argv) {
       comm::abort_job);  // a rank that fails (a missing file, a signal) ends the job with its exit code
   // Flags shared by the commands: where the graph comes from, and which pattern to match.
   const auto graph_flags = [](Command& c) -> Command& {
-    return c.flag("--graph", "graph", "graph file or generator spec (rmat:SCALE[:EF], gnp:N:P)")
+    return c.flag("--graph", "graph", "graph file, CSR cache file (.csr) or generator spec (rmat:SCALE[:EF], gnp:N:P)")
         .flag("--induced", "induced", "edge (default) or vertex")
-        .flag("--graph-cache", "graph_cache", "auto, off or a folder for binary CSR caches");
+        .flag("--graph-cache", "graph_cache",
+              "auto, off or a folder: binary CSR cache of the relabelled graph, written once, memory-mapped "
+              "later (a damaged cache: exit 65)")
+        .flag("--graph-sharing", "graph_sharing",
+              "replicate or one_file: under MPI, every rank loads the input, or all map rank 0's cache file");
   };
   const auto pattern_flags = [&](Command& c) -> Command& {
     return graph_flags(c)
