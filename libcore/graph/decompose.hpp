@@ -79,7 +79,8 @@ struct Decomposition {
   // number of common neighbours, p3 and p4 of paths (all vertices distinct), all symmetric: per
   // root a, c(a, .) from wedge walks, p3(a, b) = sum over y in N(b) - a of c(a, y), less deg(b) - 1
   // when b ~ a (the walks a-b-y-b), p4 from p3 likewise (sum_pair_long_paths); over b on one side
-  // of a, doubled; no cut plan or tables. All 0: a connected cut.
+  // of a, doubled; the 4-cycle's R (common_power 2 alone) from its cycles counted at their smallest
+  // vertex (sum_pair_four_cycles); no cut plan or tables. All 0: a connected cut.
   int common_power = 0;
   int path3_power = 0;
   int path4_power = 0;

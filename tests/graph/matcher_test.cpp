@@ -473,7 +473,7 @@ TEST_CASE("pair cuts join paths of one, two or three inner vertices: cycles and 
     int common, path3, path4;
   };
   for (const auto& [name, common, path3, path4] :
-       {Case{"5-cycle", 1, 1, 0}, Case{"6-cycle", 0, 2, 0}, Case{"0-1,1-3,0-2,2-3,0-4,4-5,5-3", 2, 1, 0},
+       {Case{"4-cycle", 2, 0, 0}, Case{"5-cycle", 1, 1, 0}, Case{"6-cycle", 0, 2, 0}, Case{"0-1,1-3,0-2,2-3,0-4,4-5,5-3", 2, 1, 0},
         Case{"0-1,1-2,2-3,0-4,4-5,5-3,0-6,6-3", 1, 2, 0}, Case{"7-cycle", 0, 1, 1},
         Case{"0-1,1-2,2-3,3-4,0-5,5-4,0-6,6-4", 2, 0, 1}}) {
     const Pattern p = parse_pattern(name);
