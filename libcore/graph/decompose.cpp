@@ -185,29 +185,61 @@ int rooted_common_power(const Plan& table, int fixed) {
 // CSR slot, both directions) instead of through the cut plan's weighted enumeration.
 bool summed_directly(const Decomposition& d) { return d.cut.size() <= 2 && !d.pattern.labeled(); }
 
+// k when `comp` holds the inner vertices of a path a-v1-...-vk-b (k = 1..3, in either orientation),
+// each vi adjacent to its two path neighbours only; 0 otherwise.
+int inner_path_length(const Pattern& p, std::uint32_t comp, int a, int b) {
+  const int k = std::popcount(comp);
+  if (k > 3 || std::popcount(comp & p.neighbor_mask(a)) != 1) return 0;
+  std::uint32_t prev = 1u << a;
+  int v = std::countr_zero(comp & p.neighbor_mask(a));
+  for (int i = 1; i < k; ++i) {
+    const std::uint32_t next = p.neighbor_mask(v) & ~prev;
+    if (std::popcount(next) != 1 || !(next & comp)) return 0;
+    prev = 1u << v;
+    v = std::countr_zero(next);
+  }
+  return p.neighbor_mask(v) == (prev | (1u << b)) ? k : 0;
+}
+
 // Whether `cut` is two non-adjacent vertices a < b joined by the components of p - cut, two or more,
-// each a path of one inner vertex (adjacent to a and b) or two (x ~ a, x ~ y, y ~ b, in either
-// orientation) (Decomposition::pair_cut; unlabeled). Fills comps and attach.
+// each a path of one, two or three inner vertices (inner_path_length; Decomposition::pair_cut;
+// unlabeled). Fills comps and attach.
 bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
                    std::vector<std::vector<int>>& attach) {
   const auto ab = members(cut);
   if (ab.size() != 2 || p.has_edge(ab[0], ab[1]) || p.labeled()) return false;
-  const std::uint32_t all = (1u << p.size()) - 1, a = 1u << ab[0], b = 1u << ab[1];
+  const std::uint32_t all = (1u << p.size()) - 1;
   comps.clear();
   attach.clear();
   for (std::uint32_t rest = all & ~cut; rest;) {
     const std::uint32_t comp = reach(p, rest & -rest, all & ~cut);
     rest &= ~comp;
-    const auto in = members(comp);
-    const auto nb = [&](int v) { return p.neighbor_mask(v); };
-    const bool common = in.size() == 1 && nb(in[0]) == cut;
-    const bool path3 = in.size() == 2 && ((nb(in[0]) == (a | (1u << in[1])) && nb(in[1]) == (b | (1u << in[0]))) ||
-                                          (nb(in[0]) == (b | (1u << in[1])) && nb(in[1]) == (a | (1u << in[0]))));
-    if (!common && !path3) return false;
+    if (!inner_path_length(p, comp, ab[0], ab[1])) return false;
     comps.push_back(comp);
     attach.push_back(ab);
   }
   return comps.size() >= 2;
+}
+
+// One step of a pair cut's walks (a scattered counter update in an n-sized array) in the plan cost
+// model's units. Measured on the 5-cycle (as-22july06, wiki-Vote, email-Enron, astro-ph): 3-5.6 ns
+// per step, against 0.6-9 ns per unit of the enumerating plans (their model errs by graph); 4 keeps
+// the pair cut on all four graphs, where it is 1.9-12x faster (the old price, m d (2 + d) steps at
+// 1 unit, was 3-18x the steps taken and enumerated on as-22july06).
+constexpr double kPairWalkStep = 4;
+
+// The predicted cost of a pair cut's R with paths of two or three inner vertices: every wedge walk
+// (2 m d), then per root its distinct wedge ends and their lists above the root (p3), as
+// GraphStats::walks measured them; or (p4: sum_pair_long_paths, which also fills a triangle table)
+// their full lists, then the distinct ends of those walks (at most n, at most the lists' lengths),
+// each with its list above the root (half the mean degree).
+double pair_path_cost(const GraphStats& stats, bool long_paths) {
+  const auto& w = stats.walks;
+  const double wedges = 2 * stats.m * stats.degree_biased;
+  if (!long_paths) return kPairWalkStep * (wedges + stats.n * (w.wedge_ends + w.wedge_end_scan_up)) + 2 * stats.n;
+  const double path3_ends = std::min(stats.n, w.wedge_end_scan), half_degree = stats.m / std::max(1.0, stats.n);
+  return kPairWalkStep * (wedges + stats.n * (w.wedge_ends + w.wedge_end_scan + path3_ends * (1 + half_degree))) +
+         triangle_table_cost(stats) + 2 * stats.n;
 }
 
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'.
@@ -231,13 +263,13 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
   if (!p.has_edge(d->cut[0], d->cut.back()) && d->cut.size() == 2) {  // pair_path_cut
     for (std::size_t i = 0; i < comps.size(); ++i) {
       d->components.push_back({members(comps[i]), attach[i], -1});
-      ++(d->components.back().vertices.size() == 1 ? d->common_power : d->path3_power);
+      const auto inner = d->components.back().vertices.size();
+      ++(inner == 1 ? d->common_power : inner == 2 ? d->path3_power : d->path4_power);
     }
-    // The wedge walks (half of all, b < a), one pass over the touched vertices per root; paths of
-    // length 3 extend every wedge end by its neighbours below the root (about half its degree).
-    double cost = d->path3_power ? stats.m * stats.degree_biased * (2 + stats.degree_biased) + 2 * stats.n
-                                 : stats.m * stats.degree_biased + 2 * stats.n;
-    return with_quotients(cost);
+    // Common neighbours alone: the wedge walks below the root (half of all), one pass over the
+    // touched vertices per root.
+    const bool paths = d->path3_power + d->path4_power > 0;
+    return with_quotients(paths ? pair_path_cost(stats, d->path4_power > 0) : stats.m * stats.degree_biased + 2 * stats.n);
   }
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
                                      Formula::never);
@@ -367,6 +399,14 @@ void walk_wedges(const Graph& g, Vertex a, Vertex bound, WedgeScratch& s) {
     }
 }
 
+// The options of a table every rank fills whole (it is read at any vertex, not only this rank's).
+ExecOptions whole_graph(const ExecOptions& opt) {
+  ExecOptions whole = opt;
+  whole.rank = 0;
+  whole.world_size = 1;
+  return whole;
+}
+
 void reset_wedges(WedgeScratch& s) {
   for (Vertex y : s.ends) s.common[y] = 0;
   s.ends.clear();
@@ -421,6 +461,115 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
   unsigned __int128 total = 0;
   for (auto s : sums)
     if (__builtin_add_overflow(total, s, &total)) partial_overflow();
+  if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
+  return total;
+}
+
+// The 4-cycle's pair cut (Decomposition::common_power 2 alone): R = sum over a != b of c(a, b)^2 =
+// 8 C4 + sum over w of deg(w)(deg(w) - 1) (the ordered pairs of distinct common neighbours are the
+// embeddings; c(a, b) alone counts the wedges a-w-b). C4 is counted at each cycle's smallest id a,
+// opposite y: C4 = sum over a < y of C(c+(a, y), 2), c+ counting the common neighbours w > a
+// (Chiba-Nishizeki): the walks a-w-y with w, y > a, so a hub (small id under degree ordering) walks
+// its neighbours' lists once and no walk passes through a hub from a smaller vertex; the full
+// c(a, b) of every wedge would take m d steps (d the size-biased degree).
+unsigned __int128 sum_pair_four_cycles(const Graph& g, const ExecOptions& opt) {
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  std::vector<WedgeScratch> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    WedgeScratch& s = scratch[t];
+    if (s.common.empty()) s.common.assign(g.n(), 0);
+    unsigned __int128 sum = 0;
+    for (Vertex a = begin; a < end; ++a) {
+      const auto na = g.neighbors(a);
+      for (auto w = std::upper_bound(na.begin(), na.end(), a); w != na.end(); ++w) {
+        const auto nw = g.neighbors(*w);
+        for (auto y = nw.end(); y != nw.begin() && *(y - 1) > a;)
+          if (s.common[*--y]++ == 0) s.ends.push_back(*y);
+      }
+      for (Vertex y : s.ends) {
+        const std::uint64_t c = s.common[y];
+        sum += static_cast<unsigned __int128>(c) * (c - 1) / 2;
+      }
+      reset_wedges(s);
+    }
+    sums[t] += sum;
+  });
+  unsigned __int128 cycles = 0, relaxed = 0;
+  for (auto x : sums) cycles += x;
+  if (opt.rank == 0)  // the wedge term once, in rank 0's share
+    for (Vertex w = 0; w < g.n(); ++w) relaxed += static_cast<unsigned __int128>(g.degree(w)) * (g.degree(w) - 1);
+  if (cycles >> 120) partial_overflow();
+  return relaxed + 8 * cycles;
+}
+
+// A pair cut's R with paths of three inner vertices (Decomposition::path4_power > 0): 2 sum over
+// a < b of c(a, b)^r1 p3(a, b)^r2 p4(a, b)^r3. Per root a: c(a, .) from the wedge walks; p3(a, z)
+// for every z != a (the paths a-x-y-z continue below the root too); S(b) = sum over z in N(b) of
+// p3(a, z) for b > a, which counts the paths a-x-y-z plus an edge z-b, so p4(a, b) = S(b) less the
+// walks that return to b: as x (b ~ a; a-b-y-z-b with y ~ z in N(b) - a: 2 (tri(b) - c(a, b))
+// ordered pairs) and as y (a-x-b-z-b with x a common neighbour and z in N(b) - x - a:
+// c(a, b)(deg(b) - 1 - [b ~ a])).
+unsigned __int128 sum_pair_long_paths(const Graph& g, int r1, int r2, int r3, const ExecOptions& opt) {
+  const CountTable tri = vertex_triangle_counts(g, whole_graph(opt));
+  struct Scratch {
+    WedgeScratch wedges;
+    std::vector<std::uint64_t> p3, p4;  // p3(a, z) for every z; S(b), then p4(a, b), for b > a
+    std::vector<Vertex> p3_ends, p4_ends;
+    std::vector<std::uint8_t> adjacent;  // N(a) marked
+  };
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  std::vector<Scratch> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    Scratch& s = scratch[t];
+    if (s.p3.empty()) {
+      s.p3.assign(g.n(), 0);
+      s.p4.assign(g.n(), 0);
+      s.adjacent.assign(g.n(), 0);
+    }
+    unsigned __int128 sum = 0;
+    const auto& common = s.wedges.common;
+    for (Vertex a = begin; a < end; ++a) {
+      walk_wedges(g, a, g.n(), s.wedges);
+      for (Vertex y : s.wedges.ends)
+        for (Vertex z : g.neighbors(y)) {
+          if (z == a) continue;
+          if (s.p3[z] == 0) s.p3_ends.push_back(z);
+          s.p3[z] += common[y];
+        }
+      for (Vertex z : g.neighbors(a)) {  // the walks a-z-y-z are not paths
+        s.adjacent[z] = 1;
+        s.p3[z] -= g.degree(z) - 1;
+      }
+      for (Vertex z : s.p3_ends) {
+        const std::uint64_t p3 = s.p3[z];
+        if (p3 == 0) continue;
+        const auto nb = g.neighbors(z);
+        for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) {
+          const Vertex b = *--it;
+          if (s.p4[b] == 0) s.p4_ends.push_back(b);
+          if (__builtin_add_overflow(s.p4[b], p3, &s.p4[b])) table_overflow();
+        }
+      }
+      for (Vertex b : s.p4_ends) {
+        const std::uint64_t c = common[b], adj = s.adjacent[b];
+        const std::uint64_t p4 = s.p4[b] - (adj ? 2 * (tri[b] - c) : 0) - c * (g.degree(b) - 1 - adj);
+        unsigned __int128 x = checked_power(c, r1);
+        if (__builtin_mul_overflow(x, checked_power(s.p3[b], r2), &x) ||
+            __builtin_mul_overflow(x, checked_power(p4, r3), &x) || __builtin_add_overflow(sum, x, &sum))
+          partial_overflow();
+        s.p4[b] = 0;
+      }
+      for (Vertex z : s.p3_ends) s.p3[z] = 0;
+      for (Vertex z : g.neighbors(a)) s.adjacent[z] = 0;
+      s.p3_ends.clear();
+      s.p4_ends.clear();
+      reset_wedges(s.wedges);
+    }
+    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
+  });
+  unsigned __int128 total = 0;
+  for (auto x : sums)
+    if (__builtin_add_overflow(total, x, &total)) partial_overflow();
   if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
   return total;
 }
@@ -521,9 +670,7 @@ using KnownCounts = std::map<std::string, __int128>;
 // R of a connected cut: the cut plan's matches weighted by the components' tables.
 unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, const ExecOptions& opt, KnownCounts& known) {
   const auto overflow = [] { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); };
-  ExecOptions whole = opt;  // the tables are read at any vertex: every rank fills them whole
-  whole.rank = 0;
-  whole.world_size = 1;
+  const ExecOptions whole = whole_graph(opt);
   // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
   // embeddings of table t's rooted pattern with its first levels at v (and w).
   std::vector<CountTable> ext(d.tables.size());
@@ -608,8 +755,10 @@ __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt
     return static_cast<__int128>(n) * cp.plan.automorphisms;  // < 2^64 x 7!
   }
   const Decomposition& d = *cp.decomposition;
-  const unsigned __int128 relaxed =
-      d.pair_cut() ? sum_pair_paths(g, d.common_power, d.path3_power, opt) : connected_cut_sum(g, d, opt, known);
+  const unsigned __int128 relaxed = d.path4_power ? sum_pair_long_paths(g, d.common_power, d.path3_power, d.path4_power, opt)
+                               : d.common_power == 2 && !d.path3_power ? sum_pair_four_cycles(g, opt)
+                               : d.pair_cut() ? sum_pair_paths(g, d.common_power, d.path3_power, opt)
+                                              : connected_cut_sum(g, d, opt, known);
   __int128 inj = static_cast<__int128>(relaxed);  // < 2^126
   for (const auto& q : d.quotients) {
     const std::string key = q.plan.plan.pattern.to_string();  // canonical (quotients)
@@ -653,7 +802,8 @@ namespace {
 
 // How a component's table is filled (CountPlan reports).
 std::string table_kind(const Decomposition& d, const Decomposition::Component& c) {
-  if (c.table < 0) return c.vertices.size() == 1 ? "common neighbours" : "paths of length 3";
+  if (c.table < 0)
+    return c.vertices.size() == 1 ? "common neighbours" : c.vertices.size() == 2 ? "paths of length 3" : "paths of length 4";
   const Plan& t = d.tables[c.table];
   const int fixed = static_cast<int>(c.attach.size());
   return is_rooted_triangle(t, fixed)    ? "triangles, one oriented pass"
@@ -688,6 +838,7 @@ nlohmann::json CountPlan::to_json() const {
                         {"cut_summed_directly", !d.pair_cut() && summed_directly(d)},
                         {"common_power", d.common_power},
                         {"path3_power", d.path3_power},
+                        {"path4_power", d.path4_power},
                         {"components", comps},
                         {"tables", tables},
                         {"quotients", qs}};
@@ -705,7 +856,9 @@ std::string CountPlan::to_text() const {
     os << " (non-adjacent: sum over vertex pairs of"
        << (d.common_power ? " common neighbours ^ " + std::to_string(d.common_power) : "")
        << (d.common_power && d.path3_power ? " x" : "")
-       << (d.path3_power ? " paths of length 3 ^ " + std::to_string(d.path3_power) : "") << ", from wedges)\n";
+       << (d.path3_power ? " paths of length 3 ^ " + std::to_string(d.path3_power) : "")
+       << ((d.common_power || d.path3_power) && d.path4_power ? " x" : "")
+       << (d.path4_power ? " paths of length 4 ^ " + std::to_string(d.path4_power) : "") << ", from wedges)\n";
   else if (summed_directly(d))
     os << (d.cut.size() == 1 ? " (summed over the vertices in one pass)\n" : " (summed over the edges in one pass)\n");
   else

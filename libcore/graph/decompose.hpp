@@ -16,9 +16,9 @@
 // embeddings. So inj(P) = R - sum over pi != identity of inj(P/pi): every quotient has fewer vertices
 // and is counted by its own best strategy (a plan, or a decomposition again), inj(Q) = count(Q)
 // |Aut(Q)|; isomorphic quotients are counted once with their multiplicity. count(P) = inj(P) / |Aut(P)|.
-// The one disconnected cut allowed is a pair cut: two non-adjacent vertices joined by paths of one or
-// two inner vertices (the 4-cycle's diagonal; antipodes of the 5- and 6-cycle): R = sum over vertex
-// pairs of c(a, b)^r1 p3(a, b)^r2, from wedge walks (Decomposition::pair_cut).
+// The one disconnected cut allowed is a pair cut: two non-adjacent vertices joined by paths of one,
+// two or three inner vertices (the 4-cycle's diagonal; two vertices of the 5-, 6- and 7-cycle): R =
+// sum over vertex pairs of c(a, b)^r1 p3(a, b)^r2 p4(a, b)^r3, from walks (Decomposition::pair_cut).
 // R itself is enumerated up to H_C, the automorphisms of P that map C to C restricted to C (the
 // product is constant on their orbits), and multiplied by |H_C|.
 //
@@ -75,14 +75,18 @@ struct Decomposition {
   std::vector<Quotient> quotients;
   // A pair cut: two non-adjacent vertices a, b whose components (two or more; unlabeled) are paths
   // between them, common_power of one inner vertex (a common neighbour: K_{2,r}, the 4-cycle for
-  // r = 2) and path3_power of two (a-x-y-b: the 6-cycle is two, the 5-cycle one of each). R = sum
-  // over ordered pairs a != b of c(a, b)^common_power p3(a, b)^path3_power, c the number of common
-  // neighbours and p3 of paths a-x-y-b (x, y, a, b distinct), both symmetric: per root a, c(a, .) from
-  // wedge walks, p3(a, b) = sum over y in N(b) - a of c(a, y), less deg(b) - 1 when b ~ a (the walks
-  // a-b-y-b), b < a, doubled; no cut plan or tables. Both 0: a connected cut.
+  // r = 2), path3_power of two (a-x-y-b: the 6-cycle is two, the 5-cycle one of each) and
+  // path4_power of three (a-x-y-z-b: the 7-cycle is one of two and one of three). R = sum over
+  // ordered pairs a != b of c(a, b)^common_power p3(a, b)^path3_power p4(a, b)^path4_power, c the
+  // number of common neighbours, p3 and p4 of paths (all vertices distinct), all symmetric: per
+  // root a, c(a, .) from wedge walks, p3(a, b) = sum over y in N(b) - a of c(a, y), less deg(b) - 1
+  // when b ~ a (the walks a-b-y-b), p4 from p3 likewise (sum_pair_long_paths); over b on one side
+  // of a, doubled; the 4-cycle's R (common_power 2 alone) from its cycles counted at their smallest
+  // vertex (sum_pair_four_cycles); no cut plan or tables. All 0: a connected cut.
   int common_power = 0;
   int path3_power = 0;
-  bool pair_cut() const { return common_power + path3_power > 0; }
+  int path4_power = 0;
+  bool pair_cut() const { return common_power + path3_power + path4_power > 0; }
 };
 
 // The cheapest way to count p (see above); plain choose_plan for vertex-induced counting.

@@ -31,6 +31,48 @@ Formula parse_formula(const std::string& s) {
 
 const char* to_string(Formula f) { return f == Formula::by_cost ? "auto" : f == Formula::never ? "off" : "on"; }
 
+namespace {
+
+// GraphStats::walks from kWalkRoots roots drawn uniformly (every root when n <= kWalkRoots), or
+// fewer once kWalkBudget list elements are visited (a root next to a hub of 10^6 neighbours).
+constexpr std::uint64_t kWalkRoots = 64;
+constexpr double kWalkBudget = 4e6;
+
+GraphStats::Walks sample_walks(const Graph& g, Rng& rng) {
+  GraphStats::Walks w;
+  const Vertex n = g.n();
+  if (n == 0) return w;
+  const bool every = n <= kWalkRoots;
+  std::vector<std::uint8_t> seen(n, 0);
+  std::vector<Vertex> ends;
+  double visited = 0;
+  std::uint64_t roots = 0;
+  for (; roots < (every ? n : kWalkRoots) && visited < kWalkBudget; ++roots) {
+    const Vertex a = every ? static_cast<Vertex>(roots) : static_cast<Vertex>(rng.below(n));
+    for (Vertex x : g.neighbors(a)) {
+      visited += g.degree(x);
+      for (Vertex y : g.neighbors(x))
+        if (y != a && !seen[y]) {
+          seen[y] = 1;
+          ends.push_back(y);
+        }
+    }
+    w.wedge_ends += static_cast<double>(ends.size());
+    for (Vertex y : ends) {
+      const auto nb = g.neighbors(y);
+      w.wedge_end_scan += static_cast<double>(nb.size());
+      w.wedge_end_scan_up += static_cast<double>(nb.end() - std::upper_bound(nb.begin(), nb.end(), a));
+      seen[y] = 0;
+    }
+    visited += static_cast<double>(ends.size());
+    ends.clear();
+  }
+  for (double* x : {&w.wedge_ends, &w.wedge_end_scan, &w.wedge_end_scan_up}) *x /= static_cast<double>(roots);
+  return w;
+}
+
+}  // namespace
+
 GraphStats graph_stats(const Graph& g, std::uint64_t seed) {
   GraphStats s;
   s.n = g.n();
@@ -60,6 +102,7 @@ GraphStats graph_stats(const Graph& g, std::uint64_t seed) {
     closed += g.has_edge(a, b) ? 1 : 0;
   }
   s.closure = std::clamp(wedges ? double(closed) / wedges : 0.0, 1e-3, 1.0);
+  s.walks = sample_walks(g, rng);
   if (g.labeled()) {
     for (auto l : g.labels) {
       if (static_cast<std::size_t>(l) >= s.label_fraction.size()) s.label_fraction.resize(l + 1, 0);

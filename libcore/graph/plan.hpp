@@ -32,6 +32,14 @@ struct GraphStats {
   double closure = 0;            // P(a ~ b | a, b neighbours of one vertex), sampled wedges
   std::vector<double> label_fraction;  // fraction of vertices per label (labeled graphs)
   double max_degree = 0;               // bounds the inclusion-exclusion terms (Plan::iep)
+  // Wedges from a root a, per root (mean over sampled roots; exact when every root is sampled): the
+  // work of a pair cut's passes (Decomposition::pair_cut), which hub graphs make far smaller than
+  // the walk counts (a hub's neighbours reach the same vertices again and again).
+  struct Walks {
+    double wedge_ends = 0;         // distinct y != a with a wedge a-w-y
+    double wedge_end_scan = 0;     // sum over those y of deg(y)
+    double wedge_end_scan_up = 0;  // sum over those y of |N(y) above a|
+  } walks;
 };
 GraphStats graph_stats(const Graph& g, std::uint64_t seed = 1);
 

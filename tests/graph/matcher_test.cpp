@@ -462,18 +462,20 @@ TEST_CASE("the planner counts 4- and 5-cliques in local graphs by cost; other pa
   CHECK(!is_clique_chain(choose_plan(labeled, Induced::edge, stats)));
 }
 
-TEST_CASE("pair cuts join paths of one or two inner vertices: cycles and thetas against brute force") {
+TEST_CASE("pair cuts join paths of one, two or three inner vertices: cycles and thetas against brute force") {
   // Recognised by structure: two non-adjacent cut vertices joined by every component, each a path
-  // with one inner vertex (common neighbours) or two (paths of length 3). Hubs and raw ids included.
+  // with one inner vertex (common neighbours), two (paths of length 3) or three (length 4). Hubs and
+  // raw ids included.
   const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(22, 0.3, 2, 11)), gnp_with_hubs(20, 0.35, 2, 12),
                                      relabel_by_degree(generate_rmat({6, 5}, 3))};
   struct Case {
     const char* pattern;
-    int common, path3;
+    int common, path3, path4;
   };
-  for (const auto& [name, common, path3] :
-       {Case{"5-cycle", 1, 1}, Case{"6-cycle", 0, 2}, Case{"0-1,1-3,0-2,2-3,0-4,4-5,5-3", 2, 1},
-        Case{"0-1,1-2,2-3,0-4,4-5,5-3,0-6,6-3", 1, 2}}) {
+  for (const auto& [name, common, path3, path4] :
+       {Case{"4-cycle", 2, 0, 0}, Case{"5-cycle", 1, 1, 0}, Case{"6-cycle", 0, 2, 0}, Case{"0-1,1-3,0-2,2-3,0-4,4-5,5-3", 2, 1, 0},
+        Case{"0-1,1-2,2-3,0-4,4-5,5-3,0-6,6-3", 1, 2, 0}, Case{"7-cycle", 0, 1, 1},
+        Case{"0-1,1-2,2-3,3-4,0-5,5-4,0-6,6-4", 2, 0, 1}}) {
     const Pattern p = parse_pattern(name);
     CAPTURE(name);
     for (const Graph& g : graphs) {
@@ -482,19 +484,67 @@ TEST_CASE("pair cuts join paths of one or two inner vertices: cycles and thetas 
       REQUIRE(cp.decomposition);
       CHECK(cp.decomposition->common_power == common);
       CHECK(cp.decomposition->path3_power == path3);
+      CHECK(cp.decomposition->path4_power == path4);
       CHECK(cp.to_json()["decomposition"]["path3_power"] == path3);
+      CHECK(cp.to_json()["decomposition"]["path4_power"] == path4);
       const std::uint64_t expect = test::brute_force_count(g, p, false);
       CHECK(count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {2, 0, 1}) == expect);
       for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
     }
   }
-  // Neither a path of three inner vertices (the 8-cycle is beyond 7 vertices; the 7-cycle's antipodes
-  // leave 2 + 3) nor a labeled cycle is a pair cut.
-  const GraphStats stats = graph_stats(graphs[0]);
-  CHECK_FALSE(choose_count_plan(parse_pattern("7-cycle"), Induced::edge, stats, Formula::always).decomposition);
+  // The 6-cycle's cuts at distance 1 + 3 (a common neighbour and a path of three inner vertices)
+  // among its decompositions; a labeled cycle and a path with a chord are not pair cuts.
+  const Graph& g = graphs[0];
+  const GraphStats stats = graph_stats(g);
+  const std::uint64_t six = test::brute_force_count(g, parse_pattern("6-cycle"), false);
+  int long_cuts = 0;
+  for (const CountPlan& cp : decompositions(parse_pattern("6-cycle"), stats, Formula::always)) {
+    if (!cp.decomposition->path4_power) continue;
+    ++long_cuts;
+    CHECK(cp.decomposition->common_power == 1);
+    CHECK(count_with(g, cp, {2, 0, 1}) == six);
+  }
+  CHECK(long_cuts == 6);  // the six pairs of vertices at distance 2
   Pattern labeled = parse_pattern("6-cycle");
   labeled.set_labels({0, 1, 0, 1, 0, 1});
   CHECK_FALSE(choose_count_plan(labeled, Induced::edge, stats, Formula::always).decomposition);
+  for (const CountPlan& cp : decompositions(parse_pattern("0-1,1-2,2-3,3-4,4-5,5-0,1-3"), stats, Formula::always))
+    CHECK_FALSE(cp.decomposition->path4_power);
+}
+
+TEST_CASE("the pair cut is priced by the walks it takes: hub graphs keep it (the 5-cycle)") {
+  // GraphStats::walks is exact when every root is sampled (n <= 64): the distinct wedge ends per
+  // root and their lists, full and above the root.
+  const Graph small = relabel_by_degree(gnp_with_hubs(40, 0.1, 3, 21));
+  double ends = 0, scan = 0, up = 0;
+  for (Vertex a = 0; a < small.n(); ++a) {
+    std::set<Vertex> reached;
+    for (Vertex x : small.neighbors(a))
+      for (Vertex y : small.neighbors(x))
+        if (y != a) reached.insert(y);
+    ends += static_cast<double>(reached.size());
+    for (Vertex y : reached)
+      for (Vertex b : small.neighbors(y)) {
+        scan += 1;
+        up += b > a ? 1 : 0;
+      }
+  }
+  const GraphStats exact = graph_stats(small);
+  CHECK(exact.walks.wedge_ends == doctest::Approx(ends / small.n()));
+  CHECK(exact.walks.wedge_end_scan == doctest::Approx(scan / small.n()));
+  CHECK(exact.walks.wedge_end_scan_up == doctest::Approx(up / small.n()));
+  // A sparse graph under a few hubs (as-22july06's shape): the walks reach each vertex once per root
+  // however many hub paths lead there, so the pair cut beats enumerating; the old price (m d (2 + d)
+  // walk steps, d the size-biased degree) made the planner enumerate here.
+  const Graph hubs = relabel_by_degree(gnp_with_hubs(800, 0.004, 4, 22));
+  const GraphStats stats = graph_stats(hubs);
+  CHECK(stats.m * stats.degree_biased * (2 + stats.degree_biased) >
+        choose_plan(parse_pattern("5-cycle"), Induced::edge, stats).predicted_cost);
+  const CountPlan cp = choose_count_plan(parse_pattern("5-cycle"), Induced::edge, stats);
+  REQUIRE(cp.decomposition);
+  CHECK(cp.decomposition->path3_power == 1);
+  CHECK(count_with(hubs, cp, {2, 0, 1}) ==
+        count_matches(hubs, choose_plan(parse_pattern("5-cycle"), Induced::edge, stats, Formula::never), {2, 0, 1}));
 }
 
 TEST_CASE("a component that is K_{2,r} rooted at a degree-r vertex is tabled from wedge walks") {
