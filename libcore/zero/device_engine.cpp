@@ -108,12 +108,11 @@ struct DeviceEngine::State {
   MemoryBytes step_peak, run_peak;
   // overlap_comm: per group the ticket of its gather and of its gradient bucket's reduce in flight (0: none),
   // the buckets whose gradients go back to the pool once reduced, each task's completion event on the
-  // communication stream, the communication seconds the training thread ran itself (this step) and the
-  // run's hidden and total seconds.
+  // communication stream, and the communication seconds the training thread ran itself (this step).
   std::vector<CommThread::Ticket> gather_ticket, reduce_ticket;
   std::deque<std::pair<CommThread::Ticket, std::vector<int>>> reducing;
   std::map<CommThread::Ticket, std::shared_ptr<k::Event>> done;
-  double main_comm_s = 0, hidden_s = 0, comm_s = 0;
+  double main_comm_s = 0;
   std::unique_ptr<k::OwnedStream> comm_stream;
   std::unique_ptr<CommThread> comm;  // last: joined before the buffers and the stream its tasks use go
 
@@ -659,13 +658,7 @@ nlohmann::json DeviceEngine::step_metrics() {
   s.run_peak.secondary = std::max(s.run_peak.secondary, s.step_peak.secondary);
   nlohmann::json rec = {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}},
                         {"device_memory_per_rank", s.step_peak.to_json()}};
-  if (s.comm) {  // busy: the thread's tasks; exposed: the training thread's waits and own collectives
-    const double busy = s.comm->busy_seconds(), total = busy + s.main_comm_s;
-    const double hidden = std::clamp(busy - s.comm->waited_seconds(), 0.0, busy);
-    s.hidden_s += hidden;
-    s.comm_s += total;
-    rec["comm_hidden_fraction"] = total > 0 ? hidden / total : 0.0;
-  }
+  if (s.comm) rec["comm_hidden_fraction"] = s.comm->account_step(s.main_comm_s);
   return rec;
 }
 
@@ -678,7 +671,7 @@ nlohmann::json DeviceEngine::summary() const {
   const double steps = s.steps > 0 ? double(s.steps) : 1.0;
   nlohmann::json out = {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}},
                         {"zero", z}};
-  if (s.comm) out["comm_hidden_fraction"] = s.comm_s > 0 ? s.hidden_s / s.comm_s : 0.0;
+  if (s.comm) out["comm_hidden_fraction"] = s.comm->run_hidden_fraction();
   return out;
 }
 

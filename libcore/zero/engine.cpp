@@ -71,7 +71,6 @@ struct Engine::State {
   std::vector<CommThread::Ticket> gather_ticket, reduce_ticket;
   std::deque<std::pair<CommThread::Ticket, std::vector<int>>> reducing;
   double main_comm_s = 0;              // this step: collectives the training thread ran itself
-  double hidden_s = 0, comm_s = 0;     // the run: communication seconds hidden, and in all
   std::unique_ptr<CommThread> comm;    // last: joined before the buffers its tasks use go
 };
 
@@ -579,13 +578,7 @@ nlohmann::json Engine::step_metrics() {
   note_memory();
   nlohmann::json rec = {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}},
                         {"memory_per_rank", s.step_peak.to_json()}};
-  if (s.comm) {  // busy: the thread's collectives; exposed: the training thread's waits and own collectives
-    const double busy = s.comm->busy_seconds(), total = busy + s.main_comm_s;
-    const double hidden = std::clamp(busy - s.comm->waited_seconds(), 0.0, busy);
-    s.hidden_s += hidden;
-    s.comm_s += total;
-    rec["comm_hidden_fraction"] = total > 0 ? hidden / total : 0.0;
-  }
+  if (s.comm) rec["comm_hidden_fraction"] = s.comm->account_step(s.main_comm_s);
   return rec;
 }
 
@@ -639,7 +632,7 @@ nlohmann::json Engine::summary() const {
   const double steps = s.steps > 0 ? double(s.steps) : 1.0;
   nlohmann::json out = {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}},
                         {"zero", z}};
-  if (s.comm) out["comm_hidden_fraction"] = s.comm_s > 0 ? s.hidden_s / s.comm_s : 0.0;
+  if (s.comm) out["comm_hidden_fraction"] = s.comm->run_hidden_fraction();
   return out;
 }
 

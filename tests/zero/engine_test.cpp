@@ -9,6 +9,8 @@
 // distributed.backend = threads and refuses bad backends and combinations (exit 2 naming the key).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -24,6 +26,7 @@
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
 #include "train/trainer.hpp"
+#include "zero/comm_thread.hpp"
 #include "zero/engine.hpp"
 #include "zero/rank_sync.hpp"
 #include "zero/sharded_checkpoint.hpp"
@@ -298,6 +301,28 @@ TEST_CASE("overlap_comm gives the same losses, weights and bytes bit for bit, an
   core::comm::run_thread_ranks(1, [&](core::comm::Communicator& c) {
     CHECK_THROWS_AS(Engine(c.split(0, 0), Topology::make(1, 0, 1, "test"), one), core::UsageError);
   });
+}
+
+TEST_CASE("CommThread::account_step: hidden = busy - waited of busy + the training thread's own seconds") {
+  CommThread thread;
+  CHECK(thread.account_step(0.0) == 0.0);  // no communication at all
+  CHECK(thread.account_step(0.5) == 0.0);  // only the training thread's own: nothing hidden
+  thread.reset_times();
+  const CommThread::Ticket t = thread.submit([] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); });
+  thread.wait(t);  // (waits for most of it)
+  const double busy = thread.busy_seconds(), waited = thread.waited_seconds();
+  REQUIRE(busy > 0);
+  const double hidden = std::clamp(busy - waited, 0.0, busy);
+  CHECK(thread.account_step(0.25) == hidden / (busy + 0.25));
+  // The run's fraction sums every step's seconds (the two above and one more fully hidden task).
+  thread.reset_times();
+  thread.submit([] { std::this_thread::sleep_for(std::chrono::milliseconds(5)); });
+  while (!thread.idle()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const double busy2 = thread.busy_seconds();
+  thread.drain();  // (already done: waits for nothing)
+  const double hidden2 = std::clamp(busy2 - thread.waited_seconds(), 0.0, busy2);
+  CHECK(thread.account_step(0.0) == hidden2 / busy2);
+  CHECK(thread.run_hidden_fraction() == doctest::Approx((hidden + hidden2) / (0.5 + busy + 0.25 + busy2)));
 }
 
 TEST_CASE("sharded checkpoints: bit-identical resume on the same ranks, re-sharded on 2 and 1, consolidated") {
