@@ -9,6 +9,7 @@
 
 #include "common/errors.hpp"
 #include "common/timer.hpp"
+#include "kernels/device_bytes.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/runtime.hpp"
@@ -122,7 +123,9 @@ struct DeviceEngine::State {
     auto issued = std::make_shared<k::Event>(), finished = std::make_shared<k::Event>();
     issued->record(nullptr);
     const k::Stream st = comm_stream->get();
-    const CommThread::Ticket t = comm->submit([issued, finished, st, work = std::move(work)] {
+    k::DeviceBytes* account = k::DeviceBytes::current();  // (the rank's buffers, whichever thread grows them)
+    const CommThread::Ticket t = comm->submit([issued, finished, st, account, work = std::move(work)] {
+      const k::DeviceBytes::Bind bind(account);
       issued->wait(st);
       work(st);
       finished->record(st);
@@ -189,38 +192,52 @@ void DeviceEngine::attach_fresh(train::Model<float>& model, train::AdamW<float>&
   s_->t = opt.steps_taken();
 }
 
+unsigned DeviceEngine::device_parts_held() const {
+  const int stage = opt_.zero.stage;
+  return (stage >= 1 ? Gpu::kMoments : 0u) | (stage >= 2 ? Gpu::kGrads : 0u) |
+         (stage == 3 ? Gpu::kWeights32 | Gpu::kWeights16 : 0u);
+}
+
 void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
   State& s = *s_;
   if (!s.model) throw Error(ExitCode::internal, "DeviceEngine::attach_device before attach");
   s.gpu = &gpu;
-  const int N = world_size(), r = rank(), h = groups_.hpz_size, stage = opt_.zero.stage;
+  const int N = world_size(), r = rank(), stage = opt_.zero.stage, h = groups_.hpz_size;
   s.G = gpu.layout().num_groups();
   gpu.set_steps_taken(s.t);
+  const train::FlatBuffers<float>& weights = s.model->params();
+  // The host state group by group: what the model keeps into its buffers (the stage's others were never
+  // allocated: device_parts_held), this rank's shard of the rest into the engine's.
   for (int g = 0; g < s.G; ++g) {
     const std::size_t S = gpu.layout().groups()[g].size, sh = shard_size(S, N);
     s.size.push_back(S);
     s.shard.push_back(sh);
     s.sec.push_back(shard_size(S, h));
-    s.full.push_back(gpu.group_buffers(g));
+    const Gpu::GroupBuffers own = gpu.group_buffers(g);
+    s.full.push_back(own);
+    const auto up = [&](float* dst, const float* src, std::size_t n) { k::detail::copy_to_device(dst, src, n * sizeof(float)); };
+    if (own.w32) {
+      up(own.w32, weights.group(g), S);
+      k::to_bf16(own.w16, own.w32, std::int64_t(S));
+    }
+    if (own.m32) {
+      up(own.m32, s.opt->m().group(g), S);
+      up(own.v32, s.opt->v().group(g), S);
+    }
     if (stage == 0) continue;
     const auto [lo, hi] = owned_range(S, sh, r);
+    std::vector<float> host(sh);
     const auto slice = [&](const float* whole) {  // this rank's shard, zero beyond the group
-      Dev<float> out(sh);
-      out.zero();
-      copy(out.data(), whole + lo, (hi - lo) * sizeof(float), nullptr);
-      return out;
+      std::fill(std::copy(whole + lo, whole + hi, host.begin()), host.end(), 0.0f);
+      return Dev<float>(std::span<const float>(host));
     };
-    s.m.push_back(slice(s.full[g].m32));
-    s.v.push_back(slice(s.full[g].v32));
-    if (stage >= 2) s.grad.push_back(slice(s.full[g].g32));
-    if (stage == 3) s.master.push_back(slice(s.full[g].w32));
-  }
-  // The model keeps what the stage does not partition; the engine lends it the rest group by group.
-  const unsigned released = (stage >= 1 ? Gpu::kMoments : 0u) | (stage >= 2 ? Gpu::kGrads : 0u) |
-                            (stage == 3 ? Gpu::kWeights32 | Gpu::kWeights16 : 0u);
-  for (int g = 0; g < s.G; ++g) {
-    gpu.release_group(g, released);
-    s.full[g] = gpu.group_buffers(g);
+    s.m.push_back(slice(s.opt->m().group(g)));
+    s.v.push_back(slice(s.opt->v().group(g)));
+    if (stage >= 2) {  // (zero: the model's gradients start at zero)
+      s.grad.emplace_back(sh);
+      s.grad.back().zero();
+    }
+    if (stage == 3) s.master.push_back(slice(weights.group(g)));
   }
   s.secondary.resize(s.G);
   s.secondary_valid.assign(s.G, false);
