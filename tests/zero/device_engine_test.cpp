@@ -209,6 +209,9 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
     }
     CHECK(s3.startup_peak[r] < s0.startup_peak[r]);
   }
+  // The summary's startup_bytes: the state uploaded, before any group is gathered (the shards of stage 3).
+  CHECK(s3.summary.at("zero").at("startup_bytes").get<double>() == 16 * shards);
+  CHECK(s0.summary.at("zero").at("startup_bytes").get<double>() == 18 * P);
   // 2 nodes of 1 rank: qgZ's intra-node hop is trivial, the inter-node one carries the int4 partial sums.
   EngineOptions q = stage(3);
   q.zero.zero_quantized_weights = true;

@@ -436,3 +436,41 @@ TEST_CASE("reduce buckets: last group first, closed at reduce_bucket_size and at
   CHECK(core::zero::reduce_buckets(sizes, 14) == B{{3, 2, 1, 0}});
   CHECK(core::zero::reduce_buckets({}, 6).empty());
 }
+
+TEST_CASE("group shards: all-gather buckets, a bucket's chunk slices, stage 3's prefetch order, the pending bucket") {
+  using B = std::vector<std::vector<int>>;
+  const std::vector<std::size_t> sizes = {3, 5, 2, 4};
+  CHECK(allgather_buckets(sizes, 6) == B{{0, 1}, {2, 3}});
+  CHECK(allgather_buckets(sizes, 1) == B{{0}, {1}, {2}, {3}});
+  CHECK(allgather_buckets(sizes, 1000) == B{{0, 1, 2, 3}});
+  CHECK(allgather_buckets({}, 6).empty());
+
+  GroupShards gs;
+  for (const std::size_t S : {10, 40, 30, 20}) gs.add_group(S, 2, 1);  // shards of 16, 32, 16, 16 (N = 2)
+  CHECK(gs.shard == std::vector<std::size_t>{16, 32, 16, 16});
+  CHECK(gs.sec == std::vector<std::size_t>{16, 48, 32, 32});
+  CHECK(gs.chunk({3, 1}) == 48);
+  std::vector<std::vector<std::size_t>> seen;  // rank 1's slices of the bucket {3, 1}: (i, g, lo, hi, off)
+  gs.for_each_slice({3, 1}, 1, [&](std::size_t i, int g, std::size_t lo, std::size_t hi, std::size_t off) {
+    seen.push_back({i, std::size_t(g), lo, hi, off});
+  });
+  CHECK(seen == std::vector<std::vector<std::size_t>>{{0, 3, 16, 20, 0}, {1, 1, 32, 40, 16}});
+  // Forward: embed, then the blocks; backward: head and embed first, then the blocks from the last.
+  using P = train::Model<float>::Pass;
+  CHECK(gs.prefetch_after(0, P::forward, 1000) == std::vector<int>{1, 2, 3});
+  CHECK(gs.prefetch_after(0, P::forward, 41) == std::vector<int>{1, 2});  // 40 < 41 ahead: one more
+  CHECK(gs.prefetch_after(0, P::forward, 40) == std::vector<int>{1});
+  CHECK(gs.prefetch_after(0, P::backward, 1000) == std::vector<int>{3, 2, 1});
+  CHECK(gs.prefetch_after(2, P::backward, 1) == std::vector<int>{1});
+  CHECK(gs.prefetch_after(1, P::backward, 1000).empty());
+  CHECK(gs.prefetch_after(0, P::forward, 0).empty());
+
+  PendingBucket pending;  // backward: groups 3, 2, 1, 0 of 20, 30, 40, 10 elements in buckets of 45
+  CHECK_FALSE(pending.add(3, 20, 45));
+  CHECK(pending.add(2, 30, 45));
+  CHECK(pending.take() == std::vector<int>{3, 2});
+  CHECK_FALSE(pending.add(1, 40, 45));
+  CHECK(pending.add(0, 10, 1000));  // group 0 closes the last bucket
+  CHECK(pending.take() == std::vector<int>{1, 0});
+  CHECK(pending.elems == 0);
+}
