@@ -206,7 +206,9 @@ void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
     const std::size_t S = s.size[g], sh = s.shard[g];
     const Gpu::GroupBuffers own = gpu.group_buffers(g);
     s.full.push_back(own);
-    const auto up = [&](float* dst, const float* src, std::size_t n) { k::detail::copy_to_device(dst, src, n * sizeof(float)); };
+    const auto up = [](float* dst, const float* src, std::size_t n) {
+      k::detail::copy_to_device(dst, src, n * sizeof(float));
+    };
     if (own.w32) {
       up(own.w32, weights.group(g), S);
       k::to_bf16(own.w16, own.w32, std::int64_t(S));

@@ -34,7 +34,8 @@ std::vector<std::vector<int>> allgather_buckets(const std::vector<std::size_t>& 
 std::vector<int> GroupShards::prefetch_after(int g, Pass pass, std::size_t budget) const {
   std::vector<int> ahead;
   std::size_t elems = 0;
-  for (int n = next_group_in_pass(g, groups(), pass); n >= 0 && elems < budget; n = next_group_in_pass(n, groups(), pass)) {
+  const int G = groups();
+  for (int n = next_group_in_pass(g, G, pass); n >= 0 && elems < budget; n = next_group_in_pass(n, G, pass)) {
     ahead.push_back(n);
     elems += size[n];
   }
