@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/cuda_check.cuh"
+#include "kernels/device_bytes.hpp"
 
 namespace core::kernels {
 namespace {
@@ -98,9 +99,11 @@ namespace detail {
 void* device_alloc(std::size_t bytes) {
   void* p = nullptr;
   if (bytes) CUDA_CHECK(cudaMalloc(&p, bytes));
+  count_device_alloc(p, bytes);
   return p;
 }
 void device_free(void* p) noexcept {
+  count_device_free(p);
   if (p) cudaFree(p);
 }
 void copy_to_device(void* dst, const void* src, std::size_t bytes) {

@@ -42,9 +42,12 @@ class DataParallel {
   virtual bool partitions_state() const = 0;
   virtual double state_bytes_per_parameter() const = 0;
   // device=cuda: whether the engine keeps its state on the device and drives a TransformerCuda. The loop
-  // then attaches the full host state (attach), uploads it, and hands the device model over with
-  // attach_device; from then on the engine reduces, clips and updates the device buffers itself.
+  // then attaches the full host state (attach), builds the device model without the parts the engine
+  // holds itself (device_parts_held: TransformerCuda::GroupPart bits) and hands it over with attach_device,
+  // which uploads the host state (the model's parts into the model, the rest into the engine's shards);
+  // from then on the engine reduces, clips and updates the device buffers itself.
   virtual bool on_device() const { return false; }
+  virtual unsigned device_parts_held() const { return 0; }
   virtual void attach_device(TransformerCuda&) {
     throw Error(ExitCode::internal, "this data-parallel engine keeps its state on the host (device=cpu)");
   }

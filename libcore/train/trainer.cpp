@@ -307,9 +307,9 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   std::shared_ptr<TransformerCuda> gpu_owner;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
   if constexpr (kCudaBuild) {
     if (cuda) {
-      gpu_owner = std::make_shared<TransformerCuda>(o.model);
-      gpu_owner->upload(model.params(), &opt);
-      if (dp) dp->attach_device(*gpu_owner);
+      gpu_owner = std::make_shared<TransformerCuda>(o.model, dp ? dp->device_parts_held() : 0u);
+      if (dp) dp->attach_device(*gpu_owner);  // (uploads the host state itself)
+      else gpu_owner->upload(model.params(), &opt);
     }
   }
   if (dp && sharded) dp->load_checkpoint(ckpt_dir);

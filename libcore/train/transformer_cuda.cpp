@@ -7,6 +7,7 @@
 #include <cmath>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -37,20 +38,24 @@ struct DeviceIndex {
 }  // namespace
 
 struct TransformerCuda::Impl {
-  explicit Impl(const ModelConfig& cfg) : layout(cfg) {
+  // Allocates the parameter-sized buffers of every group but `held_parts` (a data-parallel engine holds those).
+  Impl(const ModelConfig& cfg, unsigned held_parts) : layout(cfg) {
     for (int g = 0; g < layout.num_groups(); ++g) {
       const std::size_t n = layout.groups()[g].size;
-      w32.emplace_back(n);
-      w16.emplace_back(n);
-      g32.emplace_back(n);
-      m32.emplace_back(n);
-      v32.emplace_back(n);
-      w32.back().zero();
-      m32.back().zero();
-      v32.back().zero();
-      g32.back().zero();
+      const auto own = [&](auto& buffers, unsigned part) {  // zeroed, or none
+        buffers.emplace_back();
+        if (!(held_parts & part)) buffers.back() = std::remove_reference_t<decltype(buffers.back())>(n);
+      };
+      own(w32, kWeights32);
+      own(w16, kWeights16);
+      own(g32, kGrads);
+      own(m32, kMoments);
+      own(v32, kMoments);
+      for (Dev<float>* b : {&w32.back(), &m32.back(), &v32.back(), &g32.back()})
+        if (b->size()) b->zero();
       bound.push_back({w32.back().data(), g32.back().data(), m32.back().data(), v32.back().data(), w16.back().data()});
     }
+    if (held_parts) held.assign(layout.num_groups(), held_parts);
   }
 
   ParamLayout layout;
@@ -58,14 +63,14 @@ struct TransformerCuda::Impl {
   std::vector<Dev<float>> w32, g32, m32, v32;
   std::vector<Dev<bf16>> w16;
   std::vector<TransformerCuda::GroupBuffers> bound;  // what the passes read and write: owned, or an engine's
-  std::vector<unsigned> released;                     // per group, the GroupParts an engine took over
+  std::vector<unsigned> held;                         // per group, the GroupParts an engine holds (none: empty)
   std::int64_t t = 0;  // AdamW steps taken
   // Error unless every group owns `parts` (the whole-model operations).
   void require_owned(unsigned parts, const char* what) const {
-    for (const unsigned r : released)
+    for (const unsigned r : held)
       if (r & parts)
         throw Error(ExitCode::internal, std::string("TransformerCuda::") + what +
-                                            ": a data-parallel engine holds part of the state (release_group)");
+                                            ": a data-parallel engine holds part of the state (held_parts)");
   }
 
   // Activations for one (B, T); reallocated when the shape changes.
@@ -321,7 +326,7 @@ void TransformerCuda::Impl::block_rows_backward(int l, const bf16* x, bf16* dx, 
                         ln1_rstd.data() + l * nf, N, C);
 }
 
-TransformerCuda::TransformerCuda(const ModelConfig& cfg) {
+TransformerCuda::TransformerCuda(const ModelConfig& cfg, unsigned held_parts) {
   if (cfg.n_embd % 8 != 0)
     throw UsageError("device=cuda needs model.n_embd a multiple of 8 (cuBLASLt alignment), got " +
                      std::to_string(cfg.n_embd));
@@ -331,7 +336,7 @@ TransformerCuda::TransformerCuda(const ModelConfig& cfg) {
   if (cfg.padded_vocab() % 8 != 0)
     throw UsageError("device=cuda needs model.vocab_pad_to such that the padded vocabulary is a multiple of 8, got " +
                      std::to_string(cfg.padded_vocab()));
-  impl_ = std::make_unique<Impl>(cfg);
+  impl_ = std::make_unique<Impl>(cfg, held_parts);
 }
 
 TransformerCuda::~TransformerCuda() = default;
@@ -343,20 +348,9 @@ void TransformerCuda::set_group_hook(Model<float>::GroupHook hook) { impl_->grou
 
 TransformerCuda::GroupBuffers TransformerCuda::group_buffers(int g) { return impl_->bound.at(g); }
 
-void TransformerCuda::release_group(int g, unsigned parts) {
-  Impl& d = *impl_;
-  if (d.released.empty()) d.released.assign(d.layout.num_groups(), 0u);
-  GroupBuffers& b = d.bound.at(g);
-  if (parts & kWeights32) d.w32[g] = Dev<float>(), b.w32 = nullptr;
-  if (parts & kWeights16) d.w16[g] = Dev<bf16>(), b.w16 = nullptr;
-  if (parts & kGrads) d.g32[g] = Dev<float>(), b.g32 = nullptr;
-  if (parts & kMoments) d.m32[g] = Dev<float>(), d.v32[g] = Dev<float>(), b.m32 = b.v32 = nullptr;
-  d.released[g] |= parts;
-}
-
 void TransformerCuda::bind_group(int g, const GroupBuffers& external) {
   Impl& d = *impl_;
-  const unsigned r = d.released.empty() ? 0u : d.released.at(g);
+  const unsigned r = d.held.empty() ? 0u : d.held.at(g);
   GroupBuffers& b = d.bound.at(g);
   if (r & kWeights32) b.w32 = external.w32;
   if (r & kWeights16) b.w16 = external.w16;
@@ -419,7 +413,7 @@ void TransformerCuda::download_grads(FlatBuffers<float>& grads) const {
 
 void TransformerCuda::zero_grads() {
   for (auto& g : impl_->g32)
-    if (g.size()) g.zero();  // (a released group's buffer is empty: the engine clears what it lends)
+    if (g.size()) g.zero();  // (a held part's buffer is empty: the engine clears what it lends)
 }
 
 namespace {

@@ -57,7 +57,10 @@ struct TokenRouting {
 
 class TransformerCuda {
  public:
-  explicit TransformerCuda(const ModelConfig& cfg);  // allocates the parameter-sized device buffers
+  // Allocates the parameter-sized device buffers, but none of `held_parts` (GroupPart bits, below): a
+  // data-parallel engine that partitions them holds those itself, so that no device ever holds the whole
+  // state, at start-up either.
+  explicit TransformerCuda(const ModelConfig& cfg, unsigned held_parts = 0);
   ~TransformerCuda();
   TransformerCuda(const TransformerCuda&) = delete;
   TransformerCuda& operator=(const TransformerCuda&) = delete;
@@ -105,14 +108,13 @@ class TransformerCuda {
   GroupBuffers group_buffers(int g);
   void set_group_hook(Model<float>::GroupHook hook);
   void set_steps_taken(std::int64_t t);
-  // An engine that partitions the state (ZeRO stages 1-3) frees the model's own buffers of what it
-  // partitions and lends its own for the passes that use them: release_group(g, parts) frees those parts of
-  // group g (group_buffers gives null for them until bound); bind_group(g, b) points the released parts at
-  // b's buffers (its other members are ignored; null: unbound, which a pass must not use). zero_grads clears
-  // the model's own gradients only; upload, download, download_grads, grad_norm and adamw need every part
-  // they touch owned (Error otherwise).
+  // An engine that partitions the state (ZeRO stages 1-3) has the model built without its buffers of what it
+  // partitions (the constructor's held_parts: group_buffers gives null for them until bound) and lends its
+  // own for the passes that use them: bind_group(g, b) points the held parts of group g at b's buffers (its
+  // other members are ignored; null: unbound, which a pass must not use). zero_grads clears the model's own
+  // gradients only; upload, download, download_grads, grad_norm and adamw need every part they touch owned
+  // (Error otherwise).
   enum GroupPart : unsigned { kWeights32 = 1, kWeights16 = 2, kGrads = 4, kMoments = 8 };
-  void release_group(int g, unsigned parts);
   void bind_group(int g, const GroupBuffers& b);
   // Device bytes of the model's own buffers of `parts`, over every group.
   std::size_t owned_bytes(unsigned parts) const;

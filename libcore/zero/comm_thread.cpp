@@ -1,6 +1,8 @@
 // The overlap_comm communication thread (see comm_thread.hpp).
 #include "zero/comm_thread.hpp"
 
+#include <algorithm>
+
 #include "common/timer.hpp"
 
 namespace core::zero {
@@ -48,6 +50,14 @@ double CommThread::busy_seconds() const {
 void CommThread::reset_times() {
   std::lock_guard lock(mu_);
   busy_s_ = waited_s_ = 0;
+}
+
+double CommThread::account_step(double own_seconds) {
+  const double busy = busy_seconds(), total = busy + own_seconds;
+  const double hidden = std::clamp(busy - waited_s_, 0.0, busy);
+  run_hidden_s_ += hidden;
+  run_comm_s_ += total;
+  return total > 0 ? hidden / total : 0.0;
 }
 
 void CommThread::loop() {

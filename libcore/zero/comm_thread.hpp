@@ -5,7 +5,9 @@
 // issues (MPI is initialised MPI_THREAD_SERIALIZED: one thread at a time calls it, which holds as
 // long as the training thread calls a collective only after drain()).
 // It measures the seconds its tasks ran (busy) and the seconds the training thread waited for them
-// (exposed): busy - exposed is the communication hidden behind compute.
+// (exposed): busy - exposed is the communication hidden behind compute. account_step() turns a step's
+// times into the engines' comm_hidden_fraction (hidden over all the step's communication, the
+// collectives the training thread ran itself included) and sums them over the run.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -36,6 +38,12 @@ class CommThread {
   double busy_seconds() const;
   double waited_seconds() const { return waited_s_; }
   void reset_times();
+  // The step since reset_times(), with `own_seconds` of collectives the training thread ran itself: the
+  // share of the step's communication seconds (busy + own) hidden (busy - waited, in [0, busy]); 0 without
+  // any. Adds the step to the run's totals.
+  double account_step(double own_seconds);
+  // The same over every step accounted so far.
+  double run_hidden_fraction() const { return run_comm_s_ > 0 ? run_hidden_s_ / run_comm_s_ : 0.0; }
 
  private:
   void loop();
@@ -46,6 +54,7 @@ class CommThread {
   std::exception_ptr error_;
   bool stop_ = false;
   double busy_s_ = 0, waited_s_ = 0;
+  double run_hidden_s_ = 0, run_comm_s_ = 0;  // (the training thread's)
   std::thread thread_;
 };
 

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <map>
 #include <string>
 
 #include "common/errors.hpp"
 #include "common/timer.hpp"
+#include "kernels/device_bytes.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/runtime.hpp"
@@ -83,12 +83,11 @@ struct DeviceQgz final : QgzWorkspace {
 
 }  // namespace
 
-struct DeviceEngine::State {
+struct DeviceEngine::State : GroupShards {
   train::Model<float>* model = nullptr;
   train::AdamW<float>* opt = nullptr;
   train::TransformerCuda* gpu = nullptr;
   int G = 0;
-  std::vector<std::size_t> size, shard, sec;  // S_g, s_g (N parts), t_g (h parts)
   std::vector<Gpu::GroupBuffers> full;  // the model's own buffers of each group (null: what the stage partitions)
   GroupSlots<k::bf16> weights;          // stage 3: the gathered groups' bf16 weights
   GroupSlots<float> grads;              // stages 2-3: each group's gradient from its backward to its reduce
@@ -97,23 +96,21 @@ struct DeviceEngine::State {
   std::vector<bool> secondary_valid;
   std::int64_t t = 0;
   bool training = false;
-  std::vector<int> pending;  // stages 2-3: groups whose gradients wait for the bucket's reduce
-  std::size_t pending_elems = 0;
+  PendingBucket pending;  // stages 2-3
   Dev<Byte> buf_a, buf_b;
   Dev<float> fbuf_a, fbuf_b, totals;
   DeviceQgz qgz;
   k::Blas blas;
-  double intra_sum = 0, inter_sum = 0;
-  std::int64_t steps = 0;
+  StepBytes bytes;
   MemoryBytes step_peak, run_peak;
-  // overlap_comm: per group the ticket of its gather and of its gradient bucket's reduce in flight (0: none),
-  // the buckets whose gradients go back to the pool once reduced, each task's completion event on the
-  // communication stream, the communication seconds the training thread ran itself (this step) and the
-  // run's hidden and total seconds.
-  std::vector<CommThread::Ticket> gather_ticket, reduce_ticket;
-  std::deque<std::pair<CommThread::Ticket, std::vector<int>>> reducing;
+  double startup_bytes = 0;  // held once attach_device has uploaded the state (it only allocates)
+  // overlap_comm: per group the ticket of its gather in flight (0: none), the buckets whose gradients go back
+  // to the pool once reduced, each task's completion event on the communication stream, and the
+  // communication seconds the training thread ran itself (this step).
+  std::vector<CommThread::Ticket> gather_ticket;
+  ReducesInFlight reducing;
   std::map<CommThread::Ticket, std::shared_ptr<k::Event>> done;
-  double main_comm_s = 0, hidden_s = 0, comm_s = 0;
+  double main_comm_s = 0;
   std::unique_ptr<k::OwnedStream> comm_stream;
   std::unique_ptr<CommThread> comm;  // last: joined before the buffers and the stream its tasks use go
 
@@ -123,7 +120,9 @@ struct DeviceEngine::State {
     auto issued = std::make_shared<k::Event>(), finished = std::make_shared<k::Event>();
     issued->record(nullptr);
     const k::Stream st = comm_stream->get();
-    const CommThread::Ticket t = comm->submit([issued, finished, st, work = std::move(work)] {
+    k::DeviceBytes* account = k::DeviceBytes::current();  // (the rank's buffers, whichever thread grows them)
+    const CommThread::Ticket t = comm->submit([issued, finished, st, account, work = std::move(work)] {
+      const k::DeviceBytes::Bind bind(account);
       issued->wait(st);
       work(st);
       finished->record(st);
@@ -139,14 +138,10 @@ struct DeviceEngine::State {
   }
   // The gradients of the buckets whose reduce is done go back to the pool.
   void free_reduced_gradients() {
-    while (!reducing.empty() && comm->done(reducing.front().first)) {
-      await(reducing.front().first);
-      for (const int g : reducing.front().second) {
-        grads.give_back(g);
-        reduce_ticket[g] = 0;
-      }
-      reducing.pop_front();
-    }
+    reducing.retire(*comm, [&](CommThread::Ticket t, const std::vector<int>& gs) {
+      await(t);
+      for (const int g : gs) grads.give_back(g);
+    });
   }
   // Every task run and its device work ordered before the compute stream's next work.
   void settle() {
@@ -190,44 +185,58 @@ void DeviceEngine::attach_fresh(train::Model<float>& model, train::AdamW<float>&
   s_->t = opt.steps_taken();
 }
 
+unsigned DeviceEngine::device_parts_held() const {
+  const int stage = opt_.zero.stage;
+  return (stage >= 1 ? Gpu::kMoments : 0u) | (stage >= 2 ? Gpu::kGrads : 0u) |
+         (stage == 3 ? Gpu::kWeights32 | Gpu::kWeights16 : 0u);
+}
+
 void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
   State& s = *s_;
   if (!s.model) throw Error(ExitCode::internal, "DeviceEngine::attach_device before attach");
   s.gpu = &gpu;
-  const int N = world_size(), r = rank(), h = groups_.hpz_size, stage = opt_.zero.stage;
+  const int N = world_size(), r = rank(), stage = opt_.zero.stage, h = groups_.hpz_size;
   s.G = gpu.layout().num_groups();
   gpu.set_steps_taken(s.t);
+  const train::FlatBuffers<float>& weights = s.model->params();
+  // The host state group by group: what the model keeps into its buffers (the stage's others were never
+  // allocated: device_parts_held), this rank's shard of the rest into the engine's.
   for (int g = 0; g < s.G; ++g) {
-    const std::size_t S = gpu.layout().groups()[g].size, sh = shard_size(S, N);
-    s.size.push_back(S);
-    s.shard.push_back(sh);
-    s.sec.push_back(shard_size(S, h));
-    s.full.push_back(gpu.group_buffers(g));
-    if (stage == 0) continue;
-    const auto [lo, hi] = owned_range(S, sh, r);
-    const auto slice = [&](const float* whole) {  // this rank's shard, zero beyond the group
-      Dev<float> out(sh);
-      out.zero();
-      copy(out.data(), whole + lo, (hi - lo) * sizeof(float), nullptr);
-      return out;
+    s.add_group(gpu.layout().groups()[g].size, N, h);
+    const std::size_t S = s.size[g], sh = s.shard[g];
+    const Gpu::GroupBuffers own = gpu.group_buffers(g);
+    s.full.push_back(own);
+    const auto up = [](float* dst, const float* src, std::size_t n) {
+      k::detail::copy_to_device(dst, src, n * sizeof(float));
     };
-    s.m.push_back(slice(s.full[g].m32));
-    s.v.push_back(slice(s.full[g].v32));
-    if (stage >= 2) s.grad.push_back(slice(s.full[g].g32));
-    if (stage == 3) s.master.push_back(slice(s.full[g].w32));
-  }
-  // The model keeps what the stage does not partition; the engine lends it the rest group by group.
-  const unsigned released = (stage >= 1 ? Gpu::kMoments : 0u) | (stage >= 2 ? Gpu::kGrads : 0u) |
-                            (stage == 3 ? Gpu::kWeights32 | Gpu::kWeights16 : 0u);
-  for (int g = 0; g < s.G; ++g) {
-    gpu.release_group(g, released);
-    s.full[g] = gpu.group_buffers(g);
+    if (own.w32) {
+      up(own.w32, weights.group(g), S);
+      k::to_bf16(own.w16, own.w32, std::int64_t(S));
+    }
+    if (own.m32) {
+      up(own.m32, s.opt->m().group(g), S);
+      up(own.v32, s.opt->v().group(g), S);
+    }
+    if (stage == 0) continue;
+    const auto [lo, hi] = s.owned(g, r);
+    std::vector<float> host(sh);
+    const auto slice = [&](const float* whole) {  // this rank's shard, zero beyond the group
+      std::fill(std::copy(whole + lo, whole + hi, host.begin()), host.end(), 0.0f);
+      return Dev<float>(std::span<const float>(host));
+    };
+    s.m.push_back(slice(s.opt->m().group(g)));
+    s.v.push_back(slice(s.opt->v().group(g)));
+    if (stage >= 2) {  // (zero: the model's gradients start at zero)
+      s.grad.emplace_back(sh);
+      s.grad.back().zero();
+    }
+    if (stage == 3) s.master.push_back(slice(weights.group(g)));
   }
   s.secondary.resize(s.G);
   s.secondary_valid.assign(s.G, false);
   s.totals = Dev<float>(3);
   s.gather_ticket.assign(s.G, 0);
-  s.reduce_ticket.assign(s.G, 0);
+  s.reducing.reset(s.G);
   if (opt_.zero.overlap_comm) {
     s.comm_stream = std::make_unique<k::OwnedStream>();
     s.comm = std::make_unique<CommThread>();
@@ -235,6 +244,7 @@ void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
   if (stage >= 2) gpu.set_group_hook([this](int g, Pass p, bool before) { on_group(g, p, before); });
   k::synchronize();
   s.run_peak = s.step_peak = memory_now();
+  s.startup_bytes = s.run_peak.total();
 }
 
 void DeviceEngine::begin_step() {
@@ -265,18 +275,14 @@ void DeviceEngine::on_group(int g, Pass pass, bool before) {
     if (stage3) {
       if (!s.gather_ticket[g] && !s.weights.of(g)) start_gather(g, pass);
       if (s.comm) {
-        std::size_t ahead = 0;
-        const auto budget = std::size_t(opt_.zero.stage3_prefetch_bucket_size);
-        for (int n = next_group_in_pass(g, s.G, pass); n >= 0 && ahead < budget; n = next_group_in_pass(n, s.G, pass)) {
+        for (const int n : s.prefetch_after(g, pass, std::size_t(opt_.zero.stage3_prefetch_bucket_size)))
           if (!s.gather_ticket[n] && !s.weights.of(n)) start_gather(n, pass);
-          ahead += s.size[n];
-        }
         s.await(s.gather_ticket[g]);
         s.gather_ticket[g] = 0;
       }
     }
     if (pass == Pass::backward) {
-      if (s.reduce_ticket[g]) s.await(s.reduce_ticket[g]);  // the last micro step's gradient is sent
+      if (s.reducing.of(g)) s.await(s.reducing.of(g));  // the last micro step's gradient is sent
       if (s.comm) s.free_reduced_gradients();
       zero(s.grads.take(g, s.size[g]), s.size[g] * sizeof(float), nullptr);  // this micro step's
     }
@@ -286,20 +292,14 @@ void DeviceEngine::on_group(int g, Pass pass, bool before) {
   if (stage3) s.weights.give_back(g);
   lend(g);
   if (pass != Pass::backward) return;
-  s.pending.push_back(g);  // reduce as the buckets fill
-  s.pending_elems += s.size[g];
-  if (s.pending_elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
+  if (s.pending.add(g, s.size[g], std::size_t(opt_.zero.reduce_bucket_size))) {  // reduce as the buckets fill
+    const std::vector<int> gs = s.pending.take();
     if (s.comm) {
-      const CommThread::Ticket t =
-          s.submit([this, gs = s.pending, gr = grads_of(s.pending)](k::Stream st) { reduce_bucket(gs, gr, st); });
-      for (const int q : s.pending) s.reduce_ticket[q] = t;
-      s.reducing.emplace_back(t, s.pending);
+      s.reducing.add(s.submit([this, gs, gr = grads_of(gs)](k::Stream st) { reduce_bucket(gs, gr, st); }), gs);
     } else {
-      reduce_bucket(s.pending, grads_of(s.pending), nullptr);
-      for (const int q : s.pending) s.grads.give_back(q);
+      reduce_bucket(gs, grads_of(gs), nullptr);
+      for (const int q : gs) s.grads.give_back(q);
     }
-    s.pending.clear();
-    s.pending_elems = 0;
   }
   if (s.comm) s.free_reduced_gradients();
 }
@@ -396,17 +396,14 @@ void DeviceEngine::reduce_bucket(const std::vector<int>& gs, const std::vector<f
     return;
   }
   // Chunk q (c elements): block q of each group of the bucket, zero beyond the group.
-  std::size_t c = 0;
-  for (const int g : gs) c += s.shard[g];
+  const std::size_t c = s.chunk(gs);
   float* chunks = grow(s.fbuf_a, N * c);
   for (int q = 0; q < N; ++q)
-    for (std::size_t i = 0, off = 0; i < gs.size(); off += s.shard[gs[i]], ++i) {
-      const int g = gs[i];
-      const auto [lo, hi] = owned_range(s.size[g], s.shard[g], q);
+    s.for_each_slice(gs, q, [&](std::size_t i, int g, std::size_t lo, std::size_t hi, std::size_t off) {
       float* dst = chunks + q * c + off;
       zero(dst, s.shard[g] * sizeof(float), st);
       copy(dst, grads[i] + lo, (hi - lo) * sizeof(float), st);
-    }
+    });
   const float* mean = nullptr;  // the bucket's reduced chunk of this rank
   float multiplier = inv_n;
   if (opt_.zero.zero_quantized_gradients) {
@@ -429,16 +426,12 @@ void DeviceEngine::reduce_bucket(const std::vector<int>& gs, const std::vector<f
     unpack(recv, c, dtype, sum, st);
     mean = sum;
   }
-  for (std::size_t i = 0, off = 0; i < gs.size(); ++i) {
-    const int g = gs[i];
-    if (stage == 1) {  // once a step: the mean gradient of the owned range, in place
-      const auto [lo, hi] = owned_range(s.size[g], s.shard[g], rank());
+  s.for_each_slice(gs, rank(), [&](std::size_t i, int g, std::size_t lo, std::size_t hi, std::size_t off) {
+    if (stage == 1)  // once a step: the mean gradient of the owned range, in place
       device::add_scaled(grads[i] + lo, mean + off, hi - lo, multiplier, false, st);
-    } else {  // every micro step, accumulated
+    else  // every micro step, accumulated
       device::add_scaled(s.grad[g].data(), mean + off, s.shard[g], multiplier, true, st);
-    }
-    off += s.shard[g];
-  }
+  });
 }
 
 train::DataParallel::Totals DeviceEngine::finish_gradients(double local_loss, bool stop_requested) {
@@ -448,7 +441,7 @@ train::DataParallel::Totals DeviceEngine::finish_gradients(double local_loss, bo
   if (stage <= 1) reduce_all_groups();
   double sq = 0;  // the squared norm of this rank's shard of the mean gradient (the same numbers in every stage)
   for (int g = 0; g < s.G; ++g) {
-    const auto [lo, hi] = owned_range(s.size[g], s.shard[g], r);
+    const auto [lo, hi] = s.owned(g, r);
     if (hi == lo) continue;
     const float* p = stage <= 1 ? s.full[g].g32 + lo : s.grad[g].data();
     const double norm = k::l2_norm(s.blas, p, std::int64_t(hi - lo));
@@ -485,7 +478,7 @@ void DeviceEngine::optimizer_step(double lr, double grad_scale) {
   p.grad_scale = float(grad_scale);
   p.step = int(s.t);
   for (int g = 0; g < s.G; ++g) {
-    const auto [lo, hi] = owned_range(s.size[g], s.shard[g], r);
+    const auto [lo, hi] = s.owned(g, r);
     const Gpu::GroupBuffers& w = s.full[g];
     for (const auto& view : s.gpu->layout().groups()[g].tensors) {
       const std::size_t a = std::max(lo, view.offset), b = std::min(hi, view.offset + view.numel);
@@ -514,50 +507,27 @@ void DeviceEngine::optimizer_step(double lr, double grad_scale) {
 void DeviceEngine::gather_updated_shards() {
   State& s = *s_;
   const int N = world_size(), r = rank();
-  std::vector<int> bucket;
-  std::size_t elems = 0;
-  for (int g = 0; g < s.G; ++g) {
-    bucket.push_back(g);
-    elems += s.size[g];
-    if (elems < std::size_t(opt_.zero.allgather_bucket_size) && g + 1 < s.G) continue;
-    std::size_t c = 0;
-    for (const int q : bucket) c += s.shard[q];
+  for (const std::vector<int>& bucket : allgather_buckets(s.size, std::size_t(opt_.zero.allgather_bucket_size))) {
+    const std::size_t c = s.chunk(bucket);
     float* all = grow(s.fbuf_a, N * c);
-    for (std::size_t off = 0; const int q : bucket) {
-      const auto [lo, hi] = owned_range(s.size[q], s.shard[q], r);
+    s.for_each_slice(bucket, r, [&](std::size_t, int q, std::size_t lo, std::size_t hi, std::size_t off) {
       zero(all + r * c + off, s.shard[q] * sizeof(float), nullptr);
       copy(all + r * c + off, s.full[q].w32 + lo, (hi - lo) * sizeof(float), nullptr);
-      off += s.shard[q];
-    }
+    });
     Timer timer;
     groups_.world->all_gather(all + r * c, all, c, DType::f32);
     s.main_comm_s += timer.seconds();
     for (int from = 0; from < N; ++from)
-      for (std::size_t off = 0; const int q : bucket) {
-        const auto [lo, hi] = owned_range(s.size[q], s.shard[q], from);
+      s.for_each_slice(bucket, from, [&](std::size_t, int q, std::size_t lo, std::size_t hi, std::size_t off) {
         copy(s.full[q].w32 + lo, all + from * c + off, (hi - lo) * sizeof(float), nullptr);
-        off += s.shard[q];
-      }
+      });
     for (const int q : bucket) k::to_bf16(s.full[q].w16, s.full[q].w32, std::int64_t(s.size[q]));
-    bucket.clear();
-    elems = 0;
   }
 }
 
 // ---- state, metrics ---------------------------------------------------------------------------
 
-ShardManifest DeviceEngine::manifest() const {
-  const State& s = *s_;
-  ShardManifest m;
-  m.ranks = world_size();
-  m.adam_steps = s.t;
-  for (int g = 0; g < s.G; ++g) {
-    m.names.push_back(s.gpu->layout().groups()[g].name);
-    m.sizes.push_back(s.size[g]);
-    m.shards.push_back(s.shard[g]);
-  }
-  return m;
-}
+ShardManifest DeviceEngine::manifest() const { return s_->manifest(s_->gpu->layout(), world_size(), s_->t); }
 
 fs::path DeviceEngine::save_checkpoint(const fs::path& root, std::int64_t step, const nlohmann::json& state,
                                        int keep) {
@@ -567,7 +537,7 @@ fs::path DeviceEngine::save_checkpoint(const fs::path& root, std::int64_t step, 
   std::vector<std::vector<float>> host(3 * s.G);  // this rank's slices, downloaded
   std::vector<ShardSlice> slices;
   for (int g = 0; g < s.G; ++g) {
-    const auto [lo, hi] = owned_range(s.size[g], s.shard[g], r);
+    const auto [lo, hi] = s.owned(g, r);
     const std::size_t n = hi - lo;
     const auto down = [&](std::vector<float>& out, const float* src) {
       out.resize(n);
@@ -598,7 +568,7 @@ void DeviceEngine::load_checkpoint(const fs::path& dir_on_rank0) {
   };
   for (int g = 0; g < s.G; ++g) {
     const std::size_t S = s.size[g];
-    const auto [lo, hi] = owned_range(S, s.shard[g], r);
+    const auto [lo, hi] = s.owned(g, r);
     const Gpu::GroupBuffers& w = s.full[g];
     if (stage == 3) {
       load('w', g, lo, hi, s.master[g].data());
@@ -644,28 +614,14 @@ MemoryBytes DeviceEngine::memory_per_rank() const { return s_->run_peak; }
 nlohmann::json DeviceEngine::step_metrics() {
   State& s = *s_;
   s.settle();
-  const auto [intra, inter] = mean_link_bytes(*host_, groups_.bytes());
-  s.intra_sum += intra;
-  s.inter_sum += inter;
-  ++s.steps;
+  const nlohmann::json bytes = s.bytes.record(*host_, groups_.bytes());
   const MemoryBytes now = memory_now();
-  for (MemoryBytes* peak : {&s.step_peak, &s.run_peak}) {
-    peak->params = std::max(peak->params, now.params);
-    peak->grads = std::max(peak->grads, now.grads);
-    peak->optimizer = std::max(peak->optimizer, now.optimizer);
-    peak->secondary = std::max(peak->secondary, now.secondary);
-    peak->staging = std::max(peak->staging, now.staging);
-  }
+  s.step_peak.raise(now);
+  s.run_peak.raise(now);
   s.run_peak.secondary = std::max(s.run_peak.secondary, s.step_peak.secondary);
-  nlohmann::json rec = {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}},
+  nlohmann::json rec = {{"bytes_per_step", bytes},
                         {"device_memory_per_rank", s.step_peak.to_json()}};
-  if (s.comm) {  // busy: the thread's tasks; exposed: the training thread's waits and own collectives
-    const double busy = s.comm->busy_seconds(), total = busy + s.main_comm_s;
-    const double hidden = std::clamp(busy - s.comm->waited_seconds(), 0.0, busy);
-    s.hidden_s += hidden;
-    s.comm_s += total;
-    rec["comm_hidden_fraction"] = total > 0 ? hidden / total : 0.0;
-  }
+  if (s.comm) rec["comm_hidden_fraction"] = s.comm->account_step(s.main_comm_s);
   return rec;
 }
 
@@ -674,11 +630,10 @@ nlohmann::json DeviceEngine::summary() const {
   nlohmann::json z = zero_summary(opt_.zero, opt_.bf16, groups_.topo);
   z["backend"] = groups_.world->backend();
   z["device_memory_per_rank"] = memory_per_rank().to_json();
+  z["startup_bytes"] = s.startup_bytes;
   if (s.comm) z["overlap_comm"] = true;
-  const double steps = s.steps > 0 ? double(s.steps) : 1.0;
-  nlohmann::json out = {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}},
-                        {"zero", z}};
-  if (s.comm) out["comm_hidden_fraction"] = s.comm_s > 0 ? s.hidden_s / s.comm_s : 0.0;
+  nlohmann::json out = {{"bytes_per_step", s.bytes.mean()}, {"zero", z}};
+  if (s.comm) out["comm_hidden_fraction"] = s.comm->run_hidden_fraction();
   return out;
 }
 

@@ -4,8 +4,8 @@
 // moment shards (stages 1-3), the gradient shards (stages 2-3), hpZ's secondary shards and the
 // staging buffers of the collectives, which run through a device communicator (shared_gpu: thread
 // ranks of one process on one GPU; nccl: one process per GPU) counted per link as engine.hpp's.
-// The model (TransformerCuda) keeps only what the stage does not partition (release_group): stages 1-3
-// drop its AdamW moments, stages 2-3 its gradients, stage 3 its fp32 and bf16 weights. The engine lends
+// The model (TransformerCuda) is built with only what the stage does not partition (device_parts_held): stages
+// 1-3 hold its AdamW moments, stages 2-3 its gradients, stage 3 its fp32 and bf16 weights. The engine lends
 // it the rest from GroupSlots (group_slots.hpp) while a group is in use: stage 3 gathers a group's bf16
 // weights in its hook before each forward and backward use and gives them back after it (the embedding
 // group spans the whole pass: the head uses it), so a rank holds the shards plus the embedding group and
@@ -22,8 +22,9 @@
 // model.
 // memory_per_rank: the device bytes of model state a rank holds (the model's own buffers, the lent ones,
 // the shards, hpZ's secondary shards, the staging buffers), measured from the buffers allocated; the
-// activations are the model's and not counted. The device model is built whole and uploaded before the
-// engine takes it over, so the start-up peak is stage 0's.
+// activations are the model's and not counted. The device model is built without what the stage partitions
+// (device_parts_held) and the engine uploads each rank's shards from the host state, so that no rank's
+// device ever holds more than its partitioned footprint, at start-up either.
 // overlap_comm (stages 2-3; DeepSpeed's meaning): the gathers and bucket reduces run on a communication
 // thread (comm_thread.hpp) that issues their kernels and collectives on a communication stream beside the
 // compute stream, in the order a run without it issues them, so losses, weights and bytes are the same bit
@@ -57,10 +58,12 @@ class DeviceEngine final : public train::DataParallel {
   int rank() const override { return groups_.topo.rank; }
   int world_size() const override { return groups_.topo.world_size; }
   bool on_device() const override { return true; }
-  // Rank 0's host state on every rank (the loop then uploads it and calls attach_device).
+  // Rank 0's host state on every rank (the loop then builds the device model without device_parts_held()
+  // and calls attach_device, which uploads the host state: the model's parts and this rank's shards).
   void attach(train::Model<float>& model, train::AdamW<float>& opt) override;
   void attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
                     const std::function<void(int)>& init_group) override;
+  unsigned device_parts_held() const override;
   void attach_device(train::TransformerCuda& gpu) override;
   bool partitions_state() const override { return opt_.zero.stage > 0; }
   double state_bytes_per_parameter() const override { return 16.0; }  // the host copy stays whole

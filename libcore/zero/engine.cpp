@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <deque>
 #include <string>
 
 #include "common/errors.hpp"
@@ -42,36 +41,27 @@ void validate(const ZeroOptions& z, const Bf16Options& bf16, const DistributedOp
                      ": must be even (two int4 codes a byte)");
 }
 
-std::size_t shard_size(std::size_t size, int parts) {
-  const std::size_t per = (size + parts - 1) / parts;
-  return (per + 15) / 16 * 16;
-}
-
-struct Engine::State {
+struct Engine::State : GroupShards {
   train::Model<float>* model = nullptr;
   train::AdamW<float>* opt = nullptr;
   int G = 0;
-  std::vector<std::size_t> size, shard, sec;  // S_g, s_g (N parts), t_g (h parts)
   std::vector<AlignedVector<float>> master, m, v, grad;
   std::vector<std::vector<unsigned char>> secondary;
   std::vector<bool> secondary_valid;
   std::int64_t t = 0;
   bool training = false;
-  std::vector<int> pending;  // stage 2/3: groups whose gradients wait for the bucket's reduce
-  std::size_t pending_elems = 0;
+  PendingBucket pending;  // stages 2-3
   std::vector<unsigned char> buf_a, buf_b, buf_c, buf_d;  // staging
   std::vector<float> fbuf_a, fbuf_b;
   QgzScratch qgz;
-  double intra_sum = 0, inter_sum = 0;
-  std::int64_t steps = 0;
+  StepBytes bytes;
   MemoryBytes step_peak, run_peak;  // of the current step, of the run
   double startup_peak = 0;           // bytes held while the state was taken over (attach)
-  // overlap_comm: per group the ticket of its gather (stage 3) and of its gradient bucket's reduce
-  // in flight (0: none); buckets whose gradient buffers are freed once their reduce is done.
-  std::vector<CommThread::Ticket> gather_ticket, reduce_ticket;
-  std::deque<std::pair<CommThread::Ticket, std::vector<int>>> reducing;
+  // overlap_comm: per group the ticket of its gather (stage 3) in flight (0: none); the gradient buckets
+  // whose buffers are freed once their reduce is done.
+  std::vector<CommThread::Ticket> gather_ticket;
+  ReducesInFlight reducing;
   double main_comm_s = 0;              // this step: collectives the training thread ran itself
-  double hidden_s = 0, comm_s = 0;     // the run: communication seconds hidden, and in all
   std::unique_ptr<CommThread> comm;    // last: joined before the buffers its tasks use go
 };
 
@@ -154,14 +144,12 @@ void Engine::take_state(train::Model<float>& model, train::AdamW<float>& opt, co
   const int stage = opt_.zero.stage;
   s.startup_peak = 0;
   for (int g = 0; g < s.G; ++g) {
-    const std::size_t S = params.group_size(g), sh = shard_size(S, N);
-    s.size.push_back(S);
-    s.shard.push_back(sh);
-    s.sec.push_back(shard_size(S, h));
+    s.add_group(params.group_size(g), N, h);
     materialize(g);
     s.startup_peak = std::max(s.startup_peak, memory_now().total());
     if (stage == 0) continue;
-    const std::size_t lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
+    const std::size_t sh = s.shard[g];
+    const auto [lo, hi] = s.owned(g, r);
     const auto slice = [&](const float* full) {
       AlignedVector<float> out(sh, 0.0f);
       std::copy(full + lo, full + hi, out.begin());
@@ -181,7 +169,7 @@ void Engine::take_state(train::Model<float>& model, train::AdamW<float>& opt, co
   s.secondary.assign(s.G, {});
   s.secondary_valid.assign(s.G, false);
   s.gather_ticket.assign(s.G, 0);
-  s.reduce_ticket.assign(s.G, 0);
+  s.reducing.reset(s.G);
   if (opt_.zero.overlap_comm) s.comm = std::make_unique<CommThread>();
   if (stage >= 2) model.set_group_hook([this](int g, Pass p, bool before) { on_group(g, p, before); });
   s.run_peak = s.step_peak = memory_now();
@@ -220,18 +208,14 @@ void Engine::on_group(int g, Pass pass, bool before) {
     if (stage == 3) {
       if (!s.gather_ticket[g]) start_gather(g, pass);
       if (s.comm) {  // the next groups' gathers run while this one computes
-        std::size_t ahead = 0;
-        const auto budget = std::size_t(opt_.zero.stage3_prefetch_bucket_size);
-        for (int n = next_group_in_pass(g, s.G, pass); n >= 0 && ahead < budget; n = next_group_in_pass(n, s.G, pass)) {
+        for (const int n : s.prefetch_after(g, pass, std::size_t(opt_.zero.stage3_prefetch_bucket_size)))
           if (!s.gather_ticket[n]) start_gather(n, pass);
-          ahead += s.size[n];
-        }
         s.comm->wait(s.gather_ticket[g]);
         s.gather_ticket[g] = 0;
       }
     }
     if (pass == Pass::backward) {
-      if (s.reduce_ticket[g]) s.comm->wait(s.reduce_ticket[g]);  // the last micro step's gradient is sent
+      if (s.reducing.of(g)) s.comm->wait(s.reducing.of(g));  // the last micro step's gradient is sent
       free_reduced_gradients();
       s.model->grads().allocate(g);
     }
@@ -240,29 +224,16 @@ void Engine::on_group(int g, Pass pass, bool before) {
   }
   note_memory();
   if (stage == 3) s.model->params().release(g);
-  if (pass == Pass::backward) {  // stages 2 and 3: reduce as the buckets fill
-    s.pending.push_back(g);
-    s.pending_elems += s.size[g];
-    if (s.pending_elems >= std::size_t(opt_.zero.reduce_bucket_size) || g == 0) {
-      if (s.comm) {
-        const CommThread::Ticket t = s.comm->submit([this, gs = s.pending] { reduce_bucket(gs); });
-        for (const int k : s.pending) s.reduce_ticket[k] = t;
-        s.reducing.emplace_back(t, s.pending);
-      } else {
-        reduce_bucket(s.pending);
-        for (const int k : s.pending) s.model->grads().release(k);
-      }
-      s.pending.clear();
-      s.pending_elems = 0;
+  if (pass == Pass::backward && s.pending.add(g, s.size[g], std::size_t(opt_.zero.reduce_bucket_size))) {
+    const std::vector<int> gs = s.pending.take();  // stages 2 and 3: reduce as the buckets fill
+    if (s.comm) {
+      s.reducing.add(s.comm->submit([this, gs] { reduce_bucket(gs); }), gs);
+    } else {
+      reduce_bucket(gs);
+      for (const int k : gs) s.model->grads().release(k);
     }
   }
   free_reduced_gradients();
-}
-
-int next_group_in_pass(int g, int G, Pass pass) {
-  if (pass == Pass::forward) return g + 1 < G ? g + 1 : -1;  // embed, blocks 0 .. L-1
-  if (g == 0) return G > 1 ? G - 1 : -1;                     // head and embed, blocks L-1 .. 0
-  return g >= 2 ? g - 1 : -1;
 }
 
 void Engine::start_gather(int g, Pass pass) {
@@ -274,13 +245,9 @@ void Engine::start_gather(int g, Pass pass) {
 
 void Engine::free_reduced_gradients() {
   State& s = *s_;
-  while (!s.reducing.empty() && s.comm->done(s.reducing.front().first)) {
-    for (const int g : s.reducing.front().second) {
-      s.model->grads().release(g);
-      s.reduce_ticket[g] = 0;
-    }
-    s.reducing.pop_front();
-  }
+  s.reducing.retire(*s.comm, [&](CommThread::Ticket, const std::vector<int>& gs) {
+    for (const int g : gs) s.model->grads().release(g);
+  });
 }
 
 void Engine::settle() {
@@ -326,7 +293,8 @@ void Engine::gather_weights(int g, Pass pass) {
     unpack(all, S, dtype, dst);
   }
   if (hpz && s.training && pass == Pass::forward) {  // keep this rank's secondary shard
-    const std::size_t t = s.sec[g], lo = std::min(S, groups_.hpz->rank() * t), hi = std::min(S, lo + t);
+    const std::size_t t = s.sec[g];
+    const auto [lo, hi] = owned_range(S, t, groups_.hpz->rank());
     float* tmp = grow(s.fbuf_b, t);
     std::fill_n(tmp, t, 0.0f);
     std::copy(dst + lo, dst + hi, tmp);
@@ -369,33 +337,27 @@ void Engine::reduce_bucket(const std::vector<int>& gs) {
   } else {
     const DType dtype = opt_.bf16 ? DType::bf16 : DType::f32;
     const std::size_t esz = comm::dtype_size(dtype);
-    std::size_t c = 0;
-    for (const int g : gs) c += s.shard[g];
+    const std::size_t c = s.chunk(gs);
     void* send = grow<unsigned char>(s.buf_a, N * c * esz);
     void* recv = grow<unsigned char>(s.buf_b, c * esz);
     float* tmp = grow(s.fbuf_a, std::max<std::size_t>(c, 1));
     for (int q = 0; q < N; ++q) {
-      for (std::size_t off = 0; const int g : gs) {  // block q of group g, zero beyond the group
-        const std::size_t sh = s.shard[g], lo = std::min(s.size[g], q * sh), hi = std::min(s.size[g], lo + sh);
-        std::fill_n(tmp + off, sh, 0.0f);
-        std::copy(grads.group(g) + lo, grads.group(g) + hi, tmp + off);
-        off += sh;
-      }
+      s.for_each_slice(gs, q, [&](std::size_t, int g, std::size_t lo, std::size_t hi, std::size_t off) {
+        std::fill(std::copy(grads.group(g) + lo, grads.group(g) + hi, tmp + off), tmp + off + s.shard[g], 0.0f);
+      });
       pack(tmp, c, dtype, at(send, q * c * esz));
     }
     groups_.world->reduce_scatter(send, recv, c, dtype, ReduceOp::sum);
     unpack(recv, c, dtype, tmp);
-    for (std::size_t off = 0; const int g : gs) {
+    s.for_each_slice(gs, rank(), [&](std::size_t, int g, std::size_t lo, std::size_t hi, std::size_t off) {
       if (stage == 1) {  // once a step: the mean gradient of the owned range, in place
-        const std::size_t lo = std::min(s.size[g], rank() * s.shard[g]), hi = std::min(s.size[g], lo + s.shard[g]);
         float* out = grads.group(g) + lo;
         for (std::size_t i = 0; i < hi - lo; ++i) out[i] = tmp[off + i] * inv_n;
       } else {  // every micro step, accumulated
         float* out = s.grad[g].data();
         for (std::size_t i = 0; i < s.shard[g]; ++i) out[i] += tmp[off + i] * inv_n;
       }
-      off += s.shard[g];
-    }
+    });
   }
 }
 
@@ -403,24 +365,19 @@ void Engine::reduce_scatter_qgz(const std::vector<int>& gs) {
   State& s = *s_;
   const int N = world_size();
   auto& grads = s.model->grads();
-  std::size_t c = 0;  // a chunk: this bucket's blocks of one destination rank
-  for (const int g : gs) c += s.shard[g];
+  const std::size_t c = s.chunk(gs);  // a chunk: this bucket's blocks of one destination rank
   float* chunks = grow(s.fbuf_a, N * c);
   for (int q = 0; q < N; ++q)
-    for (std::size_t off = 0; const int g : gs) {
-      const std::size_t sh = s.shard[g], lo = std::min(s.size[g], q * sh), hi = std::min(s.size[g], lo + sh);
+    s.for_each_slice(gs, q, [&](std::size_t, int g, std::size_t lo, std::size_t hi, std::size_t off) {
       float* dst = chunks + q * c + off;
-      std::fill_n(dst, sh, 0.0f);
-      std::copy(grads.group(g) + lo, grads.group(g) + hi, dst);
-      off += sh;
-    }
+      std::fill(std::copy(grads.group(g) + lo, grads.group(g) + hi, dst), dst + s.shard[g], 0.0f);
+    });
   float* mean = grow(s.fbuf_b, c);
   qgz_reduce_scatter_mean(chunks, c, mean, groups_, opt_.block, s.qgz);
-  for (std::size_t off = 0; const int g : gs) {
+  s.for_each_slice(gs, rank(), [&](std::size_t, int g, std::size_t, std::size_t, std::size_t off) {
     float* out = s.grad[g].data();
     for (std::size_t i = 0; i < s.shard[g]; ++i) out[i] += mean[off + i];
-    off += s.shard[g];
-  }
+  });
 }
 
 train::DataParallel::Totals Engine::finish_gradients(double local_loss, bool stop_requested) {
@@ -431,7 +388,7 @@ train::DataParallel::Totals Engine::finish_gradients(double local_loss, bool sto
   // The squared norm of this rank's shard of the mean gradient (the same numbers in every stage).
   double sq = 0;
   for (int g = 0; g < s.G; ++g) {
-    const std::size_t S = s.size[g], sh = s.shard[g], lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
+    const auto [lo, hi] = s.owned(g, r);
     const float* p = stage <= 1 ? s.model->grads().group(g) + lo : s.grad[g].data();
     for (std::size_t i = 0; i < hi - lo; ++i) sq += double(p[i]) * double(p[i]);
   }
@@ -460,7 +417,7 @@ void Engine::optimizer_step(double lr, double grad_scale) {
   train::AdamWUpdate u{lr, hyper.beta1, hyper.beta2, hyper.eps, 0.0, grad_scale, s.t};
   const auto& layout = params.layout();
   for (int g = 0; g < s.G; ++g) {
-    const std::size_t S = s.size[g], sh = s.shard[g], lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
+    const auto [lo, hi] = s.owned(g, r);
     for (const auto& view : layout.groups()[g].tensors) {
       const std::size_t a = std::max(lo, view.offset), b = std::min(hi, view.offset + view.numel);
       if (a >= b) continue;
@@ -479,32 +436,20 @@ void Engine::optimizer_step(double lr, double grad_scale) {
     return;
   }
   // Stages 1 and 2: every rank takes the updated shards, in buckets of allgather_bucket_size.
-  std::vector<int> bucket;
-  std::size_t elems = 0;
-  for (int g = 0; g < s.G; ++g) {
-    bucket.push_back(g);
-    elems += s.size[g];
-    if (elems < std::size_t(opt_.zero.allgather_bucket_size) && g + 1 < s.G) continue;
-    std::size_t c = 0;
-    for (const int k : bucket) c += s.shard[k];
+  for (const std::vector<int>& bucket : allgather_buckets(s.size, std::size_t(opt_.zero.allgather_bucket_size))) {
+    const std::size_t c = s.chunk(bucket);
     float* all = grow(s.fbuf_a, N * c);
-    for (std::size_t off = 0; const int k : bucket) {
-      const std::size_t S = s.size[k], sh = s.shard[k], lo = std::min(S, r * sh), hi = std::min(S, lo + sh);
-      std::fill_n(all + r * c + off, sh, 0.0f);
-      std::copy(params.group(k) + lo, params.group(k) + hi, all + r * c + off);
-      off += sh;
-    }
+    s.for_each_slice(bucket, r, [&](std::size_t, int k, std::size_t lo, std::size_t hi, std::size_t off) {
+      float* mine = all + r * c + off;
+      std::fill(std::copy(params.group(k) + lo, params.group(k) + hi, mine), mine + s.shard[k], 0.0f);
+    });
     Timer timer;
     groups_.world->all_gather(all + r * c, all, c, DType::f32);
     s.main_comm_s += timer.seconds();
     for (int q = 0; q < N; ++q)
-      for (std::size_t off = 0; const int k : bucket) {
-        const std::size_t S = s.size[k], sh = s.shard[k], lo = std::min(S, q * sh), hi = std::min(S, lo + sh);
+      s.for_each_slice(bucket, q, [&](std::size_t, int k, std::size_t lo, std::size_t hi, std::size_t off) {
         std::copy(all + q * c + off, all + q * c + off + (hi - lo), params.group(k) + lo);
-        off += sh;
-      }
-    bucket.clear();
-    elems = 0;
+      });
   }
 }
 
@@ -516,7 +461,7 @@ fs::path Engine::save_checkpoint(const fs::path& root, std::int64_t step, const 
   const int stage = opt_.zero.stage, r = rank();
   std::vector<ShardSlice> slices;
   for (int g = 0; g < s.G; ++g) {
-    const auto [lo, hi] = owned_range(s.size[g], s.shard[g], r);
+    const auto [lo, hi] = s.owned(g, r);
     ShardSlice sl;
     sl.count = hi - lo;
     sl.w = stage == 3 ? s.master[g].data() : s.model->params().group(g) + lo;
@@ -527,18 +472,7 @@ fs::path Engine::save_checkpoint(const fs::path& root, std::int64_t step, const 
   return write_sharded_checkpoint(groups_.world->inner(), root, step, state, keep, manifest(), slices);
 }
 
-ShardManifest Engine::manifest() const {
-  const State& s = *s_;
-  ShardManifest m;
-  m.ranks = world_size();
-  m.adam_steps = s.t;
-  for (int g = 0; g < s.G; ++g) {
-    m.names.push_back(s.model->layout().groups()[g].name);
-    m.sizes.push_back(s.size[g]);
-    m.shards.push_back(s.shard[g]);
-  }
-  return m;
-}
+ShardManifest Engine::manifest() const { return s_->manifest(s_->model->layout(), world_size(), s_->t); }
 
 void Engine::load_checkpoint(const fs::path& dir_on_rank0) {
   State& s = *s_;
@@ -548,7 +482,8 @@ void Engine::load_checkpoint(const fs::path& dir_on_rank0) {
   ShardReader& reader = *shards;
   const ShardManifest& m = reader.manifest();
   for (int g = 0; g < s.G; ++g) {
-    const std::size_t S = s.size[g], lo = std::min(S, r * s.shard[g]), hi = std::min(S, lo + s.shard[g]);
+    const std::size_t S = s.size[g];
+    const auto [lo, hi] = s.owned(g, r);
     // The full weights (stages 0-2) and moments (stage 0) are read whole: every rank holds them.
     if (stage == 3) reader.read('w', g, lo, hi, s.master[g].data());
     else reader.read('w', g, 0, S, s.model->params().group(g));
@@ -572,20 +507,11 @@ nlohmann::json Engine::broadcast(const nlohmann::json& value) {
 nlohmann::json Engine::step_metrics() {
   State& s = *s_;
   settle();
-  const auto [intra, inter] = mean_link_bytes(groups_.world->inner(), groups_.bytes());
-  s.intra_sum += intra;
-  s.inter_sum += inter;
-  ++s.steps;
+  const nlohmann::json bytes = s.bytes.record(groups_.world->inner(), groups_.bytes());
   note_memory();
-  nlohmann::json rec = {{"bytes_per_step", {{"intra", intra}, {"inter", inter}}},
+  nlohmann::json rec = {{"bytes_per_step", bytes},
                         {"memory_per_rank", s.step_peak.to_json()}};
-  if (s.comm) {  // busy: the thread's collectives; exposed: the training thread's waits and own collectives
-    const double busy = s.comm->busy_seconds(), total = busy + s.main_comm_s;
-    const double hidden = std::clamp(busy - s.comm->waited_seconds(), 0.0, busy);
-    s.hidden_s += hidden;
-    s.comm_s += total;
-    rec["comm_hidden_fraction"] = total > 0 ? hidden / total : 0.0;
-  }
+  if (s.comm) rec["comm_hidden_fraction"] = s.comm->account_step(s.main_comm_s);
   return rec;
 }
 
@@ -613,16 +539,19 @@ MemoryBytes Engine::memory_now() const {
 void Engine::note_memory() {
   State& s = *s_;
   const MemoryBytes now = memory_now();
-  for (MemoryBytes* peak : {&s.step_peak, &s.run_peak}) {
-    peak->params = std::max(peak->params, now.params);
-    peak->grads = std::max(peak->grads, now.grads);
-    peak->optimizer = std::max(peak->optimizer, now.optimizer);
-    peak->secondary = std::max(peak->secondary, now.secondary);  // (0 while a collective runs beside)
-    peak->staging = std::max(peak->staging, now.staging);
-  }
+  s.step_peak.raise(now);  // (secondary and staging 0 while a collective runs beside)
+  s.run_peak.raise(now);
 }
 
 MemoryBytes Engine::memory_per_rank() const { return s_->run_peak; }
+
+void MemoryBytes::raise(const MemoryBytes& now) {
+  params = std::max(params, now.params);
+  grads = std::max(grads, now.grads);
+  optimizer = std::max(optimizer, now.optimizer);
+  secondary = std::max(secondary, now.secondary);
+  staging = std::max(staging, now.staging);
+}
 
 nlohmann::json MemoryBytes::to_json() const {
   return {{"params", params}, {"grads", grads}, {"optimizer", optimizer}, {"secondary", secondary},
@@ -636,10 +565,8 @@ nlohmann::json Engine::summary() const {
   z["memory_per_rank"] = memory_per_rank().to_json();
   z["startup_bytes"] = s.startup_peak;
   if (s.comm) z["overlap_comm"] = true;
-  const double steps = s.steps > 0 ? double(s.steps) : 1.0;
-  nlohmann::json out = {{"bytes_per_step", {{"intra", s.intra_sum / steps}, {"inter", s.inter_sum / steps}}},
-                        {"zero", z}};
-  if (s.comm) out["comm_hidden_fraction"] = s.comm_s > 0 ? s.hidden_s / s.comm_s : 0.0;
+  nlohmann::json out = {{"bytes_per_step", s.bytes.mean()}, {"zero", z}};
+  if (s.comm) out["comm_hidden_fraction"] = s.comm->run_hidden_fraction();
   return out;
 }
 

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "train/data_parallel.hpp"
+#include "zero/group_shards.hpp"
 #include "zero/options.hpp"
 #include "zero/sharded_checkpoint.hpp"
 #include "zero/topology.hpp"
@@ -64,15 +65,9 @@ struct EngineOptions {
 struct MemoryBytes {
   double params = 0, grads = 0, optimizer = 0, secondary = 0, staging = 0;
   double total() const { return params + grads + optimizer + secondary + staging; }
+  void raise(const MemoryBytes& now);  // each part to the larger of the two
   nlohmann::json to_json() const;  // the five and their total
 };
-
-// Shard size of a group of `size` elements split `parts` ways (a multiple of 16 elements).
-std::size_t shard_size(std::size_t size, int parts);
-
-// The group used after `group` in a pass over `groups` groups (-1: none): forward embed, blocks 0 .. L-1;
-// backward head and embed (group 0), blocks L-1 .. 0. Both engines prefetch stage 3's gathers in this order.
-int next_group_in_pass(int group, int groups, train::Model<float>::Pass pass);
 
 class Engine final : public train::DataParallel {
  public:

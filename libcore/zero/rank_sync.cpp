@@ -57,6 +57,19 @@ std::pair<double, double> mean_link_bytes(comm::Communicator& host, const LinkBy
   return {intra / N, inter / N};
 }
 
+nlohmann::json StepBytes::record(comm::Communicator& host, const LinkBytes& mine) {
+  const auto [intra, inter] = mean_link_bytes(host, mine);
+  intra_ += intra;
+  inter_ += inter;
+  ++steps_;
+  return {{"intra", intra}, {"inter", inter}};
+}
+
+nlohmann::json StepBytes::mean() const {
+  const double steps = steps_ > 0 ? double(steps_) : 1.0;
+  return {{"intra", intra_ / steps}, {"inter", inter_ / steps}};
+}
+
 fs::path write_sharded_checkpoint(comm::Communicator& host, const fs::path& root, std::int64_t step,
                                   const nlohmann::json& state, int keep, const ShardManifest& manifest,
                                   const std::vector<ShardSlice>& slices) {

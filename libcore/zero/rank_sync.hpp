@@ -2,7 +2,7 @@
 // a communicator of host buffers: rank 0's JSON values and training state on every rank, the per-step
 // link bytes averaged over ranks, writing a sharded checkpoint folder (every rank its shard, then rank
 // 0 the manifest and DONE) and opening one whose groups must be the model's, and the run summary's
-// description of the ZeRO configuration.
+// description of the ZeRO configuration; the per-step bytes and their mean over the run.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -28,6 +28,17 @@ void broadcast_group_state(comm::Communicator& host, train::Model<float>& model,
 
 // The mean over the ranks of `host` of each rank's bytes (intra, inter).
 std::pair<double, double> mean_link_bytes(comm::Communicator& host, const LinkBytes& mine);
+
+// The bytes_per_step of the metrics and the summary: each step's link bytes averaged over the ranks
+// (collective over `host`), and their mean over the steps recorded.
+class StepBytes {
+ public:
+  nlohmann::json record(comm::Communicator& host, const LinkBytes& mine);  // {intra, inter} of this step
+  nlohmann::json mean() const;                                             // over the steps so far
+ private:
+  double intra_ = 0, inter_ = 0;
+  std::int64_t steps_ = 0;
+};
 
 // The shard range [lo, hi) rank r owns of a group of `size` elements in shards of `shard`.
 inline std::pair<std::size_t, std::size_t> owned_range(std::size_t size, std::size_t shard, int r) {

@@ -6,7 +6,8 @@
 // inter-node hop carries the int4 partial sums) and bf16 gathers and reduce-scatters end within 2% of stage
 // 3; every variant sends exactly the bytes the host engine sends; the losses follow the host engine's
 // (fp32 model) to the rounding of the device model's bf16 activations; each stage's device bytes per rank
-// match their closed forms; and overlap_comm (stage 3, hpZ in bf16, qwZ + qgZ) changes nothing but the memory.
+// match their closed forms, from the device model's construction on (the runtime's high-water bytes per
+// rank); and overlap_comm (stage 3, hpZ in bf16, qwZ + qgZ) changes nothing but the memory.
 // Random-LTD (ltd-pretrain) under the device engine: each shared-GPU rank routes its own subsets, stage 3 and
 // hpZ give stage 0's run bit for bit, qwZ + hpZ + qgZ run within 2%, and the kept counts, LayerTokens, lr and
 // counted FLOPs are the host engine's (thread ranks, device=cpu) exactly.
@@ -23,6 +24,7 @@
 #include "device_or_skip.hpp"
 #include "device_staging.hpp"
 #include "io/jsonl.hpp"
+#include "kernels/device_bytes.hpp"
 #include "ltd/pretrain.hpp"
 #include "train/checkpoint.hpp"
 #include "zero/device_engine.hpp"
@@ -43,6 +45,9 @@ enum class Backend { shared_gpu, cpu_threads, host_engine };
 struct Run : zero_test::RunOutputs {
   std::vector<LinkBytes> step_bytes;  // per rank, of step 2
   nlohmann::json summary;             // rank 0's
+  // Per rank, the runtime's high-water device bytes (kernels::DeviceBytes) from the device model's
+  // construction to the end of step 1, and over the later steps.
+  std::vector<std::size_t> startup_peak, later_peak;
 };
 
 // `steps` steps of the tiny GPT on n ranks in nodes of alpha: the device engine with its collectives on the
@@ -57,6 +62,8 @@ Run train_on(Backend backend, int n, int alpha, const EngineOptions& eo, int ste
   o.data.seq_len = 8;
   Run run;
   run.step_bytes.resize(n);
+  run.startup_peak.resize(n);
+  run.later_peak.resize(n);
   core::RunDir rd("zpp-train", dir.path() / name);
   std::vector<std::unique_ptr<comm::Communicator>> device;
   if (backend == Backend::shared_gpu) device = comm::make_shared_gpu_communicators(n);
@@ -68,6 +75,8 @@ Run train_on(Backend backend, int n, int alpha, const EngineOptions& eo, int ste
   comm::run_thread_ranks(n, [&](comm::Communicator& c) {
     const int r = c.rank();
     const Topology topo = Topology::make(n, r, alpha, "test");
+    core::kernels::DeviceBytes device_bytes;  // (outlives the engine and the model)
+    const core::kernels::DeviceBytes::Bind counted(&device_bytes);
     std::unique_ptr<train::DataParallel> engine;
     const CommGroups* groups = nullptr;
     if (backend == Backend::host_engine) {
@@ -80,11 +89,16 @@ Run train_on(Backend backend, int n, int alpha, const EngineOptions& eo, int ste
       engine = std::move(e);
     }
     const auto hook = [&](const nlohmann::json& rec) {
+      if (rec.at("step") == 1) {
+        run.startup_peak[r] = device_bytes.peak();
+        device_bytes.reset_peak();
+      }
       if (rec.at("step") != 2) return;
       std::lock_guard lock(mu);
       run.step_bytes[r] = groups->bytes();
     };
     const train::TrainOutcome out = train::run_training(o, r == 0 ? &rd : nullptr, engine.get(), hook);
+    run.later_peak[r] = device_bytes.peak();
     if (r == 0) run.summary = out.summary;
   }, comm::Seconds(120));
   static_cast<zero_test::RunOutputs&>(run) = zero_test::read_run_outputs(rd);
@@ -177,6 +191,27 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
   CHECK(mo.at("grads").get<double>() == m3.at("grads").get<double>());
   const double hidden = ov.summary.at("comm_hidden_fraction").get<double>();
   CHECK((hidden >= 0 && hidden <= 1));
+  // Start-up: the device model is built without what the stage partitions, so the runtime's high-water
+  // device bytes of a rank from the model's construction through step 1 are the closed forms above plus
+  // exactly the bytes stage 0 holds beside its model state (activations, the batch: the same data on the
+  // same rank), and no more than the later steps' high water; stage 3's start-up peak is below stage 0's.
+  // (A model built whole and then released peaks at stage 0's 18P and more at start-up.)
+  const auto state_bytes = [](const Run& run) {
+    return std::size_t(run.summary.at("zero").at("device_memory_per_rank").at("total").get<double>());
+  };
+  for (int r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    const std::size_t beside = s0.startup_peak[r] - state_bytes(s0);
+    CHECK(beside > 0);
+    for (const Run* run : {&s3, &h, &ov}) {
+      CHECK(run->startup_peak[r] == state_bytes(*run) + beside);
+      CHECK(run->startup_peak[r] <= run->later_peak[r]);
+    }
+    CHECK(s3.startup_peak[r] < s0.startup_peak[r]);
+  }
+  // The summary's startup_bytes: the state uploaded, before any group is gathered (the shards of stage 3).
+  CHECK(s3.summary.at("zero").at("startup_bytes").get<double>() == 16 * shards);
+  CHECK(s0.summary.at("zero").at("startup_bytes").get<double>() == 18 * P);
   // 2 nodes of 1 rank: qgZ's intra-node hop is trivial, the inter-node one carries the int4 partial sums.
   EngineOptions q = stage(3);
   q.zero.zero_quantized_weights = true;

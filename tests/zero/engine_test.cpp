@@ -9,6 +9,8 @@
 // distributed.backend = threads and refuses bad backends and combinations (exit 2 naming the key).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -24,6 +26,7 @@
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
 #include "train/trainer.hpp"
+#include "zero/comm_thread.hpp"
 #include "zero/engine.hpp"
 #include "zero/rank_sync.hpp"
 #include "zero/sharded_checkpoint.hpp"
@@ -300,6 +303,28 @@ TEST_CASE("overlap_comm gives the same losses, weights and bytes bit for bit, an
   });
 }
 
+TEST_CASE("CommThread::account_step: hidden = busy - waited of busy + the training thread's own seconds") {
+  CommThread thread;
+  CHECK(thread.account_step(0.0) == 0.0);  // no communication at all
+  CHECK(thread.account_step(0.5) == 0.0);  // only the training thread's own: nothing hidden
+  thread.reset_times();
+  const CommThread::Ticket t = thread.submit([] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); });
+  thread.wait(t);  // (waits for most of it)
+  const double busy = thread.busy_seconds(), waited = thread.waited_seconds();
+  REQUIRE(busy > 0);
+  const double hidden = std::clamp(busy - waited, 0.0, busy);
+  CHECK(thread.account_step(0.25) == hidden / (busy + 0.25));
+  // The run's fraction sums every step's seconds (the two above and one more fully hidden task).
+  thread.reset_times();
+  thread.submit([] { std::this_thread::sleep_for(std::chrono::milliseconds(5)); });
+  while (!thread.idle()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const double busy2 = thread.busy_seconds();
+  thread.drain();  // (already done: waits for nothing)
+  const double hidden2 = std::clamp(busy2 - thread.waited_seconds(), 0.0, busy2);
+  CHECK(thread.account_step(0.0) == hidden2 / busy2);
+  CHECK(thread.run_hidden_fraction() == doctest::Approx((hidden + hidden2) / (0.5 + busy + 0.25 + busy2)));
+}
+
 TEST_CASE("sharded checkpoints: bit-identical resume on the same ranks, re-sharded on 2 and 1, consolidated") {
   TempDir dir("zero_resume");
   const auto data = text_file(dir);
@@ -410,4 +435,42 @@ TEST_CASE("reduce buckets: last group first, closed at reduce_bucket_size and at
   CHECK(core::zero::reduce_buckets(sizes, 1000) == B{{3, 2, 1, 0}});
   CHECK(core::zero::reduce_buckets(sizes, 14) == B{{3, 2, 1, 0}});
   CHECK(core::zero::reduce_buckets({}, 6).empty());
+}
+
+TEST_CASE("group shards: all-gather buckets, a bucket's chunk slices, stage 3's prefetch order, the pending bucket") {
+  using B = std::vector<std::vector<int>>;
+  const std::vector<std::size_t> sizes = {3, 5, 2, 4};
+  CHECK(allgather_buckets(sizes, 6) == B{{0, 1}, {2, 3}});
+  CHECK(allgather_buckets(sizes, 1) == B{{0}, {1}, {2}, {3}});
+  CHECK(allgather_buckets(sizes, 1000) == B{{0, 1, 2, 3}});
+  CHECK(allgather_buckets({}, 6).empty());
+
+  GroupShards gs;
+  for (const std::size_t S : {10, 40, 30, 20}) gs.add_group(S, 2, 1);  // shards of 16, 32, 16, 16 (N = 2)
+  CHECK(gs.shard == std::vector<std::size_t>{16, 32, 16, 16});
+  CHECK(gs.sec == std::vector<std::size_t>{16, 48, 32, 32});
+  CHECK(gs.chunk({3, 1}) == 48);
+  std::vector<std::vector<std::size_t>> seen;  // rank 1's slices of the bucket {3, 1}: (i, g, lo, hi, off)
+  gs.for_each_slice({3, 1}, 1, [&](std::size_t i, int g, std::size_t lo, std::size_t hi, std::size_t off) {
+    seen.push_back({i, std::size_t(g), lo, hi, off});
+  });
+  CHECK(seen == std::vector<std::vector<std::size_t>>{{0, 3, 16, 20, 0}, {1, 1, 32, 40, 16}});
+  // Forward: embed, then the blocks; backward: head and embed first, then the blocks from the last.
+  using P = train::Model<float>::Pass;
+  CHECK(gs.prefetch_after(0, P::forward, 1000) == std::vector<int>{1, 2, 3});
+  CHECK(gs.prefetch_after(0, P::forward, 41) == std::vector<int>{1, 2});  // 40 < 41 ahead: one more
+  CHECK(gs.prefetch_after(0, P::forward, 40) == std::vector<int>{1});
+  CHECK(gs.prefetch_after(0, P::backward, 1000) == std::vector<int>{3, 2, 1});
+  CHECK(gs.prefetch_after(2, P::backward, 1) == std::vector<int>{1});
+  CHECK(gs.prefetch_after(1, P::backward, 1000).empty());
+  CHECK(gs.prefetch_after(0, P::forward, 0).empty());
+
+  PendingBucket pending;  // backward: groups 3, 2, 1, 0 of 20, 30, 40, 10 elements in buckets of 45
+  CHECK_FALSE(pending.add(3, 20, 45));
+  CHECK(pending.add(2, 30, 45));
+  CHECK(pending.take() == std::vector<int>{3, 2});
+  CHECK_FALSE(pending.add(1, 40, 45));
+  CHECK(pending.add(0, 10, 1000));  // group 0 closes the last bucket
+  CHECK(pending.take() == std::vector<int>{1, 0});
+  CHECK(pending.elems == 0);
 }

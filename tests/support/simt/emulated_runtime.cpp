@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/cuda_check.cuh"
+#include "kernels/device_bytes.hpp"
 #include "kernels/runtime.hpp"
 
 namespace core::kernels {
@@ -33,9 +34,11 @@ namespace detail {
 void* device_alloc(std::size_t bytes) {
   void* p = ::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(256));
   std::memset(p, 0xFF, bytes);
+  count_device_alloc(p, bytes);
   return p;
 }
 void device_free(void* p) noexcept {
+  count_device_free(p);
   if (p) ::operator delete(p, std::align_val_t(256));
 }
 void copy_to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
