@@ -48,9 +48,10 @@ for seed in "${SEEDS[@]}"; do
 done
 run admm_24_int8 method=admm qat=joint plan=qkv=2:4:8,ao=2:4:8,ffn1=2:4:8,ffn2=2:4:8
 run admm_24_int4 method=admm qat=joint plan=qkv=2:4:4,ao=2:4:4,ffn1=2:4:4,ffn2=2:4:4
+SEARCH=()  # the compression keys under compress., the command's own threads= as it is
+for o in "${TASK[@]}" "${SCHED[@]}"; do [[ "$o" == threads=* ]] && SEARCH+=("$o") || SEARCH+=("compress.$o"); done
 [[ -f "$OUT/search_875/result.json" ]] || "$NXM" search -q --progress never --out "$OUT/search_875" --target-ratio 87.5 \
-  --teacher "$OUT/teacher" "probe=$SST2/dev.tsv" probe_examples=500 \
-  $(printf 'compress.%s ' "${TASK[@]}" "${SCHED[@]}") > /dev/null
+  --teacher "$OUT/teacher" "probe=$SST2/dev.tsv" probe_examples=500 "${SEARCH[@]}" > /dev/null
 python3 - "$OUT" "${SEEDS[@]}" <<'PY'
 import json, os, sys
 out, seeds = sys.argv[1], sys.argv[2:]
