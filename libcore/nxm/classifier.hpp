@@ -32,7 +32,8 @@ class Classifier {
   void set_teacher_model(train::Model<float>* teacher) { teacher_model_ = teacher; }
 
  private:
-  train::Batch make_batch(const EncodedSet& set, const std::vector<int>& idx);
+  // The examples `idx` padded (or cut) to T <= set.T tokens.
+  train::Batch make_batch(const EncodedSet& set, const std::vector<int>& idx, int T);
   train::Model<float> model_;
   int batch_;
   std::vector<std::int32_t> tokens_, labels_;

@@ -347,8 +347,10 @@ void accumulate_vnni(const PackedMatrix& m, const std::int32_t* offset, const st
 // is removed as above (exact int32). The matrix is re-laid once, when loaded, in blocks of 8 units
 // per row (its 32 codes as int8 and the 8 entries' offsets, 48 bytes): per tile, blocks are the outer
 // loop, so that a block's entries (36 KB) stay in L1 while the rows stream past them sequentially,
-// their partial sums (32 tokens) kept per row. Rows are split over the threads, the table is built by
-// all of them. Per tile the partial sums go to the output directly (as int32, or dequantized for forward).
+// their partial sums (32 tokens) kept per row. Each thread builds a block's entries into its own
+// 36 KB buffer right before its rows use them, rather than the whole table first (0.4-1.8 MB at
+// BERT-base widths: read back from L2/L3); rows are split over the threads. Per tile the partial sums
+// go to the output directly (as int32, or dequantized for forward).
 constexpr int kTableTokens = 32;
 constexpr int kTableMinTokens = 16;  // fewer tokens: the gather kernel above
 constexpr std::int64_t kEntryBytes = kTableTokens * 4;
@@ -383,7 +385,8 @@ std::vector<std::uint8_t> block_matrix(const PackedMatrix& m) {
   return out;
 }
 
-// The table entries of units [u0, u1) from the tile's activations transposed: xt[j * 32 + t].
+// The table entries of units [u0, u1) from the tile's activations transposed (xt[j * 32 + t]), unit u
+// at table + (u - u0) * kUnitBytes.
 NXM_VNNI void build_table_units(const std::uint8_t* xt, std::int64_t u0, std::int64_t u1, std::uint8_t* table) {
   for (std::int64_t u = u0; u < u1; ++u)
     for (int h = 0; h < kTableTokens / 16; ++h) {  // tokens 16 h .. 16 h + 15: bytes 64 h .. 64 h + 63 of an entry
@@ -396,7 +399,7 @@ NXM_VNNI void build_table_units(const std::uint8_t* xt, std::int64_t u0, std::in
           lo[g][p] = _mm_unpacklo_epi8(a, b);
           hi[g][p] = _mm_unpackhi_epi8(a, b);
         }
-      std::uint8_t* e = table + u * kUnitBytes + 64 * h;
+      std::uint8_t* e = table + (u - u0) * kUnitBytes + 64 * h;
       for (int p0 = 0; p0 < 6; ++p0)
         for (int p1 = 0; p1 < 6; ++p1, e += kEntryBytes) {
           _mm_storeu_si128(reinterpret_cast<__m128i*>(e), _mm_unpacklo_epi16(lo[0][p0], lo[1][p1]));
@@ -487,13 +490,10 @@ void accumulate_table_vnni(const PackedMatrix& m, const std::uint8_t* blocked, c
                            const std::int8_t* xq, int N, const TableOutput& out) {
   constexpr int kRows = 4;
   const std::int64_t cols = m.cols, rows = m.rows, units = cols / 8, blocks = units / kBlockUnits;
-  thread_local std::vector<std::uint8_t> table_buffer, xt_buffer;  // reused across calls (no page faults per call)
+  thread_local std::vector<std::uint8_t> xt_buffer;  // reused across calls (no page faults per call)
   // Grown only: a resize that shrank, then grew, would zero the grown part on every call.
-  table_buffer.resize(std::max(table_buffer.size(), std::size_t(units) * kUnitBytes + 64));
   xt_buffer.resize(std::max(xt_buffer.size(), std::size_t(cols) * kTableTokens));
-  // The calling thread's buffers, shared with the team; entries on cache lines (aligned loads).
-  std::uint8_t* const table = table_buffer.data() + (-reinterpret_cast<std::uintptr_t>(table_buffer.data()) & 63);
-  std::uint8_t* const xt = xt_buffer.data();
+  std::uint8_t* const xt = xt_buffer.data();  // the calling thread's, shared with the team
 #pragma omp parallel if (rows * cols * N >= (1 << 18))
   {
     int nt = 1, tid = 0;
@@ -505,15 +505,16 @@ void accumulate_table_vnni(const PackedMatrix& m, const std::uint8_t* blocked, c
     thread_local std::vector<std::int32_t> part_buffer;  // this thread's rows x 32 tokens
     part_buffer.resize(std::max(part_buffer.size(), std::size_t(r1 - r0) * kTableTokens));
     const std::span<std::int32_t> part(part_buffer.data(), std::size_t(r1 - r0) * kTableTokens);
+    thread_local std::vector<std::uint8_t> table_buffer(kBlockUnits * kUnitBytes + 64);  // one block's entries
+    // Entries on cache lines (aligned loads).
+    std::uint8_t* const entries = table_buffer.data() + (-reinterpret_cast<std::uintptr_t>(table_buffer.data()) & 63);
     for (int n0 = 0; n0 < N; n0 += kTableTokens) {
       const int tokens = std::min(kTableTokens, N - n0);
 #pragma omp single
       transpose_tile(xq + std::int64_t(n0) * cols, tokens, cols, xt);
-#pragma omp for schedule(static)
-      for (std::int64_t u = 0; u < units; ++u) build_table_units(xt, u, u + 1, table);
       std::fill(part.begin(), part.end(), 0);
-      for (std::int64_t b = 0; b < blocks; ++b) {
-        const std::uint8_t* entries = table + b * kBlockUnits * kUnitBytes;
+      for (std::int64_t b = 0; b < blocks && r0 < r1; ++b) {
+        build_table_units(xt, b * kBlockUnits, (b + 1) * kBlockUnits, entries);
         const std::uint8_t* wb = blocked + (b * rows + r0) * kBlockRowBytes;
         std::int64_t r = r0;
         for (; r + kRows <= r1; r += kRows, wb += kRows * kBlockRowBytes)

@@ -80,12 +80,18 @@ std::size_t Model<T>::activation_bytes(const ModelConfig& cfg, int B, int Tn) {
 }
 
 template <class T>
-void Model<T>::ensure_acts(int B, int Tn) {
-  if (acts_.B == B && acts_.Tn == Tn) return;
+void Model<T>::ensure_acts(int B, int Tn, Task task) {
+  // A classify forward writes cls_logits, never the vocabulary logits: with GPT-2's 50k tokens those
+  // would be most of the activations (412 MB at 32 x 64), zeroed whenever the batch shape changes.
+  const bool vocab_logits = task != Task::classify;
+  if (acts_.B == B && acts_.Tn == Tn && acts_.vocab_logits == vocab_logits) return;
   acts_ = Acts{};
   acts_.B = B;
   acts_.Tn = Tn;
-  for_each_act(acts_, config(), B, Tn, [](typename Acts::Buf& buf, std::size_t count) { buf.resize(count); });
+  acts_.vocab_logits = vocab_logits;
+  for_each_act(acts_, config(), B, Tn, [&](typename Acts::Buf& buf, std::size_t count) {
+    if (vocab_logits || &buf != &acts_.logits) buf.resize(count);
+  });
 }
 
 template <class T>
@@ -150,7 +156,7 @@ T Model<T>::forward(const Batch& batch, Task task) {
     batch_.segments = default_segments_.data();
   }
   task_ = task;
-  ensure_acts(batch.B, batch.T);
+  ensure_acts(batch.B, batch.T, task);
   check_subsets();
   hook(0, Pass::forward, true);
   embed_forward();

@@ -95,6 +95,7 @@ class Model {
  private:
   struct Acts {
     int B = -1, Tn = -1;
+    bool vocab_logits = true;  // `logits` holds B Tn V (lm / mlm); a classify forward leaves it empty
     using Buf = AlignedVector<T>;
     Buf resid, ln1, ln1_mean, ln1_rstd, qkv, att, atty, xmid, ln2, ln2_mean, ln2_rstd, fch, fch_gelu;
     Buf lnf, lnf_mean, lnf_rstd, logits, losses;
@@ -107,7 +108,7 @@ class Model {
   // that ensure_acts allocates and activation_bytes sizes.
   template <class F>
   static void for_each_act(Acts& a, const ModelConfig& c, int B, int Tn, F&& f);
-  void ensure_acts(int B, int Tn);
+  void ensure_acts(int B, int Tn, Task task);
   void check_batch(const Batch& b, Task task) const;
   T* resid(int l);  // residual stream entering block l (l = n_layer: the last block's output)
   const T* resid(int l) const;

@@ -199,3 +199,64 @@ TEST_CASE("hidden_weight 0: the classifier's gradients are bit for bit those wit
   CHECK(std::memcmp(without.data(), with.data(), without.size() * sizeof(float)) != 0);
   CHECK_THROWS_AS(grads(clf, {0.5, 2.0, 0.5}), core::UsageError);  // no teacher model
 }
+
+TEST_CASE("Classifier::logits pads each length-sorted batch to its own longest example: the fully padded logits") {
+  auto cfg = tiny("bert");
+  cfg.n_positions = 24;
+  cfg.n_embd = 16;
+  Classifier clf(cfg, 3);
+  perturb(clf.model().params(), 5);
+  // 7 examples of lengths 1..24 in no order, padded to 24: the length-sorted batches are padded to 8,
+  // 16 and 24 tokens, and the last batch repeats its last example.
+  const std::vector<int> lengths = {24, 3, 9, 1, 17, 5, 12};
+  EncodedSet set;
+  set.T = 24;
+  core::Rng rng(3);
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    for (int t = 0; t < set.T; ++t) {
+      set.tokens.push_back(t < lengths[i] ? static_cast<std::int32_t>(rng.below(20)) : 0);
+      set.mask.push_back(t < lengths[i] ? 1 : 0);
+    }
+    set.lengths.push_back(lengths[i]);
+    set.labels.push_back(static_cast<std::int32_t>(i % 2));
+  }
+  const std::vector<float> z = clf.logits(set);
+  // The reference: all examples in one batch at the set's padded length.
+  Model<float> whole(cfg);
+  for (int g = 0; g < whole.params().num_groups(); ++g)
+    std::copy_n(clf.model().params().group(g), whole.params().group_size(g), whole.params().group(g));
+  Batch batch;
+  batch.B = set.size();
+  batch.T = set.T;
+  batch.tokens = set.tokens.data();
+  batch.attention_mask = set.mask.data();
+  whole.forward(batch, Task::classify);
+  REQUIRE(z.size() == std::size_t(set.size()) * cfg.num_labels);
+  for (std::size_t k = 0; k < z.size(); ++k) {
+    INFO("example " << k / cfg.num_labels);
+    CHECK(z[k] == doctest::Approx(whole.logits()[k]).epsilon(1e-5));
+  }
+  // A training step on three short examples (padded to 16) has the loss and gradients of the same
+  // examples padded to 24.
+  const std::vector<int> idx = {1, 2, 5};
+  clf.model().grads().zero();
+  const double loss = clf.step(set, idx, nullptr, {});
+  std::vector<std::int32_t> tokens, labels;
+  std::vector<std::uint8_t> mask;
+  for (const int i : idx) {
+    tokens.insert(tokens.end(), set.tokens.begin() + i * set.T, set.tokens.begin() + (i + 1) * set.T);
+    mask.insert(mask.end(), set.mask.begin() + i * set.T, set.mask.begin() + (i + 1) * set.T);
+    labels.push_back(set.labels[i]);
+  }
+  batch.B = 3;
+  batch.tokens = tokens.data();
+  batch.attention_mask = mask.data();
+  batch.labels = labels.data();
+  whole.grads().zero();
+  CHECK(loss == doctest::Approx(whole.forward(batch, Task::classify)).epsilon(1e-5));
+  whole.backward();
+  const auto short_grads = all_grads(clf.model()), full_grads = all_grads(whole);
+  REQUIRE(short_grads.size() == full_grads.size());
+  for (std::size_t k = 0; k < short_grads.size(); ++k)
+    CHECK(short_grads[k] == doctest::Approx(full_grads[k]).epsilon(1e-4).scale(1e-3));
+}

@@ -266,6 +266,30 @@ TEST_CASE("BERT without segment ids equals segment 0 everywhere") {
   CHECK(row0 > 0.0);
 }
 
+// A classify forward allocates no vocabulary logits: an MLM pass of the same shape after it (and a
+// classify pass after that) gives the loss and gradients of a model that ran only that task.
+TEST_CASE("BERT alternating classify and MLM passes of one shape: each as on a fresh model") {
+  const std::vector<std::int32_t> labels = {2, 0};
+  Batch b = bert_batch();
+  b.labels = labels.data();
+  auto loss_and_grads = [&b](Model<double>& m, Task task) {
+    m.grads().zero();
+    const double loss = m.forward(b, task);
+    m.backward();
+    std::vector<double> g;
+    for (int k = 0; k < m.grads().num_groups(); ++k)
+      g.insert(g.end(), m.grads().group(k), m.grads().group(k) + m.grads().group_size(k));
+    return std::pair(loss, g);
+  };
+  Model<double> both(tiny_model("bert")), mlm_only(tiny_model("bert")), classify_only(tiny_model("bert"));
+  for (auto* m : {&both, &mlm_only, &classify_only}) init_parameters(m->params(), 11);
+  const auto classify = loss_and_grads(classify_only, Task::classify);
+  const auto mlm = loss_and_grads(mlm_only, Task::mlm);
+  CHECK(loss_and_grads(both, Task::classify) == classify);
+  CHECK(loss_and_grads(both, Task::mlm) == mlm);
+  CHECK(loss_and_grads(both, Task::classify) == classify);
+}
+
 // Model::backward with gradients injected at the block outputs (hidden-state distillation's entry):
 // the gradient of loss + sum_l <G_l, block_output(l)> against finite differences, and no gradients
 // given is backward() bit for bit.
