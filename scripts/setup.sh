@@ -12,7 +12,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libeigen3-dev doctest-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
   libboost-context-dev
-  libsuitesparse-dev libpng-dev libjpeg-dev
+  libsuitesparse-dev libpng-dev libjpeg-dev libopenblas-dev
   coinor-csdp
   sdpa
   python3 python3-numpy python3-matplotlib
