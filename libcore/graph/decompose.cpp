@@ -412,6 +412,16 @@ void reset_wedges(WedgeScratch& s) {
   s.ends.clear();
 }
 
+// Twice the threads' partial sums of a pair cut's R (each sums one orientation of every vertex pair),
+// checked against overflow and kept below 2^126 for the signed embedding share.
+unsigned __int128 doubled_total(const std::vector<unsigned __int128>& sums) {
+  unsigned __int128 total = 0;
+  for (auto x : sums)
+    if (__builtin_add_overflow(total, x, &total)) partial_overflow();
+  if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
+  return total;
+}
+
 // A pair cut's R (Decomposition::pair_cut): 2 sum over a, b of c(a, b)^r1 p3(a, b)^r2, over b < a
 // when r2 = 0 and b > a otherwise (the path ends above the root: fewer, as ids fall with degree).
 unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptions& opt) {
@@ -458,11 +468,7 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
     }
     if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
   });
-  unsigned __int128 total = 0;
-  for (auto s : sums)
-    if (__builtin_add_overflow(total, s, &total)) partial_overflow();
-  if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
-  return total;
+  return doubled_total(sums);
 }
 
 // The 4-cycle's pair cut (Decomposition::common_power 2 alone): R = sum over a != b of c(a, b)^2 =
@@ -567,11 +573,7 @@ unsigned __int128 sum_pair_long_paths(const Graph& g, int r1, int r2, int r3, co
     }
     if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
   });
-  unsigned __int128 total = 0;
-  for (auto x : sums)
-    if (__builtin_add_overflow(total, x, &total)) partial_overflow();
-  if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
-  return total;
+  return doubled_total(sums);
 }
 
 // The table of a component that is K_{2,r} rooted at one of its two vertices of degree r
