@@ -41,11 +41,11 @@ class DataParallel {
   // bytes of weights, gradients and moments a rank then keeps per parameter (16 unpartitioned).
   virtual bool partitions_state() const = 0;
   virtual double state_bytes_per_parameter() const = 0;
-  // device=cuda: whether the engine keeps its state on the device and drives a TransformerCuda. The loop
-  // then attaches the full host state (attach), builds the device model without the parts the engine
-  // holds itself (device_parts_held: TransformerCuda::GroupPart bits) and hands it over with attach_device,
-  // which uploads the host state (the model's parts into the model, the rest into the engine's shards);
-  // from then on the engine reduces, clips and updates the device buffers itself.
+  // device=cuda: whether the engine keeps its state on the device and drives a TransformerCuda. The loop then
+  // attaches (attach; attach_fresh, deferred, for any stage's fresh run), builds the device model without the
+  // parts the engine holds (device_parts_held: TransformerCuda::GroupPart bits) and calls attach_device, which
+  // makes the host state resident group by group (attach_fresh's init_group is called there), uploads it and
+  // frees it; from then on the engine reduces, clips and updates the device buffers, not the host model's.
   virtual bool on_device() const { return false; }
   virtual unsigned device_parts_held() const { return 0; }
   virtual void attach_device(TransformerCuda&) {

@@ -274,7 +274,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
                 num_threads());
   }
   // A full checkpoint or init_from puts the whole model on rank 0 first; otherwise an engine that
-  // partitions the state builds it group by group and no rank ever holds all of it.
+  // partitions the state, or keeps it on the device, builds it group by group and no rank ever holds all of
+  // it on the host.
   const bool whole_model_read = (!ckpt_dir.empty() && !sharded) || !o.init_from.empty();
   bool deferred = false;
   if (dp) {
@@ -285,7 +286,7 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     saved_step = where.at("saved_step").get<std::int64_t>();
     ckpt_dir = where.at("checkpoint").get<std::string>();
     sharded = where.at("sharded").get<bool>();
-    deferred = dp->partitions_state() && !dp->on_device() && !where.at("whole_model_read").get<bool>();
+    deferred = (dp->partitions_state() || dp->on_device()) && !where.at("whole_model_read").get<bool>();
     extension_state = where.at("extension");
   }
   // Every rank's extension continues from the checkpoint's state (ltd-pretrain: its LayerTokens set the lr).

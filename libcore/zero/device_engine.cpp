@@ -104,6 +104,10 @@ struct DeviceEngine::State : GroupShards {
   StepBytes bytes;
   MemoryBytes step_peak, run_peak;
   double startup_bytes = 0;  // held once attach_device has uploaded the state (it only allocates)
+  // attach / attach_fresh: makes group g's host state resident (attach_device uploads it, then frees it); the
+  // host bytes of model state at most while it did (host_startup_bytes) and afterwards (host_bytes).
+  std::function<void(int)> materialize;
+  double host_startup_bytes = 0, host_bytes = 0;
   // overlap_comm: per group the ticket of its gather in flight (0: none), the buckets whose gradients go back
   // to the pool once reduced, each task's completion event on the communication stream, and the
   // communication seconds the training thread ran itself (this step).
@@ -167,22 +171,29 @@ DeviceEngine::DeviceEngine(std::unique_ptr<comm::Communicator> device_world,
 DeviceEngine::~DeviceEngine() = default;
 
 void DeviceEngine::attach(train::Model<float>& model, train::AdamW<float>& opt) {
-  for (int g = 0; g < model.params().num_groups(); ++g) broadcast_group_state(*host_, model, opt, g);
   s_->model = &model;
   s_->opt = &opt;
   s_->t = broadcast_json(*host_, opt.steps_taken()).get<std::int64_t>();
   opt.set_steps_taken(s_->t);
+  s_->materialize = [this, &model, &opt](int g) { broadcast_group_state(*host_, model, opt, g); };
 }
 
 void DeviceEngine::attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
                                 const std::function<void(int)>& init_group) {
-  for (int g = 0; g < model.params().num_groups(); ++g) {  // the whole state: the device model uploads it
-    for (auto* buffers : {&model.params(), &model.grads(), &opt.m(), &opt.v()}) buffers->allocate(g);
-    init_group(g);
-  }
   s_->model = &model;
   s_->opt = &opt;
   s_->t = opt.steps_taken();
+  s_->materialize = [&model, init_group](int g) {  // the weights only: the moments start at zero on the device
+    model.params().allocate(g);
+    init_group(g);
+  };
+}
+
+double DeviceEngine::host_state_bytes() const {
+  const State& s = *s_;
+  std::size_t n = s.model->params().resident_elements() + s.model->grads().resident_elements();
+  n += s.opt->m().resident_elements() + s.opt->v().resident_elements();
+  return double(n * sizeof(float));
 }
 
 unsigned DeviceEngine::device_parts_held() const {
@@ -198,40 +209,53 @@ void DeviceEngine::attach_device(train::TransformerCuda& gpu) {
   const int N = world_size(), r = rank(), stage = opt_.zero.stage, h = groups_.hpz_size;
   s.G = gpu.layout().num_groups();
   gpu.set_steps_taken(s.t);
-  const train::FlatBuffers<float>& weights = s.model->params();
-  // The host state group by group: what the model keeps into its buffers (the stage's others were never
-  // allocated: device_parts_held), this rank's shard of the rest into the engine's.
+  train::FlatBuffers<float>& weights = s.model->params();
+  train::AdamW<float>& opt = *s.opt;
+  // (src null: zeros) n floats of src into dst
+  const auto up = [](float* dst, const float* src, std::size_t n) {
+    if (n == 0) return;
+    if (src) k::detail::copy_to_device(dst, src, n * sizeof(float));
+    else zero(dst, n * sizeof(float), nullptr);
+  };
+  // The host state group by group (materialize: the initial weights, or rank 0's weights and moments): what the
+  // model keeps into its buffers (the stage's others were never allocated: device_parts_held), this rank's shard
+  // of the rest into the engine's; then the host buffers of the group go, so that no host copy of the state
+  // outlives its upload and a fresh run never holds more than one group's weights on the host.
   for (int g = 0; g < s.G; ++g) {
     s.add_group(gpu.layout().groups()[g].size, N, h);
     const std::size_t S = s.size[g], sh = s.shard[g];
+    s.materialize(g);
+    s.host_startup_bytes = std::max(s.host_startup_bytes, host_state_bytes());
+    const float* w = weights.group(g);
+    const float* m = opt.m().group(g);  // (null in a fresh run: zero)
+    const float* v = opt.v().group(g);
     const Gpu::GroupBuffers own = gpu.group_buffers(g);
     s.full.push_back(own);
-    const auto up = [](float* dst, const float* src, std::size_t n) {
-      k::detail::copy_to_device(dst, src, n * sizeof(float));
-    };
     if (own.w32) {
-      up(own.w32, weights.group(g), S);
+      up(own.w32, w, S);
       k::to_bf16(own.w16, own.w32, std::int64_t(S));
     }
     if (own.m32) {
-      up(own.m32, s.opt->m().group(g), S);
-      up(own.v32, s.opt->v().group(g), S);
+      up(own.m32, m, S);
+      up(own.v32, v, S);
     }
-    if (stage == 0) continue;
-    const auto [lo, hi] = s.owned(g, r);
-    std::vector<float> host(sh);
-    const auto slice = [&](const float* whole) {  // this rank's shard, zero beyond the group
-      std::fill(std::copy(whole + lo, whole + hi, host.begin()), host.end(), 0.0f);
-      return Dev<float>(std::span<const float>(host));
-    };
-    s.m.push_back(slice(s.opt->m().group(g)));
-    s.v.push_back(slice(s.opt->v().group(g)));
-    if (stage >= 2) {  // (zero: the model's gradients start at zero)
-      s.grad.emplace_back(sh);
-      s.grad.back().zero();
+    if (stage > 0) {
+      const auto [lo, hi] = s.owned(g, r);
+      const auto shard = [&](const float* whole) {  // this rank's shard, zero beyond the group
+        Dev<float> d(sh);
+        up(d.data(), whole ? whole + lo : nullptr, hi - lo);
+        if (sh > hi - lo) zero(d.data() + (hi - lo), (sh - (hi - lo)) * sizeof(float), nullptr);
+        return d;
+      };
+      s.m.push_back(shard(m));
+      s.v.push_back(shard(v));
+      if (stage >= 2) s.grad.push_back(shard(nullptr));  // (the model's gradients start at zero)
+      if (stage == 3) s.master.push_back(shard(w));
     }
-    if (stage == 3) s.master.push_back(slice(weights.group(g)));
+    for (auto* host : {&weights, &s.model->grads(), &opt.m(), &opt.v()}) host->release(g);
   }
+  s.materialize = nullptr;
+  s.host_bytes = host_state_bytes();
   s.secondary.resize(s.G);
   s.secondary_valid.assign(s.G, false);
   s.totals = Dev<float>(3);
@@ -631,6 +655,8 @@ nlohmann::json DeviceEngine::summary() const {
   z["backend"] = groups_.world->backend();
   z["device_memory_per_rank"] = memory_per_rank().to_json();
   z["startup_bytes"] = s.startup_bytes;
+  z["host_startup_bytes"] = s.host_startup_bytes;
+  z["host_state_bytes"] = s.host_bytes;
   if (s.comm) z["overlap_comm"] = true;
   nlohmann::json out = {{"bytes_per_step", s.bytes.mean()}, {"zero", z}};
   if (s.comm) out["comm_hidden_fraction"] = s.comm->run_hidden_fraction();

@@ -24,7 +24,9 @@
 // the shards, hpZ's secondary shards, the staging buffers), measured from the buffers allocated; the
 // activations are the model's and not counted. The device model is built without what the stage partitions
 // (device_parts_held) and the engine uploads each rank's shards from the host state, so that no rank's
-// device ever holds more than its partitioned footprint, at start-up either.
+// device ever holds more than its partitioned footprint, at start-up either. Nor does any rank's host keep
+// the state: attach_device makes it resident one group at a time and frees each group once uploaded (a fresh
+// run holds one group's fp32 weights on the host at most; checkpoints go device -> host shard by shard).
 // overlap_comm (stages 2-3; DeepSpeed's meaning): the gathers and bucket reduces run on a communication
 // thread (comm_thread.hpp) that issues their kernels and collectives on a communication stream beside the
 // compute stream, in the order a run without it issues them, so losses, weights and bytes are the same bit
@@ -58,15 +60,20 @@ class DeviceEngine final : public train::DataParallel {
   int rank() const override { return groups_.topo.rank; }
   int world_size() const override { return groups_.topo.world_size; }
   bool on_device() const override { return true; }
-  // Rank 0's host state on every rank (the loop then builds the device model without device_parts_held()
-  // and calls attach_device, which uploads the host state: the model's parts and this rank's shards).
+  // attach (rank 0's host state on every rank) and attach_fresh (the initial weights, zero moments) only note
+  // how group g's host state is made resident: the loop then builds the device model without
+  // device_parts_held() and calls attach_device, which does it group by group (attach: broadcasts from rank 0;
+  // attach_fresh: init_group(g), which must stay callable until then), uploads the model's parts and this
+  // rank's shards and frees the group's host buffers. No host copy of the state remains afterwards, and a fresh
+  // run holds one group's weights on the host at most (the summary's zero.host_startup_bytes and
+  // zero.host_state_bytes: the host bytes of model state at most during the upload and after it).
   void attach(train::Model<float>& model, train::AdamW<float>& opt) override;
   void attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
                     const std::function<void(int)>& init_group) override;
   unsigned device_parts_held() const override;
   void attach_device(train::TransformerCuda& gpu) override;
   bool partitions_state() const override { return opt_.zero.stage > 0; }
-  double state_bytes_per_parameter() const override { return 16.0; }  // the host copy stays whole
+  double state_bytes_per_parameter() const override { return 0.0; }  // on the host: none (see attach)
   void begin_step() override;
   Totals finish_gradients(double local_loss, bool stop_requested) override;
   void optimizer_step(double lr, double grad_scale) override;
@@ -94,6 +101,7 @@ class DeviceEngine final : public train::DataParallel {
   void gather_updated_shards();  // stages 1-2 after AdamW
   ShardManifest manifest() const;
   MemoryBytes memory_now() const;
+  double host_state_bytes() const;  // the model's and the optimizer's host buffers allocated now
   CommGroups groups_;
   std::unique_ptr<comm::Communicator> host_;
   EngineOptions opt_;

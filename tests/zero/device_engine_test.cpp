@@ -15,6 +15,7 @@
 // emulator (tests/support/simt).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -48,6 +49,8 @@ struct Run : zero_test::RunOutputs {
   // Per rank, the runtime's high-water device bytes (kernels::DeviceBytes) from the device model's
   // construction to the end of step 1, and over the later steps.
   std::vector<std::size_t> startup_peak, later_peak;
+  // Per rank, the summary's host bytes of model state: at most while attach_device uploaded it, and afterwards.
+  std::vector<double> host_startup, host_state;
 };
 
 // `steps` steps of the tiny GPT on n ranks in nodes of alpha: the device engine with its collectives on the
@@ -64,6 +67,8 @@ Run train_on(Backend backend, int n, int alpha, const EngineOptions& eo, int ste
   run.step_bytes.resize(n);
   run.startup_peak.resize(n);
   run.later_peak.resize(n);
+  run.host_startup.resize(n);
+  run.host_state.resize(n);
   core::RunDir rd("zpp-train", dir.path() / name);
   std::vector<std::unique_ptr<comm::Communicator>> device;
   if (backend == Backend::shared_gpu) device = comm::make_shared_gpu_communicators(n);
@@ -99,6 +104,10 @@ Run train_on(Backend backend, int n, int alpha, const EngineOptions& eo, int ste
     };
     const train::TrainOutcome out = train::run_training(o, r == 0 ? &rd : nullptr, engine.get(), hook);
     run.later_peak[r] = device_bytes.peak();
+    if (backend != Backend::host_engine) {
+      run.host_startup[r] = out.summary.at("zero").at("host_startup_bytes").get<double>();
+      run.host_state[r] = out.summary.at("zero").at("host_state_bytes").get<double>();
+    }
     if (r == 0) run.summary = out.summary;
   }, comm::Seconds(120));
   static_cast<zero_test::RunOutputs&>(run) = zero_test::read_run_outputs(rd);
@@ -212,6 +221,16 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
   // The summary's startup_bytes: the state uploaded, before any group is gathered (the shards of stage 3).
   CHECK(s3.summary.at("zero").at("startup_bytes").get<double>() == 16 * shards);
   CHECK(s0.summary.at("zero").at("startup_bytes").get<double>() == 18 * P);
+  // The host: each group's state is made resident (a fresh run: its fp32 weights; the moments start at zero on
+  // the device), uploaded and freed before the next, so in every stage a rank's host holds the largest group's
+  // 4 S_g bytes of model state at most and none once the device has it (the whole host state, 16P, stayed).
+  const double largest = double(*std::max_element(sizes.begin(), sizes.end()));
+  for (const Run* run : {&s0, &s3, &h, &ov})
+    for (int r = 0; r < 2; ++r) {
+      CAPTURE(r);
+      CHECK(run->host_startup[r] == 4 * largest);
+      CHECK(run->host_state[r] == 0);
+    }
   // 2 nodes of 1 rank: qgZ's intra-node hop is trivial, the inter-node one carries the int4 partial sums.
   EngineOptions q = stage(3);
   q.zero.zero_quantized_weights = true;
