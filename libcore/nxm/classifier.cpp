@@ -84,7 +84,7 @@ double Classifier::step(const EncodedSet& set, std::span<const int> idx, const f
                      std::to_string(batch_));
   const int B = static_cast<int>(idx.size());
   train::Batch batch = make_batch(set, idx, padded_length(set, idx));
-  real_tokens_ += std::accumulate(idx.begin(), idx.end(), std::int64_t{0}, [&](std::int64_t a, int i) { return a + set.lengths[i]; });
+  for (const int i : idx) real_tokens_ += set.lengths[i];
   batch_tokens_ += std::int64_t(B) * batch.T;
   const double ce = model_.forward(batch, train::Task::classify);
   double hidden = 0;

@@ -62,7 +62,8 @@ SearchChoice search_plan(int layers, std::int64_t hidden, double target_ratio, d
       Plan p = Plan::uniform(options[0]);
       p[c] = options[k];
       damage[ci][k] = worse * (probe_metric(p) - out.base_metric);
-      out.probes.push_back({{"component", component_key(c)}, {"setting", options[k].to_string()}, {"drop", damage[ci][k]}});
+      out.probes.push_back(
+          {{"component", component_key(c)}, {"setting", options[k].to_string()}, {"drop", damage[ci][k]}});
     }
   }
   const auto cr_of = [&](const std::array<std::size_t, 4>& k) {

@@ -58,7 +58,8 @@ double least_drop_in(const DropTable& drops, int layers, std::int64_t hidden, do
         for (const auto& d : options) {
           const Plan p = parse_plan("qkv=" + a + ",ao=" + b + ",ffn1=" + c + ",ffn2=" + d);
           const double cr = compression_ratio(layers, hidden, 4 * hidden, p).cr_paper();
-          if (cr >= target - 1e-9 && cr <= ceiling + 1e-9) best = std::min(best, kTeacherAccuracy - table_accuracy(drops, p));
+          if (cr >= target - 1e-9 && cr <= ceiling + 1e-9)
+            best = std::min(best, kTeacherAccuracy - table_accuracy(drops, p));
         }
   return best;
 }
