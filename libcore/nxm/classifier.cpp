@@ -11,18 +11,19 @@ namespace core::nxm {
 
 Classifier::Classifier(const train::ModelConfig& config, int batch) : model_(config), batch_(batch) {}
 
-train::Batch Classifier::make_batch(const EncodedSet& set, const std::vector<int>& idx, int T) {
-  tokens_.resize(std::size_t(batch_) * T);
+train::Batch Classifier::make_batch(const EncodedSet& set, std::span<const int> idx, int T) {
+  const int B = static_cast<int>(idx.size());
+  tokens_.resize(std::size_t(B) * T);
   mask_.resize(tokens_.size());
-  labels_.resize(batch_);
-  for (int b = 0; b < batch_; ++b) {
+  labels_.resize(B);
+  for (int b = 0; b < B; ++b) {
     const int i = idx[b];
     std::copy_n(set.tokens.begin() + std::size_t(i) * set.T, T, tokens_.begin() + std::size_t(b) * T);
     std::copy_n(set.mask.begin() + std::size_t(i) * set.T, T, mask_.begin() + std::size_t(b) * T);
     labels_[b] = set.labels[i];
   }
   train::Batch batch;
-  batch.B = batch_;
+  batch.B = B;
   batch.T = T;
   batch.tokens = tokens_.data();
   batch.attention_mask = mask_.data();
@@ -36,7 +37,7 @@ namespace {
 // GPT-2 tokens on average and were padded to 64. Padding keys are masked out of attention (their
 // weights are exactly zero) and every other operation is per row, so the logits are those of the
 // fully padded batches.
-int padded_length(const EncodedSet& set, const std::vector<int>& idx) {
+int padded_length(const EncodedSet& set, std::span<const int> idx) {
   constexpr int kLengthStep = 8;
   int longest = 1;
   for (const int i : idx) longest = std::max(longest, static_cast<int>(set.lengths[i]));
@@ -76,9 +77,15 @@ double Classifier::accuracy(const EncodedSet& set) {
   return accuracy_of(logits(set), set.labels, model_.config().num_labels);
 }
 
-double Classifier::step(const EncodedSet& set, const std::vector<int>& idx, const float* teacher,
+double Classifier::step(const EncodedSet& set, std::span<const int> idx, const float* teacher,
                         const DistillOptions& kd) {
+  if (idx.empty() || static_cast<int>(idx.size()) > batch_)
+    throw UsageError("classifier step: " + std::to_string(idx.size()) + " examples for a batch of " +
+                     std::to_string(batch_));
+  const int B = static_cast<int>(idx.size());
   train::Batch batch = make_batch(set, idx, padded_length(set, idx));
+  for (const int i : idx) real_tokens_ += set.lengths[i];
+  batch_tokens_ += std::int64_t(B) * batch.T;
   const double ce = model_.forward(batch, train::Task::classify);
   double hidden = 0;
   std::vector<const float*> block_grads;  // empty: no hidden-state term
@@ -97,14 +104,14 @@ double Classifier::step(const EncodedSet& set, const std::vector<int>& idx, cons
   // After a forward with labels logits() holds softmax(z).
   const int L = model_.config().num_labels;
   const double T = kd.temperature, a = kd.alpha;
-  std::vector<float> dz(std::size_t(batch_) * L);
+  std::vector<float> dz(std::size_t(B) * L);
   double kl_sum = 0;
   std::vector<double> ps, pt;
-  for (int b = 0; b < batch_; ++b)
+  for (int b = 0; b < B; ++b)
     distill_logits_row(model_.logits() + std::size_t(b) * L, teacher + std::size_t(idx[b]) * L, labels_[b], L, kd,
-                       batch_, dz.data() + std::size_t(b) * L, kl_sum, ps, pt);
+                       B, dz.data() + std::size_t(b) * L, kl_sum, ps, pt);
   model_.backward_from_logits(dz.data(), block_grads);
-  return (1 - a) * ce + a * T * T * kl_sum / batch_ + hidden;
+  return (1 - a) * ce + a * T * T * kl_sum / B + hidden;
 }
 
 }  // namespace core::nxm

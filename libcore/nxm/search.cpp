@@ -1,6 +1,8 @@
-// Sensitivity probes and the greedy plan search (see search.hpp).
+// Sensitivity probes and the plan search (see search.hpp).
 #include "nxm/search.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "common/errors.hpp"
@@ -13,64 +15,92 @@
 namespace core::nxm {
 
 namespace {
-double bits_per_weight(const Setting& s) { return s.density() * s.bits; }
+
+// Every plan of the per-component options (index 0 of each: dense fp32), in the order qkv, ao, ffn1, ffn2
+// (the last component varies fastest): `visit(option indices)`.
+template <class F>
+void for_each_plan(std::size_t options, F&& visit) {
+  std::array<std::size_t, 4> k{};
+  for (k[0] = 0; k[0] < options; ++k[0])
+    for (k[1] = 0; k[1] < options; ++k[1])
+      for (k[2] = 0; k[2] < options; ++k[2])
+        for (k[3] = 0; k[3] < options; ++k[3]) visit(k);
+}
+
 }  // namespace
 
-SearchChoice greedy_search(int layers, std::int64_t hidden, double target_ratio, const std::vector<Setting>& candidates,
-                           bool higher_is_better, const std::function<double(const Plan&)>& probe_metric) {
+SearchChoice search_plan(int layers, std::int64_t hidden, double target_ratio, double ratio_tolerance,
+                         const std::vector<Setting>& candidates, bool higher_is_better,
+                         const std::function<double(const Plan&)>& probe_metric) {
+  constexpr std::size_t kMaxCandidates = 60;  // 61^4 = 1.4e7 plans
+  if (candidates.size() > kMaxCandidates)
+    throw UsageError("search: " + std::to_string(candidates.size()) + " candidates; at most " +
+                     std::to_string(kMaxCandidates));
   SearchChoice out;
-  Plan dense;
-  dense.settings.fill(Setting{0, 0, 32});
-  out.base_metric = probe_metric(dense);
+  std::vector<Setting> options = {Setting{0, 0, 32}};
+  options.insert(options.end(), candidates.begin(), candidates.end());
+  const std::size_t n = options.size();
+  out.base_metric = probe_metric(Plan::uniform(options[0]));
   const double worse = higher_is_better ? -1.0 : 1.0;  // damage = worse * (metric - teacher's)
-  std::vector<std::vector<double>> drop(4, std::vector<double>(candidates.size()));
+  // Per component and option: its damage and its weight bits (cr_paper is linear in them).
+  std::array<std::vector<double>, 4> damage, bits;
+  double dense_bits = 0;
   out.probes = nlohmann::json::array();
-  for (Component c : kComponents)
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      Plan p = dense;
-      p[c] = candidates[k];
-      drop[static_cast<int>(c)][k] = worse * (probe_metric(p) - out.base_metric);
-      out.probes.push_back({{"component", component_key(c)}, {"setting", candidates[k].to_string()},
-                            {"drop", drop[static_cast<int>(c)][k]}});
-    }
-  Plan plan = dense;
-  std::array<int, 4> chosen = {-1, -1, -1, -1};  // -1: dense fp32 (drop 0)
-  const auto cr = [&](const Plan& p) { return compression_ratio(layers, hidden, 4 * hidden, p).cr_paper(); };
-  out.steps = nlohmann::json::array();
-  while (cr(plan) < target_ratio) {
-    int best_c = -1, best_k = -1;
-    double best_score = 0;
-    for (Component c : kComponents) {
-      const int ci = static_cast<int>(c);
-      const double cur_drop = chosen[ci] < 0 ? 0.0 : drop[ci][chosen[ci]];
-      for (std::size_t k = 0; k < candidates.size(); ++k) {
-        if (bits_per_weight(candidates[k]) >= bits_per_weight(plan[c])) continue;
-        Plan next = plan;
-        next[c] = candidates[k];
-        const double gain = cr(next) - cr(plan);
-        const double score = (drop[ci][k] - cur_drop) / gain;
-        if (best_c < 0 || score < best_score) {
-          best_c = ci;
-          best_k = static_cast<int>(k);
-          best_score = score;
-        }
+  for (Component c : kComponents) {
+    const int ci = static_cast<int>(c);
+    const auto [rows, cols] = component_shape(c, hidden, 4 * hidden);
+    damage[ci].assign(n, 0.0);
+    bits[ci].resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      RatioReport r;
+      add_matrix_bits(r, rows, cols, options[k]);
+      bits[ci][k] = layers * r.paper_bits;
+      if (k == 0) {
+        dense_bits += layers * r.dense_bits;
+        continue;
       }
+      Plan p = Plan::uniform(options[0]);
+      p[c] = options[k];
+      damage[ci][k] = worse * (probe_metric(p) - out.base_metric);
+      out.probes.push_back(
+          {{"component", component_key(c)}, {"setting", options[k].to_string()}, {"drop", damage[ci][k]}});
     }
-    if (best_c < 0)
-      throw UsageError("search: target_ratio " + std::to_string(target_ratio) + " cannot be reached with the candidates (best " +
-                       std::to_string(cr(plan)) + ")");
-    plan.settings[best_c] = candidates[best_k];
-    chosen[best_c] = best_k;
-    out.steps.push_back({{"component", component_key(kComponents[best_c])},
-                         {"setting", candidates[best_k].to_string()},
-                         {"cr_paper", cr(plan)},
-                         {"score", best_score}});
   }
-  out.plan = plan;
-  double total_drop = 0;
-  for (int ci = 0; ci < 4; ++ci)
-    if (chosen[ci] >= 0) total_drop += drop[ci][chosen[ci]];
-  out.predicted_metric = out.base_metric + worse * total_drop;
+  const auto cr_of = [&](const std::array<std::size_t, 4>& k) {
+    double used = 0;
+    for (int ci = 0; ci < 4; ++ci) used += bits[ci][k[ci]];
+    return 100.0 * (1.0 - used / dense_bits);
+  };
+  constexpr double kEps = 1e-9;  // ratios and damages equal up to rounding
+  const double floor = target_ratio - kEps;
+  out.closest_cr_paper = 101.0;
+  double most = 0;
+  for_each_plan(n, [&](const auto& k) {
+    const double cr = cr_of(k);
+    most = std::max(most, cr);
+    if (cr >= floor) out.closest_cr_paper = std::min(out.closest_cr_paper, cr);
+  });
+  if (out.closest_cr_paper > 100.0)
+    throw UsageError("search: target_ratio " + std::to_string(target_ratio) +
+                     " cannot be reached with the candidates (at most " + std::to_string(most) + ")");
+  const double ceiling = out.closest_cr_paper + ratio_tolerance + kEps;
+  std::array<std::size_t, 4> chosen{};
+  double chosen_damage = 0, chosen_cr = 0;
+  bool found = false;
+  for_each_plan(n, [&](const auto& k) {
+    const double cr = cr_of(k);
+    if (cr < floor || cr > ceiling) return;
+    const double d = damage[0][k[0]] + damage[1][k[1]] + damage[2][k[2]] + damage[3][k[3]];
+    if (!found || d < chosen_damage - kEps || (d <= chosen_damage + kEps && cr < chosen_cr - kEps)) {
+      found = true;
+      chosen = k;
+      chosen_damage = d;
+      chosen_cr = cr;
+    }
+  });
+  for (int ci = 0; ci < 4; ++ci) out.plan.settings[ci] = options[chosen[ci]];
+  out.cr_paper = compression_ratio(layers, hidden, 4 * hidden, out.plan).cr_paper();
+  out.predicted_metric = out.base_metric + worse * chosen_damage;
   return out;
 }
 
@@ -116,9 +146,11 @@ nlohmann::json run_search(const SearchOptions& o, RunDir& rundir) {
     rundir.metrics().write({{"stage", "probe"}, {"step", ++probes_run}, {"plan", plan.to_string()}, {metric, value}});
     return value;
   };
-  const SearchChoice choice =
-      greedy_search(src.config.n_layer, src.config.n_embd, o.target_ratio, candidates, !gpt, probe_metric);
-  log::info("search: chose {} (predicted probe {} {:.4f}, teacher {:.4f})", choice.plan.to_string(), metric,
+  const SearchChoice choice = search_plan(src.config.n_layer, src.config.n_embd, o.target_ratio, o.ratio_tolerance,
+                                          candidates, !gpt, probe_metric);
+  log::info("search: chose {} (cr_paper {:.2f} for target {:.2f}, closest reachable {:.2f}; predicted probe {} {:.4f}, "
+            "teacher {:.4f})",
+            choice.plan.to_string(), choice.cr_paper, o.target_ratio, choice.closest_cr_paper, metric,
             choice.predicted_metric, choice.base_metric);
   const nlohmann::json probe_data = probe->data_summary();
   co.plan = choice.plan.to_string();
@@ -127,13 +159,15 @@ nlohmann::json run_search(const SearchOptions& o, RunDir& rundir) {
   const std::string m = metric;
   const double predicted = r["teacher_" + m].get<double>() + (choice.predicted_metric - choice.base_metric);
   r["search"] = {{"target_ratio", o.target_ratio},
+                 {"achieved_cr_paper", r["cr_paper"]},
+                 {"closest_reachable_cr_paper", choice.closest_cr_paper},
+                 {"ratio_tolerance", o.ratio_tolerance},
                  {"metric", m},
                  {"probe_examples", probe_data.value(gpt ? "val_windows" : "test_examples", nlohmann::json(0))},
                  {"probe_teacher_" + m, choice.base_metric},
                  {"predicted_probe_" + m, choice.predicted_metric},
                  {"predicted_" + m, predicted},
                  {"real_" + m, r[m]},
-                 {"greedy_steps", choice.steps},
                  {"probes", choice.probes}};
   return r;
 }

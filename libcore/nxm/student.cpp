@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "common/errors.hpp"
 #include "nxm/classifier.hpp"
 #include "nxm/language_model.hpp"
 #include "train/data.hpp"
+#include "train/length_batches.hpp"
 
 namespace core::nxm {
 
@@ -20,9 +22,8 @@ class ClassifyStudent final : public Student {
       : task_(task), data_(load_task(task, tok, config, seed)), clf_(config, batch) {}
   train::Model<float>& model() override { return clf_.model(); }
   double step(Rng& rng) override {
-    std::vector<int> idx(clf_.batch());
-    for (int& i : idx) i = static_cast<int>(rng.below(data_.train.size()));
-    return clf_.step(data_.train, idx, kd_.alpha > 0 ? teacher_logits_.data() : nullptr, kd_);
+    if (!batches_) batches_.emplace(data_.train.lengths, clf_.batch(), rng());
+    return clf_.step(data_.train, batches_->batch(steps_++), kd_.alpha > 0 ? teacher_logits_.data() : nullptr, kd_);
   }
   nlohmann::json evaluate() override { return {{"accuracy", clf_.accuracy(data_.test)}}; }
   void capture_teacher(const DistillOptions& kd) override {
@@ -40,13 +41,20 @@ class ClassifyStudent final : public Student {
     return {{"train", task_.train}, {"test", task_.test}, {"max_seq_len", task_.max_seq_len}};
   }
   nlohmann::json data_summary() const override {
-    return {{"train_examples", data_.train.size()}, {"test_examples", data_.test.size()}};
+    nlohmann::json out = {{"train_examples", data_.train.size()}, {"test_examples", data_.test.size()}};
+    if (clf_.batch_tokens() > 0)
+      out["train_padding"] = {{"example_tokens", clf_.real_tokens()},
+                              {"batch_tokens", clf_.batch_tokens()},
+                              {"padding_share", 1.0 - double(clf_.real_tokens()) / double(clf_.batch_tokens())}};
+    return out;
   }
 
  private:
   TaskOptions task_;
   TaskData data_;
   Classifier clf_;
+  std::optional<train::LengthBatches> batches_;  // seeded by the first step's draw
+  std::int64_t steps_ = 0;
   DistillOptions kd_;
   std::vector<float> teacher_logits_;
   std::unique_ptr<train::Model<float>> teacher_;

@@ -23,7 +23,10 @@ class Student {
  public:
   virtual ~Student() = default;
   virtual train::Model<float>& model() = 0;
-  // Loss and gradient (added into model().grads(), which the caller zeroes) of one random batch.
+  // Loss and gradient (added into model().grads(), which the caller zeroes) of the next training batch.
+  // BERT: batch after batch of a length-bucketed epoch order (train::LengthBatches: every example once per
+  // epoch, batches of similar lengths in random order) seeded by rng's draw at the first step; GPT: windows
+  // at offsets drawn from rng.
   virtual double step(Rng& rng) = 0;
   // The current parameters on the held-out split: {"accuracy"} (BERT) or {"loss", "perplexity"} (GPT).
   virtual nlohmann::json evaluate() = 0;
@@ -32,7 +35,8 @@ class Student {
   virtual void capture_teacher(const DistillOptions& kd) = 0;
   // The task as recorded in checkpoints and packed models (what eval reads back).
   virtual nlohmann::json task_record() const = 0;
-  // Sizes of the data: train_examples / test_examples (BERT), train_tokens / val_tokens / val_windows (GPT).
+  // Sizes of the data: train_examples / test_examples and, once it has trained, train_padding (the example
+  // and padded-batch tokens of its steps, the padding share) (BERT); train_tokens / val_tokens / val_windows (GPT).
   virtual nlohmann::json data_summary() const = 0;
 };
 

@@ -68,7 +68,10 @@ for name in pairs + ["admm_24_int8", "admm_24_int4", "search_875"]:
     print("%-20s %-44s %8.2f %8.2f %9.4f %9.4f" % (name, r["plan"], r["cr_paper"], r["cr_hardware"], r["accuracy"],
                                                  r["accuracy"] / t["accuracy"]))
     if name == "search_875":
-        print("  search: predicted accuracy %.4f, real %.4f" % (r["search"]["predicted_accuracy"], r["accuracy"]))
+        s = r["search"]
+        print("  search: target %.2f, achieved cr_paper %.2f (closest reachable %s), predicted accuracy %.4f, real %.4f"
+              % (s["target_ratio"], r["cr_paper"], "%.2f" % s["closest_reachable_cr_paper"]
+                 if "closest_reachable_cr_paper" in s else "not reported", s["predicted_accuracy"], r["accuracy"]))
 for line in open(os.path.join(out, "admm_24_fp32", "metrics.jsonl")):
     m = json.loads(line)
     if m["stage"] == "admm_round":

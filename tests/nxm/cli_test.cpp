@@ -122,6 +122,10 @@ TEST_CASE("search meets its target ratio; finetune reads a TSV task") {
   REQUIRE(r.exit_code == 0);
   const auto j = last_json(r.out);
   CHECK(j["cr_paper"].get<double>() >= 90.0);
+  // It lands on the target: at most ratio_tolerance (0.5) above the closest ratio >= 90 the candidates reach.
+  CHECK(j["search"]["achieved_cr_paper"] == j["cr_paper"]);
+  CHECK(j["search"]["closest_reachable_cr_paper"].get<double>() >= 90.0);
+  CHECK(j["cr_paper"].get<double>() <= j["search"]["closest_reachable_cr_paper"].get<double>() + 0.5 + 1e-9);
   CHECK(j["search"]["probes"].size() == 4 * 8);
   CHECK(j["search"].contains("predicted_accuracy"));
 

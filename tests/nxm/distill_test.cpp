@@ -200,6 +200,34 @@ TEST_CASE("hidden_weight 0: the classifier's gradients are bit for bit those wit
   CHECK_THROWS_AS(grads(clf, {0.5, 2.0, 0.5}), core::UsageError);  // no teacher model
 }
 
+TEST_CASE("Classifier::step on fewer examples than its batch (an epoch's last batch): that batch's mean loss") {
+  auto cfg = tiny("bert");
+  cfg.n_embd = 16;
+  Classifier big(cfg, 4), exact(cfg, 2);
+  perturb(big.model().params(), 6);
+  for (int g = 0; g < big.model().params().num_groups(); ++g)
+    std::copy_n(big.model().params().group(g), big.model().params().group_size(g), exact.model().params().group(g));
+  EncodedSet set;
+  set.T = 4;
+  set.tokens = {1, 5, 6, 7, 1, 9, 3, 0, 1, 2, 0, 0};
+  set.mask = {1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0};
+  set.lengths = {4, 3, 2};
+  set.labels = {0, 1, 1};
+  const std::vector<float> tl = {1.0f, -1.0f, 0.2f, 0.4f, -0.3f, 0.9f};
+  const std::vector<int> idx = {2, 0};
+  const DistillOptions kd{0.5, 2.0};
+  big.model().grads().zero();
+  exact.model().grads().zero();
+  const double loss = big.step(set, idx, tl.data(), kd);
+  CHECK(loss == exact.step(set, idx, tl.data(), kd));
+  const auto gb = all_grads(big.model()), ge = all_grads(exact.model());
+  CHECK(std::memcmp(gb.data(), ge.data(), gb.size() * sizeof(float)) == 0);
+  CHECK(big.real_tokens() == 6);
+  CHECK(big.batch_tokens() == 2 * 4);  // the longest (4) rounded up to 8, at most the set's 4
+  CHECK_THROWS_AS(big.step(set, std::vector<int>{}, tl.data(), kd), core::UsageError);
+  CHECK_THROWS_AS(exact.step(set, std::vector<int>{0, 1, 2}, tl.data(), kd), core::UsageError);
+}
+
 TEST_CASE("Classifier::logits pads each length-sorted batch to its own longest example: the fully padded logits") {
   auto cfg = tiny("bert");
   cfg.n_positions = 24;

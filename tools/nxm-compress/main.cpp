@@ -6,7 +6,7 @@
 //                         (a GPT: task.train=TEXT, next-token loss; validation = its last task.val_fraction)
 //   nxm-compress eval --model PACKED|RUN [task.test=TSV] [baselines=true]   accuracy (GPT: validation loss), size, latency
 //   nxm-compress bench [layers=12 hidden=768 settings=2:4:8,2:4:4 seq=1,16,128]   kernel latency, random weights
-//   nxm-compress search --target-ratio R [compress.teacher=RUN]   probes + greedy plan, then compress with it
+//   nxm-compress search --target-ratio R [compress.teacher=RUN]   probes + the plan landing on R, then compress with it
 //   nxm-compress compress [teacher=FINETUNE_RUN|ZPP_GPT_RUN] [plan=...] [method=admm|magnitude|srste] [qat=joint|finetune|none]
 //                         [distill.alpha=A distill.temperature=T distill.hidden_weight=BETA]
 #include "common/cli.hpp"
@@ -111,9 +111,10 @@ int main(int argc, char** argv) {
                                       run_eval)
       .flag("--model", "model", "packed model or run / checkpoint folder")
       .without_rundir();
-  app.command<core::nxm::SearchOptions>("search", "Sensitivity probes (accuracy; GPT: LM loss) and a greedy per-component plan for a target ratio, then compress",
+  app.command<core::nxm::SearchOptions>("search", "Sensitivity probes (accuracy; GPT: LM loss), then the per-component plan of least predicted damage with "
+                                        "target <= cr_paper <= (closest reachable >= target) + ratio_tolerance, then compress",
                                         run_search)
-      .flag("--target-ratio", "target_ratio", "cr_paper in percent (e.g. 87.5)")
+      .flag("--target-ratio", "target_ratio", "cr_paper in percent (e.g. 87.5) the plan must reach, and lands on")
       .flag("--teacher", "compress.teacher", "dense teacher: an nxm-compress finetune run (BERT or GPT) or a zpp-train GPT run");
   app.command<core::nxm::BenchOptions>(
          "bench", "Batch-1 latency of packed BERT linears and forwards (random weights) against dense fp32 and int8",
