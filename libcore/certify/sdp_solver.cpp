@@ -582,38 +582,54 @@ class Solver {
       }
       const MatrixXd& X = X_[k];
       const MatrixXd& Zi = Zinv[k];
+      // Columns are claimed in runs of `width` (kGatherWidth in blocks of order <= kGatherMaxOrder, else 1). The
+      // dense-route columns of a run share one pass over the constraints below them: sym(G_j)(p, q) of the
+      // run's columns lie side by side (S[(p + q nb) width + b]), so each upper entry of A_i is read once per
+      // run and its values for all the run's columns in one vector (control6: this gather was half the time).
+      const int n = static_cast<int>(X.rows());
+      const int width = n <= kGatherMaxOrder ? kGatherWidth : 1;
       struct Scratch {
         MatrixXd W, G;
+        std::vector<double> S;
       };
-      for_each_column(na, team, [&] { return Scratch{MatrixXd(X.rows(), X.cols()), MatrixXd(X.rows(), X.cols())}; },
-                      [&](int aj, Scratch& scratch) {
-        const double ej = static_cast<double>(t.end(aj) - t.begin(aj));
-        const double tail = static_cast<double>(t.entries.size() - t.start[aj]);  // entries of constraints aj..
-        const double upper_tail = static_cast<double>(t.upper.size() - t.upper_start[aj]);
-        const double pairwise_cost = ej * tail;
-        const double dense_cost = nb * nb * std::min(ej, nb) + upper_tail;
-        if (pairwise_cost <= dense_cost) {
-          // (X A_j Z^-1)[p,q] = sum over entries (r,s,c) of A_j of c X[p,r] Zi[s,q].
-          for (int ai = aj; ai < na; ++ai) {
-            double s = 0.0;
-            for (const BlockEntry* ei = t.begin(ai); ei != t.end(ai); ++ei)
-              for (const BlockEntry* ej_ = t.begin(aj); ej_ != t.end(aj); ++ej_) s += ei->v * ej_->v * X(ei->p, ej_->p) * Zi(ej_->q, ei->q);
-            add(active[ai], active[aj], s);
+      const auto make_scratch = [&] {
+        return Scratch{MatrixXd(n, n), MatrixXd(n, n), std::vector<double>(static_cast<std::size_t>(n) * n * width, 0.0)};
+      };
+      for_each_column((na + width - 1) / width, team, make_scratch, [&](int run, Scratch& scratch) {
+        int dense[kGatherWidth];
+        int nd = 0;
+        for (int aj = run * width; aj < std::min(na, (run + 1) * width); ++aj) {
+          const double ej = static_cast<double>(t.end(aj) - t.begin(aj));
+          const double tail = static_cast<double>(t.entries.size() - t.start[aj]);  // entries of constraints aj..
+          const double upper_tail = static_cast<double>(t.upper.size() - t.upper_start[aj]);
+          const double pairwise_cost = ej * tail;
+          const double dense_cost = nb * nb * std::min(ej, nb) + upper_tail;
+          if (pairwise_cost <= dense_cost) {
+            // (X A_j Z^-1)[p,q] = sum over entries (r,s,c) of A_j of c X[p,r] Zi[s,q].
+            for (int ai = aj; ai < na; ++ai) {
+              double s = 0.0;
+              for (const BlockEntry* ei = t.begin(ai); ei != t.end(ai); ++ei)
+                for (const BlockEntry* ej_ = t.begin(aj); ej_ != t.end(aj); ++ej_) s += ei->v * ej_->v * X(ei->p, ej_->p) * Zi(ej_->q, ei->q);
+              add(active[ai], active[aj], s);
+            }
+            continue;
           }
-          return;
+          MatrixXd& W = scratch.W;
+          MatrixXd& G = scratch.G;
+          W.setZero();  // X A_j
+          for (const BlockEntry* e = t.begin(aj); e != t.end(aj); ++e) W.col(e->q) += e->v * X.col(e->p);
+          G.noalias() = W * Zi;
+          // <A_i, G> = <A_i, sym(G)>: summed over A_i's upper triangle against G + G^T (BlockTerms::upper), half
+          // the entries, whose gathers are this loop's cost.
+          for (int q = 0; q < n; ++q)
+            for (int p = 0; p <= q; ++p) scratch.S[static_cast<std::size_t>(p + q * n) * width + nd] = G(p, q) + G(q, p);
+          dense[nd++] = aj;
         }
-        MatrixXd& W = scratch.W;
-        MatrixXd& G = scratch.G;
-        W.setZero();  // X A_j
-        for (const BlockEntry* e = t.begin(aj); e != t.end(aj); ++e) W.col(e->q) += e->v * X.col(e->p);
-        G.noalias() = W * Zi;
-        // <A_i, G> = <A_i, sym(G)>: summed over A_i's upper triangle against G + G^T (BlockTerms::upper), half
-        // the entries, whose gathers are this loop's cost.
-        W = G + G.transpose();
-        for (int ai = aj; ai < na; ++ai) {
-          double s = 0.0;
-          for (const BlockEntry* e = t.upper_begin(ai); e != t.upper_end(ai); ++e) s += e->v * W(e->p, e->q);
-          add(active[ai], active[aj], s);
+        if (nd == 0) return;
+        double sums[kGatherWidth];
+        for (int ai = dense[0]; ai < na; ++ai) {
+          gather_upper(t, ai, n, scratch.S.data(), width, sums);
+          for (int b = 0; b < nd && dense[b] <= ai; ++b) add(active[ai], active[dense[b]], sums[b]);
         }
       });
     }
@@ -765,6 +781,9 @@ class Solver {
   static constexpr int kNearStallIterations = 5;
   static constexpr double kDecoupledGap = 1e-2;
   static constexpr int kRefinementPasses = 2;
+  // Dense-route Schur columns are gathered kGatherWidth at a time (schur_entries) in blocks small enough that
+  // their interleaved sym(G_j) stay in cache (1 MB).
+  static constexpr int kGatherMaxOrder = 128;
   // Entries x order (the sparse product's work) against order^3 (the dense one's) at a quarter of the rate.
   static constexpr double kSparseProductRatio = 4.0;
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "certify/dense_linalg.hpp"
+#include "certify/schur_complement.hpp"
 #include "certify/sdp_solver.hpp"
 #include "certify/sdpa.hpp"
 #include "common/errors.hpp"
@@ -372,6 +373,45 @@ TEST_CASE("sparse constraint products: the dense products' solution on max-cut a
     CHECK((a.X[0] - b.X[0]).norm() < 1e-9 * b.X[0].norm());
     CHECK((a.y - b.y).norm() < 1e-9 * b.y.norm());
   }
+}
+
+// The batched Schur gather: each lane of a kGatherWidth-wide run gives bitwise the one-column sum (the
+// degenerate problems of SDPLIB and the equipartition test below end differently on a last-bit change of M),
+// and a wrong width is refused.
+TEST_CASE("Schur gather: a run of columns sums bitwise as one column at a time") {
+  const int n = 9;
+  core::Rng rng(5);
+  BlockTerms t;
+  for (int a = 0; a < 6; ++a) {
+    t.constraint.push_back(a);
+    for (int q = 0; q < n; ++q)
+      for (int p = 0; p <= q; ++p)
+        if (rng.uniform() < 0.5) t.upper.push_back({p, q, rng.uniform(-3.0, 3.0)});
+    t.upper_start.push_back(static_cast<int>(t.upper.size()));
+  }
+  std::vector<double> wide(static_cast<std::size_t>(n) * n * kGatherWidth);
+  for (double& v : wide) v = rng.uniform(-1.0, 1.0) * std::exp(rng.uniform(-20.0, 20.0));
+  for (int a = 0; a < t.size(); ++a) {
+    double sums[kGatherWidth];
+    gather_upper(t, a, n, wide.data(), kGatherWidth, sums);
+    for (int b = 0; b < kGatherWidth; ++b) {
+      std::vector<double> one(static_cast<std::size_t>(n) * n);
+      double expected = 0.0;
+      for (std::size_t i = 0; i < one.size(); ++i) one[i] = wide[i * kGatherWidth + b];
+      for (const BlockEntry* e = t.upper_begin(a); e != t.upper_end(a); ++e) {
+        const double product = e->v * one[static_cast<std::size_t>(e->p + e->q * n)];
+        expected = expected + product;
+      }
+      double single = 0.0;
+      gather_upper(t, a, n, one.data(), 1, &single);
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK(sums[b] == single);
+      CHECK(std::abs(sums[b] - expected) <= 1e-12 * std::abs(expected));
+    }
+  }
+  double out[kGatherWidth];
+  CHECK_THROWS_AS(gather_upper(t, 0, n, wide.data(), 3, out), std::logic_error);
 }
 
 // StartPoint::automatic starts from the original data and, when that attempt stops short of near_tol
