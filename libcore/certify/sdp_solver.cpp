@@ -664,14 +664,19 @@ class Solver {
   };
 
   // ---- the Newton direction ----------------------------------------------------------------
-  // With dZ = R_d - A^T(dy) the HKM direction splits into a part fixed once sigma mu and the corrector term
-  // are chosen and a part linear in dy:
-  //   dX = K + S(dy),  K = sym((sigma mu I - corr) Z^-1 - X R_d Z^-1) - X,  S(y) = sym(X A^T(y) Z^-1),
-  // so X R_d Z^-1 (and R_d Z^-1) is formed once per iteration for both directions, and neither dX nor a
-  // refinement pass multiplies by the dense dZ: X A^T(y) comes from the constraints' entries when a block
-  // holds few of them (max-cut: a diagonal, theta: the edges), and then S(y) costs one dense product, not two.
+  // dX = sym((R_c - X dZ) Z^-1) with R_c = sigma mu I - XZ - corr, dZ = R_d - A^T(dy), is computed by one of
+  // two routes per block, chosen once from the block's constraints (sparse_products_):
+  // - few constraint entries in a dense block (max-cut: a diagonal, theta: the edges): dX splits into a part
+  //   fixed once sigma mu and the corrector term are chosen and a part linear in dy,
+  //     dX = K + S(dy),  K = sym((sigma mu I - corr) Z^-1 - X R_d Z^-1) - X,  S(y) = sym(X A^T(y) Z^-1),
+  //   with X R_d Z^-1 and R_d Z^-1 formed once per iteration for both directions and X A^T(y) from the
+  //   constraint entries: one dense product per direction and refinement pass where the other route needs
+  //   two, and two for corr Z^-1 per iteration where it needs four (maxG11: 5.8 s -> ~3.5 s);
+  // - otherwise (and in diagonal blocks) from the dense dZ, as products X dZ Z^-1: the first route's
+  //   cancellation between K and S(dy) there changed SDPLIB's degenerate hinf problems by more than rounding
+  //   (hinf1 and hinf7 stalled at 4e-6 instead of ending near_optimal).
 
-  // Per iteration: Z^-1 and, in the dense blocks, R_d Z^-1 and X R_d Z^-1.
+  // Per iteration: Z^-1 and, in the blocks of the first route, R_d Z^-1 and X R_d Z^-1.
   struct StepProducts {
     BlockValues Zinv, RdZinv, XRdZinv;
   };
@@ -689,10 +694,9 @@ class Solver {
     return out;
   }
 
-  // B A^T(y) in dense block k: from the block's constraint entries when sparse_products_[k] (column q of the
-  // product gains c v B(:, p) for each entry (p, q, v) of a constraint with coefficient c), else a dense product.
+  // B A^T(y) in a block of the first route: column q of the product gains c v B(:, p) for each entry (p, q, v)
+  // of a constraint with coefficient c.
   MatrixXd times_At(const MatrixXd& B, std::size_t k, const VectorXd& y) const {
-    if (!sparse_products_[k]) return B * At_block(y, k);
     const BlockTerms& t = terms_[k];
     MatrixXd out = MatrixXd::Zero(B.rows(), B.cols());
     for (int a = 0; a < t.size(); ++a) {
@@ -703,21 +707,8 @@ class Solver {
     return out;
   }
 
-  // S(y) = sym(X A^T(y) Z^-1): the part of dX linear in dy.
-  BlockValues dy_part(const BlockValues& Zinv, const VectorXd& y) const {
-    BlockValues out(X_.size());
-    for (std::size_t k = 0; k < X_.size(); ++k) {
-      if (shape_.blocks[k].diagonal) {
-        out[k] = (X_[k].array() * At_block(y, k).array() * Zinv[k].array()).matrix();
-        continue;
-      }
-      const MatrixXd D = times_At(X_[k], k, y) * Zinv[k];
-      out[k] = 0.5 * (D + D.transpose());
-    }
-    return out;
-  }
-
-  // K = sym((sigma mu I - corr) Z^-1 - X R_d Z^-1) - X, corr = dX_a dZ_a (the predictor's step `pred`) or none.
+  // K in every block (the first route's form where it applies): only A(K) enters the Schur system; the first
+  // route's blocks also keep K as their part of dX.
   BlockValues fixed_part(const BlockValues& Rd, const StepProducts& P, double sigma_mu, const Direction* pred) const {
     BlockValues K(X_.size());
     for (std::size_t k = 0; k < X_.size(); ++k) {
@@ -730,17 +721,65 @@ class Solver {
         K[k] = r.matrix();
         continue;
       }
-      MatrixXd D = sigma_mu * Zi - P.XRdZinv[k];
-      if (pred) {
-        // dZ_a Z^-1 = R_d Z^-1 - A^T(dy_a) Z^-1, the last term (Z^-1 A^T(dy_a))^T; dense dZ_a Z^-1 when the
-        // block's constraints are not sparse.
-        const MatrixXd dZaZinv =
-            sparse_products_[k] ? (P.RdZinv[k] - times_At(Zi, k, pred->dy).transpose()).eval() : (pred->dZ[k] * Zi).eval();
-        D.noalias() -= pred->dX[k] * dZaZinv;
+      if (!sparse_products_[k]) {
+        MatrixXd R = sigma_mu * MatrixXd::Identity(X_[k].rows(), X_[k].cols()) - X_[k] * Rd[k];
+        if (pred) R -= pred->dX[k] * pred->dZ[k];
+        const MatrixXd D = R * Zi - X_[k];
+        K[k] = 0.5 * (D + D.transpose());
+        continue;
       }
+      MatrixXd D = sigma_mu * Zi - P.XRdZinv[k];
+      // corr Z^-1 = dX_a dZ_a Z^-1 with dZ_a Z^-1 = R_d Z^-1 - (Z^-1 A^T(dy_a))^T.
+      if (pred) D.noalias() -= pred->dX[k] * (P.RdZinv[k] - times_At(Zi, k, pred->dy).transpose());
       K[k] = 0.5 * (D + D.transpose()) - X_[k];
     }
     return K;
+  }
+
+  // dX from K, dy and dZ = R_d - A^T(dy): K + S(dy) in the first route's blocks, sym((R_c - X dZ) Z^-1) in the others.
+  void primal_direction(const StepProducts& P, double sigma_mu, const Direction* pred, Direction& d) const {
+    for (std::size_t k = 0; k < X_.size(); ++k) {
+      const MatrixXd& Zi = P.Zinv[k];
+      if (shape_.blocks[k].diagonal) {
+        const auto x = X_[k].col(0).array();
+        const auto zi = Zi.col(0).array();
+        d.dX[k] = -(x * d.dZ[k].col(0).array() * zi).matrix();
+        Eigen::ArrayXd r = sigma_mu * zi - x;
+        if (pred) r -= pred->dX[k].col(0).array() * pred->dZ[k].col(0).array() * zi;
+        d.dX[k] += r.matrix();
+        continue;
+      }
+      if (sparse_products_[k]) {
+        d.dX[k] += dy_part(Zi, k, d.dy);
+        continue;
+      }
+      const MatrixXd H = X_[k] * d.dZ[k] * Zi;  // -sym(X dZ Z^-1) + sym(R_c Z^-1)
+      d.dX[k] = -0.5 * (H + H.transpose());
+      MatrixXd D = sigma_mu * Zi - X_[k];
+      if (pred) D -= pred->dX[k] * pred->dZ[k] * Zi;
+      d.dX[k] += 0.5 * (D + D.transpose());
+    }
+  }
+
+  // The change of dX when dy changes by ddy (dZ by dZc = -A^T(ddy)): S(ddy), or -sym(X dZc Z^-1).
+  void add_refinement(const StepProducts& P, const VectorXd& ddy, const BlockValues& dZc, BlockValues& dX) const {
+    for (std::size_t k = 0; k < X_.size(); ++k) {
+      const MatrixXd& Zi = P.Zinv[k];
+      if (shape_.blocks[k].diagonal) {
+        dX[k] -= (X_[k].array() * dZc[k].array() * Zi.array()).matrix();
+      } else if (sparse_products_[k]) {
+        dX[k] += dy_part(Zi, k, ddy);
+      } else {
+        const MatrixXd D = X_[k] * dZc[k] * Zi;
+        dX[k] -= 0.5 * (D + D.transpose());
+      }
+    }
+  }
+
+  // S(y) = sym(X A^T(y) Z^-1) in a block of the first route.
+  MatrixXd dy_part(const MatrixXd& Zi, std::size_t k, const VectorXd& y) const {
+    const MatrixXd D = times_At(X_[k], k, y) * Zi;
+    return 0.5 * (D + D.transpose());
   }
 
   bool solve_direction(const VectorXd& rp, const BlockValues& Rd, const StepProducts& P, double sigma_mu,
@@ -750,7 +789,7 @@ class Solver {
     if (!d.dy.allFinite()) return false;
     d.dZ = Rd;
     axpy(-1.0, apply_At(d.dy), d.dZ);
-    axpy(1.0, dy_part(P.Zinv, d.dy), d.dX);
+    primal_direction(P, sigma_mu, pred, d);
     // Iterative refinement against the operator actually applied: near the optimum Z^-1 is large
     // and the rounding in X dZ Z^-1 breaks A(dX) = r_p, which would undo primal feasibility
     // step by step. A correction ddy moves A(dX) by M ddy, so solving M ddy = r_p - A(dX) removes
@@ -769,9 +808,10 @@ class Solver {
       last = res.norm();
       const VectorXd ddy = schur_->solve(res);
       if (!ddy.allFinite()) break;
+      const BlockValues dZc = apply_At(-ddy);
       d.dy += ddy;
-      axpy(-1.0, apply_At(ddy), d.dZ);
-      axpy(1.0, dy_part(P.Zinv, ddy), d.dX);
+      axpy(1.0, dZc, d.dZ);
+      add_refinement(P, ddy, dZc, d.dX);
     }
     return true;
   }
@@ -808,6 +848,7 @@ class Solver {
         if (LX_[k].compute(X_[k]).info() != Eigen::Success) return fail("X is not positive definite");
       }
       P.Zinv[k] = LZ_[k].solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
+      if (!sparse_products_[k]) continue;
       P.RdZinv[k].noalias() = Rd[k] * P.Zinv[k];
       P.XRdZinv[k].noalias() = X_[k] * P.RdZinv[k];
     }
