@@ -133,7 +133,7 @@ double scaled_lambda_min(const Eigen::LLT<Eigen::MatrixXd>& L, const Eigen::Matr
   const Eigen::Index n = D.rows();
   if (n >= kLanczosMinOrder) {
     LanczosOptions options;
-    options.max_steps = std::max<int>(kLanczosMinSteps, static_cast<int>(n / 4));
+    options.max_steps = 60;
     options.tol = 1e-8;
     Eigen::VectorXd t(n);
     const LanczosResult res = lanczos_smallest(

@@ -53,7 +53,6 @@ LanczosResult smallest_eigenvalue(const Eigen::SparseMatrix<double>& A, const La
 // Blocks of at least this order get scaled_lambda_min from Lanczos iterations instead of a full
 // eigensolve (below it the dense eigensolver costs about as much as the Lanczos steps).
 inline constexpr Eigen::Index kLanczosMinOrder = 64;
-inline constexpr int kLanczosMinSteps = 60;
 
 // lambda_min(L^-1 D L^-T) for X = L L^T positive definite and D symmetric: X + alpha D stays PSD
 // exactly for alpha <= -1 / lambda_min when lambda_min < 0 (the interior-point step to the cone's
@@ -63,10 +62,7 @@ inline constexpr int kLanczosMinSteps = 60;
 // lower bound up to rounding, so the step is rather short than past the boundary. A looser 1e-3 (or
 // the Ritz value alone) changed which SDPLIB gpp and qap problems end optimal, near_optimal or stalled:
 // on those degenerate problems the trajectory depends on the step to the last digits. Smaller orders,
-// or Lanczos not converged in max(kLanczosMinSteps, n / 4) steps: the dense symmetric eigensolver. A step
-// costs ~3 n^2 (and the reorthogonalisation), so even n / 4 of them cost less than that fallback (two
-// triangular solves with n right-hand sides and a tridiagonalisation, ~3 n^3); on SDPLIB's maxG11 (n = 800)
-// half the iterations used to fall back after 60 steps, when all converge within 160.
+// or Lanczos not converged in 60 steps: the dense symmetric eigensolver.
 double scaled_lambda_min(const Eigen::LLT<Eigen::MatrixXd>& L, const Eigen::MatrixXd& D);
 
 }  // namespace core::certify

@@ -671,7 +671,7 @@ class Solver {
   //     dX = K + S(dy),  K = sym((sigma mu I - corr) Z^-1 - X R_d Z^-1) - X,  S(y) = sym(X A^T(y) Z^-1),
   //   with X R_d Z^-1 and R_d Z^-1 formed once per iteration for both directions and X A^T(y) from the
   //   constraint entries: one dense product per direction and refinement pass where the other route needs
-  //   two, and two for corr Z^-1 per iteration where it needs four (maxG11: 5.8 s -> ~3.5 s);
+  //   two, and K in three per iteration (R_d Z^-1, X R_d Z^-1, dX_a dZ_a Z^-1) where the other route needs seven;
   // - otherwise (and in diagonal blocks) from the dense dZ, as products X dZ Z^-1: the first route's
   //   cancellation between K and S(dy) there changed SDPLIB's degenerate hinf problems by more than rounding
   //   (hinf1 and hinf7 stalled at 4e-6 instead of ending near_optimal).
