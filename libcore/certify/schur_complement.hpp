@@ -47,6 +47,14 @@ struct BlockTerms {
   const BlockEntry* upper_end(int a) const { return upper.data() + upper_start[static_cast<std::size_t>(a) + 1]; }
 };
 
+// The dense-route Schur columns of a block are gathered kGatherWidth at a time (sdp_solver.cpp): S holds their
+// symmetric parts interleaved, S[(p + q n) width + b] the (p, q) entry (p <= q) of the run's column b.
+inline constexpr int kGatherWidth = 8;
+// s[b] = sum over constraint a's upper entries (p, q, v) of v S[(p + q n) width + b], b < width (1 or
+// kGatherWidth), accumulated in list order with every product rounded before it is summed (schur_gather.cpp),
+// so that a run of columns gives bitwise the sums of one column at a time.
+void gather_upper(const BlockTerms& t, int a, int n, const double* S, int width, double* s);
+
 class SchurFactor {
  public:
   static constexpr int kWideConstraint = 64;

@@ -94,28 +94,40 @@ double dot_after_step(const BlockValues& X, double a, const BlockValues& dX, con
   return dot(X, Z) + a * dot(dX, Z) + b * dot(X, dZ) + a * b * dot(dX, dZ);
 }
 
-// True when every block of X + alpha dX is positive definite (a dense block has a Cholesky factor).
-bool positive_definite_after_step(const SdpProblem& p, const BlockValues& X, double alpha, const BlockValues& dX) {
-  for (std::size_t k = 0; k < X.size(); ++k) {
-    if (p.blocks[k].diagonal ? ((X[k] + alpha * dX[k]).array() <= 0.0).any()
-                             : Eigen::LLT<MatrixXd>(X[k] + alpha * dX[k]).info() != Eigen::Success)
-      return false;
-  }
-  return true;
-}
-
-// alpha, shortened by kBacktrack until X + alpha dX passes its Cholesky factorisation (rounding can put the
-// eigenvalue-based step of a near-singular X just outside the cone); 0 when kMaxBacktracks do not suffice.
-constexpr double kBacktrack = 0.8;
-constexpr int kMaxBacktracks = 30;
-double safe_step(const SdpProblem& p, const BlockValues& X, const BlockValues& dX, double alpha) {
-  for (int k = 0; k < kMaxBacktracks; ++k, alpha *= kBacktrack)
-    if (positive_definite_after_step(p, X, alpha, dX)) return alpha;
-  return 0.0;
-}
-
 // The Cholesky factor of each dense block of a positive definite X (diagonal blocks: unused).
 using BlockFactors = std::vector<Eigen::LLT<MatrixXd>>;
+
+// A step X + alpha dX known to stay positive definite: its value and the Cholesky factors of its dense
+// blocks (the next iteration's factors of X or Z).
+struct SafeStep {
+  double alpha = 0.0;
+  BlockValues value;
+  BlockFactors factors;
+};
+
+// alpha, shortened by kBacktrack until every block of X + alpha dX is positive definite (a dense block
+// passes its Cholesky factorisation: rounding can put the eigenvalue-based step of a near-singular X just
+// outside the cone); alpha 0 (and no value) when kMaxBacktracks do not suffice.
+constexpr double kBacktrack = 0.8;
+constexpr int kMaxBacktracks = 30;
+SafeStep safe_step(const SdpProblem& p, const BlockValues& X, const BlockValues& dX, double alpha) {
+  SafeStep out;
+  out.value.resize(X.size());
+  out.factors.resize(X.size());
+  for (int t = 0; t < kMaxBacktracks; ++t, alpha *= kBacktrack) {
+    bool inside = true;
+    for (std::size_t k = 0; k < X.size() && inside; ++k) {
+      out.value[k] = X[k] + alpha * dX[k];
+      inside = p.blocks[k].diagonal ? (out.value[k].array() > 0.0).all()
+                                    : out.factors[k].compute(out.value[k]).info() == Eigen::Success;
+    }
+    if (inside) {
+      out.alpha = alpha;
+      return out;
+    }
+  }
+  return {};
+}
 
 // min(limit, largest alpha with X + alpha dX still PSD), for X positive definite with factors LX. A
 // dense block first tries a Cholesky of X + limit dX: when it succeeds the whole segment is in the
@@ -172,6 +184,11 @@ class Solver {
     LZ_.resize(shape_.blocks.size());
     shape_.accumulate(problem.C, 1.0, Cv_);
     group_by_block(std::move(problem.A));
+    for (std::size_t k = 0; k < terms_.size(); ++k) {
+      const double nk = shape_.blocks[k].size;
+      sparse_products_.push_back(opts_.sparse_products &&
+                                 kSparseProductRatio * static_cast<double>(terms_[k].entries.size()) <= nk * nk);
+    }
     const bool sparse = use_sparse_schur();
     check_memory(schur_bytes(sparse) + block_values_bytes());
     if (sparse) schur_.emplace(m, terms_);
@@ -505,6 +522,7 @@ class Solver {
   // original data (then mapped to the scaled units: X as it is, Z / c_scale).
   void initial_point(StartPoint start) {
     const bool original = start == StartPoint::unscaled;
+    factors_current_ = false;
     X_ = shape_.zeros();
     Z_ = shape_.zeros();
     for (std::size_t k = 0; k < terms_.size(); ++k) {
@@ -564,38 +582,54 @@ class Solver {
       }
       const MatrixXd& X = X_[k];
       const MatrixXd& Zi = Zinv[k];
+      // Columns are claimed in runs of `width` (kGatherWidth in blocks of order <= kGatherMaxOrder, else 1). The
+      // dense-route columns of a run share one pass over the constraints below them: sym(G_j)(p, q) of the
+      // run's columns lie side by side (S[(p + q nb) width + b]), so each upper entry of A_i is read once per
+      // run and its values for all the run's columns in one vector (control6: this gather was half the time).
+      const int n = static_cast<int>(X.rows());
+      const int width = n <= kGatherMaxOrder ? kGatherWidth : 1;
       struct Scratch {
         MatrixXd W, G;
+        std::vector<double> S;
       };
-      for_each_column(na, team, [&] { return Scratch{MatrixXd(X.rows(), X.cols()), MatrixXd(X.rows(), X.cols())}; },
-                      [&](int aj, Scratch& scratch) {
-        const double ej = static_cast<double>(t.end(aj) - t.begin(aj));
-        const double tail = static_cast<double>(t.entries.size() - t.start[aj]);  // entries of constraints aj..
-        const double upper_tail = static_cast<double>(t.upper.size() - t.upper_start[aj]);
-        const double pairwise_cost = ej * tail;
-        const double dense_cost = nb * nb * std::min(ej, nb) + upper_tail;
-        if (pairwise_cost <= dense_cost) {
-          // (X A_j Z^-1)[p,q] = sum over entries (r,s,c) of A_j of c X[p,r] Zi[s,q].
-          for (int ai = aj; ai < na; ++ai) {
-            double s = 0.0;
-            for (const BlockEntry* ei = t.begin(ai); ei != t.end(ai); ++ei)
-              for (const BlockEntry* ej_ = t.begin(aj); ej_ != t.end(aj); ++ej_) s += ei->v * ej_->v * X(ei->p, ej_->p) * Zi(ej_->q, ei->q);
-            add(active[ai], active[aj], s);
+      const auto make_scratch = [&] {
+        return Scratch{MatrixXd(n, n), MatrixXd(n, n), std::vector<double>(static_cast<std::size_t>(n) * n * width, 0.0)};
+      };
+      for_each_column((na + width - 1) / width, team, make_scratch, [&](int run, Scratch& scratch) {
+        int dense[kGatherWidth];
+        int nd = 0;
+        for (int aj = run * width; aj < std::min(na, (run + 1) * width); ++aj) {
+          const double ej = static_cast<double>(t.end(aj) - t.begin(aj));
+          const double tail = static_cast<double>(t.entries.size() - t.start[aj]);  // entries of constraints aj..
+          const double upper_tail = static_cast<double>(t.upper.size() - t.upper_start[aj]);
+          const double pairwise_cost = ej * tail;
+          const double dense_cost = nb * nb * std::min(ej, nb) + upper_tail;
+          if (pairwise_cost <= dense_cost) {
+            // (X A_j Z^-1)[p,q] = sum over entries (r,s,c) of A_j of c X[p,r] Zi[s,q].
+            for (int ai = aj; ai < na; ++ai) {
+              double s = 0.0;
+              for (const BlockEntry* ei = t.begin(ai); ei != t.end(ai); ++ei)
+                for (const BlockEntry* ej_ = t.begin(aj); ej_ != t.end(aj); ++ej_) s += ei->v * ej_->v * X(ei->p, ej_->p) * Zi(ej_->q, ei->q);
+              add(active[ai], active[aj], s);
+            }
+            continue;
           }
-          return;
+          MatrixXd& W = scratch.W;
+          MatrixXd& G = scratch.G;
+          W.setZero();  // X A_j
+          for (const BlockEntry* e = t.begin(aj); e != t.end(aj); ++e) W.col(e->q) += e->v * X.col(e->p);
+          G.noalias() = W * Zi;
+          // <A_i, G> = <A_i, sym(G)>: summed over A_i's upper triangle against G + G^T (BlockTerms::upper), half
+          // the entries, whose gathers are this loop's cost.
+          for (int q = 0; q < n; ++q)
+            for (int p = 0; p <= q; ++p) scratch.S[static_cast<std::size_t>(p + q * n) * width + nd] = G(p, q) + G(q, p);
+          dense[nd++] = aj;
         }
-        MatrixXd& W = scratch.W;
-        MatrixXd& G = scratch.G;
-        W.setZero();  // X A_j
-        for (const BlockEntry* e = t.begin(aj); e != t.end(aj); ++e) W.col(e->q) += e->v * X.col(e->p);
-        G.noalias() = W * Zi;
-        // <A_i, G> = <A_i, sym(G)>: summed over A_i's upper triangle against G + G^T (BlockTerms::upper), half
-        // the entries, whose gathers are this loop's cost.
-        W = G + G.transpose();
-        for (int ai = aj; ai < na; ++ai) {
-          double s = 0.0;
-          for (const BlockEntry* e = t.upper_begin(ai); e != t.upper_end(ai); ++e) s += e->v * W(e->p, e->q);
-          add(active[ai], active[aj], s);
+        if (nd == 0) return;
+        double sums[kGatherWidth];
+        for (int ai = dense[0]; ai < na; ++ai) {
+          gather_upper(t, ai, n, scratch.S.data(), width, sums);
+          for (int b = 0; b < nd && dense[b] <= ai; ++b) add(active[ai], active[dense[b]], sums[b]);
         }
       });
     }
@@ -624,72 +658,138 @@ class Solver {
     return schur_->factor_dense();
   }
 
-  // The part of dX that depends on dZ: -sym(X W Z^-1).
-  BlockValues hkm_product(const BlockValues& Zinv, const BlockValues& W) const {
-    BlockValues out = shape_.zeros();
-    for (std::size_t k = 0; k < X_.size(); ++k) {
-      if (shape_.blocks[k].diagonal) {
-        out[k].col(0) = -(X_[k].col(0).array() * W[k].col(0).array() * Zinv[k].col(0).array()).matrix();
-        continue;
-      }
-      const MatrixXd D = X_[k] * W[k] * Zinv[k];
-      out[k] = -0.5 * (D + D.transpose());
-    }
-    return out;
-  }
-
-  // dX = sym((R_c - X dZ) Z^-1) with R_c = sigma mu I - XZ - corr (corr = dX_a dZ_a or none).
-  BlockValues primal_direction(const BlockValues& Zinv, const BlockValues& dZ, double sigma_mu,
-                               const BlockValues* dXa, const BlockValues* dZa) const {
-    BlockValues dX = hkm_product(Zinv, dZ);
-    for (std::size_t k = 0; k < X_.size(); ++k) {
-      if (shape_.blocks[k].diagonal) {
-        const auto zi = Zinv[k].col(0).array();
-        Eigen::ArrayXd r = sigma_mu * zi - X_[k].col(0).array();
-        if (dXa) r -= (*dXa)[k].col(0).array() * (*dZa)[k].col(0).array() * zi;
-        dX[k].col(0) += r.matrix();
-        continue;
-      }
-      MatrixXd D = sigma_mu * Zinv[k] - X_[k];
-      if (dXa) D -= (*dXa)[k] * (*dZa)[k] * Zinv[k];
-      dX[k] += 0.5 * (D + D.transpose());
-    }
-    return dX;
-  }
-
   struct Direction {
     BlockValues dX, dZ;
     VectorXd dy;
   };
 
-  bool solve_direction(const VectorXd& rp, const BlockValues& Rd,
-                       const BlockValues& Zinv, double sigma_mu, const BlockValues* dXa,
-                       const BlockValues* dZa, Direction& d) const {
-    // K = sym((sigma mu I - corr) Z^-1 - X - X R_d Z^-1); only A(K) is kept.
-    VectorXd AK;
-    {
-      BlockValues K = shape_.zeros();
-      for (std::size_t k = 0; k < X_.size(); ++k) {
-        if (shape_.blocks[k].diagonal) {
-          const auto x = X_[k].col(0).array();
-          const auto zi = Zinv[k].col(0).array();
-          Eigen::ArrayXd r = sigma_mu * zi - x - x * Rd[k].col(0).array() * zi;
-          if (dXa) r -= (*dXa)[k].col(0).array() * (*dZa)[k].col(0).array() * zi;
-          K[k].col(0) = r.matrix();
-          continue;
-        }
-        MatrixXd R = sigma_mu * MatrixXd::Identity(X_[k].rows(), X_[k].cols()) - X_[k] * Rd[k];
-        if (dXa) R -= (*dXa)[k] * (*dZa)[k];
-        MatrixXd D = R * Zinv[k] - X_[k];
-        K[k] = 0.5 * (D + D.transpose());
-      }
-      AK = apply_A(K);
+  // ---- the Newton direction ----------------------------------------------------------------
+  // dX = sym((R_c - X dZ) Z^-1) with R_c = sigma mu I - XZ - corr, dZ = R_d - A^T(dy), is computed by one of
+  // two routes per block, chosen once from the block's constraints (sparse_products_):
+  // - few constraint entries in a dense block (max-cut: a diagonal, theta: the edges): dX splits into a part
+  //   fixed once sigma mu and the corrector term are chosen and a part linear in dy,
+  //     dX = K + S(dy),  K = sym((sigma mu I - corr) Z^-1 - X R_d Z^-1) - X,  S(y) = sym(X A^T(y) Z^-1),
+  //   with X R_d Z^-1 and R_d Z^-1 formed once per iteration for both directions and X A^T(y) from the
+  //   constraint entries: one dense product per direction and refinement pass where the other route needs
+  //   two, and K in three per iteration (R_d Z^-1, X R_d Z^-1, dX_a dZ_a Z^-1) where the other route needs seven;
+  // - otherwise (and in diagonal blocks) from the dense dZ, as products X dZ Z^-1: the first route's
+  //   cancellation between K and S(dy) there changed SDPLIB's degenerate hinf problems by more than rounding
+  //   (hinf1 and hinf7 stalled at 4e-6 instead of ending near_optimal).
+
+  // Per iteration: Z^-1 and, in the blocks of the first route, R_d Z^-1 and X R_d Z^-1.
+  struct StepProducts {
+    BlockValues Zinv, RdZinv, XRdZinv;
+  };
+
+  // A^T(y) restricted to block k, dense (a diagonal block as a column).
+  MatrixXd At_block(const VectorXd& y, std::size_t k) const {
+    const BlockTerms& t = terms_[k];
+    const bool diagonal = shape_.blocks[k].diagonal;
+    MatrixXd out = MatrixXd::Zero(shape_.blocks[k].size, diagonal ? 1 : shape_.blocks[k].size);
+    for (int a = 0; a < t.size(); ++a) {
+      const double c = y(t.constraint[static_cast<std::size_t>(a)]);
+      if (c == 0.0) continue;
+      for (const BlockEntry* e = t.begin(a); e != t.end(a); ++e) out(e->p, diagonal ? 0 : e->q) += c * e->v;
     }
-    d.dy = schur_->solve(rp - AK);
+    return out;
+  }
+
+  // B A^T(y) in a block of the first route: column q of the product gains c v B(:, p) for each entry (p, q, v)
+  // of a constraint with coefficient c.
+  MatrixXd times_At(const MatrixXd& B, std::size_t k, const VectorXd& y) const {
+    const BlockTerms& t = terms_[k];
+    MatrixXd out = MatrixXd::Zero(B.rows(), B.cols());
+    for (int a = 0; a < t.size(); ++a) {
+      const double c = y(t.constraint[static_cast<std::size_t>(a)]);
+      if (c == 0.0) continue;
+      for (const BlockEntry* e = t.begin(a); e != t.end(a); ++e) out.col(e->q) += (c * e->v) * B.col(e->p);
+    }
+    return out;
+  }
+
+  // K in every block (the first route's form where it applies): only A(K) enters the Schur system; the first
+  // route's blocks also keep K as their part of dX.
+  BlockValues fixed_part(const BlockValues& Rd, const StepProducts& P, double sigma_mu, const Direction* pred) const {
+    BlockValues K(X_.size());
+    for (std::size_t k = 0; k < X_.size(); ++k) {
+      const MatrixXd& Zi = P.Zinv[k];
+      if (shape_.blocks[k].diagonal) {
+        const auto x = X_[k].col(0).array();
+        const auto zi = Zi.col(0).array();
+        Eigen::ArrayXd r = sigma_mu * zi - x - x * Rd[k].col(0).array() * zi;
+        if (pred) r -= pred->dX[k].col(0).array() * pred->dZ[k].col(0).array() * zi;
+        K[k] = r.matrix();
+        continue;
+      }
+      if (!sparse_products_[k]) {
+        MatrixXd R = sigma_mu * MatrixXd::Identity(X_[k].rows(), X_[k].cols()) - X_[k] * Rd[k];
+        if (pred) R -= pred->dX[k] * pred->dZ[k];
+        const MatrixXd D = R * Zi - X_[k];
+        K[k] = 0.5 * (D + D.transpose());
+        continue;
+      }
+      MatrixXd D = sigma_mu * Zi - P.XRdZinv[k];
+      // corr Z^-1 = dX_a dZ_a Z^-1 with dZ_a Z^-1 = R_d Z^-1 - (Z^-1 A^T(dy_a))^T.
+      if (pred) D.noalias() -= pred->dX[k] * (P.RdZinv[k] - times_At(Zi, k, pred->dy).transpose());
+      K[k] = 0.5 * (D + D.transpose()) - X_[k];
+    }
+    return K;
+  }
+
+  // dX from K, dy and dZ = R_d - A^T(dy): K + S(dy) in the first route's blocks, sym((R_c - X dZ) Z^-1) in the others.
+  void primal_direction(const StepProducts& P, double sigma_mu, const Direction* pred, Direction& d) const {
+    for (std::size_t k = 0; k < X_.size(); ++k) {
+      const MatrixXd& Zi = P.Zinv[k];
+      if (shape_.blocks[k].diagonal) {
+        const auto x = X_[k].col(0).array();
+        const auto zi = Zi.col(0).array();
+        d.dX[k] = -(x * d.dZ[k].col(0).array() * zi).matrix();
+        Eigen::ArrayXd r = sigma_mu * zi - x;
+        if (pred) r -= pred->dX[k].col(0).array() * pred->dZ[k].col(0).array() * zi;
+        d.dX[k] += r.matrix();
+        continue;
+      }
+      if (sparse_products_[k]) {
+        d.dX[k] += dy_part(Zi, k, d.dy);
+        continue;
+      }
+      const MatrixXd H = X_[k] * d.dZ[k] * Zi;  // -sym(X dZ Z^-1) + sym(R_c Z^-1)
+      d.dX[k] = -0.5 * (H + H.transpose());
+      MatrixXd D = sigma_mu * Zi - X_[k];
+      if (pred) D -= pred->dX[k] * pred->dZ[k] * Zi;
+      d.dX[k] += 0.5 * (D + D.transpose());
+    }
+  }
+
+  // The change of dX when dy changes by ddy (dZ by dZc = -A^T(ddy)): S(ddy), or -sym(X dZc Z^-1).
+  void add_refinement(const StepProducts& P, const VectorXd& ddy, const BlockValues& dZc, BlockValues& dX) const {
+    for (std::size_t k = 0; k < X_.size(); ++k) {
+      const MatrixXd& Zi = P.Zinv[k];
+      if (shape_.blocks[k].diagonal) {
+        dX[k] -= (X_[k].array() * dZc[k].array() * Zi.array()).matrix();
+      } else if (sparse_products_[k]) {
+        dX[k] += dy_part(Zi, k, ddy);
+      } else {
+        const MatrixXd D = X_[k] * dZc[k] * Zi;
+        dX[k] -= 0.5 * (D + D.transpose());
+      }
+    }
+  }
+
+  // S(y) = sym(X A^T(y) Z^-1) in a block of the first route.
+  MatrixXd dy_part(const MatrixXd& Zi, std::size_t k, const VectorXd& y) const {
+    const MatrixXd D = times_At(X_[k], k, y) * Zi;
+    return 0.5 * (D + D.transpose());
+  }
+
+  bool solve_direction(const VectorXd& rp, const BlockValues& Rd, const StepProducts& P, double sigma_mu,
+                       const Direction* pred, Direction& d) const {
+    d.dX = fixed_part(Rd, P, sigma_mu, pred);
+    d.dy = schur_->solve(rp - apply_A(d.dX));
     if (!d.dy.allFinite()) return false;
     d.dZ = Rd;
     axpy(-1.0, apply_At(d.dy), d.dZ);
-    d.dX = primal_direction(Zinv, d.dZ, sigma_mu, dXa, dZa);
+    primal_direction(P, sigma_mu, pred, d);
     // Iterative refinement against the operator actually applied: near the optimum Z^-1 is large
     // and the rounding in X dZ Z^-1 breaks A(dX) = r_p, which would undo primal feasibility
     // step by step. A correction ddy moves A(dX) by M ddy, so solving M ddy = r_p - A(dX) removes
@@ -711,7 +811,7 @@ class Solver {
       const BlockValues dZc = apply_At(-ddy);
       d.dy += ddy;
       axpy(1.0, dZc, d.dZ);
-      axpy(1.0, hkm_product(Zinv, dZc), d.dX);
+      add_refinement(P, ddy, dZc, d.dX);
     }
     return true;
   }
@@ -721,6 +821,11 @@ class Solver {
   static constexpr int kNearStallIterations = 5;
   static constexpr double kDecoupledGap = 1e-2;
   static constexpr int kRefinementPasses = 2;
+  // Dense-route Schur columns are gathered kGatherWidth at a time (schur_entries) in blocks small enough that
+  // their interleaved sym(G_j) stay in cache (1 MB).
+  static constexpr int kGatherMaxOrder = 128;
+  // Entries x order (the sparse product's work) against order^3 (the dense one's) at a quarter of the rate.
+  static constexpr double kSparseProductRatio = 4.0;
 
   static bool fail(const char* why) {
     core::log::debug("sdp: stalled: {}", why);
@@ -728,22 +833,31 @@ class Solver {
   }
 
   bool step(const VectorXd& rp, const BlockValues& Rd) {
-    BlockValues Zinv = shape_.zeros();
+    StepProducts P;
+    P.Zinv.resize(Z_.size());
+    P.RdZinv.resize(Z_.size());
+    P.XRdZinv.resize(Z_.size());
     for (std::size_t k = 0; k < Z_.size(); ++k) {
       if (shape_.blocks[k].diagonal) {
         if ((Z_[k].array() <= 0.0).any()) return fail("Z is not positive definite");
-        Zinv[k] = Z_[k].cwiseInverse();
+        P.Zinv[k] = Z_[k].cwiseInverse();
         continue;
       }
-      if (LZ_[k].compute(Z_[k]).info() != Eigen::Success) return fail("Z is not positive definite");
-      if (LX_[k].compute(X_[k]).info() != Eigen::Success) return fail("X is not positive definite");
-      Zinv[k] = LZ_[k].solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
+      if (!factors_current_) {
+        if (LZ_[k].compute(Z_[k]).info() != Eigen::Success) return fail("Z is not positive definite");
+        if (LX_[k].compute(X_[k]).info() != Eigen::Success) return fail("X is not positive definite");
+      }
+      P.Zinv[k] = LZ_[k].solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
+      if (!sparse_products_[k]) continue;
+      P.RdZinv[k].noalias() = Rd[k] * P.Zinv[k];
+      P.XRdZinv[k].noalias() = X_[k] * P.RdZinv[k];
     }
-    if (!factor_schur(Zinv)) return fail("Schur complement indefinite even when shifted");
+    factors_current_ = true;
+    if (!factor_schur(P.Zinv)) return fail("Schur complement indefinite even when shifted");
     const double mu = dot(X_, Z_) / n_;
 
     Direction pred;
-    if (!solve_direction(rp, Rd, Zinv, 0.0, nullptr, nullptr, pred))
+    if (!solve_direction(rp, Rd, P, 0.0, nullptr, pred))
       return fail("predictor direction not finite");
     const double ap_a = max_step(shape_, X_, LX_, pred.dX, 1.0);
     const double ad_a = max_step(shape_, Z_, LZ_, pred.dZ, 1.0);
@@ -757,17 +871,25 @@ class Solver {
     const double sigma = std::clamp(std::pow(std::max(mu_aff, 0.0) / mu, expon), 0.0, 1.0);
 
     Direction corr;
-    if (!solve_direction(rp, Rd, Zinv, sigma * mu, &pred.dX, &pred.dZ, corr))
+    if (!solve_direction(rp, Rd, P, sigma * mu, &pred, corr))
       return fail("corrector direction not finite");
     const double f = opts_.step_fraction + (1.0 - opts_.step_fraction) * 0.9 * s;
-    const double ap = safe_step(shape_, X_, corr.dX, f * max_step(shape_, X_, LX_, corr.dX, 1.0 / f));
-    const double ad = safe_step(shape_, Z_, corr.dZ, f * max_step(shape_, Z_, LZ_, corr.dZ, 1.0 / f));
+    SafeStep primal = safe_step(shape_, X_, corr.dX, f * max_step(shape_, X_, LX_, corr.dX, 1.0 / f));
+    SafeStep dual = safe_step(shape_, Z_, corr.dZ, f * max_step(shape_, Z_, LZ_, corr.dZ, 1.0 / f));
+    const double ap = primal.alpha, ad = dual.alpha;
     if (ap < 1e-10 && ad < 1e-10) return fail("step lengths below 1e-10");
     last_ap_ = ap;
     last_ad_ = ad;
     last_sigma_ = sigma;
-    axpy(ap, corr.dX, X_);
-    axpy(ad, corr.dZ, Z_);
+    // The factors of the new X and Z are the accepted steps' (unchanged where a step is 0).
+    if (ap > 0.0) {
+      X_ = std::move(primal.value);
+      LX_ = std::move(primal.factors);
+    }
+    if (ad > 0.0) {
+      Z_ = std::move(dual.value);
+      LZ_ = std::move(dual.factors);
+    }
     y_ += ad * corr.dy;
     return true;
   }
@@ -781,9 +903,15 @@ class Solver {
   int empty_infeasible_ = -1;  // a constraint with an empty matrix and b != 0, if any
   int n_ = 0;
   std::vector<BlockTerms> terms_;
+  // Per dense block: X A^T(y) from the constraint entries (few: at most n_k^2 / kSparseProductRatio) rather
+  // than a dense product (times_At).
+  std::vector<bool> sparse_products_;
   std::optional<SchurFactor> schur_;
   BlockValues Cv_, X_, Z_;
-  BlockFactors LX_, LZ_;  // Cholesky factors of the dense blocks of X_ and Z_, refreshed every step
+  // Cholesky factors of the dense blocks of X_ and Z_: computed at the start of an attempt, then the accepted
+  // steps' own (safe_step factors every step it takes).
+  BlockFactors LX_, LZ_;
+  bool factors_current_ = false;
   VectorXd y_;
   std::optional<Best> best_;
   double last_ap_ = 0.0, last_ad_ = 0.0, last_sigma_ = 0.0;  // of the last step, for the log

@@ -78,6 +78,10 @@ struct SdpOptions {
   // it (dense_linalg.hpp), by Eigen's LLT below: about twice as fast from order ~2000 on this project's
   // machine, no gain and different rounding on smaller ones.
   int lapack_min_order = 2000;
+  // Products X A^T(y) of the Newton direction formed from the constraint entries in blocks that hold few of
+  // them (max-cut's diagonal, theta's edges: one dense product per direction instead of two); false forms
+  // every one densely (the same direction up to rounding).
+  bool sparse_products = true;
   // Threads assembling a dense Schur complement (the columns of a block with enough work are shared;
   // the result is bitwise the serial one). Callers pass core::thread_count() (the `threads` rule).
   int threads = 1;

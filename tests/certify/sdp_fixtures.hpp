@@ -31,6 +31,25 @@ inline core::certify::SdpProblem lovasz_theta(int n, const std::vector<Edge>& ed
   return p;
 }
 
+// The max-cut relaxation max <L / 4, X> s.t. X_ii = 1, X >= 0 (L the graph's Laplacian; SDPLIB's mcp and
+// maxG form): min <-L / 4, X>, every constraint a single diagonal entry.
+inline core::certify::SdpProblem max_cut(int n, const std::vector<Edge>& edges) {
+  core::certify::SdpProblem p;
+  p.blocks = {{n, false}};
+  for (const auto& [i, j] : edges) {
+    p.C.add(0, i, i, -0.25);
+    p.C.add(0, j, j, -0.25);
+    p.C.add(0, i, j, 0.25);
+  }
+  for (int i = 0; i < n; ++i) {
+    core::certify::SdpMatrix e;
+    e.add(0, i, i, 1.0);
+    p.A.push_back(e);
+  }
+  p.b = Eigen::VectorXd::Ones(n);
+  return p;
+}
+
 inline std::vector<Edge> cycle(int n) {
   std::vector<Edge> e;
   for (int i = 0; i < n; ++i) e.push_back({i, (i + 1) % n});
