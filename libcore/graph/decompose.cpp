@@ -3,14 +3,17 @@
 #include "graph/decompose.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <map>
 #include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "common/errors.hpp"
+#include "graph/cycle_tables.hpp"
 #include "graph/matcher.hpp"
 #include "graph/triangle_tables.hpp"
 
@@ -242,6 +245,15 @@ double pair_path_cost(const GraphStats& stats, bool long_paths) {
          triangle_table_cost(stats) + 2 * stats.n;
 }
 
+// The predicted cost of a k-cycle's table rooted at `fixed` vertices (rooted_cycle_length): for the
+// 4-cycle two walks over the wedges a-w-y with w, y > a (four_cycle_table), for the 5-cycle the pair
+// cut's pass with paths of length 3 plus the triangle tables (five_cycle_vertex_table), and one pass
+// over the CSR.
+double cycle_table_cost(const GraphStats& stats, int k, int fixed) {
+  if (k == 4) return kPairWalkStep * 2 * stats.oriented_wedges + 2 * stats.n + (fixed == 2 ? 2 * stats.m : 0);
+  return pair_path_cost(stats, false) + triangle_table_cost(stats) + 2 * stats.m;
+}
+
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'.
 CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vector<std::uint32_t>& comps,
                        const std::vector<std::vector<int>>& attach, const std::vector<Perm>& autos, const GraphStats& stats,
@@ -266,10 +278,11 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       const auto inner = d->components.back().vertices.size();
       ++(inner == 1 ? d->common_power : inner == 2 ? d->path3_power : d->path4_power);
     }
-    // Common neighbours alone: the wedge walks below the root (half of all), one pass over the
-    // touched vertices per root.
+    // Common neighbours alone: K_{2,r} from the wedge walks below the root (half of all), one pass
+    // over the touched vertices per root; the 4-cycle (r = 2) from the walks a-w-y with w, y > a.
     const bool paths = d->path3_power + d->path4_power > 0;
-    return with_quotients(paths ? pair_path_cost(stats, d->path4_power > 0) : stats.m * stats.degree_biased + 2 * stats.n);
+    const double stars = d->common_power == 2 ? kPairWalkStep * stats.oriented_wedges : stats.m * stats.degree_biased;
+    return with_quotients(paths ? pair_path_cost(stats, d->path4_power > 0) : stars + 2 * stats.n);
   }
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
                                      Formula::never);
@@ -300,8 +313,10 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       c.table = static_cast<int>(d->tables.size());
       d->tables.push_back(choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix));
       d->tables.back().root_common = false;  // count_per_edge runs level 1 itself (no root tables)
+      const int cycle = rooted_cycle_length(d->tables.back(), fixed);
       cost += is_rooted_triangle(d->tables.back(), fixed)     ? triangle_table_cost(stats)
               : is_pendant(d->tables.back(), fixed)           ? stats.n
+              : cycle                                         ? cycle_table_cost(stats, cycle, fixed)
               : rooted_common_power(d->tables.back(), fixed) ? 2 * (stats.m * stats.degree_biased + 2 * stats.n)
                                                               : d->tables.back().predicted_cost;
     }
@@ -424,7 +439,10 @@ unsigned __int128 doubled_total(const std::vector<unsigned __int128>& sums) {
 
 // A pair cut's R (Decomposition::pair_cut): 2 sum over a, b of c(a, b)^r1 p3(a, b)^r2, over b < a
 // when r2 = 0 and b > a otherwise (the path ends above the root: fewer, as ids fall with degree).
-unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptions& opt) {
+// With per_vertex (n entries, zero; r2 > 0): per vertex v also its own sum over b != v, each pair's
+// term added at both ends (a DataError past 2^64 - 1).
+unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptions& opt,
+                                 std::uint64_t* per_vertex = nullptr) {
   struct Scratch {
     WedgeScratch wedges;
     std::vector<std::uint64_t> paths;  // p3(a, b), b > a
@@ -440,6 +458,14 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
       unsigned __int128 x = checked_power(c, r1);
       if (__builtin_mul_overflow(x, checked_power(p3, r2), &x) || __builtin_add_overflow(sum, x, &sum))
         partial_overflow();
+      return x;
+    };
+    // Other roots' entries are shared between threads.
+    const auto add_at = [&](Vertex v, unsigned __int128 x) {
+      const std::uint64_t old = opt.threads > 1 ? std::atomic_ref<std::uint64_t>(per_vertex[v]).fetch_add(
+                                                      static_cast<std::uint64_t>(x), std::memory_order_relaxed)
+                                                : std::exchange(per_vertex[v], per_vertex[v] + static_cast<std::uint64_t>(x));
+      if (x >> 64 || old + static_cast<std::uint64_t>(x) < old) table_overflow();
     };
     const auto& common = s.wedges.common;
     for (Vertex a = begin; a < end; ++a) {
@@ -456,10 +482,16 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
         }
         for (Vertex b : g.neighbors(a))  // the walks a-b-y-b are not paths
           if (b > a) s.paths[b] -= g.degree(b) - 1;
+        unsigned __int128 at_a = 0;
         for (Vertex b : s.path_ends) {
-          add(common[b], s.paths[b]);
+          const unsigned __int128 x = add(common[b], s.paths[b]);
+          if (per_vertex && x) {
+            add_at(b, x);
+            at_a += x;
+          }
           s.paths[b] = 0;
         }
+        if (at_a) add_at(a, at_a);
         s.path_ends.clear();
       } else {
         for (Vertex b : s.wedges.ends) add(common[b], 1);
@@ -600,6 +632,33 @@ CountTable rooted_pair_star_counts(const Graph& g, int r, const ExecOptions& opt
   return ext;
 }
 
+// The table of a 5-cycle rooted at a vertex (rooted_cycle_length): per v its embeddings 2 C5(v) =
+// R(v) - D(v). R(v) = sum over b != v of c(v, b) p3(v, b) (the 5-cycle's pair cut at v and a vertex b
+// two steps away, either way round: sum_pair_paths per vertex) counts the maps (w, b, x, y) with
+// v-w-b and a path v-x-y-b; D(v) those that fold w onto the path: w = x (a triangle x-y-b hanging off
+// v, 2 (tri(x) - t(v, x)) per x ~ v) or w = y (a triangle v-x-y and b another neighbour of y,
+// t(v, y)(deg(y) - 2) per y ~ v), so D(v) = sum over y ~ v of 2 tri(y) + t(v, y)(deg(y) - 4).
+CountTable five_cycle_vertex_table(const Graph& g, const ExecOptions& opt) {
+  CountTable table(g.n(), 0);
+  sum_pair_paths(g, 1, 1, opt, table.data());
+  const OrientedTriangles ot = oriented_triangle_counts(g, opt);
+  const CountTable tri = vertex_triangle_counts(g, ot);
+  std::vector<__int128> folded(g.n(), 0);
+  for (Vertex v = 0; v < g.n(); ++v)
+    for (std::uint32_t i = 0; i < ot.lower[v]; ++i) {
+      const Vertex u = g.adj[g.offsets[v] + i];
+      const auto t = static_cast<__int128>(ot.t[ot.first[v] + i]);
+      folded[v] += 2 * static_cast<__int128>(tri[u]) + t * (static_cast<__int128>(g.degree(u)) - 4);
+      folded[u] += 2 * static_cast<__int128>(tri[v]) + t * (static_cast<__int128>(g.degree(v)) - 4);
+    }
+  for (Vertex v = 0; v < g.n(); ++v) {
+    const __int128 x = static_cast<__int128>(table[v]) - folded[v];
+    if (x < 0 || x % 2) throw std::logic_error("five_cycle_vertex_table: inconsistent fold counts");
+    table[v] = static_cast<std::uint64_t>(x);
+  }
+  return table;
+}
+
 // Threads for one pass over the CSR: one below kSerialSlots slots (a few ms), where starting and
 // joining threads costs more than it saves (on a loaded machine a new thread waits for a core).
 constexpr std::size_t kSerialSlots = std::size_t{1} << 22;
@@ -715,6 +774,15 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       for (Vertex v = 0; v < g.n(); ++v) ext[c.table][v] = g.degree(v);
       continue;
     }
+    if (const int k = rooted_cycle_length(t, fixed)) {  // cycles through each vertex or edge, from walks
+      ext[c.table] = k == 4 ? four_cycle_table(g, fixed == 2, whole) : five_cycle_vertex_table(g, whole);
+      // The sum over the table is the cycle's embeddings (2k per cycle: k vertices or 2k edge slots,
+      // times 2 or 1), all of them in rank 0's share.
+      unsigned __int128 cycles = 0;
+      for (std::uint64_t x : ext[c.table]) cycles += x;
+      known[canonical_form(t.pattern).to_string()] = opt.rank == 0 ? static_cast<__int128>(cycles) : 0;
+      continue;
+    }
     if (const int r = rooted_common_power(t, fixed)) {  // K_{2,r} at the vertex: from its wedge walks
       ext[c.table] = rooted_pair_star_counts(g, r, whole);
       continue;
@@ -810,6 +878,9 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
   const int fixed = static_cast<int>(c.attach.size());
   return is_rooted_triangle(t, fixed)    ? "triangles, one oriented pass"
          : is_pendant(t, fixed)          ? "degrees"
+         : rooted_cycle_length(t, fixed) ? (fixed == 2 ? "4-cycles through the edge, smallest-vertex walks"
+                                            : rooted_cycle_length(t, fixed) == 4 ? "4-cycles through the vertex, smallest-vertex walks"
+                                                                                 : "5-cycles through the vertex, from the pair paths")
          : rooted_common_power(t, fixed) ? "common neighbours of the vertex and each other vertex"
                                          : "rooted plan";
 }

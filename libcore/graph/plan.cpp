@@ -83,7 +83,10 @@ GraphStats graph_stats(const Graph& g, std::uint64_t seed) {
     const auto nb = g.neighbors(v);
     const double d = static_cast<double>(nb.size());
     d2 += d * d;
-    dout += d * static_cast<double>(std::lower_bound(nb.begin(), nb.end(), v) - nb.begin());
+    const double lower = static_cast<double>(std::lower_bound(nb.begin(), nb.end(), v) - nb.begin());
+    dout += d * lower;
+    // From each smaller neighbour a (the i-th of N(v)), the walks a-v-y go to the d - 1 - i ids above a.
+    s.oriented_wedges += lower * (d - 1) - lower * (lower - 1) / 2;
   }
   const double ends = std::max(1.0, 2 * s.m);
   s.degree_biased = d2 / ends;

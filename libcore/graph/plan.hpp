@@ -40,6 +40,9 @@ struct GraphStats {
     double wedge_end_scan = 0;     // sum over those y of deg(y)
     double wedge_end_scan_up = 0;  // sum over those y of |N(y) above a|
   } walks;
+  // The walks a-w-y with w, y > a (exact): the steps of the passes that find each 4-cycle once at
+  // its smallest vertex (cycle_tables.hpp, the 4-cycle's pair cut).
+  double oriented_wedges = 0;
 };
 GraphStats graph_stats(const Graph& g, std::uint64_t seed = 1);
 

@@ -74,10 +74,11 @@ TEST_CASE("decomposed counts (connected and pair cuts) split over MPI ranks equa
   auto* comm = world(info);
   const Graph g = relabel_by_degree(generate_rmat({8, 8}, 3));
   const GraphStats stats = graph_stats(g);
-  // The 4-cycle's wedge term and the 7-cycle's triangle table are whole-graph terms: once over the ranks.
-  for (const char* name : {"dumbbell", "5-cycle", "tailed-triangle", "4-cycle", "7-cycle"}) {
+  // The 4-cycle's wedge term, the 7-cycle's triangle table and the cycle tables' cycle counts (the
+  // house, the pentagon with a pendant) are whole-graph terms: once over the ranks.
+  for (const char* name : {"dumbbell", "5-cycle", "tailed-triangle", "4-cycle", "7-cycle", "house", "0-5,1-2,1-3,2-4,3-5,4-5"}) {
     CAPTURE(name);
-    const Pattern p = named_pattern(name);
+    const Pattern p = parse_pattern(name);
     const CountPlan cp = choose_count_plan(p, Induced::edge, stats, Formula::always);
     REQUIRE(cp.decomposition);
     const __int128 share = embedding_share(g, cp, {1, info.rank, info.world_size});
