@@ -1,7 +1,6 @@
 // Memory figures of this process and machine for the tools' summaries and resource guards
 // (POSIX getrusage; Linux /proc/meminfo).
 #pragma once
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -9,7 +8,6 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
-#include <vector>
 
 namespace core {
 
@@ -56,23 +54,6 @@ inline std::uint64_t available_memory_bytes() {
       cap("/sys/fs/cgroup/memory" + line.substr(v1 + 8), "/memory.limit_in_bytes", "/memory.usage_in_bytes");
   }
   return avail;
-}
-
-// A vector of n value-initialised elements whose memory the kernel may back with transparent huge pages
-// (madvise MADV_HUGEPAGE before the first touch, where THP is in "madvise" mode): filling an array of
-// gigabytes then takes a fault per 2 MiB instead of per 4 KiB. Only a hint; the result is the same.
-template <class T>
-std::vector<T> large_vector(std::size_t n) {
-  std::vector<T> v;
-  v.reserve(n);
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
-  const std::uintptr_t first = (begin + page - 1) / page * page, last = (begin + n * sizeof(T)) / page * page;
-#ifdef MADV_HUGEPAGE
-  if (page > 0 && last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-#endif
-  v.resize(n);
-  return v;
 }
 
 }  // namespace core

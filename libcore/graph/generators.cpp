@@ -21,6 +21,7 @@
 #include "common/memory.hpp"
 #include "common/rng.hpp"
 #include "common/threads.hpp"
+#include "graph/large_vector.hpp"
 #include "graph/parallel.hpp"
 
 namespace core::graph {
