@@ -254,8 +254,8 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
       }
     });
   }
-  entries = {};
-  counts = {};
+  entries = std::vector<std::uint64_t>();  // freed (assigning {} would only clear them)
+  counts = std::vector<std::uint64_t>();
   // Compaction: the ids that occur, in ascending order, become 0..n-1; lists move down in place.
   std::vector<Vertex> rank(nv, 0);
   std::vector<std::uint64_t> original_ids;
