@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/threads.hpp"
+#include "graph/large_vector.hpp"
 #include "graph/parallel.hpp"
 
 namespace core::graph {
@@ -91,7 +92,7 @@ Graph relabel_by_degree(const Graph& g, int threads) {
   }
   h.offsets = std::move(offsets);
   h.original_ids = std::move(original_ids);
-  h.adj = std::vector<Vertex>(g.adj.size());
+  h.adj = large_vector<Vertex>(g.adj.size());
   // The lists, renamed and sorted, in parallel (each vertex alone).
   constexpr Vertex kChunk = 4096;
   parallel_chunks(threads > 0 ? threads : core::thread_count(), (std::uint64_t{n} + kChunk - 1) / kChunk,

@@ -1,6 +1,9 @@
 // R-MAT and G(n, p) generators (see generators.hpp). R-MAT builds its CSR from the edge stream
-// without an edge list: the blocks are generated twice in parallel (degrees, then the lists), each
-// list sorted and deduplicated in place, ids compacted in place.
+// without an edge list: a counting pass over the blocks (in parallel) sizes every bucket of sources,
+// then, a round of buckets at a time, a fill pass writes the round's directed entries grouped by
+// bucket (a radix partition by source) and each bucket's lists are built within its own small range
+// (counting sort by source, each list sorted and deduplicated); ids are compacted in place. Every
+// random access of the build stays inside one bucket, so time grows linearly with the edges.
 #include "graph/generators.hpp"
 
 #include <fmt/format.h>
@@ -18,6 +21,7 @@
 #include "common/memory.hpp"
 #include "common/rng.hpp"
 #include "common/threads.hpp"
+#include "graph/large_vector.hpp"
 #include "graph/parallel.hpp"
 
 namespace core::graph {
@@ -53,10 +57,13 @@ class RmatStream {
     check_memory("rmat", edges_wanted, 16.0, 32.0 * std::ldexp(1.0, p.scale));
     if (p.scale > 32) throw UsageError("rmat scale must be at most 32 (32-bit vertex ids)");
     edges_ = static_cast<std::uint64_t>(edges_wanted);
+    // uniform() is k 2^-53 for k = rng() >> 11, so uniform() < t exactly when k < ceil(t 2^53).
+    const double bounds[3] = {p.a, p.a + p.b, p.a + p.b + p.c};
+    for (int i = 0; i < 3; ++i) below_[i] = static_cast<std::uint64_t>(std::ceil(std::ldexp(bounds[i], 53)));
     // Scramble ids so vertex id does not reveal degree (a fixed permutation from the seed).
     const std::uint64_t nv = ids();
     perm_.resize(nv);
-    for (std::uint64_t i = 0; i < nv; ++i) perm_[i] = i;
+    for (std::uint64_t i = 0; i < nv; ++i) perm_[i] = static_cast<std::uint32_t>(i);
     Rng prng = base_.split(~std::uint64_t(0));
     for (std::uint64_t i = nv - 1; i > 0; --i) std::swap(perm_[i], perm_[prng.below(i + 1)]);
   }
@@ -68,15 +75,30 @@ class RmatStream {
   template <class Emit>
   void block(std::uint64_t blk, const Emit& emit) const {
     Rng rng = base_.split(blk);
-    for (std::uint64_t e = blk * kRmatBlock; e < std::min(edges_, (blk + 1) * kRmatBlock); ++e) {
-      std::uint64_t u = 0, v = 0;
-      for (int bit = 0; bit < p_.scale; ++bit) {
-        const double r = rng.uniform();
-        const int quadrant = r < p_.a ? 0 : r < p_.a + p_.b ? 1 : r < p_.a + p_.b + p_.c ? 2 : 3;
-        u = (u << 1) | static_cast<std::uint64_t>(quadrant >> 1);
-        v = (v << 1) | static_cast<std::uint64_t>(quadrant & 1);
+    // Edges in batches: the unscrambled ids first, then the scramble's table lookups (cache misses on
+    // large scales) all together, so that they overlap instead of each waiting behind a whole edge.
+    constexpr std::uint64_t kBatch = 64;
+    std::uint32_t us[kBatch], vs[kBatch];
+    const std::uint64_t end = std::min(edges_, (blk + 1) * kRmatBlock);
+    for (std::uint64_t e = blk * kRmatBlock; e < end; e += kBatch) {
+      const std::uint64_t count = std::min(kBatch, end - e);
+      for (std::uint64_t i = 0; i < count; ++i) {
+        std::uint32_t u = 0, v = 0;
+        for (int bit = 0; bit < p_.scale; ++bit) {
+          // The quadrant of r = uniform() against a, a + b, a + b + c, without branches (they mispredict).
+          const std::uint64_t k = rng() >> 11;
+          const auto quadrant = static_cast<std::uint32_t>(k >= below_[0]) + (k >= below_[1]) + (k >= below_[2]);
+          u = (u << 1) | (quadrant >> 1);
+          v = (v << 1) | (quadrant & 1);
+        }
+        us[i] = u;
+        vs[i] = v;
       }
-      emit(perm_[u], perm_[v]);
+      for (std::uint64_t i = 0; i < count; ++i) {
+        us[i] = perm_[us[i]];
+        vs[i] = perm_[vs[i]];
+      }
+      for (std::uint64_t i = 0; i < count; ++i) emit(std::uint64_t{us[i]}, std::uint64_t{vs[i]});
     }
   }
 
@@ -84,7 +106,8 @@ class RmatStream {
   RmatParams p_;
   Rng base_;
   std::uint64_t edges_ = 0;
-  std::vector<std::uint64_t> perm_;
+  std::uint64_t below_[3] = {};  // the quadrant bounds a, a + b, a + b + c in units of 2^-53
+  std::vector<std::uint32_t> perm_;  // 32-bit ids: half the table, fewer cache misses per edge
 };
 
 }  // namespace
@@ -98,55 +121,141 @@ std::vector<RawEdge> rmat_edges(const RmatParams& p, std::uint64_t seed) {
   return edges;
 }
 
+namespace {
+
+// Directed entries (both directions of every non-loop edge) grouped by source into buckets of
+// 2^bucket_bits consecutive ids, at least 64 buckets where the scale allows (so small graphs take
+// the same path) and at most 2^14 ids each (a bucket's counters and lists stay in cache).
+int rmat_bucket_bits(int scale) { return std::clamp(scale - 6, 0, 14); }
+
+// The stream's blocks are cut into at most this many tasks (consecutive blocks each); a task's
+// entries per bucket are counted, so the counts table is tasks x buckets.
+constexpr std::uint64_t kRmatMaxTasks = 4096;
+
+// One round of the fill: buckets [first, last), their entries at most `entries`.
+struct RmatRound {
+  std::uint64_t first, last, entries;
+};
+
+// Consecutive buckets per round, each round's entries at most `budget` (a larger bucket alone).
+std::vector<RmatRound> rmat_rounds(const std::vector<std::uint64_t>& bucket_entries, std::uint64_t budget) {
+  std::vector<RmatRound> rounds;
+  for (std::uint64_t b = 0; b < bucket_entries.size(); ++b) {
+    if (rounds.empty() || (rounds.back().entries > 0 && rounds.back().entries + bucket_entries[b] > budget))
+      rounds.push_back({b, b, 0});
+    rounds.back().last = b + 1;
+    rounds.back().entries += bucket_entries[b];
+  }
+  return rounds;
+}
+
+}  // namespace
+
 Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report) {
   const RmatStream stream(p, seed);
   const int threads = p.threads > 0 ? p.threads : thread_count();
   const std::uint64_t nv = stream.ids();
+  const int bucket_bits = rmat_bucket_bits(p.scale);
+  const std::uint64_t bucket_ids = std::uint64_t(1) << bucket_bits;
+  const std::uint64_t buckets = nv >> bucket_bits;
+  const std::uint64_t tasks = std::min(stream.blocks(), kRmatMaxTasks);
+  // f(u, v) for both directions of every non-loop edge of task t's blocks; loop(u) for the others.
+  const auto task_edges = [&](std::uint64_t t, const auto& f, const auto& loop) {
+    for (std::uint64_t blk = t * stream.blocks() / tasks; blk < (t + 1) * stream.blocks() / tasks; ++blk)
+      stream.block(blk, [&](std::uint64_t u, std::uint64_t v) {
+        if (u == v) return loop(u);
+        f(u, v);
+        f(v, u);
+      });
+  };
   CleanReport r;
   r.input_edges = stream.edges();
-  // Pass 1: degrees (both directions, self-loops dropped).
-  std::vector<EdgeIndex> offsets(nv + 1, 0);
+  // Pass 1: each task's entries per bucket (counts[t * buckets + b]), self-loops and the largest id.
+  std::vector<std::uint64_t> counts(tasks * buckets, 0);
   {
-    std::vector<std::atomic<std::uint32_t>> degree(nv);
     std::vector<std::uint64_t> loops(threads, 0), max_id(threads, 0);
-    parallel_chunks(threads, stream.blocks(), [&](int t, std::uint64_t blk) {
-      stream.block(blk, [&](std::uint64_t u, std::uint64_t v) {
-        max_id[t] = std::max({max_id[t], u, v});
-        if (u == v) return void(++loops[t]);
-        degree[u].fetch_add(1, std::memory_order_relaxed);
-        degree[v].fetch_add(1, std::memory_order_relaxed);
-      });
+    parallel_chunks(threads, tasks, [&](int th, std::uint64_t t) {
+      std::uint64_t* row = counts.data() + t * buckets;
+      task_edges(
+          t,
+          [&](std::uint64_t u, std::uint64_t v) {
+            ++row[u >> bucket_bits];
+            max_id[th] = std::max(max_id[th], v);
+          },
+          [&](std::uint64_t u) {
+            ++loops[th];
+            max_id[th] = std::max(max_id[th], u);
+          });
     });
-    for (int t = 0; t < threads; ++t) {
-      r.self_loops += loops[t];
-      r.max_input_id = std::max(r.max_input_id, max_id[t]);
+    for (int th = 0; th < threads; ++th) {
+      r.self_loops += loops[th];
+      r.max_input_id = std::max(r.max_input_id, max_id[th]);
     }
-    for (std::uint64_t v = 0; v < nv; ++v) offsets[v + 1] = offsets[v] + degree[v].load(std::memory_order_relaxed);
   }
-  // Pass 2: the same edges again, each written into both endpoints' lists.
-  std::vector<Vertex> adj(offsets[nv]);
-  {
-    std::vector<std::atomic<EdgeIndex>> cursor(nv);
-    for (std::uint64_t v = 0; v < nv; ++v) cursor[v].store(offsets[v], std::memory_order_relaxed);
-    parallel_chunks(threads, stream.blocks(), [&](int, std::uint64_t blk) {
-      stream.block(blk, [&](std::uint64_t u, std::uint64_t v) {
-        if (u == v) return;
-        adj[cursor[u].fetch_add(1, std::memory_order_relaxed)] = static_cast<Vertex>(v);
-        adj[cursor[v].fetch_add(1, std::memory_order_relaxed)] = static_cast<Vertex>(u);
-      });
+  // The buckets' entries and where their lists start in the adjacency array (source order).
+  std::vector<std::uint64_t> bucket_entries(buckets, 0), bucket_start(buckets + 1, 0);
+  for (std::uint64_t t = 0; t < tasks; ++t)
+    for (std::uint64_t b = 0; b < buckets; ++b) bucket_entries[b] += counts[t * buckets + b];
+  for (std::uint64_t b = 0; b < buckets; ++b) bucket_start[b + 1] = bucket_start[b] + bucket_entries[b];
+  // Entries are buffered (8 bytes each) for a round of buckets at a time: by default as many as a quarter of
+  // the memory available holds (all of them where nothing is known), at least 2^25. Each further round
+  // generates the stream once more.
+  const std::uint64_t total = bucket_start[buckets];
+  const std::uint64_t avail = available_memory_bytes();
+  const std::uint64_t budget = p.round_entries > 0 ? p.round_entries
+                               : avail == 0      ? total
+                                                 : std::max<std::uint64_t>(avail / 4 / sizeof(std::uint64_t), 1 << 25);
+  const std::vector<RmatRound> rounds = rmat_rounds(bucket_entries, budget);
+  std::uint64_t buffer = 0;
+  for (const RmatRound& round : rounds) buffer = std::max(buffer, round.entries);
+  // An entry: the source's offset in its bucket << 32 | the target.
+  std::vector<std::uint64_t> entries = large_vector<std::uint64_t>(buffer);
+  std::vector<Vertex> adj = large_vector<Vertex>(total);
+  std::vector<EdgeIndex> offsets(nv + 1, 0);
+  offsets[nv] = total;
+  std::vector<std::uint32_t> kept(nv, 0);  // a list's length once sorted and deduplicated
+  std::vector<std::vector<EdgeIndex>> cursors(threads, std::vector<EdgeIndex>(bucket_ids));
+  for (const RmatRound& round : rounds) {
+    // Pass 2 (once per round): the round's entries, bucket after bucket and within one task after task, so
+    // counts turn into each task's write positions.
+    const std::uint64_t width = round.last - round.first;
+    for (std::uint64_t b = round.first; b < round.last; ++b) {
+      std::uint64_t at = bucket_start[b] - bucket_start[round.first];
+      for (std::uint64_t t = 0; t < tasks; ++t) at += std::exchange(counts[t * buckets + b], at);
+    }
+    parallel_chunks(threads, tasks, [&](int, std::uint64_t t) {
+      std::uint64_t* at = counts.data() + t * buckets;
+      task_edges(
+          t,
+          [&](std::uint64_t u, std::uint64_t v) {
+            const std::uint64_t b = u >> bucket_bits;
+            if (b - round.first < width) entries[at[b]++] = (u & (bucket_ids - 1)) << 32 | v;
+          },
+          [](std::uint64_t) {});
+    });
+    // Each bucket's lists: counted, scattered into its range of the adjacency, sorted and deduplicated.
+    parallel_chunks(threads, width, [&](int th, std::uint64_t i) {
+      const std::uint64_t b = round.first + i, first_id = b << bucket_bits;
+      const std::uint64_t* const from = entries.data() + (bucket_start[b] - bucket_start[round.first]);
+      const std::uint64_t* const to = from + bucket_entries[b];
+      std::vector<EdgeIndex>& cursor = cursors[th];
+      std::fill(cursor.begin(), cursor.end(), 0);
+      for (const std::uint64_t* e = from; e != to; ++e) ++cursor[*e >> 32];
+      EdgeIndex at = bucket_start[b];
+      for (std::uint64_t k = 0; k < bucket_ids; ++k) {
+        offsets[first_id + k] = at;
+        at += std::exchange(cursor[k], at);
+      }
+      for (const std::uint64_t* e = from; e != to; ++e) adj[cursor[*e >> 32]++] = static_cast<Vertex>(*e);
+      for (std::uint64_t k = 0; k < bucket_ids; ++k) {  // cursor[k]: the end of list k now
+        Vertex* const list = adj.data() + offsets[first_id + k];
+        std::sort(list, adj.data() + cursor[k]);
+        kept[first_id + k] = static_cast<std::uint32_t>(std::unique(list, adj.data() + cursor[k]) - list);
+      }
     });
   }
-  // Each list sorted, duplicates dropped in place (its new length kept in `kept`).
-  std::vector<std::uint32_t> kept(nv);
-  constexpr std::uint64_t kVerticesPerChunk = 4096;
-  parallel_chunks(threads, (nv + kVerticesPerChunk - 1) / kVerticesPerChunk, [&](int, std::uint64_t c) {
-    for (std::uint64_t v = c * kVerticesPerChunk; v < std::min(nv, (c + 1) * kVerticesPerChunk); ++v) {
-      Vertex* first = adj.data() + offsets[v];
-      Vertex* last = adj.data() + offsets[v + 1];
-      std::sort(first, last);
-      kept[v] = static_cast<std::uint32_t>(std::unique(first, last) - first);
-    }
-  });
+  entries = std::vector<std::uint64_t>();  // freed (assigning {} would only clear them)
+  counts = std::vector<std::uint64_t>();
   // Compaction: the ids that occur, in ascending order, become 0..n-1; lists move down in place.
   std::vector<Vertex> rank(nv, 0);
   std::vector<std::uint64_t> original_ids;

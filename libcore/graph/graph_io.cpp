@@ -474,7 +474,7 @@ LoadedGraph load_graph_input(const std::string& spec, std::uint64_t seed, const 
                                 : fs::path();
   return load_cached(cache, generator_stamp(spec, seed), "the generator '" + spec + "'", options,
                      [&](LoadedGraph& out) {
-                       out.graph = *generate_from_spec(spec, seed, &out.report);
+                       out.graph = std::move(*generate_from_spec(spec, seed, &out.report));  // not a copy
                        out.generated = true;
                      });
 }

@@ -8,12 +8,13 @@ baseline measured on the same machine at the same time:
   write     --graph-cache DIR: the same, then write the binary CSR cache (first run)
   mapped    --graph-cache DIR: map the cache written just before (every later run)
 (the first two count wedges, a closed form, so that they measure the graph), then each pattern is counted
-on the mapped graph. Peak RSS and CPU come from /usr/bin/time (mapped pages of
+on the mapped graph. With --baseline BIN (e.g. main's build) the generate stage also runs with that binary,
+interleaved in the same run, and its time, CPU and peak memory are printed as ratios (ours / baseline). Peak RSS and CPU come from /usr/bin/time (mapped pages of
 the cache count in RSS but are shared between ranks of one host and reclaimable). The machine's load average
 is printed with every row: on a shared machine wall times overstate the work; CPU seconds do not.
 
   scripts/bench/graphzero_rmat.py --bin build/default/bin/graphzero-mine [--scales 22,24]
-      [--patterns triangle,4-clique] [--threads 2] [--cache-dir DIR] [--keep-cache]
+      [--patterns triangle,4-clique] [--threads 2] [--cache-dir DIR] [--keep-cache] [--baseline BIN]
 """
 import argparse
 import json
@@ -52,6 +53,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cache-dir", help="folder for the caches (default: a temporary folder, removed after)")
     ap.add_argument("--keep-cache", action="store_true", help="keep the cache folder")
+    ap.add_argument("--baseline", help="another graphzero-mine binary whose generate stage is measured alongside")
     args = ap.parse_args()
     cache = args.cache_dir or tempfile.mkdtemp(prefix="gz-rmat-cache-")
     runs = tempfile.mkdtemp(prefix="gz-rmat-runs-")
@@ -65,11 +67,16 @@ def main():
             # The graph-building stages count wedges (a closed form per vertex: next to no mining).
             stages = [("generate", "off", "wedge"), ("write", cache, "wedge")]
             stages += [("mapped", cache, p) for p in args.patterns.split(",")]
-            load = {}
+            if args.baseline:
+                stages.insert(0, ("baseline", "off", "wedge"))
+            load, usage = {}, {}
             for stage, where, pattern in stages:
                 out = tempfile.mkdtemp(dir=runs)
-                r, rss, cpu, wall = timed(base + ["--pattern", pattern, "--graph-cache", where, "--out", out])
+                binary = [args.baseline] if stage == "baseline" else [args.bin]
+                r, rss, cpu, wall = timed(binary + base[1:] + ["--pattern", pattern, "--graph-cache", where,
+                                                               "--out", out])
                 load.setdefault(stage, r["load_time_s"] + r["orient_time_s"])
+                usage.setdefault(stage, (cpu, rss))
                 print(f"  {scale:5d}  {stage:8s}  {pattern:9s}  {r['count']:20d}  {r['load_time_s']:7.2f}  "
                       f"{r['orient_time_s']:9.2f}  {r['plan_time_s']:6.3f}  {r['time_s']:7.2f}  "
                       f"{r['match_cpu_s']:10.2f}  {cpu:7.1f}  {wall:7.1f}  {rss:7.2f}  {load_average()}",
@@ -77,6 +84,11 @@ def main():
                 shutil.rmtree(out, ignore_errors=True)
             print(f"# scale {scale}: graph ready in {load['mapped']:.2f} s mapped vs {load['generate']:.2f} s "
                   f"generated and relabelled (ratio {load['mapped'] / load['generate']:.3f})")
+            if args.baseline:
+                (cpu, rss), (base_cpu, base_rss) = usage["generate"], usage["baseline"]
+                print(f"# scale {scale}: generated and relabelled in {load['generate']:.2f} s vs the baseline's "
+                      f"{load['baseline']:.2f} s (ratio {load['generate'] / load['baseline']:.3f}); process CPU "
+                      f"{cpu:.1f} vs {base_cpu:.1f} s ({cpu / base_cpu:.3f}); peak {rss:.2f} vs {base_rss:.2f} GB")
     finally:
         shutil.rmtree(runs, ignore_errors=True)
         if not args.cache_dir and not args.keep_cache:

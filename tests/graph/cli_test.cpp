@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -19,6 +20,14 @@ using core::test::write_text;
 using nlohmann::json;
 
 namespace {
+
+// The tool's default graph cache ("auto") is $XDG_CACHE_HOME/toolkit/graphs: every run in this binary
+// (children inherit the environment) keeps it in a temporary folder, never in the user's ~/.cache.
+struct PrivateCacheHome {
+  TempDir dir{"gz-cli-xdg"};
+  PrivateCacheHome() { ::setenv("XDG_CACHE_HOME", dir.path().c_str(), 1); }
+};
+const PrivateCacheHome private_cache_home;
 
 const char* kGraph = "0 1\n0 2\n1 2\n1 3\n2 3\n3 4\n4 5\n5 3\n0 5\n2 4\n";
 
@@ -227,6 +236,34 @@ TEST_CASE("bad inputs exit with the conventions' codes") {
   CHECK(r.exit_code == 65);
   CHECK(r.err.find(file) != std::string::npos);
   CHECK(r.out.empty());
+}
+
+TEST_CASE("the default graph cache follows XDG_CACHE_HOME, then HOME") {
+  TempDir dir("gz-cli-default-cache");
+  write_text(dir / "g.el", kGraph);
+  const auto run = [&](const char* name) {
+    const auto r = run_tool("graphzero-mine", {"count", "--graph", (dir / "g.el").string(), "--pattern", "triangle",
+                                               "--out", (dir / name).string(), "-q"});
+    REQUIRE(r.exit_code == 0);
+    return std::filesystem::path(json::parse(r.out)["graph"]["cache"].get<std::string>());
+  };
+  const auto in_folder = [](const std::filesystem::path& file, const std::filesystem::path& folder) {
+    return file.parent_path().lexically_normal() == folder.lexically_normal();
+  };
+  const std::filesystem::path xdg_file = run("x");
+  CHECK(in_folder(xdg_file, private_cache_home.dir / "toolkit" / "graphs"));
+  CHECK(std::filesystem::exists(xdg_file));
+  // Without XDG_CACHE_HOME: $HOME/.cache (HOME pointed at a scratch folder too).
+  const std::string saved_home = std::getenv("HOME") ? std::getenv("HOME") : "";
+  ::unsetenv("XDG_CACHE_HOME");
+  ::setenv("HOME", (dir / "home").c_str(), 1);
+  const std::filesystem::path home_file = run("h");
+  if (saved_home.empty()) ::unsetenv("HOME");
+  else ::setenv("HOME", saved_home.c_str(), 1);
+  ::setenv("XDG_CACHE_HOME", private_cache_home.dir.path().c_str(), 1);
+  CHECK(in_folder(home_file, dir / "home" / ".cache" / "toolkit" / "graphs"));
+  CHECK(std::filesystem::exists(home_file));
+  CHECK(home_file.filename() == xdg_file.filename());  // the same input, the same name in either folder
 }
 
 TEST_CASE("the CI config runs the default command on a generated graph") {

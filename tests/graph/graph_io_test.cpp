@@ -259,6 +259,45 @@ TEST_CASE("R-MAT builds the CSR of its edge stream without an edge list: the sam
   }
 }
 
+namespace {
+
+// A fingerprint of the whole CSR (offsets, lists, original ids): FNV-1a over their values.
+std::uint64_t csr_fingerprint(const Graph& g) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  const auto add = [&](std::uint64_t x) {
+    for (int byte = 0; byte < 8; ++byte) h = (h ^ ((x >> (8 * byte)) & 0xff)) * 0x100000001b3ULL;
+  };
+  for (const auto x : g.offsets) add(x);
+  for (const auto x : g.adj) add(x);
+  for (const auto x : g.original_ids) add(x);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("R-MAT graphs are those of the first generator (fingerprints), on any thread count and buffer size") {
+  struct Case {
+    int scale;
+    double factor;
+    std::uint64_t fingerprint;  // of the graph the two-pass generator (before bucketing) built, seed 11
+  };
+  for (const Case& c : {Case{6, 4, 13812175480921921931ULL}, Case{10, 16, 3358259991332844687ULL},
+                       Case{13, 16, 14828613168956844436ULL}}) {
+    CAPTURE(c.scale);
+    // round_entries: the automatic buffer (one round here), and small ones (many rounds of a few buckets).
+    for (const std::uint64_t round_entries : {0ULL, 1000ULL, 40000ULL})
+      for (int threads : {1, 2}) {
+        CAPTURE(round_entries);
+        CAPTURE(threads);
+        RmatParams p{c.scale, c.factor};
+        p.threads = threads;
+        p.round_entries = round_entries;
+        const Graph g = generate_rmat(p, 11);
+        CHECK(csr_fingerprint(g) == c.fingerprint);
+      }
+  }
+}
+
 TEST_CASE("generators are seeded and clean") {
   const Graph a = generate_rmat({10, 8}, 42), b = generate_rmat({10, 8}, 42), c = generate_rmat({10, 8}, 43);
   CHECK(a.adj == b.adj);
