@@ -3,7 +3,7 @@
 
 #include <cmath>
 #include <ctime>
-#include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,14 +11,16 @@
 #include "common/log.hpp"
 #include "common/memory.hpp"
 #include "common/progress.hpp"
-#include "common/rng.hpp"
 #include "common/signals.hpp"
 #include "common/timer.hpp"
 #include "ltd/pretrain.hpp"
 #include "ltd/sampler.hpp"
 #include "ltd/schedule.hpp"
 #include "train/checkpoint.hpp"
+#include "train/classify_batches.hpp"
+#include "train/classify_data.hpp"
 #include "train/gemm.hpp"
+#include "train/length_batches.hpp"
 #include "train/model.hpp"
 #include "train/model_source.hpp"
 #include "train/optimizer.hpp"
@@ -35,81 +37,38 @@ void FinetuneOptions::validate() const {
 
 namespace {
 
-// Examples of a GLUE TSV as fixed-length rows: [CLS] + tokens, padded with id 0 under mask 0.
-struct Examples {
-  std::vector<std::int32_t> tokens;
-  std::vector<std::uint8_t> mask;
-  std::vector<std::int32_t> labels;
-  std::size_t size() const { return labels.size(); }
-};
-
-Examples read_glue(const std::string& path, const text::Tokenizer& tok, std::int32_t cls, int T, int num_labels,
-                   std::int64_t max_examples) {
-  std::ifstream in(path);
-  if (!in) throw InputMissingError(path + ": cannot open (a GLUE TSV: sentence<TAB>label with a header line)");
-  Examples e;
-  std::string line;
-  std::int64_t lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (lineno == 1) continue;  // header
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const auto tab = line.rfind('\t');
-    const std::string where = path + ":" + std::to_string(lineno);
-    if (tab == std::string::npos) throw DataError(where + ": expected sentence<TAB>label");
-    int label = -1;
-    try {
-      std::size_t used = 0;
-      label = std::stoi(line.substr(tab + 1), &used);
-      if (used != line.size() - tab - 1) label = -1;
-    } catch (const std::exception&) {
-      label = -1;
-    }
-    if (label < 0 || label >= num_labels)
-      throw DataError(where + ": label '" + line.substr(tab + 1) + "' is not an integer in [0, " +
-                      std::to_string(num_labels) + ") (model.num_labels)");
-    const std::vector<std::int32_t> ids = tok.encode(std::string_view(line).substr(0, tab));
-    e.tokens.push_back(cls);
-    e.mask.push_back(1);
-    for (int t = 1; t < T; ++t) {
-      const bool real = std::size_t(t - 1) < ids.size();
-      e.tokens.push_back(real ? ids[t - 1] : 0);
-      e.mask.push_back(real ? 1 : 0);
-    }
-    e.labels.push_back(label);
-    if (max_examples > 0 && std::int64_t(e.size()) == max_examples) break;
-  }
-  if (e.size() == 0) throw DataError(path + ": no examples");
-  return e;
+// The examples of a GLUE TSV (the first max_examples; 0: all) as [CLS] + tokens cut to T.
+train::EncodedSet read_glue(const std::string& path, const text::Tokenizer& tok, std::int32_t cls, int T,
+                            int num_labels, std::int64_t max_examples) {
+  std::vector<train::LabelledText> examples = train::read_tsv(path, num_labels);
+  if (max_examples > 0 && std::int64_t(examples.size()) > max_examples) examples.resize(std::size_t(max_examples));
+  return train::encode_examples(examples, tok, cls, T);
 }
 
 struct Scored {
   double loss = 0, accuracy = 0;
 };
 
-// Mean loss and accuracy over every example, in batches of B, on every token.
-Scored score(Model<float>& model, const Examples& ex, int B, int T) {
+// Mean loss and accuracy over every example, on every token, in batches of B of similar lengths, each padded
+// to its own longest example.
+Scored score(Model<float>& model, const train::EncodedSet& set, int B) {
   Scored s;
   std::int64_t correct = 0;
-  const int K = model.config().num_labels;
-  for (std::size_t i0 = 0; i0 < ex.size(); i0 += B) {
-    const int b = int(std::min<std::size_t>(B, ex.size() - i0));
-    Batch batch;
-    batch.B = b;
-    batch.T = T;
-    batch.tokens = ex.tokens.data() + i0 * T;
-    batch.attention_mask = ex.mask.data() + i0 * T;
-    batch.labels = ex.labels.data() + i0;
-    s.loss += double(model.forward(batch, Task::classify)) * b;
+  const int K = model.config().num_labels, n = set.size();
+  const std::vector<int> order = train::length_order(set);
+  train::BatchRows rows;
+  for (int i0 = 0; i0 < n; i0 += B) {
+    const std::span<const int> idx(order.data() + i0, std::size_t(std::min(B, n - i0)));
+    const Batch batch = rows.gather(set, idx, train::padded_length(set, idx));
+    s.loss += double(model.forward(batch, Task::classify)) * batch.B;
     // forward() turned the logits into probabilities: the argmax is the prediction.
-    for (int r = 0; r < b; ++r) {
+    for (int r = 0; r < batch.B; ++r) {
       const float* p = model.logits() + std::size_t(r) * K;
-      correct += int(std::max_element(p, p + K) - p) == ex.labels[i0 + r];
+      correct += int(std::max_element(p, p + K) - p) == batch.labels[r];
     }
   }
-  s.loss /= double(ex.size());
-  s.accuracy = double(correct) / double(ex.size());
+  s.loss /= double(n);
+  s.accuracy = double(correct) / double(n);
   return s;
 }
 
@@ -123,10 +82,11 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
                      std::to_string(mask_id) + " ids and [MASK]): pretrain the BERT with model.vocab_size >= " +
                      std::to_string(cls + 1));
   const int B = o.train_micro_batch_size_per_gpu, T = o.data.seq_len, accum = o.gradient_accumulation_steps;
-  const Examples train_set = read_glue(o.glue.train_file, *tok, cls, T, o.model.num_labels, o.glue.max_train_examples);
-  const Examples eval_set = read_glue(o.glue.eval_file, *tok, cls, T, o.model.num_labels, 0);
-  log::info("finetune: {} training / {} eval examples of {} tokens ([CLS] = {})", train_set.size(), eval_set.size(), T,
-            cls);
+  const train::EncodedSet train_set =
+      read_glue(o.glue.train_file, *tok, cls, T, o.model.num_labels, o.glue.max_train_examples);
+  const train::EncodedSet eval_set = read_glue(o.glue.eval_file, *tok, cls, T, o.model.num_labels, 0);
+  log::info("finetune: {} training / {} eval examples of at most {} tokens ([CLS] = {})", train_set.size(),
+            eval_set.size(), T, cls);
 
   Model<float> model(o.model);
   train::init_parameters(model.params(), o.seed);
@@ -139,7 +99,9 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
   train::AdamW<float> opt(model.layout(), hyper);
   const LtdSchedule sched(o);
   const RoutingPlan& plan = sched.plan();
-  const Rng rng(o.seed);
+  // Micro batch k = step x accum + micro of length-bucketed epochs: a function of (seed, k) only.
+  train::LengthBatches batches(train_set.lengths, B, o.seed);
+  train::PaddingCount padding;
 
   LtdCounters counters;
   const nlohmann::json run_state = {{"tokenizer", tok->spec()}, {"model", train::model_state_json(o.model)},
@@ -153,6 +115,7 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
     train::load_checkpoint(point->dir, model.params(), opt);
     start = point->step;
     counters.from_json(point->state.value("extension", nlohmann::json::object()));
+    padding = train::PaddingCount::from_json(point->state.value("train_padding", nlohmann::json::object()));
     if (counters.layer_tokens != sched.consumed_before(start))
       throw UsageError("--resume: the checkpoint consumed " + std::to_string(counters.layer_tokens) +
                        " LayerTokens, the configured random-LTD schedule gives " +
@@ -165,12 +128,13 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
     nlohmann::json state = run_state;
     state["threads"] = train::num_threads();
     state["extension"] = counters.to_json();
+    state["train_padding"] = padding.to_json();
     ckpt = train::save_checkpoint(rundir.checkpoints(), step, model.params(), opt, state, o.keep_checkpoints).string();
   };
 
-  std::vector<std::int32_t> tokens(std::size_t(B) * T), labels(B);
-  std::vector<std::uint8_t> mask(std::size_t(B) * T);
+  train::BatchRows rows;
   double last_loss = std::nan(""), time_sum = 0;
+  const std::int64_t batch_tokens_before = padding.batch_tokens;
   Scored last_eval{std::nan(""), std::nan("")};
   Progress progress("finetune", static_cast<std::uint64_t>(o.train_iters));
   train::TrainOutcome out;
@@ -187,25 +151,23 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
     model.grads().zero();
     const std::uint64_t flops0 = train::gemm_flops_counted();
     const int kept = sched.kept(step);
-    double loss = 0;
+    const train::PaddingCount padding0 = padding;
+    double loss = 0, undropped = 0;
+    std::vector<int> lengths;  // each micro batch's padded length
     for (int micro = 0; micro < accum; ++micro) {
-      Rng draw = rng.split(train::batch_stream(step, micro, accum));
-      for (int b = 0; b < B; ++b) {
-        const std::size_t i = draw.below(train_set.size());
-        std::copy_n(train_set.tokens.begin() + i * T, T, tokens.begin() + std::size_t(b) * T);
-        std::copy_n(train_set.mask.begin() + i * T, T, mask.begin() + std::size_t(b) * T);
-        labels[b] = train_set.labels[i];
-      }
-      Batch batch;
-      batch.B = B;
-      batch.T = T;
-      batch.tokens = tokens.data();
-      batch.attention_mask = mask.data();
-      batch.labels = labels.data();
-      model.set_token_subsets(draw_token_subsets(plan, kept, step, /*rank=*/0, micro, B));
+      const std::span<const int> idx = batches.batch(step * accum + micro);
+      const int n = train::padded_length(train_set, idx);
+      lengths.push_back(n);
+      const Batch batch = rows.gather(train_set, idx, n);
+      padding.add(train_set, idx, n);
+      const std::uint64_t micro_flops0 = train::gemm_flops_counted();
+      // At most `kept` tokens per sequence in the random-LTD layers; a batch no longer runs whole.
+      model.set_token_subsets(draw_token_subsets(plan, kept, step, /*rank=*/0, micro, batch.B, n));
       loss += model.forward(batch, Task::classify);
       model.backward(1.0f / float(accum));
       model.set_token_subsets({});
+      undropped += undropped_flops(double(train::gemm_flops_counted() - micro_flops0), plan, o.model,
+                                   std::uint64_t(batch.B), n, kept);
     }
     loss /= accum;
     const double norm = train::global_grad_norm(model.grads());
@@ -216,16 +178,19 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
     opt.step(model.params(), model.grads(), lr, clip);
     const double secs = timer.seconds();
     time_sum += secs;
-    const double measured = double(train::gemm_flops_counted() - flops0);
-    counters.add(sched.layer_tokens(step), measured,
-                 full_length_flops(measured, sched, o.model, step, sched.sequences_per_step()),
-                 double(std::clock() - cpu0) / CLOCKS_PER_SEC);
     last_loss = loss;
-    nlohmann::json rec = {{"step", step + 1}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"step_s", secs},
-                          {"kept_tokens", kept}, {"layer_tokens", sched.layer_tokens(step)},
-                          {"cumulative_layer_tokens", counters.layer_tokens}, {"gemm_flops", measured}};
+    nlohmann::json rec = {{"step", step + 1},
+                          {"loss", loss},
+                          {"lr", lr},
+                          {"grad_norm", norm},
+                          {"step_s", secs},
+                          {"example_tokens", padding.example_tokens - padding0.example_tokens},
+                          {"batch_tokens", padding.batch_tokens - padding0.batch_tokens},
+                          {"batch_lengths", lengths}};
+    counters.record(rec, sched, step, double(train::gemm_flops_counted() - flops0), undropped,
+                    double(std::clock() - cpu0) / CLOCKS_PER_SEC);
     if ((step + 1) % o.eval_interval == 0 || step + 1 == o.train_iters) {
-      last_eval = score(model, eval_set, B, T);
+      last_eval = score(model, eval_set, B);
       rec["val_loss"] = last_eval.loss;
       rec["accuracy"] = last_eval.accuracy;
     }
@@ -241,7 +206,7 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
                  {"val_loss", last_eval.loss},
                  {"accuracy", last_eval.accuracy},
                  {"eval_examples", eval_set.size()},
-                 {"tokens_per_s", mean_step > 0 ? double(B) * T * accum / mean_step : 0.0},
+                 {"tokens_per_s", time_sum > 0 ? double(padding.batch_tokens - batch_tokens_before) / time_sum : 0.0},
                  {"mean_step_s", mean_step},
                  {"parameters", model.layout().parameter_count()},
                  {"threads", train::num_threads()},
@@ -249,7 +214,8 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
                  {"tokenizer", tok->spec()},
                  {"interrupted", out.interrupted},
                  {"checkpoint", ckpt},
-                 {"device", "cpu"}};
+                 {"device", "cpu"},
+                 {"train_padding", padding.to_json()}};
   counters.summarise(out.summary, sched, step);
   return out;
 }

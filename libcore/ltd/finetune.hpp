@@ -2,10 +2,17 @@
 // finetuning too) and the LayerToken lr schedule. The model is the checkpoint's (model.* keys are not
 // read). A GPT goes on with the causal LM objective on data.input (train's loop with init_from); a
 // BERT learns sequence classification from GLUE-style TSV files (`sentence<TAB>label`, a header line;
-// SST-2 in ../shared/datasets/glue/SST-2): each example is [CLS] + its tokens, cut or padded to
-// data.seq_len under the padding mask, [CLS] = the id after [MASK] (model.vocab_size must hold the
-// tokenizer's ids, [MASK] and [CLS]); the random-LTD layers gather the padding mask with the tokens.
-// Accuracy and loss on glue.eval_file every eval_interval steps and at the end, on every token.
+// SST-2 in ../shared/datasets/glue/SST-2; train/classify_data.hpp): each example is [CLS] + its tokens, cut
+// to data.seq_len, [CLS] = the id after [MASK] (model.vocab_size must hold the tokenizer's ids, [MASK] and
+// [CLS]). Micro batch k (= step x accumulation + micro) is batch k of length-bucketed epochs
+// (train::LengthBatches seeded with `seed`: every example once per epoch, the last batch of an epoch shorter),
+// padded to its own longest example under the padding mask (train/classify_batches.hpp); the summary's
+// train_padding counts its example and batch tokens. The random-LTD layers keep at most r_t tokens per
+// sequence (a batch no longer than r_t runs whole, as DeepSpeed's layer does) and gather the padding mask with
+// the tokens; layer_tokens and the LayerToken lr stay the schedule's (full-length batches of data.seq_len,
+// as DeepSpeed counts consumed LayerTokens); gemm_flops is measured and baseline_gemm_flops is the same
+// batches without dropping. Accuracy and loss on glue.eval_file every eval_interval steps and at the end, on
+// every token (length-sorted batches, each padded to its longest).
 // Both continue bit for bit with --resume (checkpoints every save_interval steps, at the end and on a
 // stop signal, which ends the run with `interrupted`).
 #pragma once

@@ -22,12 +22,15 @@ double block_flops(const train::ModelConfig& model, int n) {
   return 3.0 * (24.0 * n * C * C + 4.0 * double(n) * n * C);
 }
 
+double undropped_flops(double measured, const RoutingPlan& plan, const train::ModelConfig& model,
+                       std::uint64_t sequences, int n, int kept) {
+  if (!plan.dropping || kept >= n) return measured;
+  return measured + double(plan.layers.size()) * double(sequences) * (block_flops(model, n) - block_flops(model, kept));
+}
+
 double full_length_flops(double measured, const LtdSchedule& sched, const train::ModelConfig& model,
                          std::int64_t step, std::uint64_t sequences) {
-  const RoutingPlan& plan = sched.plan();
-  if (!plan.dropping) return measured;
-  return measured + double(plan.layers.size()) * double(sequences) *
-                        (block_flops(model, plan.seq_len) - block_flops(model, sched.kept(step)));
+  return undropped_flops(measured, sched.plan(), model, sequences, sched.plan().seq_len, sched.kept(step));
 }
 
 nlohmann::json LtdCounters::to_json() const {
@@ -40,6 +43,19 @@ void LtdCounters::from_json(const nlohmann::json& state) {
   gemm_flops = state.value("gemm_flops", 0.0);
   baseline_gemm_flops = state.value("baseline_gemm_flops", 0.0);
   train_cpu_s = state.value("train_cpu_s", 0.0);
+}
+
+void LtdCounters::record(nlohmann::json& rec, const LtdSchedule& sched, std::int64_t step, double measured,
+                         double baseline, double cpu_s) {
+  add(sched.layer_tokens(step), measured, baseline, cpu_s);
+  rec["step_cpu_s"] = cpu_s;
+  rec["kept_tokens"] = sched.kept(step);
+  rec["layer_tokens"] = sched.layer_tokens(step);
+  rec["cumulative_layer_tokens"] = layer_tokens;
+  rec["effective_tokens"] = double(layer_tokens) / sched.plan().n_layer;
+  rec["gemm_flops"] = measured;
+  rec["baseline_gemm_flops"] = baseline;
+  rec["gflops_per_s"] = measured / rec["step_s"].get<double>() / 1e9;
 }
 
 void LtdCounters::summarise(nlohmann::json& summary, const LtdSchedule& sched, std::int64_t steps) const {
@@ -92,7 +108,7 @@ train::TrainExtension ltd_extension(const LtdTrainOptions& o, int rank, int worl
   train::TrainExtension ext;
   ext.before_micro = [=](train::Model<float>& model, std::int64_t step, int micro) {
     if (micro == 0) begin_step();
-    model.set_token_subsets(draw_token_subsets(plan, sched->kept(step), step, rank, micro, B));
+    model.set_token_subsets(draw_token_subsets(plan, sched->kept(step), step, rank, micro, B, plan.seq_len));
   };
   ext.before_device_micro = [=](train::TransformerCuda& gpu, std::int64_t step, int micro) {
     if constexpr (train::kCudaBuild) {
@@ -106,15 +122,7 @@ train::TrainExtension ltd_extension(const LtdTrainOptions& o, int rank, int worl
     const double measured = double(flops_now() - start->flops);
     const double full = full_length_flops(measured, *sched, o.model, step, rank_sequences);
     const double cpu_s = double(std::clock() - start->cpu) / CLOCKS_PER_SEC;
-    counters->add(sched->layer_tokens(step), measured, full, cpu_s);
-    rec["step_cpu_s"] = cpu_s;
-    rec["kept_tokens"] = sched->kept(step);
-    rec["layer_tokens"] = sched->layer_tokens(step);
-    rec["cumulative_layer_tokens"] = counters->layer_tokens;
-    rec["effective_tokens"] = double(counters->layer_tokens) / plan.n_layer;
-    rec["gemm_flops"] = measured;
-    rec["baseline_gemm_flops"] = full;
-    rec["gflops_per_s"] = measured / rec["step_s"].get<double>() / 1e9;
+    counters->record(rec, *sched, step, measured, full, cpu_s);
     if (rec.contains("mfu"))  // the device: of the products it ran, not of the full-length formula
       rec["mfu"] = measured / rec["step_s"].get<double>() / (train::kCudaPeakTflops * 1e12);
   };

@@ -16,6 +16,11 @@ namespace core::ltd {
 // backward twice the forward): 3 (24 n C^2 + 4 n^2 C).
 double block_flops(const train::ModelConfig& model, int n);
 
+// The GEMM FLOPs a micro step that spent `measured` on `sequences` sequences of n tokens, the random-LTD
+// layers' blocks on `kept` of them, would have spent without dropping: those blocks on n tokens.
+double undropped_flops(double measured, const RoutingPlan& plan, const train::ModelConfig& model,
+                       std::uint64_t sequences, int n, int kept);
+
 // The GEMM FLOPs step `step` would have spent at full length, from those it spent (`measured`, over
 // `sequences` sequences: one rank's micro batch x accumulation): the random-LTD layers' blocks on n
 // instead of r_t tokens for each of those sequences.
@@ -34,6 +39,11 @@ struct LtdCounters {
     baseline_gemm_flops += full_length;
     train_cpu_s += cpu_s;
   }
+  // add()s step `step` (its LayerTokens from the schedule) and writes its metrics record's fields: step_cpu_s,
+  // kept_tokens, layer_tokens, cumulative_layer_tokens, effective_tokens, gemm_flops, baseline_gemm_flops and
+  // gflops_per_s (of rec's step_s).
+  void record(nlohmann::json& rec, const LtdSchedule& schedule, std::int64_t step, double measured, double baseline,
+              double cpu_s);
   nlohmann::json to_json() const;
   void from_json(const nlohmann::json& state);
   // Adds layer_tokens, baseline_layer_tokens, layer_token_saving, effective_tokens, gemm_flops,

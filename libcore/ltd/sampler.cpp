@@ -17,16 +17,16 @@ void sample_sorted_subset(const SubsetKey& key, int n, int r, std::int32_t* out)
 }
 
 std::vector<train::TokenSubset> draw_token_subsets(const RoutingPlan& plan, int kept, std::int64_t step, int rank,
-                                                   int micro, int B) {
+                                                   int micro, int B, int n) {
   std::vector<train::TokenSubset> subsets(plan.n_layer);
-  if (!plan.dropping || kept >= plan.seq_len) return subsets;
+  if (!plan.dropping || kept >= n) return subsets;
   for (int layer : plan.layers) {
     train::TokenSubset& s = subsets[layer];
     s.kept = kept;
     s.positions.resize(std::size_t(B) * kept);
     for (int b = 0; b < B; ++b) {
       const SubsetKey key{plan.seed, step, rank, layer, std::int64_t(micro) * B + b};
-      sample_sorted_subset(key, plan.seq_len, kept, s.positions.data() + std::size_t(b) * kept);
+      sample_sorted_subset(key, n, kept, s.positions.data() + std::size_t(b) * kept);
     }
   }
   return subsets;

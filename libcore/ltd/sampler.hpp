@@ -27,11 +27,13 @@ struct SubsetKey {
 // out[0..r) = a uniform r-subset of [0, n), strictly increasing (0 <= r <= n).
 void sample_sorted_subset(const SubsetKey& key, int n, int r, std::int32_t* out);
 
-// The token subsets of micro step `micro` (B sequences of plan.seq_len) at optimizer step `step`: one per
+// The token subsets of micro step `micro` (B sequences of n tokens: plan.seq_len in pretraining, a
+// length-padded batch's own length in BERT classification finetuning) at optimizer step `step`: one per
 // layer, `kept` positions per sequence in the random-LTD layers, empty (every position) in the others
-// and everywhere when kept = seq_len.
+// and everywhere when kept >= n (a batch no longer than the kept count runs whole, as DeepSpeed's
+// random-LTD layer does when reserved_length >= the batch's sequence length).
 std::vector<train::TokenSubset> draw_token_subsets(const RoutingPlan& plan, int kept, std::int64_t step, int rank,
-                                                   int micro, int B);
+                                                   int micro, int B, int n);
 
 // The same subsets drawn on the device (train::TransformerCuda::set_token_routing): no layers where
 // draw_token_subsets gives every block every position.

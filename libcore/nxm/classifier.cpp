@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "common/errors.hpp"
 
@@ -11,50 +10,15 @@ namespace core::nxm {
 
 Classifier::Classifier(const train::ModelConfig& config, int batch) : model_(config), batch_(batch) {}
 
-train::Batch Classifier::make_batch(const EncodedSet& set, std::span<const int> idx, int T) {
-  const int B = static_cast<int>(idx.size());
-  tokens_.resize(std::size_t(B) * T);
-  mask_.resize(tokens_.size());
-  labels_.resize(B);
-  for (int b = 0; b < B; ++b) {
-    const int i = idx[b];
-    std::copy_n(set.tokens.begin() + std::size_t(i) * set.T, T, tokens_.begin() + std::size_t(b) * T);
-    std::copy_n(set.mask.begin() + std::size_t(i) * set.T, T, mask_.begin() + std::size_t(b) * T);
-    labels_[b] = set.labels[i];
-  }
-  train::Batch batch;
-  batch.B = B;
-  batch.T = T;
-  batch.tokens = tokens_.data();
-  batch.attention_mask = mask_.data();
-  batch.labels = labels_.data();
-  return batch;
-}
-
-namespace {
-// Batches are padded to their longest example rounded up to 8 tokens (so that the model re-sizes its
-// activations for a few shapes only), not to the set's longest: SST-2's training sentences are 12
-// GPT-2 tokens on average and were padded to 64. Padding keys are masked out of attention (their
-// weights are exactly zero) and every other operation is per row, so the logits are those of the
-// fully padded batches.
-int padded_length(const EncodedSet& set, std::span<const int> idx) {
-  constexpr int kLengthStep = 8;
-  int longest = 1;
-  for (const int i : idx) longest = std::max(longest, static_cast<int>(set.lengths[i]));
-  return std::min(set.T, (longest + kLengthStep - 1) / kLengthStep * kLengthStep);
-}
-}  // namespace
-
 // The examples go through in order of length, so that most batches are much shorter than the set's T.
 std::vector<float> Classifier::logits(const EncodedSet& set) {
   const int L = model_.config().num_labels, n = set.size();
   std::vector<float> out(std::size_t(n) * L);
-  std::vector<int> order(n), idx(batch_);
-  std::iota(order.begin(), order.end(), 0);
-  std::ranges::stable_sort(order, {}, [&](int i) { return set.lengths[i]; });
+  const std::vector<int> order = train::length_order(set);
+  std::vector<int> idx(batch_);
   for (int start = 0; start < n; start += batch_) {
     for (int b = 0; b < batch_; ++b) idx[b] = order[std::min(start + b, n - 1)];  // the last batch repeats
-    train::Batch batch = make_batch(set, idx, padded_length(set, idx));
+    train::Batch batch = rows_.gather(set, idx, train::padded_length(set, idx));
     batch.labels = nullptr;
     model_.forward(batch, train::Task::classify);
     const float* z = model_.logits();
@@ -83,9 +47,9 @@ double Classifier::step(const EncodedSet& set, std::span<const int> idx, const f
     throw UsageError("classifier step: " + std::to_string(idx.size()) + " examples for a batch of " +
                      std::to_string(batch_));
   const int B = static_cast<int>(idx.size());
-  train::Batch batch = make_batch(set, idx, padded_length(set, idx));
-  for (const int i : idx) real_tokens_ += set.lengths[i];
-  batch_tokens_ += std::int64_t(B) * batch.T;
+  train::Batch batch = rows_.gather(set, idx, train::padded_length(set, idx));
+  const std::int32_t* labels = batch.labels;
+  padding_.add(set, idx, batch.T);
   const double ce = model_.forward(batch, train::Task::classify);
   double hidden = 0;
   std::vector<const float*> block_grads;  // empty: no hidden-state term
@@ -108,7 +72,7 @@ double Classifier::step(const EncodedSet& set, std::span<const int> idx, const f
   double kl_sum = 0;
   std::vector<double> ps, pt;
   for (int b = 0; b < B; ++b)
-    distill_logits_row(model_.logits() + std::size_t(b) * L, teacher + std::size_t(idx[b]) * L, labels_[b], L, kd,
+    distill_logits_row(model_.logits() + std::size_t(b) * L, teacher + std::size_t(idx[b]) * L, labels[b], L, kd,
                        B, dz.data() + std::size_t(b) * L, kl_sum, ps, pt);
   model_.backward_from_logits(dz.data(), block_grads);
   return (1 - a) * ce + a * T * T * kl_sum / B + hidden;

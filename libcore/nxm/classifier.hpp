@@ -10,6 +10,7 @@
 
 #include "nxm/distill.hpp"
 #include "nxm/task.hpp"
+#include "train/classify_batches.hpp"
 #include "train/model.hpp"
 
 namespace core::nxm {
@@ -26,26 +27,22 @@ class Classifier {
   // Share of examples whose argmax logit is the label.
   double accuracy(const EncodedSet& set);
   // Forward + backward (grads accumulated into model().grads(), which the caller zeroes) on the
-  // examples `idx` (1 to batch() of them; the loss is their mean), padded to their longest (rounded up to 8
-  // tokens); teacher [set.size(), num_labels] logits or null. Returns the loss. kd.hidden_weight > 0 needs the
+  // examples `idx` (1 to batch() of them; the loss is their mean), padded to their longest
+  // (train::padded_length); teacher [set.size(), num_labels] logits or null. Returns the loss. kd.hidden_weight > 0 needs the
   // teacher model (UsageError without).
   double step(const EncodedSet& set, std::span<const int> idx, const float* teacher, const DistillOptions& kd);
   // Tokens of the examples step() has trained on, and of their padded batches (B x T), since construction.
-  std::int64_t real_tokens() const { return real_tokens_; }
-  std::int64_t batch_tokens() const { return batch_tokens_; }
+  const train::PaddingCount& padding() const { return padding_; }
   // The dense teacher whose block outputs hidden-state distillation matches (not owned; null: none).
   void set_teacher_model(train::Model<float>* teacher) { teacher_model_ = teacher; }
 
  private:
-  // The examples `idx` padded (or cut) to T <= set.T tokens.
-  train::Batch make_batch(const EncodedSet& set, std::span<const int> idx, int T);
   train::Model<float> model_;
   int batch_;
-  std::vector<std::int32_t> tokens_, labels_;
-  std::vector<std::uint8_t> mask_;
+  train::BatchRows rows_;
   train::Model<float>* teacher_model_ = nullptr;
   std::vector<std::vector<float>> hidden_grads_;
-  std::int64_t real_tokens_ = 0, batch_tokens_ = 0;
+  train::PaddingCount padding_;
 };
 
 // Accuracy of the argmax of logits [n, labels] against the labels.

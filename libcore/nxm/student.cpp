@@ -42,10 +42,7 @@ class ClassifyStudent final : public Student {
   }
   nlohmann::json data_summary() const override {
     nlohmann::json out = {{"train_examples", data_.train.size()}, {"test_examples", data_.test.size()}};
-    if (clf_.batch_tokens() > 0)
-      out["train_padding"] = {{"example_tokens", clf_.real_tokens()},
-                              {"batch_tokens", clf_.batch_tokens()},
-                              {"padding_share", 1.0 - double(clf_.real_tokens()) / double(clf_.batch_tokens())}};
+    if (clf_.padding().batch_tokens > 0) out["train_padding"] = clf_.padding().to_json();
     return out;
   }
 

@@ -143,7 +143,7 @@ void check_step_matches_host(const ModelConfig& cfg, const Data& data, const Rou
   if (routing) {
     const core::ltd::RoutingPlan plan = routing->plan(cfg, data.T);
     cpu.set_token_subsets(core::ltd::draw_token_subsets(plan, routing->kept, routing->step, routing->rank,
-                                                        routing->micro, data.B));
+                                                        routing->micro, data.B, data.T));
     const TokenRouting device = core::ltd::device_token_routing(plan, routing->kept, routing->step, routing->rank,
                                                                 routing->micro, data.B);
     REQUIRE(device.layers == routing->layers);

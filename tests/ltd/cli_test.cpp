@@ -198,7 +198,8 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
                                        "eval_interval=20", "optimizer.params.lr=0.003",
                                        kLtd + "random_ltd_schedule.min_value=8",
                                        kLtd + "random_ltd_schedule.schedule_config.require_steps=30",
-                                       kLtd + "layer_token_lr_schedule.warmup_layer_tokens=4096"};
+                                       kLtd + "layer_token_lr_schedule.warmup_layer_tokens=4096",
+                                       "glue.max_train_examples=75"};
   // The classification loop runs on the host only: device=cuda is refused naming the key, before any output.
   r = run_tool("ltd-pretrain", with(ft, {"device=cuda", "--out", (tmp / "bert_ft").string()}));
   CHECK(r.exit_code == 2);
@@ -210,6 +211,37 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
   CHECK(s["eval_examples"] == 20);
   CHECK(s["accuracy"].get<double>() >= 0.9);
   CHECK(s["layer_token_saving"].get<double>() > 0.0);
+  // Length-bucketed batches of 8 over the first 75 examples: 10 batches per epoch (the last of 3), so the 40
+  // steps are 4 epochs, each example seen 4 times: [CLS] + its bytes (the trailing space dropped).
+  std::int64_t example_tokens = 0;
+  for (int i = 0; i < 38; ++i) example_tokens += (6 + i % 20) + (i < 37 ? 6 + (i * 7) % 20 : 0);
+  CHECK(s["train_padding"]["example_tokens"] == 4 * example_tokens);
+  // Padded to data.seq_len (32) as before, the padding share would be 1 - 1,135 / 2,400 = 0.53.
+  CHECK(s["train_padding"]["padding_share"].get<double>() < 0.25);
+  // Per step: each batch padded to its longest rounded up to 8 (at most 25); the random-LTD layers (1 and 2 of 4, 64 wide)
+  // keep kept_tokens of a longer batch and run a batch no longer whole; baseline_gemm_flops adds back exactly
+  // what dropping saved: 2 layers x B x (f(n) - f(r)), f(n) = 3 (24 n C^2 + 4 n^2 C) per sequence.
+  int dropped = 0, whole = 0, short_batches = 0;
+  std::istringstream metrics(core::test::read_text(tmp / "bert_ft/metrics.jsonl"));
+  for (std::string line; std::getline(metrics, line);) {
+    const auto rec = nlohmann::json::parse(line);
+    const int n = rec["batch_lengths"][0], kept = rec["kept_tokens"];
+    const std::int64_t rows = rec["batch_tokens"].get<std::int64_t>() / n;
+    CHECK((n % 8 == 0 || n == 25));  // rounded up to 8, at most the longest example ([CLS] + 24 bytes)
+    short_batches += rows == 3;
+    const auto f = [](double t) { return 3.0 * (24.0 * t * 64 * 64 + 4.0 * t * t * 64); };
+    const double saved = rec["baseline_gemm_flops"].get<double>() - rec["gemm_flops"].get<double>();
+    if (kept < n) {
+      ++dropped;
+      CHECK(saved == doctest::Approx(2.0 * double(rows) * (f(n) - f(kept))));
+    } else {
+      ++whole;
+      CHECK(saved == 0.0);
+    }
+  }
+  CHECK(short_batches == 4);
+  CHECK(dropped > 0);
+  CHECK(whole > 0);
 
   // Resume: 25 steps then --resume to 40 gives the straight run's records and accuracy bit for bit;
   // a finished run is not overwritten without --resume.
@@ -226,7 +258,8 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
     for (std::string line; std::getline(in, line);) {
       const auto rec = nlohmann::json::parse(line);  // (the split run also evaluates at its step 25)
       nlohmann::json kept;
-      for (const char* key : {"step", "loss", "lr", "grad_norm", "kept_tokens", "cumulative_layer_tokens", "gemm_flops"})
+      for (const char* key : {"step", "loss", "lr", "grad_norm", "kept_tokens", "cumulative_layer_tokens", "gemm_flops",
+                              "batch_tokens", "example_tokens"})
         kept[key] = rec.at(key);
       out.push_back(kept.dump());
     }
@@ -235,6 +268,7 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
   CHECK(records(tmp / "split") == records(tmp / "straight"));
   CHECK(last_json_line(r.out)["accuracy"] == last_json_line(straight.out)["accuracy"]);
   CHECK(last_json_line(r.out)["layer_tokens"] == last_json_line(straight.out)["layer_tokens"]);
+  CHECK(last_json_line(r.out)["train_padding"] == last_json_line(straight.out)["train_padding"]);
   CHECK(run_tool("ltd-pretrain", with(ft, {total, "--out", (tmp / "split").string()})).exit_code == 2);
 
   // Bad input: a label that is not a class (65, naming file:line), a missing file (66), no [CLS] id (2).

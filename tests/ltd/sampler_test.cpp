@@ -54,7 +54,7 @@ TEST_CASE("subsets differ across layers, steps, ranks, sequences and seeds, and 
   plan.seq_len = 64;
   plan.layers = {1, 2};
   plan.seed = 9;
-  const auto subsets = draw_token_subsets(plan, 16, 5, 0, 1, 3);
+  const auto subsets = draw_token_subsets(plan, 16, 5, 0, 1, 3, 64);
   REQUIRE(subsets.size() == 4);
   CHECK(subsets[0].positions.empty());
   CHECK(subsets[3].positions.empty());
@@ -63,7 +63,16 @@ TEST_CASE("subsets differ across layers, steps, ranks, sequences and seeds, and 
   // Sequence b of micro step 1 is sequence 3 + b of the optimizer step.
   const std::vector<std::int32_t> second(subsets[2].positions.begin() + 16, subsets[2].positions.begin() + 32);
   CHECK(second == subset({9, 5, 0, 2, 4}, 64, 16));
-  CHECK(draw_token_subsets(plan, 64, 5, 0, 0, 3)[1].positions.empty());  // kept = n: the plain layer
+  CHECK(draw_token_subsets(plan, 64, 5, 0, 0, 3, 64)[1].positions.empty());  // kept = n: the plain layer
+  // A batch shorter than plan.seq_len (a length-padded finetuning batch of 24 tokens): subsets of its own
+  // positions, and none at all once it is no longer than the kept count.
+  const auto short_batch = draw_token_subsets(plan, 16, 5, 0, 1, 3, 24);
+  REQUIRE(short_batch[1].positions.size() == 3 * 16);
+  CHECK(std::vector<std::int32_t>(short_batch[1].positions.begin() + 16, short_batch[1].positions.begin() + 32) ==
+        subset({9, 5, 0, 1, 4}, 24, 16));
+  CHECK(valid(std::vector<std::int32_t>(short_batch[2].positions.begin(), short_batch[2].positions.begin() + 16), 24));
+  CHECK(draw_token_subsets(plan, 16, 5, 0, 0, 3, 16)[1].positions.empty());
+  CHECK(draw_token_subsets(plan, 16, 5, 0, 0, 3, 8)[2].positions.empty());
 }
 
 TEST_CASE("every position is kept with frequency r/n within 3 sigma") {

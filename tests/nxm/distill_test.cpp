@@ -222,8 +222,8 @@ TEST_CASE("Classifier::step on fewer examples than its batch (an epoch's last ba
   CHECK(loss == exact.step(set, idx, tl.data(), kd));
   const auto gb = all_grads(big.model()), ge = all_grads(exact.model());
   CHECK(std::memcmp(gb.data(), ge.data(), gb.size() * sizeof(float)) == 0);
-  CHECK(big.real_tokens() == 6);
-  CHECK(big.batch_tokens() == 2 * 4);  // the longest (4) rounded up to 8, at most the set's 4
+  CHECK(big.padding().example_tokens == 6);
+  CHECK(big.padding().batch_tokens == 2 * 4);  // the longest (4) rounded up to 8, at most the set's 4
   CHECK_THROWS_AS(big.step(set, std::vector<int>{}, tl.data(), kd), core::UsageError);
   CHECK_THROWS_AS(exact.step(set, std::vector<int>{0, 1, 2}, tl.data(), kd), core::UsageError);
 }
