@@ -104,11 +104,16 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
   train::PaddingCount padding;
 
   LtdCounters counters;
+  // "batches": how micro batch k is drawn; a checkpoint of the uniform draws (before length-bucketed batches,
+  // without the key) would not continue the same run, so it is refused.
   const nlohmann::json run_state = {{"tokenizer", tok->spec()}, {"model", train::model_state_json(o.model)},
-                                    {"seq_len", T}, {"seed", o.seed}, {"task", "classify"}};
+                                    {"seq_len", T},
+                                    {"seed", o.seed},
+                                    {"task", "classify"},
+                                    {"batches", "length_bucketed"}};
   std::int64_t start = 0;
   if (const auto point = train::find_resume_point(rundir, o.resume, o.train_iters, "finetune")) {
-    for (const char* key : {"model", "seq_len", "seed", "task"})
+    for (const char* key : {"model", "seq_len", "seed", "task", "batches"})
       if (point->state.value(key, nlohmann::json()) != run_state[key])
         throw UsageError(std::string("--resume: ") + key + " differs from checkpoint " + point->dir.string() +
                          ": resume with the run's config or finetune into another --out");

@@ -270,6 +270,15 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
   CHECK(last_json_line(r.out)["layer_tokens"] == last_json_line(straight.out)["layer_tokens"]);
   CHECK(last_json_line(r.out)["train_padding"] == last_json_line(straight.out)["train_padding"]);
   CHECK(run_tool("ltd-pretrain", with(ft, {total, "--out", (tmp / "split").string()})).exit_code == 2);
+  // A checkpoint of the uniform draws (state.json without "batches") is not resumed: another batch sequence.
+  REQUIRE(run_tool("ltd-pretrain", with(ft, {total, "train_iters=25", "--out", (tmp / "old").string()})).exit_code == 0);
+  const auto state_file = tmp / "old/checkpoints/step_00000025/state.json";
+  auto state = nlohmann::json::parse(core::test::read_text(state_file));
+  REQUIRE(state.erase("batches") == 1);
+  core::test::write_text(state_file, state.dump());
+  r = run_tool("ltd-pretrain", with(ft, {total, "--resume", "--out", (tmp / "old").string()}));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("batches") != std::string::npos);
 
   // Bad input: a label that is not a class (65, naming file:line), a missing file (66), no [CLS] id (2).
   core::test::write_text(tmp / "bad.tsv", "sentence\tlabel\nfine\t1\nbroken\tx\n");
