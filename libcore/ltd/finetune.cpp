@@ -19,11 +19,13 @@
 #include "train/checkpoint.hpp"
 #include "train/classify_batches.hpp"
 #include "train/classify_data.hpp"
+#include "train/data_parallel.hpp"
 #include "train/gemm.hpp"
 #include "train/length_batches.hpp"
 #include "train/model.hpp"
 #include "train/model_source.hpp"
 #include "train/optimizer.hpp"
+#include "zero/train_job.hpp"
 
 namespace core::ltd {
 
@@ -72,7 +74,13 @@ Scored score(Model<float>& model, const train::EncodedSet& set, int B) {
   return s;
 }
 
-train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::ModelSource& src, RunDir& rundir) {
+// One rank's classification finetuning (rundir: rank 0's, else null; dp: the stage-0 engine of a run on several
+// ranks, else null). Rank r of W takes micro batch k = (step x accum + micro) x W + r, so a step consumes the
+// same accum x W batches for any split of them into ranks and micro steps, and a micro batch's token subsets are
+// keyed on k's place in the step (micro x W + r), not on the rank.
+train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::ModelSource& src, RunDir* rundir,
+                                        train::DataParallel* dp) {
+  const int rank = dp ? dp->rank() : 0, world = dp ? dp->world_size() : 1;
   const auto tok = src.make_tokenizer(o.data.tokenizer, "finetune",
                                       "data.tokenizer");
   const std::int32_t mask_id = tok->vocab_size(), cls = mask_id + 1;
@@ -85,19 +93,20 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
   const train::EncodedSet train_set =
       read_glue(o.glue.train_file, *tok, cls, T, o.model.num_labels, o.glue.max_train_examples);
   const train::EncodedSet eval_set = read_glue(o.glue.eval_file, *tok, cls, T, o.model.num_labels, 0);
-  log::info("finetune: {} training / {} eval examples of at most {} tokens ([CLS] = {})", train_set.size(),
+  if (rank == 0)
+    log::info("finetune: {} training / {} eval examples of at most {} tokens ([CLS] = {})", train_set.size(),
             eval_set.size(), T, cls);
 
   Model<float> model(o.model);
   train::init_parameters(model.params(), o.seed);
-  src.load_weights_into(model.params());
+  src.load_weights_into(model.params());  // (every rank: the engine's attach then broadcasts rank 0's state)
   train::AdamWHyper hyper;
   hyper.beta1 = o.optimizer.params.betas[0];
   hyper.beta2 = o.optimizer.params.betas[1];
   hyper.eps = o.optimizer.params.eps;
   hyper.weight_decay = o.optimizer.params.weight_decay;
   train::AdamW<float> opt(model.layout(), hyper);
-  const LtdSchedule sched(o);
+  const LtdSchedule sched(o, world);  // B counts every rank's sequences
   const RoutingPlan& plan = sched.plan();
   // Micro batch k = step x accum + micro of length-bucketed epochs: a function of (seed, k) only.
   train::LengthBatches batches(train_set.lengths, B, o.seed);
@@ -105,37 +114,66 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
 
   LtdCounters counters;
   // "batches": how micro batch k is drawn; a checkpoint of the uniform draws (before length-bucketed batches,
-  // without the key) would not continue the same run, so it is refused.
+  // without the key) would not continue the same run, so it is refused. "batches_per_step" (accum x ranks):
+  // the batches a step consumes, so a resume on other ranks continues the same batches when it is equal.
   const nlohmann::json run_state = {{"tokenizer", tok->spec()}, {"model", train::model_state_json(o.model)},
                                     {"seq_len", T},
                                     {"seed", o.seed},
                                     {"task", "classify"},
-                                    {"batches", "length_bucketed"}};
+                                    {"batches", "length_bucketed"},
+                                    {"batches_per_step", accum * world}};
   std::int64_t start = 0;
-  if (const auto point = train::find_resume_point(rundir, o.resume, o.train_iters, "finetune")) {
-    for (const char* key : {"model", "seq_len", "seed", "task", "batches"})
+  std::string resume_dir;
+  bool sharded = false;  // resume_dir holds the engine's shards (read after attach)
+  nlohmann::json resumed;  // the checkpoint's counters (every rank is told)
+  const auto point = rundir ? train::find_resume_point(*rundir, o.resume, o.train_iters, "finetune") : std::nullopt;
+  if (point) {
+    for (const char* key : {"model", "seq_len", "seed", "task", "batches", "batches_per_step"})
       if (point->state.value(key, nlohmann::json()) != run_state[key])
         throw UsageError(std::string("--resume: ") + key + " differs from checkpoint " + point->dir.string() +
                          ": resume with the run's config or finetune into another --out");
-    train::load_checkpoint(point->dir, model.params(), opt);
+    sharded = point->state.contains(train::kShardManifestKey);
+    if (!sharded) train::load_checkpoint(point->dir, model.params(), opt);
     start = point->step;
-    counters.from_json(point->state.value("extension", nlohmann::json::object()));
-    padding = train::PaddingCount::from_json(point->state.value("train_padding", nlohmann::json::object()));
+    resume_dir = point->dir.string();
+    resumed = {{"extension", point->state.value("extension", nlohmann::json::object())},
+               {"train_padding", point->state.value("train_padding", nlohmann::json::object())}};
+    log::info("resumed from {} at step {}", resume_dir, start);
+  }
+  if (dp) {
+    const auto where = dp->broadcast({{"start", start}, {"checkpoint", resume_dir}, {"sharded", sharded},
+                                      {"resumed", resumed}});
+    start = where.at("start").get<std::int64_t>();
+    resume_dir = where.at("checkpoint").get<std::string>();
+    sharded = where.at("sharded").get<bool>();
+    resumed = where.at("resumed");
+    dp->attach(model, opt);  // rank 0's weights and moments (checkpoint's or pretrained) on every rank
+    if (sharded) dp->load_checkpoint(resume_dir);
+  }
+  if (!resume_dir.empty()) {
+    counters.from_json(resumed.at("extension"));
+    padding = train::PaddingCount::from_json(resumed.at("train_padding"));
     if (counters.layer_tokens != sched.consumed_before(start))
       throw UsageError("--resume: the checkpoint consumed " + std::to_string(counters.layer_tokens) +
                        " LayerTokens, the configured random-LTD schedule gives " +
                        std::to_string(sched.consumed_before(start)) + " at step " + std::to_string(start));
-    log::info("resumed from {} at step {}", point->dir.string(), start);
   }
-  train::trim_metrics(rundir.path() / "metrics.jsonl", start);
+  if (rundir) train::trim_metrics(rundir->path() / "metrics.jsonl", start);
   std::string ckpt;
   const auto checkpoint = [&](std::int64_t step) {
     nlohmann::json state = run_state;
     state["threads"] = train::num_threads();
     state["extension"] = counters.to_json();
     state["train_padding"] = padding.to_json();
-    ckpt = train::save_checkpoint(rundir.checkpoints(), step, model.params(), opt, state, o.keep_checkpoints).string();
+    if (dp)
+      ckpt = dp->save_checkpoint(rundir ? rundir->checkpoints() : std::filesystem::path(), step, state,
+                                   o.keep_checkpoints)
+                 .string();
+    else
+      ckpt = train::save_checkpoint(rundir->checkpoints(), step, model.params(), opt, state, o.keep_checkpoints)
+                 .string();
   };
+  bool stop_agreed = false;  // ranks stop together, on the step after any rank was asked
 
   train::BatchRows rows;
   double last_loss = std::nan(""), time_sum = 0;
@@ -145,7 +183,7 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
   train::TrainOutcome out;
   std::int64_t step = start;
   for (; step < o.train_iters; ++step) {
-    if (stop_requested()) {
+    if (dp ? stop_agreed : stop_requested()) {
       checkpoint(step);
       log::warn("stop requested (signal {}): checkpoint {} written at step {}", stop_signal(), ckpt, step);
       out.interrupted = true;
@@ -154,33 +192,47 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
     Timer timer;
     const std::clock_t cpu0 = std::clock();
     model.grads().zero();
-    const std::uint64_t flops0 = train::gemm_flops_counted();
+    if (dp) dp->begin_step();
+    const std::uint64_t flops0 = train::thread_gemm_flops();
     const int kept = sched.kept(step);
     const train::PaddingCount padding0 = padding;
     double loss = 0, undropped = 0;
-    std::vector<int> lengths;  // each micro batch's padded length
+    std::vector<int> lengths;  // each micro batch's padded length, every rank's (k order)
     for (int micro = 0; micro < accum; ++micro) {
-      const std::span<const int> idx = batches.batch(step * accum + micro);
-      const int n = train::padded_length(train_set, idx);
-      lengths.push_back(n);
+      const std::int64_t k0 = (step * accum + micro) * world;
+      for (int r = 0; r < world; ++r) {  // the step's padding counts every rank's batch (lengths only)
+        const std::span<const int> idx = batches.batch(k0 + r);
+        lengths.push_back(train::padded_length(train_set, idx));
+        padding.add(train_set, idx, lengths.back());
+      }
+      const std::span<const int> idx = batches.batch(k0 + rank);
+      const int n = lengths[lengths.size() - std::size_t(world - rank)];
       const Batch batch = rows.gather(train_set, idx, n);
-      padding.add(train_set, idx, n);
-      const std::uint64_t micro_flops0 = train::gemm_flops_counted();
+      const std::uint64_t micro_flops0 = train::thread_gemm_flops();
       // At most `kept` tokens per sequence in the random-LTD layers; a batch no longer runs whole.
-      model.set_token_subsets(draw_token_subsets(plan, kept, step, /*rank=*/0, micro, batch.B, n));
+      model.set_token_subsets(draw_token_subsets(plan, kept, step, /*rank=*/0, micro * world + rank, batch.B, n));
       loss += model.forward(batch, Task::classify);
       model.backward(1.0f / float(accum));
       model.set_token_subsets({});
-      undropped += undropped_flops(double(train::gemm_flops_counted() - micro_flops0), plan, o.model,
+      undropped += undropped_flops(double(train::thread_gemm_flops() - micro_flops0), plan, o.model,
                                    std::uint64_t(batch.B), n, kept);
     }
     loss /= accum;
-    const double norm = train::global_grad_norm(model.grads());
+    double norm = 0;
+    if (dp) {
+      const train::DataParallel::Totals totals = dp->finish_gradients(loss, stop_requested());
+      loss = totals.loss;
+      norm = totals.grad_norm;
+      stop_agreed = totals.stop;
+    } else {
+      norm = train::global_grad_norm(model.grads());
+    }
     if (!std::isfinite(loss) || !std::isfinite(norm))
       throw DataError("finetuning diverged at step " + std::to_string(step + 1) + "; lower optimizer.params.lr");
     const double clip = (o.gradient_clipping > 0 && norm > o.gradient_clipping) ? o.gradient_clipping / norm : 1.0;
     const double lr = sched.lr(step, counters.layer_tokens);
-    opt.step(model.params(), model.grads(), lr, clip);
+    if (dp) dp->optimizer_step(lr, clip);
+    else opt.step(model.params(), model.grads(), lr, clip);
     const double secs = timer.seconds();
     time_sum += secs;
     last_loss = loss;
@@ -192,14 +244,16 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
                           {"example_tokens", padding.example_tokens - padding0.example_tokens},
                           {"batch_tokens", padding.batch_tokens - padding0.batch_tokens},
                           {"batch_lengths", lengths}};
-    counters.record(rec, sched, step, double(train::gemm_flops_counted() - flops0), undropped,
+    if (dp) rec.update(dp->step_metrics());
+    counters.record(rec, sched, step, double(train::thread_gemm_flops() - flops0), undropped,
                     double(std::clock() - cpu0) / CLOCKS_PER_SEC);
-    if ((step + 1) % o.eval_interval == 0 || step + 1 == o.train_iters) {
+    // Every rank holds the same weights: rank 0 scores them.
+    if (rank == 0 && ((step + 1) % o.eval_interval == 0 || step + 1 == o.train_iters)) {
       last_eval = score(model, eval_set, B);
       rec["val_loss"] = last_eval.loss;
       rec["accuracy"] = last_eval.accuracy;
     }
-    rundir.metrics().write(rec);
+    if (rundir) rundir->metrics().write(rec);
     progress.update(static_cast<std::uint64_t>(step + 1), "loss " + std::to_string(loss).substr(0, 6));
     if (o.save_interval > 0 && (step + 1) % o.save_interval == 0 && step + 1 < o.train_iters) checkpoint(step + 1);
   }
@@ -222,12 +276,13 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
                  {"device", "cpu"},
                  {"train_padding", padding.to_json()}};
   counters.summarise(out.summary, sched, step);
+  if (dp) out.summary.update(dp->summary());
   return out;
 }
 
 }  // namespace
 
-train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir& rundir) {
+train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir* rundir, const comm::RankInfo& ranks) {
   options.validate();
   const train::ModelSource src = train::find_model(options.checkpoint);
   if (src.format != train::ModelSource::Format::checkpoint)
@@ -243,11 +298,14 @@ train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir& rundir)
       throw UsageError("device=cuda: BERT classification finetuning runs on the host; use device=cpu (GPT "
                        "finetuning and pretraining run on the device)");
     if (o.zero_optimization.stage != 0)
-      throw UsageError("zero_optimization.stage: BERT classification finetuning runs on one rank (stage 0)");
-    return finetune_classifier(o, src, rundir);
+      throw UsageError("zero_optimization.stage: BERT classification finetuning is data parallel at stage 0 only "
+                       "(every rank keeps the whole model; rank 0 scores it)");
+    return zero::run_data_parallel(o, rundir, ranks, [&](RunDir* rd, train::DataParallel* dp, int, int) {
+      return finetune_classifier(o, src, rd, dp);
+    });
   }
   o.init_from = options.checkpoint;
-  return run_ltd_training(o, rundir);
+  return run_ltd_training(o, rundir, ranks);
 }
 
 }  // namespace core::ltd

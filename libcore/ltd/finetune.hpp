@@ -18,6 +18,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include "comm/rank.hpp"
 #include "common/rundir.hpp"
 #include "ltd/config.hpp"
 #include "train/trainer.hpp"
@@ -50,7 +51,9 @@ struct FinetuneOptions : LtdTrainOptions {
   void validate() const;
 };
 
-// Runs the finetuning into rundir; the summary has train's fields (for BERT: accuracy too).
-train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir& rundir);
+// Runs the finetuning on every rank of the job (as ltd-pretrain train: the launcher's processes or
+// distributed.thread_ranks; BERT classification at stage 0) into rundir (rank 0's; null on the others); the
+// summary has train's fields (for BERT: accuracy too).
+train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir* rundir, const comm::RankInfo& ranks);
 
 }  // namespace core::ltd

@@ -109,14 +109,10 @@ std::unique_ptr<train::DataParallel> make_engine(const ZeroTrainOptions& o, cons
   return engine;
 }
 
-train::TrainExtension extension_of(const ExtensionFactory& factory, int rank, int world_size) {
-  return factory ? factory(rank, world_size) : train::TrainExtension{};
-}
-
-// threads / shared_gpu: distributed.thread_ranks ranks of this process; rank 0 writes the run directory and
-// reports the step records to `hook`. A rank that fails aborts the group (the others stop at once).
+// threads / shared_gpu: distributed.thread_ranks ranks of this process, each running `loop`; rank 0 gets the
+// run directory. A rank that fails aborts the group (the others stop at once).
 train::TrainOutcome run_thread_ranks_job(const ZeroTrainOptions& o, RunDir* rundir, const std::string& backend,
-                                         const train::StepHook& hook, const ExtensionFactory& extension) {
+                                         const RankLoop& loop) {
   const int n = o.distributed.thread_ranks;
   const comm::Seconds timeout(o.distributed.timeout_s);
   std::vector<std::unique_ptr<comm::Communicator>> device(n);
@@ -131,8 +127,7 @@ train::TrainOutcome run_thread_ranks_job(const ZeroTrainOptions& o, RunDir* rund
     const int alpha = o.distributed.ranks_per_node > 0 ? o.distributed.ranks_per_node : n;
     const Topology topo = Topology::make(n, r, alpha, "distributed.ranks_per_node");
     auto engine = make_engine(o, topo, host.split(0, r), std::move(device[r]));
-    train::TrainOutcome mine = train::run_training(o, r == 0 ? rundir : nullptr, engine.get(),
-                                                   r == 0 ? hook : train::StepHook{}, extension_of(extension, r, n));
+    train::TrainOutcome mine = loop(r == 0 ? rundir : nullptr, engine.get(), r, n);
     if (r == 0) out = std::move(mine);
   }, timeout);
   return out;
@@ -140,8 +135,8 @@ train::TrainOutcome run_thread_ranks_job(const ZeroTrainOptions& o, RunDir* rund
 
 }  // namespace
 
-train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
-                                      const train::StepHook& hook, const ExtensionFactory& extension) {
+train::TrainOutcome run_data_parallel(const ZeroTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
+                                      const RankLoop& loop) {
   check_zero_job(o, ranks);
   if (o.device == "cuda") train::require_cuda_device();  // exit 2 before a device communicator touches the GPU
   const ZeroOptions& z = o.zero_optimization;
@@ -149,9 +144,9 @@ train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir,
   const int n = thread_backend(backend) ? o.distributed.thread_ranks : ranks.world_size;
   if (n == 1 && z.stage == 0 && !resumes_sharded(o, rundir)) {
     if (!rundir) throw Error(ExitCode::internal, "a one-rank run needs its run directory");
-    return train::run_training(o, *rundir, hook, extension_of(extension, 0, 1));
+    return loop(rundir, nullptr, 0, 1);
   }
-  if (thread_backend(backend)) return run_thread_ranks_job(o, rundir, backend, hook, extension);
+  if (thread_backend(backend)) return run_thread_ranks_job(o, rundir, backend, loop);
   const Topology topo = discover_topology(ranks, o.distributed.ranks_per_node);
   const comm::Seconds timeout(o.distributed.timeout_s);
   auto world = comm::make_world_communicator(ranks, timeout);
@@ -159,7 +154,7 @@ train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir,
   if (backend == "nccl") device = comm::make_nccl_world_communicator(ranks, *world, timeout);
   auto engine = make_engine(o, topo, std::move(world), std::move(device));
   try {
-    return train::run_training(o, rundir, engine.get(), hook, extension_of(extension, ranks.rank, ranks.world_size));
+    return loop(rundir, engine.get(), ranks.rank, ranks.world_size);
   } catch (const std::exception& e) {
     if (ranks.world_size == 1) throw;
     // Across processes a failure on one rank ends the whole job at once, before unwinding frees the
@@ -169,6 +164,15 @@ train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir,
     log::error("{}{}", err ? "" : "internal error: ", e.what());
     comm::abort_job(static_cast<int>(err ? err->code() : ExitCode::internal));
   }
+}
+
+train::TrainOutcome run_zero_training(const ZeroTrainOptions& o, RunDir* rundir, const comm::RankInfo& ranks,
+                                      const train::StepHook& hook, const ExtensionFactory& extension) {
+  return run_data_parallel(o, rundir, ranks, [&](RunDir* rd, train::DataParallel* engine, int rank, int world) {
+    const train::TrainExtension ext = extension ? extension(rank, world) : train::TrainExtension{};
+    if (!engine) return train::run_training(o, *rd, hook, ext);
+    return train::run_training(o, rd, engine, rank == 0 ? hook : train::StepHook{}, ext);
+  });
 }
 
 }  // namespace core::zero

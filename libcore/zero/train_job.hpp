@@ -6,6 +6,7 @@
 
 #include "comm/rank.hpp"
 #include "common/rundir.hpp"
+#include "train/data_parallel.hpp"
 #include "train/trainer.hpp"
 #include "zero/options.hpp"
 
@@ -33,9 +34,19 @@ void check_zero_job(const ZeroTrainOptions& options, const comm::RankInfo& ranks
 // on its own thread, before its training starts).
 using ExtensionFactory = std::function<train::TrainExtension(int rank, int world_size)>;
 
-// A single process at stage 0 without ZeRO++ runs the one-rank loop unchanged (unless it resumes a
-// sharded checkpoint); anything else runs the engine over the job's communicator (MPI across
-// processes). `rundir` is null except on rank 0.
+// One rank's training loop: `rundir` is null except on rank 0; `engine` is null for a one-rank run without
+// the engine (then rank = 0, world_size = 1).
+using RankLoop =
+    std::function<train::TrainOutcome(RunDir* rundir, train::DataParallel* engine, int rank, int world_size)>;
+
+// Runs `loop` on every rank of the job and returns rank 0's outcome: a single process at stage 0 without
+// ZeRO++ runs it without an engine (unless it resumes a sharded checkpoint); anything else gives each rank
+// the engine over the job's communicator (MPI across processes, or distributed.thread_ranks threads of this
+// process). After check_zero_job.
+train::TrainOutcome run_data_parallel(const ZeroTrainOptions& options, RunDir* rundir, const comm::RankInfo& ranks,
+                                      const RankLoop& loop);
+
+// core::train's loop under run_data_parallel (zpp-train train, ltd-pretrain train).
 train::TrainOutcome run_zero_training(const ZeroTrainOptions& options, RunDir* rundir, const comm::RankInfo& ranks,
                                       const train::StepHook& hook = {}, const ExtensionFactory& extension = {});
 

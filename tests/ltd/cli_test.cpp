@@ -37,6 +37,46 @@ std::vector<double> losses(const std::filesystem::path& metrics) {
   while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line)["loss"].get<double>());
   return out;
 }
+const std::vector<std::string> kSmall = {"train_iters=6", "eval_interval=3", kLtd + "random_ltd_schedule.min_value=16",
+                                         kLtd + "random_ltd_schedule.schedule_config.require_steps=4",
+                                         kLtd + "layer_token_lr_schedule.warmup_layer_tokens=1024"};
+// The keys of a small BERT pretrained on dir/text.txt.
+std::vector<std::string> bert_keys(const std::filesystem::path& dir) {
+  return {"model.arch=bert", "model.vocab_size=258", "data.input=" + (dir / "text.txt").string(),
+          "data.val_fraction=0.2", "data.seq_len=32"};
+}
+// A separable toy task in dir (sentences of 'a' are 1, of 'b' 0: train.tsv, eval.tsv) and a BERT pretrained on
+// its text for a few MLM steps (dir/bert); the finetune command's arguments on them.
+std::vector<std::string> toy_classification(const std::filesystem::path& dir) {
+  std::string train = "sentence\tlabel\n", eval = "sentence\tlabel\n", text;
+  for (int i = 0; i < 40; ++i) {
+    train += std::string(5 + i % 20, 'a') + " \t1\n" + std::string(5 + (i * 7) % 20, 'b') + " \t0\n";
+    text += std::string(5 + i % 20, 'a') + " " + std::string(5 + (i * 7) % 20, 'b') + "\n";
+  }
+  for (int i = 0; i < 10; ++i) eval += std::string(6 + i, 'a') + "\t1\n" + std::string(7 + i, 'b') + "\t0\n";
+  core::test::write_text(dir / "train.tsv", train);
+  core::test::write_text(dir / "eval.tsv", eval);
+  core::test::write_text(dir / "text.txt", text);
+  REQUIRE(run_tool("ltd-pretrain", with(with({"train", "--config", tiny_config(), "--out", (dir / "bert").string()},
+                                             kSmall), bert_keys(dir))).exit_code == 0);
+  return {"finetune", "--checkpoint", (dir / "bert").string(), "data.seq_len=32",
+          "glue.train_file=" + (dir / "train.tsv").string(), "glue.eval_file=" + (dir / "eval.tsv").string(),
+          "train_iters=40", "eval_interval=20", "optimizer.params.lr=0.003", kLtd + "random_ltd_schedule.min_value=8",
+          kLtd + "random_ltd_schedule.schedule_config.require_steps=30",
+          kLtd + "layer_token_lr_schedule.warmup_layer_tokens=4096", "glue.max_train_examples=75"};
+}
+// A finetuning run's per-step records, reduced to `keys`.
+std::vector<nlohmann::json> step_records(const std::filesystem::path& run, const std::vector<std::string>& keys) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(core::test::read_text(run / "metrics.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    const auto rec = nlohmann::json::parse(line);
+    nlohmann::json kept;
+    for (const auto& key : keys) kept[key] = rec.at(key);
+    out.push_back(kept);
+  }
+  return out;
+}
 }  // namespace
 
 TEST_CASE("bad random-LTD configs exit 2 naming the key") {
@@ -167,9 +207,7 @@ TEST_CASE("train on tiny.yaml: the summary and metrics; --resume continues the s
 
 TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style classification") {
   TempDir tmp("ltd_cli_finetune");
-  const std::vector<std::string> small = {"train_iters=6", "eval_interval=3", kLtd + "random_ltd_schedule.min_value=16",
-                                          kLtd + "random_ltd_schedule.schedule_config.require_steps=4",
-                                          kLtd + "layer_token_lr_schedule.warmup_layer_tokens=1024"};
+  const std::vector<std::string>& small = kSmall;
   // GPT: pretrain, then finetune from the run (the model comes from the checkpoint).
   REQUIRE(run_tool("ltd-pretrain", with({"train", "--config", tiny_config(), "--out", (tmp / "gpt").string()}, small))
               .exit_code == 0);
@@ -179,27 +217,7 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
   CHECK(last_json_line(r.out)["layer_token_saving"].get<double>() > 0.0);
 
   // BERT: a separable toy task (sentences of 'a' are 1, of 'b' 0) after a short MLM pretraining.
-  std::string train = "sentence\tlabel\n", eval = "sentence\tlabel\n", text;
-  for (int i = 0; i < 40; ++i) {
-    train += std::string(5 + i % 20, 'a') + " \t1\n" + std::string(5 + (i * 7) % 20, 'b') + " \t0\n";
-    text += std::string(5 + i % 20, 'a') + " " + std::string(5 + (i * 7) % 20, 'b') + "\n";
-  }
-  for (int i = 0; i < 10; ++i) eval += std::string(6 + i, 'a') + "\t1\n" + std::string(7 + i, 'b') + "\t0\n";
-  core::test::write_text(tmp / "train.tsv", train);
-  core::test::write_text(tmp / "eval.tsv", eval);
-  core::test::write_text(tmp / "text.txt", text);
-  const std::vector<std::string> bert = {"model.arch=bert", "model.vocab_size=258", "data.input=" + (tmp / "text.txt").string(),
-                                         "data.val_fraction=0.2", "data.seq_len=32"};
-  REQUIRE(run_tool("ltd-pretrain", with(with({"train", "--config", tiny_config(), "--out", (tmp / "bert").string()},
-                                             small), bert)).exit_code == 0);
-  const std::vector<std::string> ft = {"finetune", "--checkpoint", (tmp / "bert").string(), "data.seq_len=32",
-                                       "glue.train_file=" + (tmp / "train.tsv").string(),
-                                       "glue.eval_file=" + (tmp / "eval.tsv").string(), "train_iters=40",
-                                       "eval_interval=20", "optimizer.params.lr=0.003",
-                                       kLtd + "random_ltd_schedule.min_value=8",
-                                       kLtd + "random_ltd_schedule.schedule_config.require_steps=30",
-                                       kLtd + "layer_token_lr_schedule.warmup_layer_tokens=4096",
-                                       "glue.max_train_examples=75"};
+  const std::vector<std::string> ft = toy_classification(tmp.path());
   // The classification loop runs on the host only: device=cuda is refused naming the key, before any output.
   r = run_tool("ltd-pretrain", with(ft, {"device=cuda", "--out", (tmp / "bert_ft").string()}));
   CHECK(r.exit_code == 2);
@@ -252,18 +270,9 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
   REQUIRE(run_tool("ltd-pretrain", with(ft, {total, "train_iters=25", "--out", (tmp / "split").string()})).exit_code == 0);
   r = run_tool("ltd-pretrain", with(ft, {total, "--resume", "--out", (tmp / "split").string()}));
   REQUIRE(r.exit_code == 0);
-  const auto records = [](const std::filesystem::path& run) {
-    std::vector<std::string> out;
-    std::istringstream in(core::test::read_text(run / "metrics.jsonl"));
-    for (std::string line; std::getline(in, line);) {
-      const auto rec = nlohmann::json::parse(line);  // (the split run also evaluates at its step 25)
-      nlohmann::json kept;
-      for (const char* key : {"step", "loss", "lr", "grad_norm", "kept_tokens", "cumulative_layer_tokens", "gemm_flops",
-                              "batch_tokens", "example_tokens"})
-        kept[key] = rec.at(key);
-      out.push_back(kept.dump());
-    }
-    return out;
+  const auto records = [](const std::filesystem::path& run) {  // (the split run also evaluates at its step 25)
+    return step_records(run, {"step", "loss", "lr", "grad_norm", "kept_tokens", "cumulative_layer_tokens",
+                              "gemm_flops", "batch_tokens", "example_tokens"});
   };
   CHECK(records(tmp / "split") == records(tmp / "straight"));
   CHECK(last_json_line(r.out)["accuracy"] == last_json_line(straight.out)["accuracy"]);
@@ -288,9 +297,62 @@ TEST_CASE("finetune: a GPT goes on with its LM loss, a BERT learns GLUE-style cl
   r = run_tool("ltd-pretrain", with(ft, {"glue.eval_file=" + (tmp / "none.tsv").string(), "--out", (tmp / "b2").string()}));
   CHECK(r.exit_code == 66);
   REQUIRE(run_tool("ltd-pretrain", with(with({"train", "--config", tiny_config(), "--out", (tmp / "bert257").string()},
-                                             small), with(bert, {"model.vocab_size=257"}))).exit_code == 0);
+                                             small), with(bert_keys(tmp.path()), {"model.vocab_size=257"}))).exit_code == 0);
   r = run_tool("ltd-pretrain", with({"finetune", "--checkpoint", (tmp / "bert257").string(), "data.seq_len=32",
                                      "--out", (tmp / "b3").string()}, small));
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("[CLS]") != std::string::npos);
+}
+
+TEST_CASE("finetune: BERT classification on 2 thread ranks = one rank over the same batches; resumed bit for bit") {
+  TempDir tmp("ltd_cli_finetune_ranks");
+  const std::vector<std::string> ft = with(toy_classification(tmp.path()), {"train_iters=20", "eval_interval=10", "threads=1"});
+  // Rank r of 2 takes micro batch 2 k + r: the batches of one rank accumulating 2 micro steps, the same token
+  // subsets (keyed on the batch's place in the step), the LayerTokens of 2 x 8 sequences per step.
+  auto one = run_tool("ltd-pretrain", with(ft, {"gradient_accumulation_steps=2", "--out", (tmp / "one").string()}));
+  REQUIRE(one.exit_code == 0);
+  auto two = run_tool("ltd-pretrain", with(ft, {"distributed.thread_ranks=2", "--out", (tmp / "two").string()}));
+  REQUIRE(two.exit_code == 0);
+  const std::vector<std::string> exact = {"step", "lr", "kept_tokens", "cumulative_layer_tokens", "batch_tokens",
+                                          "example_tokens", "batch_lengths"};
+  CHECK(step_records(tmp / "two", exact) == step_records(tmp / "one", exact));
+  const auto a = step_records(tmp / "one", {"loss", "grad_norm"}), b = step_records(tmp / "two", {"loss", "grad_norm"});
+  REQUIRE(a.size() == 20);
+  REQUIRE(b.size() == 20);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(b[i]["loss"].get<double>() == doctest::Approx(a[i]["loss"].get<double>()).epsilon(1e-5));
+    CHECK(b[i]["grad_norm"].get<double>() == doctest::Approx(a[i]["grad_norm"].get<double>()).epsilon(1e-4));
+  }
+  const auto s1 = last_json_line(one.out), s2 = last_json_line(two.out);
+  CHECK(s2["zero"]["ranks"] == 2);
+  CHECK(s2["accuracy"] == s1["accuracy"]);
+  CHECK(s2["val_loss"].get<double>() == doctest::Approx(s1["val_loss"].get<double>()).epsilon(1e-4));
+  CHECK(s2["layer_tokens"] == s1["layer_tokens"]);
+  CHECK(s2["train_padding"] == s1["train_padding"]);
+  // gemm_flops and baseline_gemm_flops count rank 0's own products (not its thread rank neighbour's too).
+  CHECK(s2["flops_saving"].get<double>() > 0.0);
+  CHECK(s2["flops_saving"].get<double>() < 0.5);
+  CHECK(s2["gemm_flops"].get<double>() < s1["gemm_flops"].get<double>());
+
+  // Stopped after 12 steps and resumed on 2 ranks (the engine's sharded checkpoint) = the straight 2-rank run.
+  const std::string total = kLtd + "layer_token_lr_schedule.total_layer_tokens=" +
+                            std::to_string(s2["layer_tokens"].get<std::uint64_t>());
+  const auto two_ranks = with(ft, {total, "distributed.thread_ranks=2"});
+  const auto straight = run_tool("ltd-pretrain", with(two_ranks, {"--out", (tmp / "straight").string()}));
+  REQUIRE(straight.exit_code == 0);
+  REQUIRE(run_tool("ltd-pretrain", with(two_ranks, {"train_iters=12", "--out", (tmp / "split").string()})).exit_code == 0);
+  auto r = run_tool("ltd-pretrain", with(two_ranks, {"--resume", "--out", (tmp / "split").string()}));
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> keys = {"step", "loss", "lr", "grad_norm", "kept_tokens", "cumulative_layer_tokens",
+                                         "batch_tokens", "example_tokens"};
+  CHECK(step_records(tmp / "split", keys) == step_records(tmp / "straight", keys));
+  CHECK(last_json_line(r.out)["accuracy"] == last_json_line(straight.out)["accuracy"]);
+  CHECK(last_json_line(r.out)["train_padding"] == last_json_line(straight.out)["train_padding"]);
+  // Resumed on one rank: another number of batches per step (exit 2, naming it); stages above 0 are refused.
+  r = run_tool("ltd-pretrain", with(with(ft, {total}), {"train_iters=30", "--resume", "--out", (tmp / "split").string()}));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("batches_per_step") != std::string::npos);
+  r = run_tool("ltd-pretrain", with(two_ranks, {"zero_optimization.stage=3", "--out", (tmp / "z3").string()}));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("zero_optimization.stage") != std::string::npos);
 }

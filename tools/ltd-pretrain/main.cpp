@@ -22,7 +22,8 @@ int run_train(core::RunContext& ctx, const core::ltd::LtdTrainOptions& o) {
 }
 
 int run_finetune(core::RunContext& ctx, const core::ltd::FinetuneOptions& o) {
-  const auto outcome = core::ltd::run_finetune(o, *ctx.rundir);
+  const core::comm::RankInfo ranks = core::comm::discover_ranks(std::nullopt, std::nullopt);
+  const auto outcome = core::ltd::run_finetune(o, ctx.rundir.get(), ranks);
   ctx.emit_result(outcome.summary);
   return static_cast<int>(outcome.interrupted ? core::ExitCode::interrupted : core::ExitCode::ok);
 }
