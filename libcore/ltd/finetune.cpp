@@ -74,7 +74,7 @@ Scored score(Model<float>& model, const train::EncodedSet& set, int B) {
   return s;
 }
 
-// One rank's classification finetuning (rundir: rank 0's, else null; dp: the stage-0 engine of a run on several
+// One rank's classification finetuning (rundir: rank 0's, else null; dp: the engine (stages 0-2) of a run on several
 // ranks, else null). Rank r of W takes micro batch k = (step x accum + micro) x W + r, so a step consumes the
 // same accum x W batches for any split of them into ranks and micro steps, and a micro batch's token subsets are
 // keyed on k's place in the step (micro x W + r), not on the rank.
@@ -297,9 +297,9 @@ train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir* rundir,
     if (o.device != "cpu")
       throw UsageError("device=cuda: BERT classification finetuning runs on the host; use device=cpu (GPT "
                        "finetuning and pretraining run on the device)");
-    if (o.zero_optimization.stage != 0)
-      throw UsageError("zero_optimization.stage: BERT classification finetuning is data parallel at stage 0 only "
-                       "(every rank keeps the whole model; rank 0 scores it)");
+    if (o.zero_optimization.stage == 3)
+      throw UsageError("zero_optimization.stage = 3: BERT classification finetuning keeps the whole weights on every "
+                       "rank (rank 0 scores them alone); use stage 0, 1 or 2");
     return zero::run_data_parallel(o, rundir, ranks, [&](RunDir* rd, train::DataParallel* dp, int, int) {
       return finetune_classifier(o, src, rd, dp);
     });

@@ -13,6 +13,10 @@
 // as DeepSpeed counts consumed LayerTokens); gemm_flops is measured and baseline_gemm_flops is the same
 // batches without dropping. Accuracy and loss on glue.eval_file every eval_interval steps and at the end, on
 // every token (length-sorted batches, each padded to its longest).
+// BERT classification runs on every rank of the job (distributed.thread_ranks or the launcher's processes, ZeRO
+// stages 0-2 through zero::run_data_parallel): rank r of W takes micro batch (step x accum + micro) x W + r, so a
+// step's batches, token subsets, LayerTokens and padding are those of one rank accumulating accum x W micro
+// batches; rank 0 writes the run directory and scores the eval set.
 // Both continue bit for bit with --resume (checkpoints every save_interval steps, at the end and on a
 // stop signal, which ends the run with `interrupted`).
 #pragma once
@@ -52,7 +56,7 @@ struct FinetuneOptions : LtdTrainOptions {
 };
 
 // Runs the finetuning on every rank of the job (as ltd-pretrain train: the launcher's processes or
-// distributed.thread_ranks; BERT classification at stage 0) into rundir (rank 0's; null on the others); the
+// distributed.thread_ranks; BERT classification at ZeRO stages 0-2) into rundir (rank 0's; null on the others); the
 // summary has train's fields (for BERT: accuracy too).
 train::TrainOutcome run_finetune(const FinetuneOptions& options, RunDir* rundir, const comm::RankInfo& ranks);
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -348,7 +349,19 @@ TEST_CASE("finetune: BERT classification on 2 thread ranks = one rank over the s
   CHECK(step_records(tmp / "split", keys) == step_records(tmp / "straight", keys));
   CHECK(last_json_line(r.out)["accuracy"] == last_json_line(straight.out)["accuracy"]);
   CHECK(last_json_line(r.out)["train_padding"] == last_json_line(straight.out)["train_padding"]);
-  // Resumed on one rank: another number of batches per step (exit 2, naming it); stages above 0 are refused.
+  // ZeRO stages 1 and 2 (moments, and gradients, sharded; weights whole on every rank) = stage 0 bit for bit,
+  // also across their own resume; stage 3 is refused (rank 0 scores the whole model alone).
+  for (const char* stage : {"zero_optimization.stage=1", "zero_optimization.stage=2"}) {
+    CAPTURE(stage);
+    const auto dir = tmp / (std::string("stage") + stage[std::strlen(stage) - 1]);
+    REQUIRE(run_tool("ltd-pretrain", with(two_ranks, {stage, "train_iters=12", "--out", dir.string()})).exit_code == 0);
+    r = run_tool("ltd-pretrain", with(two_ranks, {stage, "--resume", "--out", dir.string()}));
+    REQUIRE(r.exit_code == 0);
+    CHECK(step_records(dir, keys) == step_records(tmp / "straight", keys));
+    CHECK(last_json_line(r.out)["val_loss"] == last_json_line(straight.out)["val_loss"]);
+    CHECK(last_json_line(r.out)["zero"]["stage"] == stage[std::strlen(stage) - 1] - '0');
+  }
+  // Resumed on one rank: another number of batches per step (exit 2, naming it).
   r = run_tool("ltd-pretrain", with(with(ft, {total}), {"train_iters=30", "--resume", "--out", (tmp / "split").string()}));
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("batches_per_step") != std::string::npos);
