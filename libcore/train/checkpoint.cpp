@@ -55,14 +55,16 @@ void save_weights(const fs::path& path, const FlatBuffers<float>& params, const 
   w.write(path);
 }
 
-void load_weights(const fs::path& path, FlatBuffers<float>& params) {
-  const io::SafetensorsFile f(path);
+void load_weights(const fs::path& path, FlatBuffers<float>& params, int group) {
+  const io::SafetensorsFile f = open_weights_file(path, group);
   const ParamLayout& layout = params.layout();
-  for (int g = 0; g < layout.num_groups(); ++g)
+  for (int g = 0; g < layout.num_groups(); ++g) {
+    if (group >= 0 && g != group) continue;
     for (int t = 0; t < static_cast<int>(layout.groups()[g].tensors.size()); ++t) {
       const TensorView& v = layout.groups()[g].tensors[t];
       copy_tensor(f, path, v.name, v.shape, params.tensor(g, t));
     }
+  }
 }
 
 namespace {
@@ -199,18 +201,8 @@ nlohmann::json read_checkpoint_state(const fs::path& dir) {
   return s;
 }
 
-nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt) {
-  if (!fs::exists(dir / "DONE")) throw DataError("checkpoint " + dir.string() + " is incomplete (no DONE marker)");
-  const nlohmann::json state = read_checkpoint_state(dir);
-  load_weights(dir / "model.safetensors", params);
-  const fs::path op = dir / "optimizer.safetensors";
-  const io::SafetensorsFile f(op);
-  const ParamLayout& layout = params.layout();
-  for (int g = 0; g < layout.num_groups(); ++g) {
-    const std::vector<std::int64_t> shape = {static_cast<std::int64_t>(layout.groups()[g].size)};
-    copy_tensor(f, op, "m/" + layout.groups()[g].name, shape, opt.m().group(g));
-    copy_tensor(f, op, "v/" + layout.groups()[g].name, shape, opt.v().group(g));
-  }
+namespace {
+std::int64_t adam_steps_of(const io::SafetensorsFile& f, const fs::path& op) {
   const auto it = f.metadata().find("adam_steps");
   if (it == f.metadata().end()) throw DataError(op.string() + ": metadata 'adam_steps' is missing");
   std::int64_t steps = -1;
@@ -218,7 +210,29 @@ nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, 
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), steps);
   if (ec != std::errc() || end != text.data() + text.size() || steps < 0)
     throw DataError(op.string() + ": metadata 'adam_steps' = '" + text + "' is not an integer >= 0");
-  opt.set_steps_taken(steps);
+  return steps;
+}
+}  // namespace
+
+std::int64_t checkpoint_adam_steps(const fs::path& dir) {
+  const fs::path op = dir / "optimizer.safetensors";
+  return adam_steps_of(io::SafetensorsFile(op, io::SafetensorsFile::Mode::mmap), op);
+}
+
+nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt, int group) {
+  if (!fs::exists(dir / "DONE")) throw DataError("checkpoint " + dir.string() + " is incomplete (no DONE marker)");
+  const nlohmann::json state = read_checkpoint_state(dir);
+  load_weights(dir / "model.safetensors", params, group);
+  const fs::path op = dir / "optimizer.safetensors";
+  const io::SafetensorsFile f = open_weights_file(op, group);
+  const ParamLayout& layout = params.layout();
+  for (int g = 0; g < layout.num_groups(); ++g) {
+    if (group >= 0 && g != group) continue;
+    const std::vector<std::int64_t> shape = {static_cast<std::int64_t>(layout.groups()[g].size)};
+    copy_tensor(f, op, "m/" + layout.groups()[g].name, shape, opt.m().group(g));
+    copy_tensor(f, op, "v/" + layout.groups()[g].name, shape, opt.v().group(g));
+  }
+  opt.set_steps_taken(adam_steps_of(f, op));
   return state;
 }
 

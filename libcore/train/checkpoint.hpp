@@ -21,8 +21,9 @@ namespace fs = std::filesystem;
 // Weights file alone (also what `sample` reads). Throws IoError.
 void save_weights(const fs::path& path, const FlatBuffers<float>& params, const nlohmann::json& metadata = {});
 // Fills every tensor of the layout; DataError naming the file and tensor for a missing tensor or a
-// shape mismatch, InputMissingError when absent.
-void load_weights(const fs::path& path, FlatBuffers<float>& params);
+// shape mismatch, InputMissingError when absent. group >= 0: that parameter group's tensors only (the
+// file mapped, not read whole: a data-parallel start-up reads a whole model one group at a time).
+void load_weights(const fs::path& path, FlatBuffers<float>& params, int group = -1);
 
 // Writes a complete checkpoint folder and returns it; older complete ones beyond `keep` are removed.
 fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
@@ -47,8 +48,12 @@ struct ResumePoint {
 };
 std::optional<ResumePoint> find_resume_point(const RunDir& run, bool resume, std::int64_t train_iters,
                                              const std::string& command);
-// Restores params and the optimizer (moments and step count); returns state.json.
-nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt);
+// The AdamW step count a checkpoint folder's optimizer.safetensors records (DataError naming it when
+// missing or malformed).
+std::int64_t checkpoint_adam_steps(const fs::path& dir);
+// Restores params and the optimizer (moments and step count); returns state.json. group >= 0: that
+// parameter group's weights and moments only (and the step count), as load_weights.
+nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt, int group = -1);
 // The model description state.json holds under "model" (a resumed run must match it), and the
 // config it describes (DataError naming dir/state.json for a missing key or an invalid model).
 nlohmann::json model_state_json(const ModelConfig& config);

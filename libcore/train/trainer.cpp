@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/fmt/fmt.h>
@@ -98,13 +100,26 @@ void check_init_from_model(const TrainOptions& o, const ModelSource& src) {
                      differing + "; configure the model it holds:" + all);
 }
 
-void init_weights(const TrainOptions& o, FlatBuffers<float>& params) {
-  init_parameters(params, o.seed);
-  if (o.init_from.empty()) return;
-  const ModelSource src = find_model(o.init_from);
-  check_init_from_model(o, src);
-  src.load_weights_into(params);
-  log::info("initialised weights from {}", src.path.string());
+// The state a run starts from, one parameter group at a time: a full checkpoint's weights and AdamW moments
+// (its step count is set at once), else the initial weights, overwritten by those of `init_from` when given.
+// Files are read a group at a time, so a data-parallel start-up never holds more than the group it hands on.
+std::function<void(int)> start_state_reader(const TrainOptions& o, const std::string& full_checkpoint,
+                                            const std::string& init_from, FlatBuffers<float>& params,
+                                            AdamW<float>& opt) {
+  if (!full_checkpoint.empty()) {
+    opt.set_steps_taken(checkpoint_adam_steps(full_checkpoint));
+    return [dir = fs::path(full_checkpoint), &params, &opt](int g) { load_checkpoint(dir, params, opt, g); };
+  }
+  std::optional<ModelSource> src;
+  if (!init_from.empty()) {
+    src = find_model(init_from);
+    check_init_from_model(o, *src);
+    log::info("weights from {}", src->path.string());
+  }
+  return [seed = o.seed, src, &params](int g) {
+    init_parameter_group(params, g, seed);
+    if (src) src->load_weights_into(params, g);
+  };
 }
 
 // Device memory in use (MiB); 0 without CUDA. All device buffers are allocated before the first
@@ -273,10 +288,12 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
                 "bit-identical (the GEMM blocks depend on the thread count)", point->state.value("threads", 0),
                 num_threads());
   }
-  // A full checkpoint or init_from puts the whole model on rank 0 first; otherwise an engine that
-  // partitions the state, or keeps it on the device, builds it group by group and no rank ever holds all of
-  // it on the host.
-  const bool whole_model_read = (!ckpt_dir.empty() && !sharded) || !o.init_from.empty();
+  // A full checkpoint or init_from is read on rank 0 one group at a time (attach broadcasts each group); a fresh
+  // run or a sharded resume starts from the initial weights on every rank. Either way an engine that
+  // partitions the state, or keeps it on the device, builds it group by group and no rank ever holds all of it
+  // on the host.
+  const bool full_checkpoint = !ckpt_dir.empty() && !sharded;  // (rank 0's: only rank 0 reads files)
+  bool whole_model_read = full_checkpoint || (ckpt_dir.empty() && !o.init_from.empty());
   bool deferred = false;
   if (dp) {
     const auto where = dp->broadcast({{"start", start}, {"saved_step", saved_step}, {"checkpoint", ckpt_dir},
@@ -286,7 +303,8 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     saved_step = where.at("saved_step").get<std::int64_t>();
     ckpt_dir = where.at("checkpoint").get<std::string>();
     sharded = where.at("sharded").get<bool>();
-    deferred = (dp->partitions_state() || dp->on_device()) && !where.at("whole_model_read").get<bool>();
+    whole_model_read = where.at("whole_model_read").get<bool>();
+    deferred = dp->partitions_state() || dp->on_device();
     extension_state = where.at("extension");
   }
   // Every rank's extension continues from the checkpoint's state (ltd-pretrain: its LayerTokens set the lr).
@@ -296,15 +314,17 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   Model<float> model(o.model, allocation);
   const ParamLayout& layout = model.layout();
   AdamW<float> opt(layout, hyper, allocation);
-  if (deferred) {
-    dp->attach_fresh(model, opt, [&](int g) { init_parameter_group(model.params(), g, o.seed); });
-  } else {
-    if (rundir && !ckpt_dir.empty() && !sharded)
-      load_checkpoint(ckpt_dir, model.params(), opt);
-    else
-      init_weights(o, model.params());
-    if (dp) dp->attach(model, opt);  // rank 0's state (fresh or resumed) on every rank
-  }
+  // (read_group stays empty on the other ranks of a whole model's read: the engine calls it on rank 0 only)
+  std::function<void(int)> read_group;
+  if (rank == 0 || !whole_model_read)
+    read_group = start_state_reader(o, full_checkpoint ? ckpt_dir : "", ckpt_dir.empty() ? o.init_from : "",
+                                    model.params(), opt);
+  if (!dp)
+    for (int g = 0; g < layout.num_groups(); ++g) read_group(g);
+  else if (deferred && !whole_model_read)
+    dp->attach_fresh(model, opt, read_group);  // every rank its initial weights
+  else
+    dp->attach(model, opt, read_group);  // rank 0's state (initial, resumed, init_from) on every rank
   std::shared_ptr<TransformerCuda> gpu_owner;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
   if constexpr (kCudaBuild) {
     if (cuda) {
