@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,13 @@ void load_weights(const fs::path& path, FlatBuffers<float>& params, int group = 
 // Writes a complete checkpoint folder and returns it; older complete ones beyond `keep` are removed.
 fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
                          AdamW<float>& opt, const nlohmann::json& state, int keep = 2);
+// The state of a model kept elsewhere (a TransformerCuda's, on the device): copy(kind, g, offset, n, dst)
+// puts n floats at `offset` of group g's weights ('w') or AdamW moments ('m', 'v') into host memory at dst.
+using StateCopy = std::function<void(char kind, int g, std::size_t offset, std::size_t n, float* dst)>;
+// As above, each tensor copied out by `copy` while the files are written (no more than the largest tensor
+// on the host at once: the same files as from host buffers holding the same values).
+fs::path save_checkpoint(const fs::path& root, std::int64_t step, const ParamLayout& layout, std::int64_t adam_steps,
+                         const StateCopy& copy, const nlohmann::json& state, int keep = 2);
 // root/step_<NNNNNNNN>: the folder of the checkpoint after `step` steps.
 fs::path checkpoint_folder(const fs::path& root, std::int64_t step);
 // Removes the complete checkpoints under root beyond the newest `keep` (0: keeps all).

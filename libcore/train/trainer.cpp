@@ -307,9 +307,13 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     deferred = dp->partitions_state() || dp->on_device();
     extension_state = where.at("extension");
   }
+  // One rank on the device keeps no host copy of the state either: it is read and uploaded a group at a time
+  // and checkpoints are written from the device.
+  const bool device_state = cuda && !dp;
+  if (device_state) deferred = true;
   // Every rank's extension continues from the checkpoint's state (ltd-pretrain: its LayerTokens set the lr).
   if (saved_step >= 0 && ext.on_resume) ext.on_resume(extension_state, start);
-  check_host_memory(o, cuda, deferred ? dp->state_bytes_per_parameter() : 16.0);
+  check_host_memory(o, cuda, device_state ? 0.0 : deferred ? dp->state_bytes_per_parameter() : 16.0);
   const Allocation allocation = deferred ? Allocation::deferred : Allocation::eager;
   Model<float> model(o.model, allocation);
   const ParamLayout& layout = model.layout();
@@ -319,28 +323,32 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   if (rank == 0 || !whole_model_read)
     read_group = start_state_reader(o, full_checkpoint ? ckpt_dir : "", ckpt_dir.empty() ? o.init_from : "",
                                     model.params(), opt);
-  if (!dp)
-    for (int g = 0; g < layout.num_groups(); ++g) read_group(g);
-  else if (deferred && !whole_model_read)
+  if (dp && deferred && !whole_model_read)
     dp->attach_fresh(model, opt, read_group);  // every rank its initial weights
-  else
+  else if (dp)
     dp->attach(model, opt, read_group);  // rank 0's state (initial, resumed, init_from) on every rank
+  else if (!device_state)  // (one rank on the device reads into the device model, below)
+    for (int g = 0; g < layout.num_groups(); ++g) read_group(g);
   std::shared_ptr<TransformerCuda> gpu_owner;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
   if constexpr (kCudaBuild) {
     if (cuda) {
       gpu_owner = std::make_shared<TransformerCuda>(o.model, dp ? dp->device_parts_held() : 0u);
-      if (dp) dp->attach_device(*gpu_owner);  // (uploads the host state itself)
-      else gpu_owner->upload(model.params(), &opt);
+      if (dp) {
+        dp->attach_device(*gpu_owner);  // (uploads the host state itself)
+      } else {  // each group read, uploaded and freed before the next
+        for (int g = 0; g < layout.num_groups(); ++g) {
+          for (auto* buffers : {&model.params(), &opt.m(), &opt.v()}) buffers->allocate(g);
+          read_group(g);
+          gpu_owner->upload_group(g, model.params().group(g), opt.m().group(g), opt.v().group(g));
+          for (auto* buffers : {&model.params(), &opt.m(), &opt.v()}) buffers->release(g);
+        }
+        gpu_owner->set_steps_taken(opt.steps_taken());
+        kernels::synchronize();
+      }
     }
   }
   if (dp && sharded) dp->load_checkpoint(ckpt_dir);
   TransformerCuda* gpu = gpu_owner.get();
-  // One rank's checkpoints are written from the host buffers: bring the device's weights and moments back
-  // first (a data-parallel engine writes its own shards).
-  auto sync_host = [&] {
-    if constexpr (kCudaBuild)
-      if (gpu && !dp) gpu->download(model.params(), &opt);
-  };
   log::info("model: {} parameters ({} layers, {} heads, width {}), {} threads", layout.parameter_count(),
             o.model.n_layer, o.model.n_head, o.model.n_embd, num_threads());
 
@@ -367,13 +375,22 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   // Saves the state after `at` steps unless a checkpoint of this run already holds it.
   auto checkpoint = [&](std::int64_t at) {
     if (at == saved_step) return;
-    sync_host();
-    if (dp)
+    if (dp) {
       ckpt_dir = dp->save_checkpoint(rundir ? rundir->checkpoints() : fs::path(), at, checkpoint_state(at),
                                      o.keep_checkpoints).string();
-    else if (rundir)
+    } else if (rundir && device_state) {  // one tensor at a time from the device
+      if constexpr (kCudaBuild)
+        ckpt_dir = save_checkpoint(
+                       rundir->checkpoints(), at, layout, gpu->steps_taken(),
+                       [&](char kind, int g, std::size_t offset, std::size_t n, float* dst) {
+                         gpu->download_range(kind, g, offset, n, dst);
+                       },
+                       checkpoint_state(at), o.keep_checkpoints)
+                       .string();
+    } else if (rundir) {
       ckpt_dir = save_checkpoint(rundir->checkpoints(), at, model.params(), opt, checkpoint_state(at),
                                  o.keep_checkpoints).string();
+    }
     saved_step = at;
   };
   if (rundir) trim_metrics(rundir->path() / "metrics.jsonl", start);

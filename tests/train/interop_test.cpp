@@ -36,6 +36,17 @@ bool same(const FlatBuffers<float>& a, const FlatBuffers<float>& b) {
   return true;
 }
 
+// Initial weights of `seed`, AdamW moments that differ in every element and group, `seed` steps taken.
+void fill_state(FlatBuffers<float>& params, AdamW<float>& opt, int seed) {
+  init_parameters(params, std::uint64_t(seed));
+  for (int g = 0; g < params.num_groups(); ++g)
+    for (std::size_t i = 0; i < params.group_size(g); ++i) {
+      opt.m().group(g)[i] = 0.25f * float(i % 7) - float(g);
+      opt.v().group(g)[i] = 0.5f * float(i % 5) + float(g);
+    }
+  opt.set_steps_taken(seed);
+}
+
 }  // namespace
 
 TEST_CASE("parameter layout: flat groups with aligned named views") {
@@ -190,14 +201,8 @@ TEST_CASE("one parameter group at a time: every format fills exactly that group,
   TempDir tmp("interop_groups");
   ParamLayout layout(cfg());
   FlatBuffers<float> a(layout);
-  init_parameters(a, 5);
   AdamW<float> opt(layout, AdamWHyper{});
-  for (int g = 0; g < layout.num_groups(); ++g)
-    for (std::size_t i = 0; i < a.group_size(g); ++i) {
-      opt.m().group(g)[i] = 0.25f * float(i % 7) - float(g);
-      opt.v().group(g)[i] = 0.5f * float(i % 5) + float(g);
-    }
-  opt.set_steps_taken(5);
+  fill_state(a, opt, 5);
   save_hf_gpt2(tmp / "hf.safetensors", a);
   save_llmc_checkpoint(tmp / "llmc.bin", a);
   const auto dir = save_checkpoint(tmp / "checkpoints", 3, a, opt, {{"tokenizer", "bytes"}});
@@ -225,6 +230,28 @@ TEST_CASE("one parameter group at a time: every format fills exactly that group,
       for (auto* buffers : {&b, &o.m(), &o.v()}) buffers->release(g);
     }
   }
+}
+
+TEST_CASE("a checkpoint whose tensors are copied out one at a time (a device model's) has the host buffers' files") {
+  TempDir tmp("checkpoint_copied");
+  ParamLayout layout(cfg());
+  FlatBuffers<float> a(layout);
+  AdamW<float> opt(layout, AdamWHyper{});
+  fill_state(a, opt, 4);
+  const auto host = save_checkpoint(tmp / "host", 2, a, opt, {{"tokenizer", "bytes"}});
+  std::size_t copied = 0;  // floats copied out
+  const auto copy = [&](char kind, int g, std::size_t offset, std::size_t n, float* dst) {
+    const float* src = kind == 'w' ? a.group(g) : kind == 'm' ? opt.m().group(g) : opt.v().group(g);
+    REQUIRE(offset + n <= a.group_size(g));
+    std::memcpy(dst, src + offset, n * sizeof(float));
+    copied += n;
+  };
+  const auto dev = save_checkpoint(tmp / "copied", 2, layout, opt.steps_taken(), copy, {{"tokenizer", "bytes"}});
+  std::size_t group_elems = 0;
+  for (const auto& g : layout.groups()) group_elems += g.size;
+  CHECK(copied == layout.parameter_count() + 2 * group_elems);  // every tensor's weights, the groups' moments
+  for (const char* file : {"model.safetensors", "optimizer.safetensors", "state.json", "DONE"})
+    CHECK(core::test::read_text(dev / file) == core::test::read_text(host / file));
 }
 
 TEST_CASE("a checkpoint's state.json and optimizer metadata with wrong keys or types are DataErrors naming the file") {
