@@ -36,16 +36,23 @@ bool same(const FlatBuffers<float>& a, const FlatBuffers<float>& b) {
   return true;
 }
 
-// Initial weights of `seed`, AdamW moments that differ in every element and group, `seed` steps taken.
-void fill_state(FlatBuffers<float>& params, AdamW<float>& opt, int seed) {
-  init_parameters(params, std::uint64_t(seed));
-  for (int g = 0; g < params.num_groups(); ++g)
-    for (std::size_t i = 0; i < params.group_size(g); ++i) {
-      opt.m().group(g)[i] = 0.25f * float(i % 7) - float(g);
-      opt.v().group(g)[i] = 0.5f * float(i % 5) + float(g);
-    }
-  opt.set_steps_taken(seed);
-}
+// A tiny GPT's initial weights (seed 5) and AdamW moments that differ in every element and group, 5 steps
+// taken, beside a temporary folder.
+struct StateFixture {
+  TempDir tmp{"interop_state"};
+  ParamLayout layout{cfg()};
+  FlatBuffers<float> a{layout};
+  AdamW<float> opt{layout, AdamWHyper{}};
+  StateFixture() {
+    init_parameters(a, 5);
+    for (int g = 0; g < a.num_groups(); ++g)
+      for (std::size_t i = 0; i < a.group_size(g); ++i) {
+        opt.m().group(g)[i] = 0.25f * float(i % 7) - float(g);
+        opt.v().group(g)[i] = 0.5f * float(i % 5) + float(g);
+      }
+    opt.set_steps_taken(5);
+  }
+};
 
 }  // namespace
 
@@ -196,13 +203,9 @@ TEST_CASE("non-finite weights and non-float dtypes are DataErrors naming the fil
                        core::DataError);
 }
 
-TEST_CASE("one parameter group at a time: every format fills exactly that group, as the whole file's load does") {
+TEST_CASE_FIXTURE(StateFixture, "one parameter group at a time: every format fills exactly that group, as the whole "
+                                 "file's load does") {
   // (what a data-parallel start-up does on rank 0: only group g of the buffers is resident while it is read)
-  TempDir tmp("interop_groups");
-  ParamLayout layout(cfg());
-  FlatBuffers<float> a(layout);
-  AdamW<float> opt(layout, AdamWHyper{});
-  fill_state(a, opt, 5);
   save_hf_gpt2(tmp / "hf.safetensors", a);
   save_llmc_checkpoint(tmp / "llmc.bin", a);
   const auto dir = save_checkpoint(tmp / "checkpoints", 3, a, opt, {{"tokenizer", "bytes"}});
@@ -232,12 +235,8 @@ TEST_CASE("one parameter group at a time: every format fills exactly that group,
   }
 }
 
-TEST_CASE("a checkpoint whose tensors are copied out one at a time (a device model's) has the host buffers' files") {
-  TempDir tmp("checkpoint_copied");
-  ParamLayout layout(cfg());
-  FlatBuffers<float> a(layout);
-  AdamW<float> opt(layout, AdamWHyper{});
-  fill_state(a, opt, 4);
+TEST_CASE_FIXTURE(StateFixture, "a checkpoint whose tensors are copied out one at a time (a device model's) has the "
+                                 "host buffers' files") {
   const auto host = save_checkpoint(tmp / "host", 2, a, opt, {{"tokenizer", "bytes"}});
   std::size_t copied = 0;  // floats copied out
   const auto copy = [&](char kind, int g, std::size_t offset, std::size_t n, float* dst) {
