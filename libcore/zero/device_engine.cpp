@@ -176,7 +176,9 @@ void DeviceEngine::attach(train::Model<float>& model, train::AdamW<float>& opt,
   s_->opt = &opt;
   s_->t = broadcast_json(*host_, opt.steps_taken()).get<std::int64_t>();
   opt.set_steps_taken(s_->t);
-  s_->materialize = [this, &model, &opt, read_group](int g) { broadcast_group_state(*host_, model, opt, g, read_group); };
+  s_->materialize = [this, &model, &opt, read_group](int g) {
+    broadcast_group_state(*host_, model, opt, g, read_group);
+  };
 }
 
 void DeviceEngine::attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,

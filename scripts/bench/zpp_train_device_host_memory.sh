@@ -26,7 +26,8 @@ model=${MODEL:-model.n_layer=4 model.n_head=2 model.n_embd=128 model.n_positions
 work=$(mktemp -d "${TMPDIR:-/tmp}/zpp_device_host_mem.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 head -c 200000 /usr/share/common-licenses/GPL-3 > "$work/text.txt"
-common="data.input=$work/text.txt $model data.seq_len=16 train_micro_batch_size_per_gpu=1 eval_iters=1 eval_interval=1000"
+common="data.input=$work/text.txt $model data.seq_len=16 train_micro_batch_size_per_gpu=1"
+common+=" eval_iters=1 eval_interval=1000"
 from=()  # the start's extra arguments
 iters=$steps
 case $start in
@@ -34,7 +35,12 @@ case $start in
   init_from|resume)
     # shellcheck disable=SC2086
     "$new" train $common train_iters=1 --device cpu --out "$work/source" -q > /dev/null
-    if [[ $start == init_from ]]; then from=("init_from=$work/source"); else from=(--resume); iters=$((steps + 1)); fi ;;
+    if [[ $start == init_from ]]; then
+      from=("init_from=$work/source")
+    else
+      from=(--resume)
+      iters=$((steps + 1))
+    fi ;;
   *) echo "START=$start: fresh, init_from or resume" >&2; exit 2 ;;
 esac
 
@@ -100,5 +106,5 @@ for which in base new; do
   read -r p _ < <(run "$bin" 3 cpu "$which.host")
   peak[$which]=$p
 done
-printf 'host engine (device=cpu, thread ranks, stage 3): peak RSS base %s MiB, new %s MiB, new / base = %.3f; losses %s\n' \
-  "${peak[base]}" "${peak[new]}" "$(echo "${peak[new]} / ${peak[base]}" | bc -l)" "$(same_losses base.host new.host)"
+printf 'host engine (device=cpu, thread ranks, stage 3): peak RSS base %s MiB, new %s MiB, new / base = %.3f; %s\n' \
+  "${peak[base]}" "${peak[new]}" "$(echo "${peak[new]} / ${peak[base]}" | bc -l)" "losses $(same_losses base.host new.host)"

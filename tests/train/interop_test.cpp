@@ -210,7 +210,9 @@ TEST_CASE_FIXTURE(StateFixture, "one parameter group at a time: every format fil
   save_llmc_checkpoint(tmp / "llmc.bin", a);
   const auto dir = save_checkpoint(tmp / "checkpoints", 3, a, opt, {{"tokenizer", "bytes"}});
   CHECK(checkpoint_adam_steps(dir) == 5);
-  const auto bits = [](const float* x, const float* y, std::size_t n) { return std::memcmp(x, y, n * sizeof(float)) == 0; };
+  const auto bits = [](const float* x, const float* y, std::size_t n) {
+    return std::memcmp(x, y, n * sizeof(float)) == 0;
+  };
   const std::vector<std::pair<std::string, std::function<void(FlatBuffers<float>&, AdamW<float>&, int)>>> formats = {
       {"hf", [&](FlatBuffers<float>& p, AdamW<float>&, int g) { load_hf_gpt2(tmp / "hf.safetensors", p, g); }},
       {"llmc", [&](FlatBuffers<float>& p, AdamW<float>&, int g) { load_llmc_checkpoint(tmp / "llmc.bin", p, g); }},
