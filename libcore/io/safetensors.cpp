@@ -100,14 +100,35 @@ void SafetensorsWriter::check(const std::string& name, const std::string& dtype,
 void SafetensorsWriter::add(const std::string& name, const std::string& dtype, const std::vector<std::int64_t>& shape,
                             std::span<const std::byte> bytes) {
   check(name, dtype, shape, bytes.size());
-  Entry& e = tensors_[name] = Entry{dtype, shape, std::vector<std::byte>(bytes.begin(), bytes.end()), {}};
+  Entry& e = tensors_[name] =
+      Entry{dtype, shape, std::vector<std::byte>(bytes.begin(), bytes.end()), {}, bytes.size(), {}};
   e.bytes = e.owned;  // map nodes and a vector's heap buffer do not move
 }
 
 void SafetensorsWriter::add_view(const std::string& name, const std::string& dtype,
                                  const std::vector<std::int64_t>& shape, std::span<const std::byte> bytes) {
   check(name, dtype, shape, bytes.size());
-  tensors_[name] = Entry{dtype, shape, {}, bytes};
+  tensors_[name] = Entry{dtype, shape, {}, bytes, bytes.size(), {}};
+}
+
+void SafetensorsWriter::add_filled(const std::string& name, const std::string& dtype,
+                                   const std::vector<std::int64_t>& shape, std::size_t byte_count,
+                                   std::function<void(std::span<std::byte>)> fill) {
+  check(name, dtype, shape, byte_count);
+  tensors_[name] = Entry{dtype, shape, {}, {}, byte_count, std::move(fill)};
+}
+
+void SafetensorsWriter::for_each_bytes(const std::function<void(std::span<const std::byte>)>& out) const {
+  std::vector<std::byte> scratch;
+  for (const auto& [name, e] : tensors_) {
+    if (!e.fill) {
+      out(e.bytes);
+      continue;
+    }
+    scratch.resize(e.size);
+    e.fill(scratch);
+    out(scratch);
+  }
 }
 
 std::string SafetensorsWriter::header() const {
@@ -115,8 +136,8 @@ std::string SafetensorsWriter::header() const {
   if (!metadata_.empty()) h["__metadata__"] = metadata_;
   std::size_t offset = 0;
   for (const auto& [name, e] : tensors_) {
-    h[name] = {{"dtype", e.dtype}, {"shape", e.shape}, {"data_offsets", {offset, offset + e.bytes.size()}}};
-    offset += e.bytes.size();
+    h[name] = {{"dtype", e.dtype}, {"shape", e.shape}, {"data_offsets", {offset, offset + e.size}}};
+    offset += e.size;
   }
   std::string text;
   try {
@@ -133,7 +154,7 @@ std::string SafetensorsWriter::header() const {
 
 std::string SafetensorsWriter::serialize() const {
   std::string out = header();
-  for (const auto& [name, e] : tensors_) out.append(reinterpret_cast<const char*>(e.bytes.data()), e.bytes.size());
+  for_each_bytes([&](std::span<const std::byte> b) { out.append(reinterpret_cast<const char*>(b.data()), b.size()); });
   return out;
 }
 
@@ -141,8 +162,9 @@ void SafetensorsWriter::write(const std::filesystem::path& path) const {
   const std::string head = header();
   AtomicFile out(path);
   out.stream().write(head.data(), static_cast<std::streamsize>(head.size()));
-  for (const auto& [name, e] : tensors_)
-    out.stream().write(reinterpret_cast<const char*>(e.bytes.data()), static_cast<std::streamsize>(e.bytes.size()));
+  for_each_bytes([&](std::span<const std::byte> b) {
+    out.stream().write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  });
   out.commit();
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -55,7 +56,8 @@ std::vector<float> to_f32(const TensorView& t);
 // Collects tensors and metadata, then writes them in one go. Tensors are laid out in name order, the header is
 // compact JSON padded with spaces to a multiple of 8 bytes. add() copies a tensor's bytes; add_view() only
 // records where they are (the caller keeps them alive and unchanged until write()), so that write() streams a
-// model's tensors straight from their buffers to the file without a second copy of the model in memory.
+// model's tensors straight from their buffers to the file without a second copy of the model in memory;
+// add_filled() records how to make them (a model whose tensors live on a device: copied out one at a time).
 class SafetensorsWriter {
  public:
   // Throws std::invalid_argument for an unknown dtype, a negative dimension, a byte count that does
@@ -73,6 +75,11 @@ class SafetensorsWriter {
   void add_view(const std::string& name, const std::vector<std::int64_t>& shape, std::span<const T> values) {
     add_view(name, std::string(safetensors_dtype<T>()), shape, std::as_bytes(values));
   }
+  // As add_view, for bytes made while writing: fill(out) puts the tensor's `byte_count` bytes into `out`, a
+  // buffer serialize() and write() reuse from tensor to tensor, so that no more than the largest such tensor
+  // is held at once.
+  void add_filled(const std::string& name, const std::string& dtype, const std::vector<std::int64_t>& shape,
+                  std::size_t byte_count, std::function<void(std::span<std::byte>)> fill);
   void set_metadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
 
   std::string serialize() const;                           // the whole file's bytes
@@ -87,7 +94,11 @@ class SafetensorsWriter {
     std::vector<std::int64_t> shape;
     std::vector<std::byte> owned;     // add(): the copy; add_view(): empty
     std::span<const std::byte> bytes;  // the tensor's bytes (into `owned`, or the caller's buffer)
+    std::size_t size = 0;              // bytes.size(), or add_filled()'s byte count
+    std::function<void(std::span<std::byte>)> fill;  // add_filled()
   };
+  // Each tensor's bytes in file order (add_filled()'s made in one reused buffer).
+  void for_each_bytes(const std::function<void(std::span<const std::byte>)>& out) const;
   std::map<std::string, Entry> tensors_;
   std::map<std::string, std::string> metadata_;
 };

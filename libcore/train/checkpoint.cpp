@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -40,14 +41,44 @@ void copy_tensor(const io::SafetensorsFile& f, const fs::path& path, const std::
 
 }  // namespace
 
-void save_weights(const fs::path& path, const FlatBuffers<float>& params, const nlohmann::json& metadata) {
+namespace {
+
+// Registers n floats at `offset` of group g's weights ('w') or AdamW moments ('m', 'v') with a writer as
+// tensor `name` of `shape`.
+using AddTensor = std::function<void(io::SafetensorsWriter&, const std::string& name,
+                                     const std::vector<std::int64_t>& shape, char kind, int g, std::size_t offset)>;
+
+std::size_t numel(const std::vector<std::int64_t>& shape) {
+  std::size_t n = 1;
+  for (const auto d : shape) n *= static_cast<std::size_t>(d);
+  return n;
+}
+
+// From host buffers, written in place (opt may be null for the weights alone).
+AddTensor host_tensors(const FlatBuffers<float>& params, const AdamW<float>* opt) {
+  return [&params, opt](io::SafetensorsWriter& w, const std::string& name, const std::vector<std::int64_t>& shape,
+                        char kind, int g, std::size_t offset) {
+    const float* base = kind == 'w' ? params.group(g) : kind == 'm' ? opt->m().group(g) : opt->v().group(g);
+    w.add_view<float>(name, shape, span_of(base + offset, numel(shape)));
+  };
+}
+
+// Copied out by `copy` one tensor at a time while the file is written.
+AddTensor copied_tensors(const StateCopy& copy) {
+  return [&copy](io::SafetensorsWriter& w, const std::string& name, const std::vector<std::int64_t>& shape, char kind,
+                 int g, std::size_t offset) {
+    const std::size_t n = numel(shape);
+    w.add_filled(name, "F32", shape, n * sizeof(float), [&copy, kind, g, offset, n](std::span<std::byte> out) {
+      copy(kind, g, offset, n, reinterpret_cast<float*>(out.data()));
+    });
+  };
+}
+
+void write_weights(const fs::path& path, const ParamLayout& layout, const AddTensor& add,
+                   const nlohmann::json& metadata) {
   io::SafetensorsWriter w;
-  const ParamLayout& layout = params.layout();
   for (int g = 0; g < layout.num_groups(); ++g)
-    for (int t = 0; t < static_cast<int>(layout.groups()[g].tensors.size()); ++t) {
-      const TensorView& v = layout.groups()[g].tensors[t];
-      w.add_view<float>(v.name, v.shape, span_of(params.tensor(g, t), v.numel));  // streamed by write()
-    }
+    for (const TensorView& v : layout.groups()[g].tensors) add(w, v.name, v.shape, 'w', g, v.offset);
   w.set_metadata("format", "zpp-train");
   w.set_metadata("orientation", "out_in");
   for (auto it = metadata.begin(); it != metadata.end(); ++it)
@@ -55,14 +86,22 @@ void save_weights(const fs::path& path, const FlatBuffers<float>& params, const 
   w.write(path);
 }
 
-void load_weights(const fs::path& path, FlatBuffers<float>& params) {
-  const io::SafetensorsFile f(path);
+}  // namespace
+
+void save_weights(const fs::path& path, const FlatBuffers<float>& params, const nlohmann::json& metadata) {
+  write_weights(path, params.layout(), host_tensors(params, nullptr), metadata);
+}
+
+void load_weights(const fs::path& path, FlatBuffers<float>& params, int group) {
+  const io::SafetensorsFile f = open_weights_file(path, group);
   const ParamLayout& layout = params.layout();
-  for (int g = 0; g < layout.num_groups(); ++g)
+  for (int g = 0; g < layout.num_groups(); ++g) {
+    if (group >= 0 && g != group) continue;
     for (int t = 0; t < static_cast<int>(layout.groups()[g].tensors.size()); ++t) {
       const TensorView& v = layout.groups()[g].tensors[t];
       copy_tensor(f, path, v.name, v.shape, params.tensor(g, t));
     }
+  }
 }
 
 namespace {
@@ -83,22 +122,22 @@ std::vector<fs::path> complete_checkpoints(const fs::path& root) {
 }
 }  // namespace
 
-fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
-                         AdamW<float>& opt, const nlohmann::json& state, int keep) {
+namespace {
+fs::path write_checkpoint(const fs::path& root, std::int64_t step, const ParamLayout& layout, std::int64_t adam_steps,
+                          const AddTensor& add, const nlohmann::json& state, int keep) {
   const fs::path dir = checkpoint_folder(root, step);
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
   if (ec) throw IoError("cannot create checkpoint folder " + dir.string() + ": " + ec.message());
-  save_weights(dir / "model.safetensors", params);
+  write_weights(dir / "model.safetensors", layout, add, {});
   io::SafetensorsWriter w;
-  const ParamLayout& layout = params.layout();
   for (int g = 0; g < layout.num_groups(); ++g) {
     const auto n = static_cast<std::int64_t>(layout.groups()[g].size);
-    w.add_view<float>("m/" + layout.groups()[g].name, {n}, span_of(opt.m().group(g), std::size_t(n)));
-    w.add_view<float>("v/" + layout.groups()[g].name, {n}, span_of(opt.v().group(g), std::size_t(n)));
+    add(w, "m/" + layout.groups()[g].name, {n}, 'm', g, 0);
+    add(w, "v/" + layout.groups()[g].name, {n}, 'v', g, 0);
   }
-  w.set_metadata("adam_steps", std::to_string(opt.steps_taken()));
+  w.set_metadata("adam_steps", std::to_string(adam_steps));
   w.write(dir / "optimizer.safetensors");
   nlohmann::json s = state;
   s["step"] = step;
@@ -106,6 +145,17 @@ fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuff
   write_file_atomic(dir / "DONE", "");
   prune_checkpoints(root, keep);
   return dir;
+}
+}  // namespace
+
+fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
+                         AdamW<float>& opt, const nlohmann::json& state, int keep) {
+  return write_checkpoint(root, step, params.layout(), opt.steps_taken(), host_tensors(params, &opt), state, keep);
+}
+
+fs::path save_checkpoint(const fs::path& root, std::int64_t step, const ParamLayout& layout, std::int64_t adam_steps,
+                         const StateCopy& copy, const nlohmann::json& state, int keep) {
+  return write_checkpoint(root, step, layout, adam_steps, copied_tensors(copy), state, keep);
 }
 
 fs::path checkpoint_folder(const fs::path& root, std::int64_t step) { return root / step_dir_name(step); }
@@ -199,18 +249,8 @@ nlohmann::json read_checkpoint_state(const fs::path& dir) {
   return s;
 }
 
-nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt) {
-  if (!fs::exists(dir / "DONE")) throw DataError("checkpoint " + dir.string() + " is incomplete (no DONE marker)");
-  const nlohmann::json state = read_checkpoint_state(dir);
-  load_weights(dir / "model.safetensors", params);
-  const fs::path op = dir / "optimizer.safetensors";
-  const io::SafetensorsFile f(op);
-  const ParamLayout& layout = params.layout();
-  for (int g = 0; g < layout.num_groups(); ++g) {
-    const std::vector<std::int64_t> shape = {static_cast<std::int64_t>(layout.groups()[g].size)};
-    copy_tensor(f, op, "m/" + layout.groups()[g].name, shape, opt.m().group(g));
-    copy_tensor(f, op, "v/" + layout.groups()[g].name, shape, opt.v().group(g));
-  }
+namespace {
+std::int64_t adam_steps_of(const io::SafetensorsFile& f, const fs::path& op) {
   const auto it = f.metadata().find("adam_steps");
   if (it == f.metadata().end()) throw DataError(op.string() + ": metadata 'adam_steps' is missing");
   std::int64_t steps = -1;
@@ -218,7 +258,29 @@ nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, 
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), steps);
   if (ec != std::errc() || end != text.data() + text.size() || steps < 0)
     throw DataError(op.string() + ": metadata 'adam_steps' = '" + text + "' is not an integer >= 0");
-  opt.set_steps_taken(steps);
+  return steps;
+}
+}  // namespace
+
+std::int64_t checkpoint_adam_steps(const fs::path& dir) {
+  const fs::path op = dir / "optimizer.safetensors";
+  return adam_steps_of(io::SafetensorsFile(op, io::SafetensorsFile::Mode::mmap), op);
+}
+
+nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt, int group) {
+  if (!fs::exists(dir / "DONE")) throw DataError("checkpoint " + dir.string() + " is incomplete (no DONE marker)");
+  const nlohmann::json state = read_checkpoint_state(dir);
+  load_weights(dir / "model.safetensors", params, group);
+  const fs::path op = dir / "optimizer.safetensors";
+  const io::SafetensorsFile f = open_weights_file(op, group);
+  const ParamLayout& layout = params.layout();
+  for (int g = 0; g < layout.num_groups(); ++g) {
+    if (group >= 0 && g != group) continue;
+    const std::vector<std::int64_t> shape = {static_cast<std::int64_t>(layout.groups()[g].size)};
+    copy_tensor(f, op, "m/" + layout.groups()[g].name, shape, opt.m().group(g));
+    copy_tensor(f, op, "v/" + layout.groups()[g].name, shape, opt.v().group(g));
+  }
+  opt.set_steps_taken(adam_steps_of(f, op));
   return state;
 }
 

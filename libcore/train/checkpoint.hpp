@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -21,12 +22,20 @@ namespace fs = std::filesystem;
 // Weights file alone (also what `sample` reads). Throws IoError.
 void save_weights(const fs::path& path, const FlatBuffers<float>& params, const nlohmann::json& metadata = {});
 // Fills every tensor of the layout; DataError naming the file and tensor for a missing tensor or a
-// shape mismatch, InputMissingError when absent.
-void load_weights(const fs::path& path, FlatBuffers<float>& params);
+// shape mismatch, InputMissingError when absent. group >= 0: that parameter group's tensors only (the
+// file mapped, not read whole: a data-parallel start-up reads a whole model one group at a time).
+void load_weights(const fs::path& path, FlatBuffers<float>& params, int group = -1);
 
 // Writes a complete checkpoint folder and returns it; older complete ones beyond `keep` are removed.
 fs::path save_checkpoint(const fs::path& root, std::int64_t step, const FlatBuffers<float>& params,
                          AdamW<float>& opt, const nlohmann::json& state, int keep = 2);
+// The state of a model kept elsewhere (a TransformerCuda's, on the device): copy(kind, g, offset, n, dst)
+// puts n floats at `offset` of group g's weights ('w') or AdamW moments ('m', 'v') into host memory at dst.
+using StateCopy = std::function<void(char kind, int g, std::size_t offset, std::size_t n, float* dst)>;
+// As above, each tensor copied out by `copy` while the files are written (no more than the largest tensor
+// on the host at once: the same files as from host buffers holding the same values).
+fs::path save_checkpoint(const fs::path& root, std::int64_t step, const ParamLayout& layout, std::int64_t adam_steps,
+                         const StateCopy& copy, const nlohmann::json& state, int keep = 2);
 // root/step_<NNNNNNNN>: the folder of the checkpoint after `step` steps.
 fs::path checkpoint_folder(const fs::path& root, std::int64_t step);
 // Removes the complete checkpoints under root beyond the newest `keep` (0: keeps all).
@@ -47,8 +56,12 @@ struct ResumePoint {
 };
 std::optional<ResumePoint> find_resume_point(const RunDir& run, bool resume, std::int64_t train_iters,
                                              const std::string& command);
-// Restores params and the optimizer (moments and step count); returns state.json.
-nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt);
+// The AdamW step count a checkpoint folder's optimizer.safetensors records (DataError naming it when
+// missing or malformed).
+std::int64_t checkpoint_adam_steps(const fs::path& dir);
+// Restores params and the optimizer (moments and step count); returns state.json. group >= 0: that
+// parameter group's weights and moments only (and the step count), as load_weights.
+nlohmann::json load_checkpoint(const fs::path& dir, FlatBuffers<float>& params, AdamW<float>& opt, int group = -1);
 // The model description state.json holds under "model" (a resumed run must match it), and the
 // config it describes (DataError naming dir/state.json for a missing key or an invalid model).
 nlohmann::json model_state_json(const ModelConfig& config);

@@ -28,9 +28,13 @@ class DataParallel {
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
 
-  // Rank 0's weights and AdamW state (after init or a resume from a full checkpoint) become every
-  // rank's; the engine keeps its part and installs its hooks on the model.
-  virtual void attach(Model<float>& model, AdamW<float>& opt) = 0;
+  // Rank 0's weights and AdamW state (the initial weights, a full checkpoint's state, init_from's weights)
+  // become every rank's, one group at a time: the engine makes group g of the weights and moments resident
+  // (allocating what Allocation::deferred left out), `read_group(g)` fills rank 0's (it is called on rank 0
+  // only, whose step count the AdamW state must already hold), and rank 0's values are broadcast; the
+  // engine keeps its part and installs its hooks on the model. With deferred buffers no rank ever holds the
+  // whole model, rank 0 included.
+  virtual void attach(Model<float>& model, AdamW<float>& opt, const std::function<void(int)>& read_group) = 0;
   // A fresh run's state built group by group on every rank without any rank ever holding all of it
   // (DeepSpeed's zero.Init): `model` and `opt` come with Allocation::deferred; the engine allocates
   // one group at a time, `init_group(g)` fills the model's weights of group g with the run's initial
@@ -42,10 +46,11 @@ class DataParallel {
   virtual bool partitions_state() const = 0;
   virtual double state_bytes_per_parameter() const = 0;
   // device=cuda: whether the engine keeps its state on the device and drives a TransformerCuda. The loop then
-  // attaches (attach; attach_fresh, deferred, for any stage's fresh run), builds the device model without the
-  // parts the engine holds (device_parts_held: TransformerCuda::GroupPart bits) and calls attach_device, which
-  // makes the host state resident group by group (attach_fresh's init_group is called there), uploads it and
-  // frees it; from then on the engine reduces, clips and updates the device buffers, not the host model's.
+  // attaches (attach or attach_fresh, deferred, at any stage), builds the device model without the parts the
+  // engine holds (device_parts_held: TransformerCuda::GroupPart bits) and calls attach_device, which makes the
+  // host state resident group by group (attach's read_group and attach_fresh's init_group are called there),
+  // uploads it and frees it; from then on the engine reduces, clips and updates the device buffers, not the
+  // host model's.
   virtual bool on_device() const { return false; }
   virtual unsigned device_parts_held() const { return 0; }
   virtual void attach_device(TransformerCuda&) {

@@ -54,6 +54,10 @@ std::vector<float> read_weights_tensor(const io::SafetensorsFile& f, const fs::p
   return v;
 }
 
+io::SafetensorsFile open_weights_file(const fs::path& path, int group) {
+  return io::SafetensorsFile(path, group >= 0 ? io::SafetensorsFile::Mode::mmap : io::SafetensorsFile::Mode::read);
+}
+
 void save_hf_gpt2(const fs::path& path, const FlatBuffers<float>& params) {
   const ParamLayout& layout = params.layout();
   require_gpt(layout, "GPT-2 safetensors export");
@@ -82,10 +86,10 @@ void save_hf_gpt2(const fs::path& path, const FlatBuffers<float>& params) {
   w.write(path);
 }
 
-void load_hf_gpt2(const fs::path& path, FlatBuffers<float>& params) {
+void load_hf_gpt2(const fs::path& path, FlatBuffers<float>& params, int group) {
   const ParamLayout& layout = params.layout();
   require_gpt(layout, "GPT-2 safetensors import");
-  const io::SafetensorsFile f(path);
+  const io::SafetensorsFile f = open_weights_file(path, group);
   const std::string prefix = f.contains("transformer.wte.weight") ? "transformer." : "";
   auto fetch = [&](const std::string& name, std::vector<std::int64_t> shape) {
     const std::string full = prefix + name;
@@ -98,15 +102,21 @@ void load_hf_gpt2(const fs::path& path, FlatBuffers<float>& params) {
   };
   const ModelConfig& c = layout.config();
   const std::int64_t C = c.n_embd, V = c.vocab_size;
-  const auto wte = fetch("wte.weight", {V, C});
-  std::memset(params.embed(kWte), 0, layout.embed(kWte).numel * sizeof(float));
-  std::memcpy(params.embed(kWte), wte.data(), wte.size() * sizeof(float));
-  for (EmbedTensor t : {kWpe, kLnfW, kLnfB}) {
-    const auto& v = layout.embed(t);
-    const auto x = fetch(v.name, v.shape);
-    std::memcpy(params.embed(t), x.data(), x.size() * sizeof(float));
+  const std::string extra = prefix + "h." + std::to_string(c.n_layer) + ".ln_1.weight";
+  if (f.contains(extra))
+    throw DataError(path.string() + ": the file has more than model.n_layer = " + std::to_string(c.n_layer) + " blocks");
+  if (group <= 0) {
+    const auto wte = fetch("wte.weight", {V, C});
+    std::memset(params.embed(kWte), 0, layout.embed(kWte).numel * sizeof(float));
+    std::memcpy(params.embed(kWte), wte.data(), wte.size() * sizeof(float));
+    for (EmbedTensor t : {kWpe, kLnfW, kLnfB}) {
+      const auto& v = layout.embed(t);
+      const auto x = fetch(v.name, v.shape);
+      std::memcpy(params.embed(t), x.data(), x.size() * sizeof(float));
+    }
   }
-  for (int l = 0; l < c.n_layer; ++l)
+  for (int l = 0; l < c.n_layer; ++l) {
+    if (group >= 0 && ParamLayout::block_group(l) != group) continue;
     for (int t = 0; t < kBlockTensors; ++t) {
       const auto& v = layout.block(l, BlockTensor(t));
       float* p = params.block(l, BlockTensor(t));
@@ -118,9 +128,7 @@ void load_hf_gpt2(const fs::path& path, FlatBuffers<float>& params) {
         std::memcpy(p, x.data(), x.size() * sizeof(float));
       }
     }
-  const std::string extra = prefix + "h." + std::to_string(c.n_layer) + ".ln_1.weight";
-  if (f.contains(extra))
-    throw DataError(path.string() + ": the file has more than model.n_layer = " + std::to_string(c.n_layer) + " blocks");
+  }
 }
 
 namespace {
@@ -190,7 +198,7 @@ ModelConfig read_llmc_config(const fs::path& path) {
   return c;
 }
 
-void load_llmc_checkpoint(const fs::path& path, FlatBuffers<float>& params) {
+void load_llmc_checkpoint(const fs::path& path, FlatBuffers<float>& params, int group) {
   const ParamLayout& layout = params.layout();
   require_gpt(layout, "llm.c checkpoint import");
   const ModelConfig file_cfg = read_llmc_config(path);
@@ -203,14 +211,19 @@ void load_llmc_checkpoint(const fs::path& path, FlatBuffers<float>& params) {
                     std::to_string(file_cfg.n_positions) + ", V=" + std::to_string(file_cfg.vocab_size) + ", Vp=" +
                     std::to_string(file_cfg.padded_vocab()) + ") differs from the configured model");
   auto in = open_in(path);
-  in.seekg(256 * sizeof(std::int32_t));
+  std::uint64_t offset = 256 * sizeof(std::int32_t);  // of the next tensor in the file
   for_each_llmc_tensor(c, [&](int t, int l) {
     const TensorView& v = l < 0 ? layout.embed(EmbedTensor(t)) : layout.block(l, BlockTensor(t));
+    const std::uint64_t at = offset;
+    offset += v.numel * sizeof(float);
+    if (group >= 0 && (l < 0 ? 0 : ParamLayout::block_group(l)) != group) return;
     float* p = l < 0 ? params.embed(EmbedTensor(t)) : params.block(l, BlockTensor(t));
+    in.seekg(static_cast<std::streamoff>(at));
     in.read(reinterpret_cast<char*>(p), static_cast<std::streamsize>(v.numel * sizeof(float)));
     if (!in) throw DataError(path.string() + ": truncated while reading '" + v.name + "'");
     check_finite(path, v.name, {p, v.numel});
   });
+  in.seekg(static_cast<std::streamoff>(offset));
   in.peek();
   if (!in.eof()) throw DataError(path.string() + ": trailing bytes after the last parameter");
 }

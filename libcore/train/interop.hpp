@@ -31,15 +31,20 @@ void check_finite(const fs::path& file, const std::string& tensor, std::span<con
 // Tensor `name` of a safetensors file as float32 (F32, F16 or BF16), checked as above; DataError
 // naming the file and tensor for another dtype.
 std::vector<float> read_weights_tensor(const io::SafetensorsFile& f, const fs::path& file, const std::string& name);
+// A weights file for the loaders below and checkpoint.hpp's: read whole (group < 0), or mapped when only
+// parameter group `group` is wanted (a data-parallel start-up reads a whole model one group at a time, so
+// that no more than the group's pages are ever resident).
+io::SafetensorsFile open_weights_file(const fs::path& path, int group);
 
 // GPT models only (UsageError otherwise). Load checks every shape against the model and every
-// value for finiteness (DataError naming the file and tensor).
+// value for finiteness (DataError naming the file and tensor); group >= 0 loads that parameter
+// group's tensors only (the others are left as they are).
 void save_hf_gpt2(const fs::path& path, const FlatBuffers<float>& params);
-void load_hf_gpt2(const fs::path& path, FlatBuffers<float>& params);
+void load_hf_gpt2(const fs::path& path, FlatBuffers<float>& params, int group = -1);
 
 // The model config an llm.c checkpoint describes (arch gpt, vocab_pad_to such that Vp matches).
 ModelConfig read_llmc_config(const fs::path& path);
-void load_llmc_checkpoint(const fs::path& path, FlatBuffers<float>& params);
+void load_llmc_checkpoint(const fs::path& path, FlatBuffers<float>& params, int group = -1);
 void save_llmc_checkpoint(const fs::path& path, const FlatBuffers<float>& params);
 
 }  // namespace core::train

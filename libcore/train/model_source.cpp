@@ -120,11 +120,11 @@ ModelSource find_model(const std::string& spec) {
   return s;
 }
 
-void ModelSource::load_weights_into(FlatBuffers<float>& params) const {
+void ModelSource::load_weights_into(FlatBuffers<float>& params, int group) const {
   switch (format) {
-    case Format::checkpoint: load_weights(path / "model.safetensors", params); break;
-    case Format::llmc: load_llmc_checkpoint(path, params); break;
-    case Format::hf: load_hf_gpt2(path, params); break;
+    case Format::checkpoint: load_weights(path / "model.safetensors", params, group); break;
+    case Format::llmc: load_llmc_checkpoint(path, params, group); break;
+    case Format::hf: load_hf_gpt2(path, params, group); break;
   }
 }
 

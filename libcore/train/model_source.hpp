@@ -27,7 +27,8 @@ struct ModelSource {
   int seq_len = 0;        // the sequence length the checkpoint's run trained with (0: not recorded)
 
   // Fills params (laid out for `config`) from the source; DataError naming the file and tensor.
-  void load_weights_into(FlatBuffers<float>& params) const;
+  // group >= 0: that parameter group only (see interop.hpp).
+  void load_weights_into(FlatBuffers<float>& params, int group = -1) const;
   // The tokenizer to run the model with: `override` (the command's config key `key`) when given (for
   // a checkpoint it must be of the kind recorded, its folder may have moved), else the recorded one.
   // UsageError when there is none or it has more tokens than the model's vocabulary;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/fmt/fmt.h>
@@ -98,13 +100,26 @@ void check_init_from_model(const TrainOptions& o, const ModelSource& src) {
                      differing + "; configure the model it holds:" + all);
 }
 
-void init_weights(const TrainOptions& o, FlatBuffers<float>& params) {
-  init_parameters(params, o.seed);
-  if (o.init_from.empty()) return;
-  const ModelSource src = find_model(o.init_from);
-  check_init_from_model(o, src);
-  src.load_weights_into(params);
-  log::info("initialised weights from {}", src.path.string());
+// The state a run starts from, one parameter group at a time: a full checkpoint's weights and AdamW moments
+// (its step count is set at once), else the initial weights, overwritten by those of `init_from` when given.
+// Files are read a group at a time, so a data-parallel start-up never holds more than the group it hands on.
+std::function<void(int)> start_state_reader(const TrainOptions& o, const std::string& full_checkpoint,
+                                            const std::string& init_from, FlatBuffers<float>& params,
+                                            AdamW<float>& opt) {
+  if (!full_checkpoint.empty()) {
+    opt.set_steps_taken(checkpoint_adam_steps(full_checkpoint));
+    return [dir = fs::path(full_checkpoint), &params, &opt](int g) { load_checkpoint(dir, params, opt, g); };
+  }
+  std::optional<ModelSource> src;
+  if (!init_from.empty()) {
+    src = find_model(init_from);
+    check_init_from_model(o, *src);
+    log::info("weights from {}", src->path.string());
+  }
+  return [seed = o.seed, src, &params](int g) {
+    init_parameter_group(params, g, seed);
+    if (src) src->load_weights_into(params, g);
+  };
 }
 
 // Device memory in use (MiB); 0 without CUDA. All device buffers are allocated before the first
@@ -273,10 +288,12 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
                 "bit-identical (the GEMM blocks depend on the thread count)", point->state.value("threads", 0),
                 num_threads());
   }
-  // A full checkpoint or init_from puts the whole model on rank 0 first; otherwise an engine that
-  // partitions the state, or keeps it on the device, builds it group by group and no rank ever holds all of
-  // it on the host.
-  const bool whole_model_read = (!ckpt_dir.empty() && !sharded) || !o.init_from.empty();
+  // A full checkpoint or init_from is read on rank 0 one group at a time (attach broadcasts each group); a fresh
+  // run or a sharded resume starts from the initial weights on every rank. Either way an engine that
+  // partitions the state, or keeps it on the device, builds it group by group and no rank ever holds all of it
+  // on the host.
+  const bool full_checkpoint = !ckpt_dir.empty() && !sharded;  // (rank 0's: only rank 0 reads files)
+  bool whole_model_read = full_checkpoint || (ckpt_dir.empty() && !o.init_from.empty());
   bool deferred = false;
   if (dp) {
     const auto where = dp->broadcast({{"start", start}, {"saved_step", saved_step}, {"checkpoint", ckpt_dir},
@@ -286,41 +303,52 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
     saved_step = where.at("saved_step").get<std::int64_t>();
     ckpt_dir = where.at("checkpoint").get<std::string>();
     sharded = where.at("sharded").get<bool>();
-    deferred = (dp->partitions_state() || dp->on_device()) && !where.at("whole_model_read").get<bool>();
+    whole_model_read = where.at("whole_model_read").get<bool>();
+    deferred = dp->partitions_state() || dp->on_device();
     extension_state = where.at("extension");
   }
+  // One rank on the device keeps no host copy of the state either: it is read and uploaded a group at a time
+  // and checkpoints are written from the device.
+  const bool device_state = cuda && !dp;
+  if (device_state) deferred = true;
   // Every rank's extension continues from the checkpoint's state (ltd-pretrain: its LayerTokens set the lr).
   if (saved_step >= 0 && ext.on_resume) ext.on_resume(extension_state, start);
-  check_host_memory(o, cuda, deferred ? dp->state_bytes_per_parameter() : 16.0);
+  check_host_memory(o, cuda, device_state ? 0.0 : deferred ? dp->state_bytes_per_parameter() : 16.0);
   const Allocation allocation = deferred ? Allocation::deferred : Allocation::eager;
   Model<float> model(o.model, allocation);
   const ParamLayout& layout = model.layout();
   AdamW<float> opt(layout, hyper, allocation);
-  if (deferred) {
-    dp->attach_fresh(model, opt, [&](int g) { init_parameter_group(model.params(), g, o.seed); });
-  } else {
-    if (rundir && !ckpt_dir.empty() && !sharded)
-      load_checkpoint(ckpt_dir, model.params(), opt);
-    else
-      init_weights(o, model.params());
-    if (dp) dp->attach(model, opt);  // rank 0's state (fresh or resumed) on every rank
-  }
+  // (read_group stays empty on the other ranks of a whole model's read: the engine calls it on rank 0 only)
+  std::function<void(int)> read_group;
+  if (rank == 0 || !whole_model_read)
+    read_group = start_state_reader(o, full_checkpoint ? ckpt_dir : "", ckpt_dir.empty() ? o.init_from : "",
+                                    model.params(), opt);
+  if (dp && deferred && !whole_model_read)
+    dp->attach_fresh(model, opt, read_group);  // every rank its initial weights
+  else if (dp)
+    dp->attach(model, opt, read_group);  // rank 0's state (initial, resumed, init_from) on every rank
+  else if (!device_state)  // (one rank on the device reads into the device model, below)
+    for (int g = 0; g < layout.num_groups(); ++g) read_group(g);
   std::shared_ptr<TransformerCuda> gpu_owner;  // (an empty shared_ptr needs no ~TransformerCuda without CUDA)
   if constexpr (kCudaBuild) {
     if (cuda) {
       gpu_owner = std::make_shared<TransformerCuda>(o.model, dp ? dp->device_parts_held() : 0u);
-      if (dp) dp->attach_device(*gpu_owner);  // (uploads the host state itself)
-      else gpu_owner->upload(model.params(), &opt);
+      if (dp) {
+        dp->attach_device(*gpu_owner);  // (uploads the host state itself)
+      } else {  // each group read, uploaded and freed before the next
+        for (int g = 0; g < layout.num_groups(); ++g) {
+          for (auto* buffers : {&model.params(), &opt.m(), &opt.v()}) buffers->allocate(g);
+          read_group(g);
+          gpu_owner->upload_group(g, model.params().group(g), opt.m().group(g), opt.v().group(g));
+          for (auto* buffers : {&model.params(), &opt.m(), &opt.v()}) buffers->release(g);
+        }
+        gpu_owner->set_steps_taken(opt.steps_taken());
+        kernels::synchronize();
+      }
     }
   }
   if (dp && sharded) dp->load_checkpoint(ckpt_dir);
   TransformerCuda* gpu = gpu_owner.get();
-  // One rank's checkpoints are written from the host buffers: bring the device's weights and moments back
-  // first (a data-parallel engine writes its own shards).
-  auto sync_host = [&] {
-    if constexpr (kCudaBuild)
-      if (gpu && !dp) gpu->download(model.params(), &opt);
-  };
   log::info("model: {} parameters ({} layers, {} heads, width {}), {} threads", layout.parameter_count(),
             o.model.n_layer, o.model.n_head, o.model.n_embd, num_threads());
 
@@ -347,13 +375,22 @@ TrainOutcome run_training(const TrainOptions& o, RunDir* rundir, DataParallel* d
   // Saves the state after `at` steps unless a checkpoint of this run already holds it.
   auto checkpoint = [&](std::int64_t at) {
     if (at == saved_step) return;
-    sync_host();
-    if (dp)
+    if (dp) {
       ckpt_dir = dp->save_checkpoint(rundir ? rundir->checkpoints() : fs::path(), at, checkpoint_state(at),
                                      o.keep_checkpoints).string();
-    else if (rundir)
+    } else if (rundir && device_state) {  // one tensor at a time from the device
+      if constexpr (kCudaBuild)
+        ckpt_dir = save_checkpoint(
+                       rundir->checkpoints(), at, layout, gpu->steps_taken(),
+                       [&](char kind, int g, std::size_t offset, std::size_t n, float* dst) {
+                         gpu->download_range(kind, g, offset, n, dst);
+                       },
+                       checkpoint_state(at), o.keep_checkpoints)
+                       .string();
+    } else if (rundir) {
       ckpt_dir = save_checkpoint(rundir->checkpoints(), at, model.params(), opt, checkpoint_state(at),
                                  o.keep_checkpoints).string();
+    }
     saved_step = at;
   };
   if (rundir) trim_metrics(rundir->path() / "metrics.jsonl", start);

@@ -371,19 +371,28 @@ std::size_t TransformerCuda::owned_bytes(unsigned parts) const {
 }
 
 void TransformerCuda::upload(const FlatBuffers<float>& params, const AdamW<float>* opt) {
-  Impl& d = *impl_;
-  d.require_owned(kWeights32 | kWeights16 | (opt ? kMoments : 0u), "upload");
-  for (int g = 0; g < d.layout.num_groups(); ++g) {
-    const std::size_t n = d.layout.groups()[g].size;
-    d.w32[g].upload({params.group(g), n});
-    k::to_bf16(d.w16[g].data(), d.w32[g].data(), static_cast<std::int64_t>(n));
-    if (opt) {
-      d.m32[g].upload({opt->m().group(g), n});
-      d.v32[g].upload({opt->v().group(g), n});
-    }
-  }
-  if (opt) d.t = opt->steps_taken();
+  for (int g = 0; g < impl_->layout.num_groups(); ++g)
+    upload_group(g, params.group(g), opt ? opt->m().group(g) : nullptr, opt ? opt->v().group(g) : nullptr);
+  if (opt) impl_->t = opt->steps_taken();
   k::synchronize();
+}
+
+void TransformerCuda::upload_group(int g, const float* w, const float* m, const float* v) {
+  Impl& d = *impl_;
+  d.require_owned(kWeights32 | kWeights16 | (m || v ? kMoments : 0u), "upload");
+  const std::size_t n = d.layout.groups()[g].size;
+  d.w32[g].upload({w, n});
+  k::to_bf16(d.w16[g].data(), d.w32[g].data(), static_cast<std::int64_t>(n));
+  if (m) d.m32[g].upload({m, n});
+  if (v) d.v32[g].upload({v, n});
+}
+
+void TransformerCuda::download_range(char kind, int g, std::size_t offset, std::size_t n, float* dst) const {
+  const Impl& d = *impl_;
+  d.require_owned(kind == 'w' ? kWeights32 : kMoments, "download_range");
+  const Dev<float>& src = kind == 'w' ? d.w32.at(g) : kind == 'm' ? d.m32.at(g) : d.v32.at(g);
+  if (offset + n > src.size()) throw Error(ExitCode::internal, "TransformerCuda::download_range: out of the group");
+  if (n) k::detail::copy_to_host(dst, src.data() + offset, n * sizeof(float));
 }
 
 namespace {

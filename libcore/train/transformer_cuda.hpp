@@ -70,6 +70,12 @@ class TransformerCuda {
   // Host <-> device copies of the master weights (the bf16 copy follows) and of the AdamW state.
   void upload(const FlatBuffers<float>& params, const AdamW<float>* opt = nullptr);
   void download(FlatBuffers<float>& params, AdamW<float>* opt = nullptr) const;
+  // upload of group g alone: its weights w and AdamW moments m, v (null: left as they are), so that a host
+  // copy of the whole state is never needed (one rank's start-up reads and uploads one group at a time).
+  void upload_group(int g, const float* w, const float* m, const float* v);
+  // n floats at `offset` of group g's master weights ('w') or AdamW moments ('m', 'v') into host memory at
+  // dst (a checkpoint written from the device one tensor at a time).
+  void download_range(char kind, int g, std::size_t offset, std::size_t n, float* dst) const;
   void download_grads(FlatBuffers<float>& grads) const;
 
   void zero_grads();

@@ -170,12 +170,15 @@ DeviceEngine::DeviceEngine(std::unique_ptr<comm::Communicator> device_world,
 
 DeviceEngine::~DeviceEngine() = default;
 
-void DeviceEngine::attach(train::Model<float>& model, train::AdamW<float>& opt) {
+void DeviceEngine::attach(train::Model<float>& model, train::AdamW<float>& opt,
+                          const std::function<void(int)>& read_group) {
   s_->model = &model;
   s_->opt = &opt;
   s_->t = broadcast_json(*host_, opt.steps_taken()).get<std::int64_t>();
   opt.set_steps_taken(s_->t);
-  s_->materialize = [this, &model, &opt](int g) { broadcast_group_state(*host_, model, opt, g); };
+  s_->materialize = [this, &model, &opt, read_group](int g) {
+    broadcast_group_state(*host_, model, opt, g, read_group);
+  };
 }
 
 void DeviceEngine::attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,

@@ -62,12 +62,14 @@ class DeviceEngine final : public train::DataParallel {
   bool on_device() const override { return true; }
   // attach (rank 0's host state on every rank) and attach_fresh (the initial weights, zero moments) only note
   // how group g's host state is made resident: the loop then builds the device model without
-  // device_parts_held() and calls attach_device, which does it group by group (attach: broadcasts from rank 0;
-  // attach_fresh: init_group(g), which must stay callable until then), uploads the model's parts and this
-  // rank's shards and frees the group's host buffers. No host copy of the state remains afterwards, and a fresh
-  // run holds one group's weights on the host at most (the summary's zero.host_startup_bytes and
+  // device_parts_held() and calls attach_device, which does it group by group (attach: read_group(g) on rank 0,
+  // then broadcast; attach_fresh: init_group(g); either must stay callable until then), uploads the model's
+  // parts and this rank's shards and frees the group's host buffers. No host copy of the state remains
+  // afterwards: a fresh run holds one group's weights on the host at most, a run from a full checkpoint or
+  // init_from one group's weights and moments (the summary's zero.host_startup_bytes and
   // zero.host_state_bytes: the host bytes of model state at most during the upload and after it).
-  void attach(train::Model<float>& model, train::AdamW<float>& opt) override;
+  void attach(train::Model<float>& model, train::AdamW<float>& opt,
+              const std::function<void(int)>& read_group) override;
   void attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
                     const std::function<void(int)>& init_group) override;
   unsigned device_parts_held() const override;

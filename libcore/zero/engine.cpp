@@ -108,9 +108,12 @@ Engine::Engine(std::unique_ptr<comm::Communicator> world, const Topology& topo, 
 
 Engine::~Engine() = default;
 
-void Engine::attach(train::Model<float>& model, train::AdamW<float>& opt) {
+void Engine::attach(train::Model<float>& model, train::AdamW<float>& opt, const std::function<void(int)>& read_group) {
   comm::Communicator& w = groups_.world->inner();  // setup traffic is not a step's
-  take_state(model, opt, [&](int g) { broadcast_group_state(w, model, opt, g); });  // rank 0's state everywhere
+  take_state(model, opt, [&](int g) {  // zero gradients, rank 0's weights and moments everywhere
+    model.grads().allocate(g);
+    broadcast_group_state(w, model, opt, g, read_group);
+  });
 }
 
 void Engine::attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,

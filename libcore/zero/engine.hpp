@@ -22,8 +22,9 @@
 // of its forward or backward; the embedding group spans the whole pass). memory_per_rank() reports
 // the peak bytes measured from the buffers actually allocated. A fresh run builds its state group
 // by group (attach_fresh, as DeepSpeed's zero.Init): every rank initialises one group at a time and
-// keeps its part, so no rank ever holds the whole model; startup_bytes in the summary is the peak
-// while the state was taken over.
+// keeps its part, so no rank ever holds the whole model; a run from a full checkpoint or init_from
+// likewise (attach: rank 0 reads one group, broadcasts it, every rank keeps its part); startup_bytes
+// in the summary is the peak while the state was taken over.
 //   qwZ      stage 3's gathers send int8 blocks of the master shard with fp32 scales.
 //   hpZ      the first forward gather of a step leaves a secondary shard of 1/h of the group with
 //            each rank of a group of h ranks inside a node; later gathers of the step all-gather the
@@ -77,7 +78,8 @@ class Engine final : public train::DataParallel {
 
   int rank() const override { return groups_.topo.rank; }
   int world_size() const override { return groups_.topo.world_size; }
-  void attach(train::Model<float>& model, train::AdamW<float>& opt) override;
+  void attach(train::Model<float>& model, train::AdamW<float>& opt,
+              const std::function<void(int)>& read_group) override;
   void attach_fresh(train::Model<float>& model, train::AdamW<float>& opt,
                     const std::function<void(int)>& init_group) override;
   bool partitions_state() const override { return opt_.zero.stage > 0; }

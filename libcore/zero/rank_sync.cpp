@@ -22,11 +22,12 @@ nlohmann::json broadcast_json(comm::Communicator& host, const nlohmann::json& va
   return nlohmann::json::parse(text);
 }
 
-void broadcast_group_state(comm::Communicator& host, train::Model<float>& model, train::AdamW<float>& opt, int g) {
+void broadcast_group_state(comm::Communicator& host, train::Model<float>& model, train::AdamW<float>& opt, int g,
+                           const std::function<void(int)>& read) {
   const std::size_t S = model.params().group_size(g);
-  host.broadcast(model.params().group(g), S, DType::f32, 0);
-  host.broadcast(opt.m().group(g), S, DType::f32, 0);
-  host.broadcast(opt.v().group(g), S, DType::f32, 0);
+  for (auto* buffers : {&model.params(), &opt.m(), &opt.v()}) buffers->allocate(g);
+  if (host.rank() == 0) read(g);
+  for (auto* buffers : {&model.params(), &opt.m(), &opt.v()}) host.broadcast(buffers->group(g), S, DType::f32, 0);
 }
 
 std::vector<std::vector<int>> reduce_buckets(const std::vector<std::size_t>& group_sizes, std::size_t bucket_elems) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,8 +24,10 @@ namespace core::zero {
 // Rank 0's value on every rank of `host`.
 nlohmann::json broadcast_json(comm::Communicator& host, const nlohmann::json& value);
 
-// Rank 0's weights and AdamW moments of group g on every rank (the buffers must be resident).
-void broadcast_group_state(comm::Communicator& host, train::Model<float>& model, train::AdamW<float>& opt, int g);
+// Rank 0's weights and AdamW moments of group g on every rank: allocates them where they are not resident,
+// read(g) fills rank 0's (called on rank 0 only), then broadcasts them.
+void broadcast_group_state(comm::Communicator& host, train::Model<float>& model, train::AdamW<float>& opt, int g,
+                           const std::function<void(int)>& read);
 
 // The mean over the ranks of `host` of each rank's bytes (intra, inter).
 std::pair<double, double> mean_link_bytes(comm::Communicator& host, const LinkBytes& mine);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -183,6 +184,34 @@ TEST_CASE("safetensors round trips for every dtype, whole-file and mmap") {
   SafetensorsFile moved(dir / "m.safetensors", SafetensorsFile::Mode::mmap);
   SafetensorsFile target = std::move(moved);
   CHECK(to_f32(target.get("f32")) == f32);
+}
+
+TEST_CASE("add_filled: the bytes are made at write time, one tensor at a time, laid out as add() lays them") {
+  core::test::TempDir dir("io-st-filled");
+  std::vector<float> big(1000), small = {4.0f, 5.0f};
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = 0.5f * float(i);
+  std::vector<std::string> made;  // the tensors filled, in order
+  const auto from = [&](const std::string& name, const std::vector<float>& v) {
+    return [&, name](std::span<std::byte> out) {
+      REQUIRE(out.size() == v.size() * sizeof(float));
+      std::memcpy(out.data(), v.data(), out.size());
+      made.push_back(name);
+    };
+  };
+  SafetensorsWriter filled, copied;
+  filled.add_filled("small", "F32", {2}, 2 * sizeof(float), from("small", small));
+  filled.add_filled("big", "F32", {10, 100}, 1000 * sizeof(float), from("big", big));
+  filled.add<float>("mid", {2}, small);  // (a copy among them)
+  copied.add<float>("big", {10, 100}, big);
+  copied.add<float>("mid", {2}, small);
+  copied.add<float>("small", {2}, small);
+  CHECK(made.empty());  // nothing is made before the file is
+  CHECK(filled.serialize() == copied.serialize());
+  CHECK(made == std::vector<std::string>{"big", "small"});  // in file (name) order
+  filled.write(dir / "f.safetensors");
+  CHECK(core::test::read_text(dir / "f.safetensors") == copied.serialize());
+  CHECK_THROWS_AS(filled.add_filled("bad", "F32", {3}, 2 * sizeof(float), from("bad", small)), std::invalid_argument);
+  CHECK_THROWS_AS(filled.add_filled("big", "F32", {2}, 2 * sizeof(float), from("big", small)), std::invalid_argument);
 }
 
 TEST_CASE("the writer rejects inconsistent tensors") {

@@ -1,10 +1,12 @@
 // Weight interop round trips on files the test writes: HF GPT-2 safetensors (Conv1D weights
 // transposed), llm.c checkpoints (header + parameter order), native checkpoints; malformed files
-// give DataError naming the file; so do non-finite weights and integer tensors.
+// give DataError naming the file; so do non-finite weights and integer tensors. Each format loads
+// one parameter group at a time exactly as the whole file.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <span>
 
@@ -33,6 +35,24 @@ bool same(const FlatBuffers<float>& a, const FlatBuffers<float>& b) {
       if (a.group(g)[i] != b.group(g)[i]) return false;
   return true;
 }
+
+// A tiny GPT's initial weights (seed 5) and AdamW moments that differ in every element and group, 5 steps
+// taken, beside a temporary folder.
+struct StateFixture {
+  TempDir tmp{"interop_state"};
+  ParamLayout layout{cfg()};
+  FlatBuffers<float> a{layout};
+  AdamW<float> opt{layout, AdamWHyper{}};
+  StateFixture() {
+    init_parameters(a, 5);
+    for (int g = 0; g < a.num_groups(); ++g)
+      for (std::size_t i = 0; i < a.group_size(g); ++i) {
+        opt.m().group(g)[i] = 0.25f * float(i % 7) - float(g);
+        opt.v().group(g)[i] = 0.5f * float(i % 5) + float(g);
+      }
+    opt.set_steps_taken(5);
+  }
+};
 
 }  // namespace
 
@@ -181,6 +201,58 @@ TEST_CASE("non-finite weights and non-float dtypes are DataErrors naming the fil
   w.write(tmp / "ints.safetensors");
   CHECK_THROWS_WITH_AS(load_hf_gpt2(tmp / "ints.safetensors", b), doctest::Contains("ints.safetensors: tensor 'ln_f.bias'"),
                        core::DataError);
+}
+
+TEST_CASE_FIXTURE(StateFixture, "one parameter group at a time: every format fills exactly that group, as the whole "
+                                 "file's load does") {
+  // (what a data-parallel start-up does on rank 0: only group g of the buffers is resident while it is read)
+  save_hf_gpt2(tmp / "hf.safetensors", a);
+  save_llmc_checkpoint(tmp / "llmc.bin", a);
+  const auto dir = save_checkpoint(tmp / "checkpoints", 3, a, opt, {{"tokenizer", "bytes"}});
+  CHECK(checkpoint_adam_steps(dir) == 5);
+  const auto bits = [](const float* x, const float* y, std::size_t n) {
+    return std::memcmp(x, y, n * sizeof(float)) == 0;
+  };
+  const std::vector<std::pair<std::string, std::function<void(FlatBuffers<float>&, AdamW<float>&, int)>>> formats = {
+      {"hf", [&](FlatBuffers<float>& p, AdamW<float>&, int g) { load_hf_gpt2(tmp / "hf.safetensors", p, g); }},
+      {"llmc", [&](FlatBuffers<float>& p, AdamW<float>&, int g) { load_llmc_checkpoint(tmp / "llmc.bin", p, g); }},
+      {"checkpoint", [&](FlatBuffers<float>& p, AdamW<float>& o, int g) { load_checkpoint(dir, p, o, g); }}};
+  for (const auto& [name, load] : formats) {
+    CAPTURE(name);
+    FlatBuffers<float> b(layout, Allocation::deferred);
+    AdamW<float> o(layout, AdamWHyper{}, Allocation::deferred);
+    for (int g = 0; g < layout.num_groups(); ++g) {
+      CAPTURE(g);
+      for (auto* buffers : {&b, &o.m(), &o.v()}) buffers->allocate(g);
+      load(b, o, g);  // (a write into another group would touch a buffer that is not allocated)
+      CHECK(b.resident_elements() == layout.groups()[g].size);
+      CHECK(bits(b.group(g), a.group(g), a.group_size(g)));
+      if (name == "checkpoint") {
+        CHECK(bits(o.m().group(g), opt.m().group(g), a.group_size(g)));
+        CHECK(bits(o.v().group(g), opt.v().group(g), a.group_size(g)));
+        CHECK(o.steps_taken() == 5);
+      }
+      for (auto* buffers : {&b, &o.m(), &o.v()}) buffers->release(g);
+    }
+  }
+}
+
+TEST_CASE_FIXTURE(StateFixture, "a checkpoint whose tensors are copied out one at a time (a device model's) has the "
+                                 "host buffers' files") {
+  const auto host = save_checkpoint(tmp / "host", 2, a, opt, {{"tokenizer", "bytes"}});
+  std::size_t copied = 0;  // floats copied out
+  const auto copy = [&](char kind, int g, std::size_t offset, std::size_t n, float* dst) {
+    const float* src = kind == 'w' ? a.group(g) : kind == 'm' ? opt.m().group(g) : opt.v().group(g);
+    REQUIRE(offset + n <= a.group_size(g));
+    std::memcpy(dst, src + offset, n * sizeof(float));
+    copied += n;
+  };
+  const auto dev = save_checkpoint(tmp / "copied", 2, layout, opt.steps_taken(), copy, {{"tokenizer", "bytes"}});
+  std::size_t group_elems = 0;
+  for (const auto& g : layout.groups()) group_elems += g.size;
+  CHECK(copied == layout.parameter_count() + 2 * group_elems);  // every tensor's weights, the groups' moments
+  for (const char* file : {"model.safetensors", "optimizer.safetensors", "state.json", "DONE"})
+    CHECK(core::test::read_text(dev / file) == core::test::read_text(host / file));
 }
 
 TEST_CASE("a checkpoint's state.json and optimizer metadata with wrong keys or types are DataErrors naming the file") {

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <mutex>
 
 #include "comm/shared_gpu_comm.hpp"
@@ -57,12 +58,13 @@ struct Run : zero_test::RunOutputs {
 // shared-GPU backend or on the CPU thread backend (device buffers staged through host copies), or the host
 // engine (device=cpu) on the thread backend.
 Run train_on(Backend backend, int n, int alpha, const EngineOptions& eo, int steps, const TempDir& dir,
-             const std::string& name) {
+             const std::string& name, const std::function<void(train::TrainOptions&)>& adjust = {}) {
   train::TrainOptions o = zero_test::tiny_options(zero_test::text_file(dir), steps);
   o.model.n_embd = 16;  // smaller still, for the emulator: one head of 16, sequences of 8
   o.model.n_head = 1;
   o.model.n_positions = 16;
   o.data.seq_len = 8;
+  if (adjust) adjust(o);
   Run run;
   run.step_bytes.resize(n);
   run.startup_peak.resize(n);
@@ -257,6 +259,37 @@ TEST_CASE("device engine, 2 shared-GPU ranks: stage 3 = stage 0 = CPU thread bac
   CHECK(half.step_bytes[0].total() < s3.step_bytes[0].total());
   CHECK(half.losses != s3.losses);
   CHECK(std::fabs(half.losses.back() - s3.losses.back()) <= 0.02 * s3.losses.back());
+}
+
+TEST_CASE("device engine from a full checkpoint, 2 shared-GPU ranks: rank 0 reads one group at a time, the run "
+          "continues bit for bit and no host holds more than one group's state") {
+  TempDir dir("zero_device_full");
+  const auto steps = [](int n, bool resume) {
+    return [n, resume](train::TrainOptions& o) {
+      o.scheduler.params.total_num_steps = 3;  // the same schedule for the 2-step part
+      o.train_iters = n;
+      o.resume = resume;
+    };
+  };
+  const Run whole = train_on(Backend::shared_gpu, 2, 2, stage(3), 3, dir, "three", steps(3, false));
+  REQUIRE(whole.losses.size() == 3);
+  train_on(Backend::shared_gpu, 2, 2, stage(3), 2, dir, "two", steps(2, false));
+  // The 2-step shards as one full checkpoint (weights, AdamW moments, step count), resumed for the third step.
+  consolidate(dir.path() / "two" / "checkpoints" / "step_00000002", dir.path() / "full" / "checkpoints");
+  const Run resumed = train_on(Backend::shared_gpu, 2, 2, stage(3), 3, dir, "full", steps(3, true));
+  REQUIRE(resumed.losses.size() == 1);
+  CHECK(resumed.losses[0] == whole.losses[2]);
+  CHECK(resumed.norms[0] == whole.norms[2]);
+  CHECK(bit_equal(resumed.weights, whole.weights));
+  // Each group's weights and moments are resident on the host only while uploaded (12 S_g bytes: the host
+  // has no gradients); the whole model's 16P were read first on every rank before.
+  const std::vector<std::size_t>& sizes = whole.group_sizes;
+  const double largest = double(*std::max_element(sizes.begin(), sizes.end()));
+  for (int r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    CHECK(resumed.host_startup[r] == 12 * largest);
+    CHECK(resumed.host_state[r] == 0);
+  }
 }
 
 namespace {

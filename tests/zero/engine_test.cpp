@@ -3,10 +3,11 @@
 // one rank with N times the micro steps, stage 3 gathers every weight it uses (released weight
 // buffers are freed), hpZ reproduces stage 3 bit for bit, qwZ and qgZ end within 2% of stage 3's
 // loss, every variant sends exactly the bytes of volume.hpp and holds exactly the bytes of the
-// ZeRO paper's partitioning (also while a fresh run builds its state, as zero.Init), and sharded
-// checkpoints resume bit for bit, re-shard to another number of ranks and consolidate into the
-// model one rank evaluates. zpp-train's job runner trains thread ranks in one process with
-// distributed.backend = threads and refuses bad backends and combinations (exit 2 naming the key).
+// ZeRO paper's partitioning (also while a fresh run, or one from init_from or a full checkpoint,
+// builds its state, as zero.Init), and sharded checkpoints resume bit for bit, re-shard to another
+// number of ranks and consolidate into the model one rank evaluates and 4 ranks resume bit for bit.
+// zpp-train's job runner trains thread ranks in one process with distributed.backend = threads and
+// refuses bad backends and combinations (exit 2 naming the key).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -77,6 +78,21 @@ EngineOptions stage(int s) {
 
 bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+double shard_elems(double size, int parts) { return std::ceil(std::ceil(size / parts) / 16) * 16; }
+
+// Start-up (zero.Init) on n ranks: the state is built group by group, so while group g is taken over a rank
+// holds the parts its stage keeps of the groups before g plus all 16 bytes an element of g; stage 0 keeps
+// everything and starts with the whole model.
+double startup_closed_form(const train::ParamLayout& layout, int stage, int n) {
+  double kept = 0, peak = 0;
+  for (const auto& g : layout.groups()) {
+    const double S = double(g.size), sh = shard_elems(S, n);
+    peak = std::max(peak, kept + 16 * S);
+    kept += stage == 0 ? 16 * S : 8 * sh + (stage == 1 ? 8 * S : stage == 2 ? 4 * S + 4 * sh : 8 * sh);
+  }
+  return peak;
 }
 
 }  // namespace
@@ -191,7 +207,7 @@ TEST_CASE("per-rank bytes equal the partitioning's closed forms; stage 3 holds M
   TempDir dir("zero_memory");
   const auto o = tiny_options(text_file(dir), 2);
   const train::ParamLayout layout(o.model);
-  const auto part = [](double size, int parts) { return std::ceil(std::ceil(size / parts) / 16) * 16; };
+  const auto part = shard_elems;
   double full = 0, shards = 0, halves = 0, block = 0;
   for (const auto& g : layout.groups()) {
     full += double(g.size);
@@ -207,19 +223,6 @@ TEST_CASE("per-rank bytes equal the partitioning's closed forms; stage 3 holds M
                         {4 * full, 4 * full, 8 * shards},
                         {4 * full, 4 * (shards + in_flight), 8 * shards},
                         {4 * (shards + in_flight), 4 * (shards + in_flight), 8 * shards}};
-  // Start-up (zero.Init): a fresh run builds the state group by group, so while group g is taken over
-  // a rank holds the parts its stage keeps of the groups before g plus all 16 bytes an element of g;
-  // stage 0 keeps everything and starts with the whole model.
-  const auto startup = [&](int s) {
-    if (s == 0) return 16 * full;
-    double kept = 0, peak = 0;
-    for (const auto& g : layout.groups()) {
-      const double S = double(g.size), sh = part(S, 4);
-      peak = std::max(peak, kept + 16 * S);
-      kept += 8 * sh + (s == 1 ? 8 * S : s == 2 ? 4 * S + 4 * sh : 8 * sh);
-    }
-    return peak;
-  };
   std::vector<double> base;
   double total0 = 0;
   for (int s = 0; s < 4; ++s) {
@@ -234,7 +237,7 @@ TEST_CASE("per-rank bytes equal the partitioning's closed forms; stage 3 holds M
     CHECK(mem.at("grads").get<double>() == want[s].grads);
     CHECK(mem.at("optimizer").get<double>() == want[s].optimizer);
     CHECK(mem.at("secondary").get<double>() == 0);
-    CHECK(r.summary.at("zero").at("startup_bytes").get<double>() == startup(s));
+    CHECK(r.summary.at("zero").at("startup_bytes").get<double>() == startup_closed_form(layout, s, 4));
     if (s == 0) total0 = mem.at("total").get<double>();
     else CHECK(mem.at("total").get<double>() < total0);
   }
@@ -249,8 +252,9 @@ TEST_CASE("per-rank bytes equal the partitioning's closed forms; stage 3 holds M
     CHECK(mem.at("secondary").get<double>() == (bf16 ? 2 : 4) * halves);
     CHECK(mem.at("params").get<double>() == want[3].params);
   }
-  // init_from reads the whole model on rank 0 before the engine takes its part: stage 3 then starts
-  // with all of it, and trains as stage 0 from the same weights.
+  // init_from is read on rank 0 one group at a time and each group broadcast: stage 3 builds its state as
+  // a fresh run does (zero.Init's start-up peak, not the whole model's 16 bytes a parameter), and trains as
+  // stage 0 from the same weights.
   core::RunDir one("zpp-train", dir.path() / "one");
   train::run_training(o, one);
   auto from = o;
@@ -259,7 +263,9 @@ TEST_CASE("per-rank bytes equal the partitioning's closed forms; stage 3 holds M
   const Run s3 = train_on_ranks(4, 2, stage(3), from, dir, "from3");
   CHECK(s3.losses == s0.losses);
   CHECK(s3.losses != base);
-  CHECK(s3.summary.at("zero").at("startup_bytes").get<double>() == 16 * full);
+  CHECK(s0.summary.at("zero").at("startup_bytes").get<double>() == 16 * full);
+  CHECK(s3.summary.at("zero").at("startup_bytes").get<double>() == startup_closed_form(layout, 3, 4));
+  CHECK(startup_closed_form(layout, 3, 4) < 16 * full);
 }
 
 TEST_CASE("overlap_comm gives the same losses, weights and bytes bit for bit, and measures the hidden share") {
@@ -368,6 +374,18 @@ TEST_CASE("sharded checkpoints: bit-identical resume on the same ranks, re-shard
     eval.threads = 1;
     CHECK(train::evaluate(eval).at("loss").get<double>() ==
           doctest::Approx(part.summary.at("val_loss").get<double>()).epsilon(1e-6));
+    // The consolidated (full) checkpoint resumed on the same 4 ranks: rank 0 reads it one group at a time
+    // and broadcasts each group, the run continues bit for bit, and the start-up holds no more than a fresh
+    // run's (zero.Init's peak, not the whole model).
+    const core::fs::path whole_dir = dir.path() / "from_full" / "checkpoints";
+    core::fs::create_directories(whole_dir);
+    core::fs::copy(out.at("checkpoint").get<std::string>(), whole_dir / "step_00000006",
+                   core::fs::copy_options::recursive);
+    const Run whole = train_on_ranks(4, 2, e, more, dir, "from_full");
+    REQUIRE(whole.losses.size() == 6);
+    CHECK(std::equal(whole.losses.begin(), whole.losses.end(), full.losses.begin() + 6));
+    CHECK(bit_equal(whole.weights, full.weights));
+    CHECK(whole.summary.at("zero").at("startup_bytes").get<double>() == startup_closed_form(layout, 3, 4));
   }
   // The 6-step shards of 4 ranks on 2 ranks of 2 micro steps and on 1 rank of 4: the same 4 micro
   // batches a step (sums in another order).
