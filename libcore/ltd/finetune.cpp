@@ -147,7 +147,8 @@ train::TrainOutcome finetune_classifier(const FinetuneOptions& o, const train::M
     resume_dir = where.at("checkpoint").get<std::string>();
     sharded = where.at("sharded").get<bool>();
     resumed = where.at("resumed");
-    dp->attach(model, opt);  // rank 0's weights and moments (checkpoint's or pretrained) on every rank
+    // rank 0's weights and moments (checkpoint's or pretrained, already whole in memory) on every rank
+    dp->attach(model, opt, [](int) {});
     if (sharded) dp->load_checkpoint(resume_dir);
   }
   if (!resume_dir.empty()) {
