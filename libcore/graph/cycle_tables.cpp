@@ -20,6 +20,30 @@ int rooted_cycle_length(const Plan& table, int fixed) {
   return 0;
 }
 
+void walk_wedges(const Graph& g, Vertex a, Vertex bound, WedgeScratch& s) {
+  if (s.common.empty()) s.common.assign(g.n(), 0);
+  for (Vertex w : g.neighbors(a))
+    for (Vertex y : g.neighbors(w)) {
+      if (y >= bound) break;
+      if (y != a && s.common[y]++ == 0) s.ends.push_back(y);
+    }
+}
+
+void walk_upper_wedges(const Graph& g, Vertex a, WedgeScratch& s) {
+  if (s.common.empty()) s.common.assign(g.n(), 0);
+  const auto na = g.neighbors(a);
+  for (auto w = std::upper_bound(na.begin(), na.end(), a); w != na.end(); ++w) {
+    const auto nw = g.neighbors(*w);
+    for (auto y = nw.end(); y != nw.begin() && *(y - 1) > a;)
+      if (s.common[*--y]++ == 0) s.ends.push_back(*y);
+  }
+}
+
+void reset_wedges(WedgeScratch& s) {
+  for (Vertex y : s.ends) s.common[y] = 0;
+  s.ends.clear();
+}
+
 CountTable four_cycle_table(const Graph& g, bool per_edge, const ExecOptions& opt) {
   if (opt.world_size != 1) throw std::logic_error("cycle tables are computed in one process");
   // Bounds: through an edge v-w at most (deg(v) - 1)(deg(w) - 1) cycles; through a vertex v at most
@@ -28,11 +52,7 @@ CountTable four_cycle_table(const Graph& g, bool per_edge, const ExecOptions& op
     throw DataError("the 4-cycles through a vertex may exceed 2^64 - 1 (counts are exact or an error)");
   const Vertex n = g.n();
   CountTable table(per_edge ? g.adj.size() : n, 0);
-  struct Scratch {
-    std::vector<std::uint32_t> common;  // c+(a, y) of the current root a
-    std::vector<Vertex> ends;
-  };
-  std::vector<Scratch> scratch(opt.threads);
+  std::vector<WedgeScratch> scratch(opt.threads);  // c+(a, y) of the current root a
   // Entries of other roots' vertices and edges are shared between threads.
   const bool shared = opt.threads > 1;
   const auto add = [&](std::size_t i, std::uint64_t x) {
@@ -40,9 +60,10 @@ CountTable four_cycle_table(const Graph& g, bool per_edge, const ExecOptions& op
     else table[i] += x;
   };
   parallel_roots(n, opt, [&](int t, Vertex begin, Vertex end) {
-    Scratch& s = scratch[t];
-    if (s.common.empty()) s.common.assign(n, 0);
+    WedgeScratch& s = scratch[t];
     for (Vertex a = begin; a < end; ++a) {
+      walk_upper_wedges(g, a, s);
+      if (s.ends.empty()) continue;
       const auto na = g.neighbors(a);
       const std::size_t up = static_cast<std::size_t>(std::upper_bound(na.begin(), na.end(), a) - na.begin());
       // The slots of N(w) above a, as (first, end) offsets into adj.
@@ -51,12 +72,6 @@ CountTable four_cycle_table(const Graph& g, bool per_edge, const ExecOptions& op
         const auto from = std::upper_bound(nw.begin(), nw.end(), a) - nw.begin();
         return std::pair{g.offsets[w] + static_cast<EdgeIndex>(from), g.offsets[w + 1]};
       };
-      for (std::size_t i = up; i < na.size(); ++i) {
-        const auto [from, to] = above(na[i]);
-        for (EdgeIndex j = from; j < to; ++j)
-          if (s.common[g.adj[j]]++ == 0) s.ends.push_back(g.adj[j]);
-      }
-      if (s.ends.empty()) continue;
       for (std::size_t i = up; i < na.size(); ++i) {  // each walk a-w-y: c+(a, y) - 1 cycles
         const auto [from, to] = above(na[i]);
         std::uint64_t through_w = 0;
@@ -74,10 +89,9 @@ CountTable four_cycle_table(const Graph& g, bool per_edge, const ExecOptions& op
           through_a += cycles;
           add(y, cycles);
         }
-        s.common[y] = 0;
       }
       if (through_a) add(a, through_a);
-      s.ends.clear();
+      reset_wedges(s);
     }
   });
   if (!per_edge) {

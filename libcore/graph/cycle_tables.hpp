@@ -5,14 +5,35 @@
 // through a hub from a smaller vertex): the c = c+(a, y) such walks close C(c, 2) cycles, on each of
 // which a and y lie; each walk's vertex w and its two edges a-w, w-y lie on c - 1 of them. A second
 // walk over the same wedges adds those numbers to the vertices or edges, so no cycle is listed.
-// The 5-cycles through a vertex come from the 5-cycle's pair cut (decompose.cpp).
+// The 5-cycles through a vertex come from the 5-cycle's pair cut (decompose.cpp). The wedge walks
+// here are shared with the pair cuts' sums there.
 #pragma once
+#include <cstdint>
+#include <vector>
+
 #include "graph/csr.hpp"
 #include "graph/matcher.hpp"
 #include "graph/parallel.hpp"
 #include "graph/plan.hpp"
 
 namespace core::graph {
+
+// Per-thread scratch of the wedge walks from one root a: common[y] = the walks a-w-y counted, each
+// wedge end y listed once in ends. common is n zeros between roots (reset_wedges restores that).
+struct WedgeScratch {
+  std::vector<std::uint32_t> common;
+  std::vector<Vertex> ends;
+};
+
+// Fills s with c(a, y) for every y != a below `bound` with a wedge a-w-y (any w).
+void walk_wedges(const Graph& g, Vertex a, Vertex bound, WedgeScratch& s);
+
+// Fills s with c+(a, y): the walks a-w-y with w > a and y > a (the smallest-vertex walks of the
+// 4-cycles at a; Chiba & Nishizeki). Under degree ordering a hub walks its neighbours' lists once and
+// no walk passes through a hub from a smaller vertex.
+void walk_upper_wedges(const Graph& g, Vertex a, WedgeScratch& s);
+
+void reset_wedges(WedgeScratch& s);
 
 // k when `table` (a decomposition table: a rooted plan whose first `fixed` pattern vertices are the
 // attachment) counts an unlabeled, edge-induced k-cycle rooted at one vertex (k = 4, 5) or at one of

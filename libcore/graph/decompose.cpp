@@ -397,34 +397,12 @@ unsigned __int128 checked_power(std::uint64_t x, int r) {
   return y;
 }
 
-// Per-thread scratch of the wedge walks from one root a: c(a, y) for the wedge ends y, listed once.
-struct WedgeScratch {
-  std::vector<std::uint32_t> common;
-  std::vector<Vertex> ends;
-};
-
-// Fills s with c(a, y) for every y != a below `bound` with a wedge a-w-y (s.common zero on entry;
-// reset_wedges restores that).
-void walk_wedges(const Graph& g, Vertex a, Vertex bound, WedgeScratch& s) {
-  if (s.common.empty()) s.common.assign(g.n(), 0);
-  for (Vertex w : g.neighbors(a))
-    for (Vertex y : g.neighbors(w)) {
-      if (y >= bound) break;
-      if (y != a && s.common[y]++ == 0) s.ends.push_back(y);
-    }
-}
-
 // The options of a table every rank fills whole (it is read at any vertex, not only this rank's).
 ExecOptions whole_graph(const ExecOptions& opt) {
   ExecOptions whole = opt;
   whole.rank = 0;
   whole.world_size = 1;
   return whole;
-}
-
-void reset_wedges(WedgeScratch& s) {
-  for (Vertex y : s.ends) s.common[y] = 0;
-  s.ends.clear();
 }
 
 // Twice the threads' partial sums of a pair cut's R (each sums one orientation of every vertex pair),
@@ -507,23 +485,16 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
 // 8 C4 + sum over w of deg(w)(deg(w) - 1) (the ordered pairs of distinct common neighbours are the
 // embeddings; c(a, b) alone counts the wedges a-w-b). C4 is counted at each cycle's smallest id a,
 // opposite y: C4 = sum over a < y of C(c+(a, y), 2), c+ counting the common neighbours w > a
-// (Chiba-Nishizeki): the walks a-w-y with w, y > a, so a hub (small id under degree ordering) walks
-// its neighbours' lists once and no walk passes through a hub from a smaller vertex; the full
-// c(a, b) of every wedge would take m d steps (d the size-biased degree).
+// (walk_upper_wedges, as four_cycle_table); the full c(a, b) of every wedge would take m d steps (d
+// the size-biased degree).
 unsigned __int128 sum_pair_four_cycles(const Graph& g, const ExecOptions& opt) {
   std::vector<unsigned __int128> sums(opt.threads, 0);
   std::vector<WedgeScratch> scratch(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     WedgeScratch& s = scratch[t];
-    if (s.common.empty()) s.common.assign(g.n(), 0);
     unsigned __int128 sum = 0;
     for (Vertex a = begin; a < end; ++a) {
-      const auto na = g.neighbors(a);
-      for (auto w = std::upper_bound(na.begin(), na.end(), a); w != na.end(); ++w) {
-        const auto nw = g.neighbors(*w);
-        for (auto y = nw.end(); y != nw.begin() && *(y - 1) > a;)
-          if (s.common[*--y]++ == 0) s.ends.push_back(*y);
-      }
+      walk_upper_wedges(g, a, s);
       for (Vertex y : s.ends) {
         const std::uint64_t c = s.common[y];
         sum += static_cast<unsigned __int128>(c) * (c - 1) / 2;
@@ -638,10 +609,10 @@ CountTable rooted_pair_star_counts(const Graph& g, int r, const ExecOptions& opt
 // v-w-b and a path v-x-y-b; D(v) those that fold w onto the path: w = x (a triangle x-y-b hanging off
 // v, 2 (tri(x) - t(v, x)) per x ~ v) or w = y (a triangle v-x-y and b another neighbour of y,
 // t(v, y)(deg(y) - 2) per y ~ v), so D(v) = sum over y ~ v of 2 tri(y) + t(v, y)(deg(y) - 4).
-CountTable five_cycle_vertex_table(const Graph& g, const ExecOptions& opt) {
+// The triangles come from the cut's one oriented pass (`ot`).
+CountTable five_cycle_vertex_table(const Graph& g, const OrientedTriangles& ot, const ExecOptions& opt) {
   CountTable table(g.n(), 0);
   sum_pair_paths(g, 1, 1, opt, table.data());
-  const OrientedTriangles ot = oriented_triangle_counts(g, opt);
   const CountTable tri = vertex_triangle_counts(g, ot);
   std::vector<__int128> folded(g.n(), 0);
   for (Vertex v = 0; v < g.n(); ++v)
@@ -737,11 +708,12 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   std::vector<CountTable> ext(d.tables.size());
   // One oriented triangle pass serves every triangle table (and gives the triangle count).
   std::optional<OrientedTriangles> tri;
-  const auto triangles = [&](const Plan& table) -> const OrientedTriangles& {
+  const auto triangles = [&]() -> const OrientedTriangles& {
     if (!tri) {
       tri = oriented_triangle_counts(g, whole);
       // The triangles' embeddings (|Aut| = 6), all of them in rank 0's share.
-      known[canonical_form(table.pattern).to_string()] = opt.rank == 0 ? 6 * static_cast<__int128>(tri->triangles()) : 0;
+      known[canonical_form(named_pattern("triangle")).to_string()] =
+          opt.rank == 0 ? 6 * static_cast<__int128>(tri->triangles()) : 0;
     }
     return *tri;
   };
@@ -761,10 +733,10 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
     const int fixed = static_cast<int>(c.attach.size());
     if (triangle_table(c)) {  // embeddings: 2 tri(v) (root v and either order of the rest), t(v, w)
       if (fixed == 1) {
-        ext[c.table] = vertex_triangle_counts(g, triangles(t));
+        ext[c.table] = vertex_triangle_counts(g, triangles());
         for (auto& x : ext[c.table]) x *= 2;
       } else {
-        const OrientedTriangles& ot = triangles(t);
+        const OrientedTriangles& ot = triangles();
         if (!oriented) ext[c.table] = edge_triangle_counts(g, ot);
       }
       continue;
@@ -775,7 +747,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       continue;
     }
     if (const int k = rooted_cycle_length(t, fixed)) {  // cycles through each vertex or edge, from walks
-      ext[c.table] = k == 4 ? four_cycle_table(g, fixed == 2, whole) : five_cycle_vertex_table(g, whole);
+      ext[c.table] = k == 4 ? four_cycle_table(g, fixed == 2, whole) : five_cycle_vertex_table(g, triangles(), whole);
       // The sum over the table is the cycle's embeddings (2k per cycle: k vertices or 2k edge slots,
       // times 2 or 1), all of them in rank 0's share.
       unsigned __int128 cycles = 0;
