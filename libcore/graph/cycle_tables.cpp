@@ -1,8 +1,10 @@
-// The 4-cycles through each vertex or edge from the smallest-vertex walks (see cycle_tables.hpp).
+// The 4-cycles through each vertex or edge from the smallest-vertex walks, the 5-cycles through each
+// edge from the paths of three edges (see cycle_tables.hpp).
 #include "graph/cycle_tables.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <stdexcept>
 
 #include "common/errors.hpp"
@@ -16,7 +18,7 @@ int rooted_cycle_length(const Plan& table, int fixed) {
     return 0;
   for (int v = 0; v < k; ++v)
     if (std::popcount(p.neighbor_mask(v)) != 2) return 0;
-  if (fixed == 1 || (fixed == 2 && k == 4 && p.has_edge(0, 1))) return k;
+  if (fixed == 1 || (fixed == 2 && p.has_edge(0, 1))) return k;
   return 0;
 }
 
@@ -42,6 +44,36 @@ void walk_upper_wedges(const Graph& g, Vertex a, WedgeScratch& s) {
 void reset_wedges(WedgeScratch& s) {
   for (Vertex y : s.ends) s.common[y] = 0;
   s.ends.clear();
+}
+
+void walk_three_paths(const Graph& g, Vertex a, PathScratch& s) {
+  if (s.p3.empty()) s.p3.assign(g.n(), 0);
+  walk_wedges(g, a, g.n(), s.wedges);
+  for (Vertex y : s.wedges.ends)
+    for (Vertex z : g.neighbors(y)) {
+      if (z == a) continue;
+      if (s.p3[z] == 0) s.p3_ends.push_back(z);
+      s.p3[z] += s.wedges.common[y];
+    }
+  for (Vertex z : g.neighbors(a)) s.p3[z] -= g.degree(z) - 1;  // the walks a-z-y-z are not paths
+}
+
+void reset_three_paths(PathScratch& s) {
+  for (Vertex z : s.p3_ends) s.p3[z] = 0;
+  s.p3_ends.clear();
+  reset_wedges(s.wedges);
+}
+
+void symmetrise_edge_table(const Graph& g, CountTable& table) {
+  // For a fixed u < v the slots (u, v) follow u's smaller neighbours in increasing v, as v grows.
+  const auto lower = lower_degrees(g);
+  std::vector<EdgeIndex> next(g.n());
+  for (Vertex u = 0; u < g.n(); ++u) next[u] = g.offsets[u] + lower[u];
+  for (Vertex v = 0; v < g.n(); ++v)
+    for (EdgeIndex s = g.offsets[v]; s < g.offsets[v] + lower[v]; ++s) {
+      const EdgeIndex r = next[g.adj[s]]++;
+      table[s] = table[r] = table[s] + table[r];
+    }
 }
 
 CountTable four_cycle_table(const Graph& g, bool per_edge, const ExecOptions& opt) {
@@ -98,16 +130,36 @@ CountTable four_cycle_table(const Graph& g, bool per_edge, const ExecOptions& op
     for (auto& x : table) x *= 2;  // both directions round each cycle
     return table;
   }
-  // Each cycle's edge was counted at one of its two slots: both get the sum. For a fixed u < v the
-  // slots (u, v) follow u's smaller neighbours in increasing v, as v grows.
-  const auto lower = lower_degrees(g);
-  std::vector<EdgeIndex> next(n);
-  for (Vertex u = 0; u < n; ++u) next[u] = g.offsets[u] + lower[u];
-  for (Vertex v = 0; v < n; ++v)
-    for (EdgeIndex s = g.offsets[v]; s < g.offsets[v] + lower[v]; ++s) {
-      const EdgeIndex r = next[g.adj[s]]++;
-      table[s] = table[r] = table[s] + table[r];
+  symmetrise_edge_table(g, table);  // each cycle's edge was counted at one of its two slots
+  return table;
+}
+
+CountTable five_cycle_edge_table(const Graph& g, const OrientedTriangles& ot, const ExecOptions& opt) {
+  if (opt.world_size != 1) throw std::logic_error("cycle tables are computed in one process");
+  // p3(a, z) < d^2 and S(b) < d^3 (d the largest degree).
+  if (std::pow(static_cast<double>(g.max_degree()), 3) >= 0x1p63)
+    throw DataError("the 5-cycles through an edge may exceed 2^64 - 1 (counts are exact or an error)");
+  const CountTable tri = vertex_triangle_counts(g, ot);
+  CountTable table(g.adj.size(), 0);
+  std::vector<PathScratch> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    PathScratch& s = scratch[t];
+    for (Vertex a = begin; a < end; ++a) {
+      const auto na = g.neighbors(a);
+      const auto up = std::upper_bound(na.begin(), na.end(), a);
+      if (up == na.end()) continue;  // every edge of a is filled from its other end
+      walk_three_paths(g, a, s);
+      for (auto b = up; b != na.end(); ++b) {
+        std::uint64_t paths = 0;  // S(b)
+        for (Vertex z : g.neighbors(*b)) paths += s.p3[z];
+        const std::uint64_t c = s.wedges.common[*b];
+        table[g.offsets[a] + static_cast<EdgeIndex>(b - na.begin())] =
+            paths - 2 * (tri[*b] - c) - c * (g.degree(*b) - 2);
+      }
+      reset_three_paths(s);
     }
+  });
+  symmetrise_edge_table(g, table);
   return table;
 }
 

@@ -246,11 +246,17 @@ double pair_path_cost(const GraphStats& stats, bool long_paths) {
 }
 
 // The predicted cost of a k-cycle's table rooted at `fixed` vertices (rooted_cycle_length): for the
-// 4-cycle two walks over the wedges a-w-y with w, y > a (four_cycle_table), for the 5-cycle the pair
-// cut's pass with paths of length 3 plus the triangle tables (five_cycle_vertex_table), and one pass
-// over the CSR.
+// 4-cycle two walks over the wedges a-w-y with w, y > a (four_cycle_table); for the 5-cycle at a
+// vertex the pair cut's pass with paths of length 3 plus the triangle tables (five_cycle_vertex_table),
+// at an edge every root's wedges, their ends' full lists (p3) and the lists of its neighbours (S), plus
+// the triangle tables (five_cycle_edge_table); and one pass over the CSR.
 double cycle_table_cost(const GraphStats& stats, int k, int fixed) {
   if (k == 4) return kPairWalkStep * 2 * stats.oriented_wedges + 2 * stats.n + (fixed == 2 ? 2 * stats.m : 0);
+  if (fixed == 2) {
+    const double wedges = 2 * stats.m * stats.degree_biased;
+    return kPairWalkStep * (2 * wedges + stats.n * (stats.walks.wedge_ends + stats.walks.wedge_end_scan)) +
+           triangle_table_cost(stats) + 2 * stats.m;
+  }
   return pair_path_cost(stats, false) + triangle_table_cost(stats) + 2 * stats.m;
 }
 
@@ -521,36 +527,26 @@ unsigned __int128 sum_pair_four_cycles(const Graph& g, const ExecOptions& opt) {
 unsigned __int128 sum_pair_long_paths(const Graph& g, int r1, int r2, int r3, const ExecOptions& opt) {
   const CountTable tri = vertex_triangle_counts(g, whole_graph(opt));
   struct Scratch {
-    WedgeScratch wedges;
-    std::vector<std::uint64_t> p3, p4;  // p3(a, z) for every z; S(b), then p4(a, b), for b > a
-    std::vector<Vertex> p3_ends, p4_ends;
+    PathScratch paths;                   // c(a, .) and p3(a, .)
+    std::vector<std::uint64_t> p4;       // S(b), then p4(a, b), for b > a
+    std::vector<Vertex> p4_ends;
     std::vector<std::uint8_t> adjacent;  // N(a) marked
   };
   std::vector<unsigned __int128> sums(opt.threads, 0);
   std::vector<Scratch> scratch(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     Scratch& s = scratch[t];
-    if (s.p3.empty()) {
-      s.p3.assign(g.n(), 0);
+    if (s.p4.empty()) {
       s.p4.assign(g.n(), 0);
       s.adjacent.assign(g.n(), 0);
     }
     unsigned __int128 sum = 0;
-    const auto& common = s.wedges.common;
+    const auto& common = s.paths.wedges.common;
     for (Vertex a = begin; a < end; ++a) {
-      walk_wedges(g, a, g.n(), s.wedges);
-      for (Vertex y : s.wedges.ends)
-        for (Vertex z : g.neighbors(y)) {
-          if (z == a) continue;
-          if (s.p3[z] == 0) s.p3_ends.push_back(z);
-          s.p3[z] += common[y];
-        }
-      for (Vertex z : g.neighbors(a)) {  // the walks a-z-y-z are not paths
-        s.adjacent[z] = 1;
-        s.p3[z] -= g.degree(z) - 1;
-      }
-      for (Vertex z : s.p3_ends) {
-        const std::uint64_t p3 = s.p3[z];
+      walk_three_paths(g, a, s.paths);
+      for (Vertex z : g.neighbors(a)) s.adjacent[z] = 1;
+      for (Vertex z : s.paths.p3_ends) {
+        const std::uint64_t p3 = s.paths.p3[z];
         if (p3 == 0) continue;
         const auto nb = g.neighbors(z);
         for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) {
@@ -563,16 +559,14 @@ unsigned __int128 sum_pair_long_paths(const Graph& g, int r1, int r2, int r3, co
         const std::uint64_t c = common[b], adj = s.adjacent[b];
         const std::uint64_t p4 = s.p4[b] - (adj ? 2 * (tri[b] - c) : 0) - c * (g.degree(b) - 1 - adj);
         unsigned __int128 x = checked_power(c, r1);
-        if (__builtin_mul_overflow(x, checked_power(s.p3[b], r2), &x) ||
+        if (__builtin_mul_overflow(x, checked_power(s.paths.p3[b], r2), &x) ||
             __builtin_mul_overflow(x, checked_power(p4, r3), &x) || __builtin_add_overflow(sum, x, &sum))
           partial_overflow();
         s.p4[b] = 0;
       }
-      for (Vertex z : s.p3_ends) s.p3[z] = 0;
       for (Vertex z : g.neighbors(a)) s.adjacent[z] = 0;
-      s.p3_ends.clear();
       s.p4_ends.clear();
-      reset_wedges(s.wedges);
+      reset_three_paths(s.paths);
     }
     if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
   });
@@ -747,7 +741,9 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       continue;
     }
     if (const int k = rooted_cycle_length(t, fixed)) {  // cycles through each vertex or edge, from walks
-      ext[c.table] = k == 4 ? four_cycle_table(g, fixed == 2, whole) : five_cycle_vertex_table(g, triangles(), whole);
+      ext[c.table] = k == 4      ? four_cycle_table(g, fixed == 2, whole)
+                     : fixed == 2 ? five_cycle_edge_table(g, triangles(), whole)
+                                  : five_cycle_vertex_table(g, triangles(), whole);
       // The sum over the table is the cycle's embeddings (2k per cycle: k vertices or 2k edge slots,
       // times 2 or 1), all of them in rank 0's share.
       unsigned __int128 cycles = 0;
@@ -842,6 +838,12 @@ std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions&
 
 namespace {
 
+// How a k-cycle's table rooted at `fixed` vertices is filled.
+std::string cycle_table_kind(int k, int fixed) {
+  if (k == 4) return fixed == 2 ? "4-cycles through the edge, smallest-vertex walks" : "4-cycles through the vertex, smallest-vertex walks";
+  return fixed == 2 ? "5-cycles through the edge, from the paths of three edges" : "5-cycles through the vertex, from the pair paths";
+}
+
 // How a component's table is filled (CountPlan reports).
 std::string table_kind(const Decomposition& d, const Decomposition::Component& c) {
   if (c.table < 0)
@@ -850,9 +852,7 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
   const int fixed = static_cast<int>(c.attach.size());
   return is_rooted_triangle(t, fixed)    ? "triangles, one oriented pass"
          : is_pendant(t, fixed)          ? "degrees"
-         : rooted_cycle_length(t, fixed) ? (fixed == 2 ? "4-cycles through the edge, smallest-vertex walks"
-                                            : rooted_cycle_length(t, fixed) == 4 ? "4-cycles through the vertex, smallest-vertex walks"
-                                                                                 : "5-cycles through the vertex, from the pair paths")
+         : rooted_cycle_length(t, fixed) ? cycle_table_kind(rooted_cycle_length(t, fixed), fixed)
          : rooted_common_power(t, fixed) ? "common neighbours of the vertex and each other vertex"
                                          : "rooted plan";
 }

@@ -736,10 +736,40 @@ TEST_CASE("4-cycle tables from the smallest-vertex walks equal the 4-cycles thro
   CHECK_THROWS_AS(four_cycle_table(complete_graph(9), true, {1, 0, 2}), std::logic_error);
 }
 
+TEST_CASE("5-cycle edge tables from the paths of three edges equal the 5-cycles through each edge") {
+  // Per edge v-w: the paths w-x-y-z-v with all five vertices distinct, by brute force (each 5-cycle
+  // through the edge once). Hubs, raw ids, R-MAT, K9; 1-3 threads.
+  const std::vector<Graph> graphs = {gnp_with_hubs(40, 0.2, 3, 33), relabel_by_degree(gnp_with_hubs(40, 0.2, 3, 33)),
+                                     relabel_by_degree(generate_rmat({8, 8}, 5)), complete_graph(9)};
+  for (const Graph& g : graphs) {
+    CountTable expect(g.adj.size(), 0);
+    for (Vertex v = 0; v < g.n(); ++v)
+      for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s) {
+        const Vertex w = g.adj[s];
+        for (Vertex x : g.neighbors(w))
+          for (Vertex z : g.neighbors(v))
+            for (Vertex y : g.neighbors(x)) {
+              const bool distinct = x != v && z != w && x != z && y != v && y != w && y != z;
+              if (distinct && g.has_edge(y, z)) ++expect[s];
+            }
+      }
+    const OrientedTriangles ot = oriented_triangle_counts(g, {1});
+    for (int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      CHECK(five_cycle_edge_table(g, ot, {threads, 0, 1}) == expect);
+    }
+  }
+  CHECK(five_cycle_edge_table(complete_graph(9), oriented_triangle_counts(complete_graph(9), {1}), {2})[0] ==
+        7 * 6 * 5);  // (n - 2)(n - 3)(n - 4)
+  CHECK_THROWS_AS(five_cycle_edge_table(complete_graph(9), oriented_triangle_counts(complete_graph(9), {1}), {1, 0, 2}),
+                  std::logic_error);
+}
+
 TEST_CASE("the planner counts squares and pentagons hanging off a vertex or an edge from cycle tables, by structure") {
   // The house (a square on the roof's edge), two squares sharing an edge, a square and a pentagon with
-  // a pendant (the pentagon's: a quotient of the 7-cycle): the cheapest cut's tables are cycles
-  // through an edge or a vertex, whatever the pattern's name. Every decomposition with a cycle table
+  // a pendant (the pentagon's: a quotient of the 7-cycle), a pentagon with a triangle on one edge, a
+  // pentagon and a square sharing an edge: the cheapest cut's tables are cycles through an edge or a
+  // vertex, whatever the pattern's name. Every decomposition with a cycle table
   // equals brute force and the enumerating plan at 1-3 threads, by cost and with formulas forced on
   // (house and pentagon with a pendant on R-MAT against the enumerating plan: test_graph_mpi).
   const Graph rmat = relabel_by_degree(generate_rmat({9, 8}, 7));
@@ -757,7 +787,8 @@ TEST_CASE("the planner counts squares and pentagons hanging off a vertex or an e
     int tables;  // components tabled by cycles in the planner's choice on R-MAT
   };
   for (const auto& [name, tables] : {Case{"house", 1}, Case{"0-1,1-2,2-3,3-0,0-4,4-5,5-1", 2},
-                                     Case{"0-4,1-2,1-3,2-4,3-4", 1}, Case{"0-5,1-2,1-3,2-4,3-5,4-5", 1}}) {
+                                     Case{"0-4,1-2,1-3,2-4,3-4", 1}, Case{"0-5,1-2,1-3,2-4,3-5,4-5", 1},
+                                     Case{"0-1,1-2,2-3,3-4,4-0,0-5,1-5", 1}, Case{"0-1,1-2,2-3,3-4,4-0,0-5,5-6,6-1", 2}}) {
     CAPTURE(name);
     const Pattern p = parse_pattern(name);
     const CountPlan chosen = choose_count_plan(p, Induced::edge, graph_stats(rmat));
@@ -779,14 +810,15 @@ TEST_CASE("the planner counts squares and pentagons hanging off a vertex or an e
         CHECK(count_with(g, choose_count_plan(p, Induced::edge, stats, f), {2}) == expect);
     }
   }
-  // Only unlabeled edge-induced 4- and 5-cycles, rooted at a vertex or (4) at one of their edges.
+  // Only unlabeled edge-induced 4- and 5-cycles, rooted at a vertex or at one of their edges.
   const GraphStats stats = graph_stats(rmat);
   const auto rooted = [&](const char* spec, int fixed, Induced induced = Induced::edge) {
     return rooted_cycle_length(choose_plan(parse_pattern(spec), induced, stats), fixed);
   };
   CHECK(rooted("4-cycle", 2) == 4);
   CHECK(rooted("5-cycle", 1) == 5);
-  CHECK(rooted("5-cycle", 2) == 0);
+  CHECK(rooted("5-cycle", 2) == 5);
+  CHECK(rooted("0-2,2-1,1-3,3-4,4-0", 2) == 0);  // 0 and 1 not adjacent
   CHECK(rooted("0-1,1-2,2-3,3-0", 2) == 4);
   CHECK(rooted("0-2,2-1,1-3,3-0", 2) == 0);  // 0 and 1 opposite
   CHECK(rooted("6-cycle", 1) == 0);
