@@ -523,7 +523,7 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
 unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, const ExecOptions& opt) {
   struct Scratch {
     WedgeScratch wedges;
-    std::vector<std::uint32_t> pairs;        // e2(a, b), b < a
+    std::vector<std::uint32_t> pairs;      // e2(a, b), b < a
     std::vector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
   };
   std::vector<unsigned __int128> sums(opt.threads, 0);

@@ -127,7 +127,8 @@ def main():
     ap.add_argument("--peer-graphs", required=True, help="folder of per-graph folders in the peers' formats")
     ap.add_argument("--datasets", default=os.path.join(os.path.dirname(__file__), "../../../shared/datasets/graphs"))
     ap.add_argument("--graphs", default=GRAPHS)
-    ap.add_argument("--patterns", default=PATTERNS)
+    ap.add_argument("--patterns", default=PATTERNS,
+                    help="names separated by ',', or by ';' when some are edge lists (0-1,1-2,2-0;house)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=300)
@@ -145,7 +146,7 @@ def main():
     print(head)
     print("-" * len(head))
     worst = 0.0
-    for pattern in a.patterns.split(","):
+    for pattern in a.patterns.split(";" if ";" in a.patterns else ","):
         edges = None
         for gname in a.graphs.split(","):
             el = os.path.join(a.datasets, gname + ".el")
@@ -173,6 +174,8 @@ def main():
                 elif isinstance(p_s, float) and (best is None or p_s < best[0]):
                     best = (p_s, p_cpu, name)
             ratio, cpu = f"{'':>6}", f"{'':>9} {'':>9} {'':>9}"
+            if isinstance(o_cpu, float):  # ours' CPU seconds even where no peer finished
+                cpu = f"{o_cpu:>9.3f} {'':>9} {'':>9}"
             if isinstance(o_s, float) and best:
                 ratio = f"{o_s / best[0]:>6.3f}" if best[0] > 0 else f"{'':>6}"
                 if best[0] > 0 and not notes:
