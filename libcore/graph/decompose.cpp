@@ -449,6 +449,20 @@ unsigned __int128 doubled_total(const std::vector<unsigned __int128>& sums) {
   return total;
 }
 
+// A pair cut's R from per-root passes: twice the sum over this rank's roots a of root(s, a, sum),
+// which adds a's terms (one side of its pairs) to its thread's partial sum with its thread's Scratch.
+template <class Scratch, class Root>
+unsigned __int128 pair_root_sums(const Graph& g, const ExecOptions& opt, const Root& root) {
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  std::vector<Scratch> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    unsigned __int128 sum = 0;
+    for (Vertex a = begin; a < end; ++a) root(scratch[t], a, sum);
+    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
+  });
+  return doubled_total(sums);
+}
+
 // A pair cut's R (Decomposition::pair_cut): 2 sum over a, b of c(a, b)^r1 p3(a, b)^r2, over b < a
 // when r2 = 0 and b > a otherwise (the path ends above the root: fewer, as ids fall with degree).
 // With per_vertex (n entries, zero; r2 > 0): per vertex v also its own sum over b != v, each pair's
@@ -526,45 +540,37 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, const ExecOptio
     std::vector<std::uint32_t> pairs;      // e2(a, b), b < a
     std::vector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
   };
-  std::vector<unsigned __int128> sums(opt.threads, 0);
-  std::vector<Scratch> scratch(opt.threads);
-  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    Scratch& s = scratch[t];
+  return pair_root_sums<Scratch>(g, opt, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
     if (s.pairs.empty()) {
       s.pairs.assign(g.n(), 0);
       s.in_a.assign(g.n(), 0);
       s.in_x.assign(g.n(), 0);
     }
-    unsigned __int128 sum = 0;
-    for (Vertex a = begin; a < end; ++a) {
-      walk_wedges(g, a, a, s.wedges);
-      if (s.wedges.ends.empty()) continue;
-      const auto na = g.neighbors(a);
-      for (Vertex x : na) s.in_a[x] = 1;
-      for (Vertex x : na) {
-        const auto nx = g.neighbors(x);
-        for (Vertex y : nx) s.in_x[y] = 1;
-        for (Vertex y : nx) {
-          if (!s.in_a[y]) continue;
-          for (Vertex b : g.neighbors(y)) {
-            if (b >= a) break;
-            s.pairs[b] += s.in_x[b];
-          }
+    walk_wedges(g, a, a, s.wedges);
+    if (s.wedges.ends.empty()) return;
+    const auto na = g.neighbors(a);
+    for (Vertex x : na) s.in_a[x] = 1;
+    for (Vertex x : na) {
+      const auto nx = g.neighbors(x);
+      for (Vertex y : nx) s.in_x[y] = 1;
+      for (Vertex y : nx) {
+        if (!s.in_a[y]) continue;
+        for (Vertex b : g.neighbors(y)) {
+          if (b >= a) break;
+          s.pairs[b] += s.in_x[b];
         }
-        for (Vertex y : nx) s.in_x[y] = 0;
       }
-      for (Vertex x : na) s.in_a[x] = 0;
-      for (Vertex b : s.wedges.ends) {
-        unsigned __int128 x = checked_power(s.wedges.common[b], r1);
-        if (__builtin_mul_overflow(x, checked_power(s.pairs[b], r2), &x) || __builtin_add_overflow(sum, x, &sum))
-          partial_overflow();
-        s.pairs[b] = 0;
-      }
-      reset_wedges(s.wedges);
+      for (Vertex y : nx) s.in_x[y] = 0;
     }
-    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
+    for (Vertex x : na) s.in_a[x] = 0;
+    for (Vertex b : s.wedges.ends) {
+      unsigned __int128 x = checked_power(s.wedges.common[b], r1);
+      if (__builtin_mul_overflow(x, checked_power(s.pairs[b], r2), &x) || __builtin_add_overflow(sum, x, &sum))
+        partial_overflow();
+      s.pairs[b] = 0;
+    }
+    reset_wedges(s.wedges);
   });
-  return doubled_total(sums);
 }
 
 // The 4-cycle's pair cut (Decomposition::common_power 2 alone): R = sum over a != b of c(a, b)^2 =
@@ -612,45 +618,37 @@ unsigned __int128 sum_pair_long_paths(const Graph& g, int r1, int r2, int r3, co
     std::vector<Vertex> p4_ends;
     std::vector<std::uint8_t> adjacent;  // N(a) marked
   };
-  std::vector<unsigned __int128> sums(opt.threads, 0);
-  std::vector<Scratch> scratch(opt.threads);
-  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    Scratch& s = scratch[t];
+  return pair_root_sums<Scratch>(g, opt, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
     if (s.p4.empty()) {
       s.p4.assign(g.n(), 0);
       s.adjacent.assign(g.n(), 0);
     }
-    unsigned __int128 sum = 0;
     const auto& common = s.paths.wedges.common;
-    for (Vertex a = begin; a < end; ++a) {
-      walk_three_paths(g, a, s.paths);
-      for (Vertex z : g.neighbors(a)) s.adjacent[z] = 1;
-      for (Vertex z : s.paths.p3_ends) {
-        const std::uint64_t p3 = s.paths.p3[z];
-        if (p3 == 0) continue;
-        const auto nb = g.neighbors(z);
-        for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) {
-          const Vertex b = *--it;
-          if (s.p4[b] == 0) s.p4_ends.push_back(b);
-          if (__builtin_add_overflow(s.p4[b], p3, &s.p4[b])) table_overflow();
-        }
+    walk_three_paths(g, a, s.paths);
+    for (Vertex z : g.neighbors(a)) s.adjacent[z] = 1;
+    for (Vertex z : s.paths.p3_ends) {
+      const std::uint64_t p3 = s.paths.p3[z];
+      if (p3 == 0) continue;
+      const auto nb = g.neighbors(z);
+      for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) {
+        const Vertex b = *--it;
+        if (s.p4[b] == 0) s.p4_ends.push_back(b);
+        if (__builtin_add_overflow(s.p4[b], p3, &s.p4[b])) table_overflow();
       }
-      for (Vertex b : s.p4_ends) {
-        const std::uint64_t c = common[b], adj = s.adjacent[b];
-        const std::uint64_t p4 = s.p4[b] - (adj ? 2 * (tri[b] - c) : 0) - c * (g.degree(b) - 1 - adj);
-        unsigned __int128 x = checked_power(c, r1);
-        if (__builtin_mul_overflow(x, checked_power(s.paths.p3[b], r2), &x) ||
-            __builtin_mul_overflow(x, checked_power(p4, r3), &x) || __builtin_add_overflow(sum, x, &sum))
-          partial_overflow();
-        s.p4[b] = 0;
-      }
-      for (Vertex z : g.neighbors(a)) s.adjacent[z] = 0;
-      s.p4_ends.clear();
-      reset_three_paths(s.paths);
     }
-    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
+    for (Vertex b : s.p4_ends) {
+      const std::uint64_t c = common[b], adj = s.adjacent[b];
+      const std::uint64_t p4 = s.p4[b] - (adj ? 2 * (tri[b] - c) : 0) - c * (g.degree(b) - 1 - adj);
+      unsigned __int128 x = checked_power(c, r1);
+      if (__builtin_mul_overflow(x, checked_power(s.paths.p3[b], r2), &x) ||
+          __builtin_mul_overflow(x, checked_power(p4, r3), &x) || __builtin_add_overflow(sum, x, &sum))
+        partial_overflow();
+      s.p4[b] = 0;
+    }
+    for (Vertex z : g.neighbors(a)) s.adjacent[z] = 0;
+    s.p4_ends.clear();
+    reset_three_paths(s.paths);
   });
-  return doubled_total(sums);
 }
 
 // The table of a component that is K_{2,r} rooted at one of its two vertices of degree r
