@@ -204,9 +204,18 @@ int inner_path_length(const Pattern& p, std::uint32_t comp, int a, int b) {
   return p.neighbor_mask(v) == (prev | (1u << b)) ? k : 0;
 }
 
+// Whether `comp` is an edge x-y with x and y adjacent to a and b and nothing else (a diamond's middle
+// edge, a and b its tips).
+bool joined_edge(const Pattern& p, std::uint32_t comp, int a, int b) {
+  if (std::popcount(comp) != 2) return false;
+  const int x = std::countr_zero(comp), y = 31 - std::countl_zero(comp);
+  const std::uint32_t ends = (1u << a) | (1u << b);
+  return p.neighbor_mask(x) == (ends | (1u << y)) && p.neighbor_mask(y) == (ends | (1u << x));
+}
+
 // Whether `cut` is two non-adjacent vertices a < b joined by the components of p - cut, two or more,
-// each a path of one, two or three inner vertices (inner_path_length; Decomposition::pair_cut;
-// unlabeled). Fills comps and attach.
+// each a path of one, two or three inner vertices (inner_path_length) or a joined edge (joined_edge,
+// with common neighbours only; Decomposition::pair_cut; unlabeled). Fills comps and attach.
 bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
                    std::vector<std::vector<int>>& attach) {
   const auto ab = members(cut);
@@ -214,14 +223,19 @@ bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_
   const std::uint32_t all = (1u << p.size()) - 1;
   comps.clear();
   attach.clear();
+  bool edges = false, long_paths = false;
   for (std::uint32_t rest = all & ~cut; rest;) {
     const std::uint32_t comp = reach(p, rest & -rest, all & ~cut);
     rest &= ~comp;
-    if (!inner_path_length(p, comp, ab[0], ab[1])) return false;
+    const int inner = inner_path_length(p, comp, ab[0], ab[1]);
+    const bool edge = !inner && joined_edge(p, comp, ab[0], ab[1]);
+    if (!inner && !edge) return false;
+    edges = edges || edge;
+    long_paths = long_paths || inner > 1;
     comps.push_back(comp);
     attach.push_back(ab);
   }
-  return comps.size() >= 2;
+  return comps.size() >= 2 && !(edges && long_paths);
 }
 
 // One step of a pair cut's walks (a scattered counter update in an n-sized array) in the plan cost
@@ -245,12 +259,28 @@ double pair_path_cost(const GraphStats& stats, bool long_paths) {
          triangle_table_cost(stats) + 2 * stats.n;
 }
 
+// The predicted cost of sum_pair_edges: per root a its wedge walk below a (half of all, scattered
+// steps), per neighbour x of a N(x) marked and unmarked (sequential, 2 x 2 m d over all roots), and
+// per triangle a-x-y (6 T ordered, T ~ closure x the wedges / 3) the part of N(y) below a (about a
+// quarter of the size-biased degree: the scan stops at a). Measured on K_{2,2} plus a joined edge: 0.27
+// CPU s on wiki-Vote for 2.5e8 units, against 8.4 s for its enumerating plan's 1.2e9.
+double pair_edge_cost(const GraphStats& stats) {
+  const double wedges = 2 * stats.m * stats.degree_biased;
+  return kPairWalkStep * wedges / 2 + 2 * wedges + stats.closure * wedges * stats.degree_biased / 4 + 2 * stats.n;
+}
+
 // The predicted cost of a k-cycle's table rooted at `fixed` vertices (rooted_cycle_length): for the
-// 4-cycle two walks over the wedges a-w-y with w, y > a (four_cycle_table), for the 5-cycle the pair
-// cut's pass with paths of length 3 plus the triangle tables (five_cycle_vertex_table), and one pass
-// over the CSR.
+// 4-cycle two walks over the wedges a-w-y with w, y > a (four_cycle_table); for the 5-cycle at a
+// vertex the pair cut's pass with paths of length 3 plus the triangle tables (five_cycle_vertex_table),
+// at an edge every root's wedges, their ends' full lists (p3) and the lists of its neighbours (S), plus
+// the triangle tables (five_cycle_edge_table); and one pass over the CSR.
 double cycle_table_cost(const GraphStats& stats, int k, int fixed) {
   if (k == 4) return kPairWalkStep * 2 * stats.oriented_wedges + 2 * stats.n + (fixed == 2 ? 2 * stats.m : 0);
+  if (fixed == 2) {
+    const double wedges = 2 * stats.m * stats.degree_biased;
+    return kPairWalkStep * (2 * wedges + stats.n * (stats.walks.wedge_ends + stats.walks.wedge_end_scan)) +
+           triangle_table_cost(stats) + 2 * stats.m;
+  }
   return pair_path_cost(stats, false) + triangle_table_cost(stats) + 2 * stats.m;
 }
 
@@ -276,8 +306,12 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
     for (std::size_t i = 0; i < comps.size(); ++i) {
       d->components.push_back({members(comps[i]), attach[i], -1});
       const auto inner = d->components.back().vertices.size();
-      ++(inner == 1 ? d->common_power : inner == 2 ? d->path3_power : d->path4_power);
+      ++(joined_edge(p, comps[i], d->cut[0], d->cut[1]) ? d->edge_power
+         : inner == 1                                   ? d->common_power
+         : inner == 2                                   ? d->path3_power
+                                                        : d->path4_power);
     }
+    if (d->edge_power) return with_quotients(pair_edge_cost(stats));
     // Common neighbours alone: K_{2,r} from the wedge walks below the root (half of all), one pass
     // over the touched vertices per root; the 4-cycle (r = 2) from the walks a-w-y with w, y > a.
     const bool paths = d->path3_power + d->path4_power > 0;
@@ -397,34 +431,12 @@ unsigned __int128 checked_power(std::uint64_t x, int r) {
   return y;
 }
 
-// Per-thread scratch of the wedge walks from one root a: c(a, y) for the wedge ends y, listed once.
-struct WedgeScratch {
-  std::vector<std::uint32_t> common;
-  std::vector<Vertex> ends;
-};
-
-// Fills s with c(a, y) for every y != a below `bound` with a wedge a-w-y (s.common zero on entry;
-// reset_wedges restores that).
-void walk_wedges(const Graph& g, Vertex a, Vertex bound, WedgeScratch& s) {
-  if (s.common.empty()) s.common.assign(g.n(), 0);
-  for (Vertex w : g.neighbors(a))
-    for (Vertex y : g.neighbors(w)) {
-      if (y >= bound) break;
-      if (y != a && s.common[y]++ == 0) s.ends.push_back(y);
-    }
-}
-
 // The options of a table every rank fills whole (it is read at any vertex, not only this rank's).
 ExecOptions whole_graph(const ExecOptions& opt) {
   ExecOptions whole = opt;
   whole.rank = 0;
   whole.world_size = 1;
   return whole;
-}
-
-void reset_wedges(WedgeScratch& s) {
-  for (Vertex y : s.ends) s.common[y] = 0;
-  s.ends.clear();
 }
 
 // Twice the threads' partial sums of a pair cut's R (each sums one orientation of every vertex pair),
@@ -435,6 +447,20 @@ unsigned __int128 doubled_total(const std::vector<unsigned __int128>& sums) {
     if (__builtin_add_overflow(total, x, &total)) partial_overflow();
   if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
   return total;
+}
+
+// A pair cut's R from per-root passes: twice the sum over this rank's roots a of root(s, a, sum),
+// which adds a's terms (one side of its pairs) to its thread's partial sum with its thread's Scratch.
+template <class Scratch, class Root>
+unsigned __int128 pair_root_sums(const Graph& g, const ExecOptions& opt, const Root& root) {
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  std::vector<Scratch> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    unsigned __int128 sum = 0;
+    for (Vertex a = begin; a < end; ++a) root(scratch[t], a, sum);
+    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
+  });
+  return doubled_total(sums);
 }
 
 // A pair cut's R (Decomposition::pair_cut): 2 sum over a, b of c(a, b)^r1 p3(a, b)^r2, over b < a
@@ -503,27 +529,64 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
   return doubled_total(sums);
 }
 
+// A pair cut with joined edges (Decomposition::edge_power r2 > 0, common_power r1): R = 2 sum over
+// b < a of c(a, b)^r1 e2(a, b)^r2. Per root a: c(a, b) from the wedge walks below a; e2(a, b) = the
+// ordered pairs (x, y) of adjacent common neighbours, found from N(a) marked, then for every x in N(a)
+// N(x) marked and every y in N(a) ∩ N(x) scanning N(y) below a for marked b. Every b with e2 > 0 is
+// a wedge end, whose entries are summed and cleared.
+unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, const ExecOptions& opt) {
+  struct Scratch {
+    WedgeScratch wedges;
+    std::vector<std::uint32_t> pairs;      // e2(a, b), b < a
+    std::vector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
+  };
+  return pair_root_sums<Scratch>(g, opt, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
+    if (s.pairs.empty()) {
+      s.pairs.assign(g.n(), 0);
+      s.in_a.assign(g.n(), 0);
+      s.in_x.assign(g.n(), 0);
+    }
+    walk_wedges(g, a, a, s.wedges);
+    if (s.wedges.ends.empty()) return;
+    const auto na = g.neighbors(a);
+    for (Vertex x : na) s.in_a[x] = 1;
+    for (Vertex x : na) {
+      const auto nx = g.neighbors(x);
+      for (Vertex y : nx) s.in_x[y] = 1;
+      for (Vertex y : nx) {
+        if (!s.in_a[y]) continue;
+        for (Vertex b : g.neighbors(y)) {
+          if (b >= a) break;
+          s.pairs[b] += s.in_x[b];
+        }
+      }
+      for (Vertex y : nx) s.in_x[y] = 0;
+    }
+    for (Vertex x : na) s.in_a[x] = 0;
+    for (Vertex b : s.wedges.ends) {
+      unsigned __int128 x = checked_power(s.wedges.common[b], r1);
+      if (__builtin_mul_overflow(x, checked_power(s.pairs[b], r2), &x) || __builtin_add_overflow(sum, x, &sum))
+        partial_overflow();
+      s.pairs[b] = 0;
+    }
+    reset_wedges(s.wedges);
+  });
+}
+
 // The 4-cycle's pair cut (Decomposition::common_power 2 alone): R = sum over a != b of c(a, b)^2 =
 // 8 C4 + sum over w of deg(w)(deg(w) - 1) (the ordered pairs of distinct common neighbours are the
 // embeddings; c(a, b) alone counts the wedges a-w-b). C4 is counted at each cycle's smallest id a,
 // opposite y: C4 = sum over a < y of C(c+(a, y), 2), c+ counting the common neighbours w > a
-// (Chiba-Nishizeki): the walks a-w-y with w, y > a, so a hub (small id under degree ordering) walks
-// its neighbours' lists once and no walk passes through a hub from a smaller vertex; the full
-// c(a, b) of every wedge would take m d steps (d the size-biased degree).
+// (walk_upper_wedges, as four_cycle_table); the full c(a, b) of every wedge would take m d steps (d
+// the size-biased degree).
 unsigned __int128 sum_pair_four_cycles(const Graph& g, const ExecOptions& opt) {
   std::vector<unsigned __int128> sums(opt.threads, 0);
   std::vector<WedgeScratch> scratch(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     WedgeScratch& s = scratch[t];
-    if (s.common.empty()) s.common.assign(g.n(), 0);
     unsigned __int128 sum = 0;
     for (Vertex a = begin; a < end; ++a) {
-      const auto na = g.neighbors(a);
-      for (auto w = std::upper_bound(na.begin(), na.end(), a); w != na.end(); ++w) {
-        const auto nw = g.neighbors(*w);
-        for (auto y = nw.end(); y != nw.begin() && *(y - 1) > a;)
-          if (s.common[*--y]++ == 0) s.ends.push_back(*y);
-      }
+      walk_upper_wedges(g, a, s);
       for (Vertex y : s.ends) {
         const std::uint64_t c = s.common[y];
         sum += static_cast<unsigned __int128>(c) * (c - 1) / 2;
@@ -550,62 +613,42 @@ unsigned __int128 sum_pair_four_cycles(const Graph& g, const ExecOptions& opt) {
 unsigned __int128 sum_pair_long_paths(const Graph& g, int r1, int r2, int r3, const ExecOptions& opt) {
   const CountTable tri = vertex_triangle_counts(g, whole_graph(opt));
   struct Scratch {
-    WedgeScratch wedges;
-    std::vector<std::uint64_t> p3, p4;  // p3(a, z) for every z; S(b), then p4(a, b), for b > a
-    std::vector<Vertex> p3_ends, p4_ends;
+    PathScratch paths;                   // c(a, .) and p3(a, .)
+    std::vector<std::uint64_t> p4;       // S(b), then p4(a, b), for b > a
+    std::vector<Vertex> p4_ends;
     std::vector<std::uint8_t> adjacent;  // N(a) marked
   };
-  std::vector<unsigned __int128> sums(opt.threads, 0);
-  std::vector<Scratch> scratch(opt.threads);
-  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
-    Scratch& s = scratch[t];
-    if (s.p3.empty()) {
-      s.p3.assign(g.n(), 0);
+  return pair_root_sums<Scratch>(g, opt, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
+    if (s.p4.empty()) {
       s.p4.assign(g.n(), 0);
       s.adjacent.assign(g.n(), 0);
     }
-    unsigned __int128 sum = 0;
-    const auto& common = s.wedges.common;
-    for (Vertex a = begin; a < end; ++a) {
-      walk_wedges(g, a, g.n(), s.wedges);
-      for (Vertex y : s.wedges.ends)
-        for (Vertex z : g.neighbors(y)) {
-          if (z == a) continue;
-          if (s.p3[z] == 0) s.p3_ends.push_back(z);
-          s.p3[z] += common[y];
-        }
-      for (Vertex z : g.neighbors(a)) {  // the walks a-z-y-z are not paths
-        s.adjacent[z] = 1;
-        s.p3[z] -= g.degree(z) - 1;
+    const auto& common = s.paths.wedges.common;
+    walk_three_paths(g, a, s.paths);
+    for (Vertex z : g.neighbors(a)) s.adjacent[z] = 1;
+    for (Vertex z : s.paths.p3_ends) {
+      const std::uint64_t p3 = s.paths.p3[z];
+      if (p3 == 0) continue;
+      const auto nb = g.neighbors(z);
+      for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) {
+        const Vertex b = *--it;
+        if (s.p4[b] == 0) s.p4_ends.push_back(b);
+        if (__builtin_add_overflow(s.p4[b], p3, &s.p4[b])) table_overflow();
       }
-      for (Vertex z : s.p3_ends) {
-        const std::uint64_t p3 = s.p3[z];
-        if (p3 == 0) continue;
-        const auto nb = g.neighbors(z);
-        for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) {
-          const Vertex b = *--it;
-          if (s.p4[b] == 0) s.p4_ends.push_back(b);
-          if (__builtin_add_overflow(s.p4[b], p3, &s.p4[b])) table_overflow();
-        }
-      }
-      for (Vertex b : s.p4_ends) {
-        const std::uint64_t c = common[b], adj = s.adjacent[b];
-        const std::uint64_t p4 = s.p4[b] - (adj ? 2 * (tri[b] - c) : 0) - c * (g.degree(b) - 1 - adj);
-        unsigned __int128 x = checked_power(c, r1);
-        if (__builtin_mul_overflow(x, checked_power(s.p3[b], r2), &x) ||
-            __builtin_mul_overflow(x, checked_power(p4, r3), &x) || __builtin_add_overflow(sum, x, &sum))
-          partial_overflow();
-        s.p4[b] = 0;
-      }
-      for (Vertex z : s.p3_ends) s.p3[z] = 0;
-      for (Vertex z : g.neighbors(a)) s.adjacent[z] = 0;
-      s.p3_ends.clear();
-      s.p4_ends.clear();
-      reset_wedges(s.wedges);
     }
-    if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
+    for (Vertex b : s.p4_ends) {
+      const std::uint64_t c = common[b], adj = s.adjacent[b];
+      const std::uint64_t p4 = s.p4[b] - (adj ? 2 * (tri[b] - c) : 0) - c * (g.degree(b) - 1 - adj);
+      unsigned __int128 x = checked_power(c, r1);
+      if (__builtin_mul_overflow(x, checked_power(s.paths.p3[b], r2), &x) ||
+          __builtin_mul_overflow(x, checked_power(p4, r3), &x) || __builtin_add_overflow(sum, x, &sum))
+        partial_overflow();
+      s.p4[b] = 0;
+    }
+    for (Vertex z : g.neighbors(a)) s.adjacent[z] = 0;
+    s.p4_ends.clear();
+    reset_three_paths(s.paths);
   });
-  return doubled_total(sums);
 }
 
 // The table of a component that is K_{2,r} rooted at one of its two vertices of degree r
@@ -638,10 +681,10 @@ CountTable rooted_pair_star_counts(const Graph& g, int r, const ExecOptions& opt
 // v-w-b and a path v-x-y-b; D(v) those that fold w onto the path: w = x (a triangle x-y-b hanging off
 // v, 2 (tri(x) - t(v, x)) per x ~ v) or w = y (a triangle v-x-y and b another neighbour of y,
 // t(v, y)(deg(y) - 2) per y ~ v), so D(v) = sum over y ~ v of 2 tri(y) + t(v, y)(deg(y) - 4).
-CountTable five_cycle_vertex_table(const Graph& g, const ExecOptions& opt) {
+// The triangles come from the cut's one oriented pass (`ot`).
+CountTable five_cycle_vertex_table(const Graph& g, const OrientedTriangles& ot, const ExecOptions& opt) {
   CountTable table(g.n(), 0);
   sum_pair_paths(g, 1, 1, opt, table.data());
-  const OrientedTriangles ot = oriented_triangle_counts(g, opt);
   const CountTable tri = vertex_triangle_counts(g, ot);
   std::vector<__int128> folded(g.n(), 0);
   for (Vertex v = 0; v < g.n(); ++v)
@@ -737,11 +780,12 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   std::vector<CountTable> ext(d.tables.size());
   // One oriented triangle pass serves every triangle table (and gives the triangle count).
   std::optional<OrientedTriangles> tri;
-  const auto triangles = [&](const Plan& table) -> const OrientedTriangles& {
+  const auto triangles = [&]() -> const OrientedTriangles& {
     if (!tri) {
       tri = oriented_triangle_counts(g, whole);
       // The triangles' embeddings (|Aut| = 6), all of them in rank 0's share.
-      known[canonical_form(table.pattern).to_string()] = opt.rank == 0 ? 6 * static_cast<__int128>(tri->triangles()) : 0;
+      known[canonical_form(named_pattern("triangle")).to_string()] =
+          opt.rank == 0 ? 6 * static_cast<__int128>(tri->triangles()) : 0;
     }
     return *tri;
   };
@@ -761,10 +805,10 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
     const int fixed = static_cast<int>(c.attach.size());
     if (triangle_table(c)) {  // embeddings: 2 tri(v) (root v and either order of the rest), t(v, w)
       if (fixed == 1) {
-        ext[c.table] = vertex_triangle_counts(g, triangles(t));
+        ext[c.table] = vertex_triangle_counts(g, triangles());
         for (auto& x : ext[c.table]) x *= 2;
       } else {
-        const OrientedTriangles& ot = triangles(t);
+        const OrientedTriangles& ot = triangles();
         if (!oriented) ext[c.table] = edge_triangle_counts(g, ot);
       }
       continue;
@@ -775,7 +819,9 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       continue;
     }
     if (const int k = rooted_cycle_length(t, fixed)) {  // cycles through each vertex or edge, from walks
-      ext[c.table] = k == 4 ? four_cycle_table(g, fixed == 2, whole) : five_cycle_vertex_table(g, whole);
+      ext[c.table] = k == 4      ? four_cycle_table(g, fixed == 2, whole)
+                     : fixed == 2 ? five_cycle_edge_table(g, triangles(), whole)
+                                  : five_cycle_vertex_table(g, triangles(), whole);
       // The sum over the table is the cycle's embeddings (2k per cycle: k vertices or 2k edge slots,
       // times 2 or 1), all of them in rank 0's share.
       unsigned __int128 cycles = 0;
@@ -825,7 +871,8 @@ __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt
     return static_cast<__int128>(n) * cp.plan.automorphisms;  // < 2^64 x 7!
   }
   const Decomposition& d = *cp.decomposition;
-  const unsigned __int128 relaxed = d.path4_power ? sum_pair_long_paths(g, d.common_power, d.path3_power, d.path4_power, opt)
+  const unsigned __int128 relaxed = d.edge_power ? sum_pair_edges(g, d.common_power, d.edge_power, opt)
+                               : d.path4_power ? sum_pair_long_paths(g, d.common_power, d.path3_power, d.path4_power, opt)
                                : d.common_power == 2 && !d.path3_power ? sum_pair_four_cycles(g, opt)
                                : d.pair_cut() ? sum_pair_paths(g, d.common_power, d.path3_power, opt)
                                               : connected_cut_sum(g, d, opt, known);
@@ -870,17 +917,30 @@ std::uint64_t count_with(const Graph& g, const CountPlan& cp, const ExecOptions&
 
 namespace {
 
+std::uint32_t components_mask(const Decomposition::Component& c) {
+  std::uint32_t mask = 0;
+  for (int v : c.vertices) mask |= 1u << v;
+  return mask;
+}
+
+// How a k-cycle's table rooted at `fixed` vertices is filled.
+std::string cycle_table_kind(int k, int fixed) {
+  if (k == 4) return fixed == 2 ? "4-cycles through the edge, smallest-vertex walks" : "4-cycles through the vertex, smallest-vertex walks";
+  return fixed == 2 ? "5-cycles through the edge, from the paths of three edges" : "5-cycles through the vertex, from the pair paths";
+}
+
 // How a component's table is filled (CountPlan reports).
 std::string table_kind(const Decomposition& d, const Decomposition::Component& c) {
   if (c.table < 0)
-    return c.vertices.size() == 1 ? "common neighbours" : c.vertices.size() == 2 ? "paths of length 3" : "paths of length 4";
+    return c.vertices.size() == 1                                      ? "common neighbours"
+           : joined_edge(d.pattern, components_mask(c), d.cut[0], d.cut[1]) ? "edges joined to both, from triangles"
+           : c.vertices.size() == 2                                    ? "paths of length 3"
+                                                                       : "paths of length 4";
   const Plan& t = d.tables[c.table];
   const int fixed = static_cast<int>(c.attach.size());
   return is_rooted_triangle(t, fixed)    ? "triangles, one oriented pass"
          : is_pendant(t, fixed)          ? "degrees"
-         : rooted_cycle_length(t, fixed) ? (fixed == 2 ? "4-cycles through the edge, smallest-vertex walks"
-                                            : rooted_cycle_length(t, fixed) == 4 ? "4-cycles through the vertex, smallest-vertex walks"
-                                                                                 : "5-cycles through the vertex, from the pair paths")
+         : rooted_cycle_length(t, fixed) ? cycle_table_kind(rooted_cycle_length(t, fixed), fixed)
          : rooted_common_power(t, fixed) ? "common neighbours of the vertex and each other vertex"
                                          : "rooted plan";
 }
@@ -912,6 +972,7 @@ nlohmann::json CountPlan::to_json() const {
                         {"common_power", d.common_power},
                         {"path3_power", d.path3_power},
                         {"path4_power", d.path4_power},
+                        {"edge_power", d.edge_power},
                         {"components", comps},
                         {"tables", tables},
                         {"quotients", qs}};
@@ -931,7 +992,9 @@ std::string CountPlan::to_text() const {
        << (d.common_power && d.path3_power ? " x" : "")
        << (d.path3_power ? " paths of length 3 ^ " + std::to_string(d.path3_power) : "")
        << ((d.common_power || d.path3_power) && d.path4_power ? " x" : "")
-       << (d.path4_power ? " paths of length 4 ^ " + std::to_string(d.path4_power) : "") << ", from wedges)\n";
+       << (d.path4_power ? " paths of length 4 ^ " + std::to_string(d.path4_power) : "")
+       << (d.common_power && d.edge_power ? " x" : "")
+       << (d.edge_power ? " joined edges ^ " + std::to_string(d.edge_power) : "") << ", from wedges)\n";
   else if (summed_directly(d))
     os << (d.cut.size() == 1 ? " (summed over the vertices in one pass)\n" : " (summed over the edges in one pass)\n");
   else

@@ -17,8 +17,9 @@
 // and is counted by its own best strategy (a plan, or a decomposition again), inj(Q) = count(Q)
 // |Aut(Q)|; isomorphic quotients are counted once with their multiplicity. count(P) = inj(P) / |Aut(P)|.
 // The one disconnected cut allowed is a pair cut: two non-adjacent vertices joined by paths of one,
-// two or three inner vertices (the 4-cycle's diagonal; two vertices of the 5-, 6- and 7-cycle): R =
-// sum over vertex pairs of c(a, b)^r1 p3(a, b)^r2 p4(a, b)^r3, from walks (Decomposition::pair_cut).
+// two or three inner vertices (the 4-cycle's diagonal; two vertices of the 5-, 6- and 7-cycle) or by
+// edges whose both ends are adjacent to both (the tips of a diamond): R = sum over vertex pairs of
+// c(a, b)^r1 p3(a, b)^r2 p4(a, b)^r3 e2(a, b)^r4, from walks (Decomposition::pair_cut).
 // R itself is enumerated up to H_C, the automorphisms of P that map C to C restricted to C (the
 // product is constant on their orbits), and multiplied by |H_C|.
 //
@@ -82,11 +83,15 @@ struct Decomposition {
   // root a, c(a, .) from wedge walks, p3(a, b) = sum over y in N(b) - a of c(a, y), less deg(b) - 1
   // when b ~ a (the walks a-b-y-b), p4 from p3 likewise (sum_pair_long_paths); over b on one side
   // of a, doubled; the 4-cycle's R (common_power 2 alone) from its cycles counted at their smallest
-  // vertex (sum_pair_four_cycles); no cut plan or tables. All 0: a connected cut.
+  // vertex (sum_pair_four_cycles); no cut plan or tables. edge_power (with common neighbours only):
+  // components that are an edge x-y with x and y adjacent to both a and b (a diamond's tips a, b),
+  // e2(a, b) = the ordered adjacent pairs in N(a) ∩ N(b), per root a from its triangles a-x-y and
+  // the lists N(y) marked by N(x) (sum_pair_edges). All 0: a connected cut.
   int common_power = 0;
   int path3_power = 0;
   int path4_power = 0;
-  bool pair_cut() const { return common_power + path3_power + path4_power > 0; }
+  int edge_power = 0;
+  bool pair_cut() const { return common_power + path3_power + path4_power + edge_power > 0; }
 };
 
 // The cheapest way to count p (see above); plain choose_plan for vertex-induced counting.

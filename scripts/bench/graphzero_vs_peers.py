@@ -7,10 +7,12 @@ after loading, its triangle count and its schedule). All on THREADS threads. Pri
 agree; a difference is flagged, never hidden), each peer's time and the ratio ours / best peer per row;
 issue 22's goal is <= 0.33 on every row. CPU seconds are printed too (ours: matching; peers: the whole
 process, their loading included): on a machine loaded beyond its cores they measure the miners, wall
-times the scheduler.
+times the scheduler. --baseline BIN runs another build of ours (main's) in the same interleaved rounds:
+its matching CPU seconds and ours / its are printed beside the peers (its count must agree too).
 
   scripts/bench/graphzero_vs_peers.py --bin BUILD/bin/graphzero-mine [--g2miner DIR] [--graphpi DIR] \\
-      --peer-graphs DIR [--graphs wiki-Vote,email-Enron] [--patterns dumbbell,4-cycle] [--repeats 3]
+      --peer-graphs DIR [--graphs wiki-Vote,email-Enron] [--patterns dumbbell,4-cycle] [--repeats 3] \\
+      [--baseline MAIN_BUILD/bin/graphzero-mine]
   scripts/bench/graphzero_vs_peers.sh BUILD [PEERS]   # PEERS holds GraphMiner/, GraphPi/ and graphs/
 
 --g2miner: the GraphMiner checkout (bin/ holds count_omp_base, sgl_omp_base, clique_omp_base, tc_omp_base).
@@ -125,11 +127,13 @@ def main():
     ap.add_argument("--peer-graphs", required=True, help="folder of per-graph folders in the peers' formats")
     ap.add_argument("--datasets", default=os.path.join(os.path.dirname(__file__), "../../../shared/datasets/graphs"))
     ap.add_argument("--graphs", default=GRAPHS)
-    ap.add_argument("--patterns", default=PATTERNS)
+    ap.add_argument("--patterns", default=PATTERNS,
+                    help="names separated by ',', or by ';' when some are edge lists (0-1,1-2,2-0;house)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--formula", default="auto", help="our --formula (auto, on, off)")
+    ap.add_argument("--baseline", help="another graphzero-mine build (main's), run in the same rounds")
     a = ap.parse_args()
     peers = [(name, fn, d) for name, fn, d in (("g2miner", g2miner, a.g2miner), ("graphpi", graphpi, a.graphpi)) if d]
     work = tempfile.mkdtemp(prefix="gz-vs-peers-")
@@ -137,11 +141,12 @@ def main():
           f"{a.repeats}, ours and {', '.join(p[0] for p in peers)} interleaved; mining seconds (after loading)\n")
     head = (f"{'pattern':<15} {'graph':<12} {'count':>18} {'ours_s':>9} "
             + "".join(f"{name + '_s':>10} " for name, _, _ in peers)
-            + f"{'ratio':>6} {'ours_cpu':>9} {'peer_cpu':>9} {'cpu_ratio':>9}  ours' formula")
+            + f"{'ratio':>6} {'ours_cpu':>9} {'peer_cpu':>9} {'cpu_ratio':>9} "
+            + (f"{'base_cpu':>9} {'vs_base':>7} " if a.baseline else "") + " ours' formula")
     print(head)
     print("-" * len(head))
     worst = 0.0
-    for pattern in a.patterns.split(","):
+    for pattern in a.patterns.split(";" if ";" in a.patterns else ","):
         edges = None
         for gname in a.graphs.split(","):
             el = os.path.join(a.datasets, gname + ".el")
@@ -149,11 +154,14 @@ def main():
                 continue
             edges = edges or pattern_edges(a.bin, el, pattern)
             folder = os.path.join(a.peer_graphs, gname)
-            mine, theirs = [], {name: [] for name, _, _ in peers}
+            mine, base, theirs = [], [], {name: [] for name, _, _ in peers}
             for _ in range(a.repeats):
                 r = ours(a.bin, el, pattern, a.threads, a.timeout, work, ["--formula", a.formula])
                 mine.append(r and (r[0], r[1], r[2]))
                 formula = r[3] if r else ""
+                if a.baseline:
+                    b = ours(a.baseline, el, pattern, a.threads, a.timeout, work, ["--formula", a.formula])
+                    base.append(b and (b[0], b[1], b[2]))
                 for name, fn, d in peers:
                     theirs[name].append(fn(d, folder, pattern, edges, a.threads, a.timeout))
             o_s, o_cpu, o_count = best_of(mine)
@@ -166,12 +174,20 @@ def main():
                 elif isinstance(p_s, float) and (best is None or p_s < best[0]):
                     best = (p_s, p_cpu, name)
             ratio, cpu = f"{'':>6}", f"{'':>9} {'':>9} {'':>9}"
+            if isinstance(o_cpu, float):  # ours' CPU seconds even where no peer finished
+                cpu = f"{o_cpu:>9.3f} {'':>9} {'':>9}"
             if isinstance(o_s, float) and best:
                 ratio = f"{o_s / best[0]:>6.3f}" if best[0] > 0 else f"{'':>6}"
                 if best[0] > 0 and not notes:
                     worst = max(worst, o_s / best[0])
                 cpu = f"{o_cpu:>9.3f} {best[1]:>9.3f} {o_cpu / best[1]:>9.3f}" if best[1] else cpu
             o_cell = f"{o_s:>9.4f}" if isinstance(o_s, float) else f"{'>%g' % a.timeout:>9}"
+            if a.baseline:
+                b_s, b_cpu, b_count = best_of(base)
+                if o_count is not None and b_count is not None and o_count != b_count:
+                    notes.append(f"COUNTS DIFFER (baseline {b_count:,})")
+                vs = f"{o_cpu / b_cpu:>7.3f}" if isinstance(o_cpu, float) and b_cpu else f"{'':>7}"
+                cpu += f" {b_cpu:>9.3f} {vs}" if isinstance(b_cpu, float) else f" {'>%g' % a.timeout:>9} {vs}"
             count = f"{o_count:,}" if o_count is not None else "-"
             print(f"{pattern:<15} {gname:<12} {count:>18} {o_cell} {''.join(cells)}{ratio} {cpu}  {formula}"
                   + ("  " + "; ".join(notes) if notes else ""), flush=True)

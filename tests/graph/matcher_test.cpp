@@ -513,6 +513,48 @@ TEST_CASE("pair cuts join paths of one, two or three inner vertices: cycles and 
     CHECK_FALSE(cp.decomposition->path4_power);
 }
 
+TEST_CASE("pair cuts with joined edges (a diamond's tips) match brute force, the enumerating plan and formula on") {
+  // Two non-adjacent cut vertices a, b joined by edges x-y with x, y adjacent to both, with or
+  // without common neighbours: K_{2,2} plus a joined edge (a quotient of the houses with a pendant),
+  // two joined edges, two common neighbours and a joined edge. Every such decomposition at 1-3
+  // threads, by cost and with formulas forced on and off, against brute force; not with paths.
+  const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(22, 0.35, 2, 51)), gnp_with_hubs(20, 0.4, 2, 52),
+                                     relabel_by_degree(generate_rmat({6, 5}, 9))};
+  struct Case {
+    const char* pattern;
+    int common, edges;
+  };
+  for (const auto& [name, common, edges] :
+       {Case{"0-1,0-2,1-3,1-4,2-3,2-4,3-4", 1, 1}, Case{"0-2,0-3,1-2,1-3,2-3,0-4,0-5,1-4,1-5,4-5", 0, 2},
+        Case{"0-2,1-2,0-3,1-3,0-4,0-5,1-4,1-5,4-5", 2, 1}}) {
+    const Pattern p = parse_pattern(name);
+    CAPTURE(name);
+    for (const Graph& g : graphs) {
+      const GraphStats stats = graph_stats(g);
+      const std::uint64_t expect = test::brute_force_count(g, p, false);
+      int joined = 0;
+      for (const CountPlan& cp : decompositions(p, stats)) {
+        if (!cp.decomposition->edge_power) continue;
+        ++joined;
+        CAPTURE(cp.to_text());
+        CHECK(cp.decomposition->common_power == common);
+        CHECK(cp.decomposition->edge_power == edges);
+        CHECK(cp.to_json()["decomposition"]["edge_power"] == edges);
+        CHECK(cp.to_text().find("joined edges ^ " + std::to_string(edges)) != std::string::npos);
+        for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
+      }
+      CHECK(joined >= 1);
+      CHECK(count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {2, 0, 1}) == expect);
+      for (Formula f : {Formula::by_cost, Formula::always, Formula::never})
+        CHECK(count_with(g, choose_count_plan(p, Induced::edge, stats, f), {2}) == expect);
+    }
+  }
+  // A joined edge beside a path of two inner vertices is not a pair cut.
+  const GraphStats stats = graph_stats(graphs[0]);
+  for (const CountPlan& cp : decompositions(parse_pattern("0-2,0-3,1-2,1-3,2-3,0-4,4-5,5-1"), stats))
+    CHECK_FALSE(cp.decomposition->edge_power);
+}
+
 TEST_CASE("the pair cut is priced by the walks it takes: hub graphs keep it (the 5-cycle)") {
   // GraphStats::walks is exact when every root is sampled (n <= 64): the distinct wedge ends per
   // root and their lists, full and above the root.
@@ -736,10 +778,40 @@ TEST_CASE("4-cycle tables from the smallest-vertex walks equal the 4-cycles thro
   CHECK_THROWS_AS(four_cycle_table(complete_graph(9), true, {1, 0, 2}), std::logic_error);
 }
 
+TEST_CASE("5-cycle edge tables from the paths of three edges equal the 5-cycles through each edge") {
+  // Per edge v-w: the paths w-x-y-z-v with all five vertices distinct, by brute force (each 5-cycle
+  // through the edge once). Hubs, raw ids, R-MAT, K9; 1-3 threads.
+  const std::vector<Graph> graphs = {gnp_with_hubs(40, 0.2, 3, 33), relabel_by_degree(gnp_with_hubs(40, 0.2, 3, 33)),
+                                     relabel_by_degree(generate_rmat({8, 8}, 5)), complete_graph(9)};
+  for (const Graph& g : graphs) {
+    CountTable expect(g.adj.size(), 0);
+    for (Vertex v = 0; v < g.n(); ++v)
+      for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s) {
+        const Vertex w = g.adj[s];
+        for (Vertex x : g.neighbors(w))
+          for (Vertex z : g.neighbors(v))
+            for (Vertex y : g.neighbors(x)) {
+              const bool distinct = x != v && z != w && x != z && y != v && y != w && y != z;
+              if (distinct && g.has_edge(y, z)) ++expect[s];
+            }
+      }
+    const OrientedTriangles ot = oriented_triangle_counts(g, {1});
+    for (int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      CHECK(five_cycle_edge_table(g, ot, {threads, 0, 1}) == expect);
+    }
+  }
+  CHECK(five_cycle_edge_table(complete_graph(9), oriented_triangle_counts(complete_graph(9), {1}), {2})[0] ==
+        7 * 6 * 5);  // (n - 2)(n - 3)(n - 4)
+  CHECK_THROWS_AS(five_cycle_edge_table(complete_graph(9), oriented_triangle_counts(complete_graph(9), {1}), {1, 0, 2}),
+                  std::logic_error);
+}
+
 TEST_CASE("the planner counts squares and pentagons hanging off a vertex or an edge from cycle tables, by structure") {
   // The house (a square on the roof's edge), two squares sharing an edge, a square and a pentagon with
-  // a pendant (the pentagon's: a quotient of the 7-cycle): the cheapest cut's tables are cycles
-  // through an edge or a vertex, whatever the pattern's name. Every decomposition with a cycle table
+  // a pendant (the pentagon's: a quotient of the 7-cycle), a pentagon with a triangle on one edge, a
+  // pentagon and a square sharing an edge: the cheapest cut's tables are cycles through an edge or a
+  // vertex, whatever the pattern's name. Every decomposition with a cycle table
   // equals brute force and the enumerating plan at 1-3 threads, by cost and with formulas forced on
   // (house and pentagon with a pendant on R-MAT against the enumerating plan: test_graph_mpi).
   const Graph rmat = relabel_by_degree(generate_rmat({9, 8}, 7));
@@ -757,7 +829,8 @@ TEST_CASE("the planner counts squares and pentagons hanging off a vertex or an e
     int tables;  // components tabled by cycles in the planner's choice on R-MAT
   };
   for (const auto& [name, tables] : {Case{"house", 1}, Case{"0-1,1-2,2-3,3-0,0-4,4-5,5-1", 2},
-                                     Case{"0-4,1-2,1-3,2-4,3-4", 1}, Case{"0-5,1-2,1-3,2-4,3-5,4-5", 1}}) {
+                                     Case{"0-4,1-2,1-3,2-4,3-4", 1}, Case{"0-5,1-2,1-3,2-4,3-5,4-5", 1},
+                                     Case{"0-1,1-2,2-3,3-4,4-0,0-5,1-5", 1}, Case{"0-1,1-2,2-3,3-4,4-0,0-5,5-6,6-1", 2}}) {
     CAPTURE(name);
     const Pattern p = parse_pattern(name);
     const CountPlan chosen = choose_count_plan(p, Induced::edge, graph_stats(rmat));
@@ -779,14 +852,15 @@ TEST_CASE("the planner counts squares and pentagons hanging off a vertex or an e
         CHECK(count_with(g, choose_count_plan(p, Induced::edge, stats, f), {2}) == expect);
     }
   }
-  // Only unlabeled edge-induced 4- and 5-cycles, rooted at a vertex or (4) at one of their edges.
+  // Only unlabeled edge-induced 4- and 5-cycles, rooted at a vertex or at one of their edges.
   const GraphStats stats = graph_stats(rmat);
   const auto rooted = [&](const char* spec, int fixed, Induced induced = Induced::edge) {
     return rooted_cycle_length(choose_plan(parse_pattern(spec), induced, stats), fixed);
   };
   CHECK(rooted("4-cycle", 2) == 4);
   CHECK(rooted("5-cycle", 1) == 5);
-  CHECK(rooted("5-cycle", 2) == 0);
+  CHECK(rooted("5-cycle", 2) == 5);
+  CHECK(rooted("0-2,2-1,1-3,3-4,4-0", 2) == 0);  // 0 and 1 not adjacent
   CHECK(rooted("0-1,1-2,2-3,3-0", 2) == 4);
   CHECK(rooted("0-2,2-1,1-3,3-0", 2) == 0);  // 0 and 1 opposite
   CHECK(rooted("6-cycle", 1) == 0);
