@@ -2,7 +2,7 @@
 // without an edge list: a counting pass over the blocks (in parallel) sizes every bucket of sources,
 // then, a round of buckets at a time, a fill pass writes the round's directed entries grouped by
 // bucket (a radix partition by source) and each bucket's lists are built within its own small range
-// (counting sort by source, each list sorted and deduplicated); ids are compacted in place. Every
+// (counting sort by source, each list sorted (sort_ids) and deduplicated); ids are compacted in place. Every
 // random access of the build stays inside one bucket, so time grows linearly with the edges.
 #include "graph/generators.hpp"
 
@@ -23,6 +23,7 @@
 #include "common/threads.hpp"
 #include "graph/large_vector.hpp"
 #include "graph/parallel.hpp"
+#include "graph/sort_ids.hpp"
 
 namespace core::graph {
 
@@ -215,6 +216,7 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
   offsets[nv] = total;
   std::vector<std::uint32_t> kept(nv, 0);  // a list's length once sorted and deduplicated
   std::vector<std::vector<EdgeIndex>> cursors(threads, std::vector<EdgeIndex>(bucket_ids));
+  std::vector<std::vector<Vertex>> scratch(threads);  // sort_ids's
   for (const RmatRound& round : rounds) {
     // Pass 2 (once per round): the round's entries, bucket after bucket and within one task after task, so
     // counts turn into each task's write positions.
@@ -249,7 +251,7 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
       for (const std::uint64_t* e = from; e != to; ++e) adj[cursor[*e >> 32]++] = static_cast<Vertex>(*e);
       for (std::uint64_t k = 0; k < bucket_ids; ++k) {  // cursor[k]: the end of list k now
         Vertex* const list = adj.data() + offsets[first_id + k];
-        std::sort(list, adj.data() + cursor[k]);
+        sort_ids(list, adj.data() + cursor[k], p.scale, scratch[th]);
         kept[first_id + k] = static_cast<std::uint32_t>(std::unique(list, adj.data() + cursor[k]) - list);
       }
     });
