@@ -176,17 +176,22 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
   {
     std::vector<std::uint64_t> loops(threads, 0), max_id(threads, 0);
     parallel_chunks(threads, tasks, [&](int th, std::uint64_t t) {
+      // The task's own tallies, merged once: the threads' slots share a cache line, and written per edge (the
+      // counts' stores may alias them, so they were) the line went back and forth between the cores.
       std::uint64_t* row = counts.data() + t * buckets;
+      std::uint64_t task_loops = 0, task_max = 0;
       task_edges(
           t,
           [&](std::uint64_t u, std::uint64_t v) {
             ++row[u >> bucket_bits];
-            max_id[th] = std::max(max_id[th], v);
+            task_max = std::max(task_max, v);
           },
           [&](std::uint64_t u) {
-            ++loops[th];
-            max_id[th] = std::max(max_id[th], u);
+            ++task_loops;
+            task_max = std::max(task_max, u);
           });
+      loops[th] += task_loops;
+      max_id[th] = std::max(max_id[th], task_max);
     });
     for (int th = 0; th < threads; ++th) {
       r.self_loops += loops[th];
