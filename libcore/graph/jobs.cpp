@@ -85,6 +85,11 @@ struct Input {
   double load_s = 0, orient_s = 0;
 };
 
+// How long the other ranks of graph_sharing=one_file wait for rank 0 to build the graph: far beyond a collective's
+// timeout (300 s), which R-MAT scale 24 alone exceeds (minutes to build on two cores). A rank that fails ends the
+// job through mpirun within seconds, so this bound only ends a hang.
+constexpr comm::Seconds kGraphBuildWait{24 * 3600.0};
+
 // The graph of graph_sharing=one_file: rank 0 loads the input through its cache (writing the cache when it
 // is absent or stale), then every rank maps the file whose path rank 0 broadcasts.
 LoadedGraph load_one_file(const GraphKeys& o, const Ranks& ranks) {
@@ -100,7 +105,10 @@ LoadedGraph load_one_file(const GraphKeys& o, const Ranks& ranks) {
     if (file.empty()) throw IoError("graph_sharing=one_file: rank 0 could not write the graph cache (see the warning)");
   }
   std::uint64_t length = file.size();
+  const comm::Seconds timeout = ranks.comm->timeout();
+  ranks.comm->set_timeout(std::max(timeout, kGraphBuildWait));
   ranks.comm->broadcast(&length, sizeof length, comm::DType::u8, 0);
+  ranks.comm->set_timeout(timeout);
   file.resize(length);
   ranks.comm->broadcast(file.data(), length, comm::DType::u8, 0);
   LoadedGraph lg = map_csr_cache(file);
