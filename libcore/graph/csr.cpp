@@ -9,6 +9,7 @@
 #include "common/threads.hpp"
 #include "graph/large_vector.hpp"
 #include "graph/parallel.hpp"
+#include "graph/sort_ids.hpp"
 
 namespace core::graph {
 
@@ -74,36 +75,80 @@ Graph build_graph(std::vector<RawEdge> edges, CleanReport* report) {
 
 Graph relabel_by_degree(const Graph& g, int threads) {
   const Vertex n = g.n();
-  std::vector<Vertex> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](Vertex a, Vertex b) { return g.degree(a) > g.degree(b); });
-  std::vector<Vertex> rank(n);
-  for (Vertex i = 0; i < n; ++i) rank[order[i]] = i;
+  threads = threads > 0 ? threads : core::thread_count();
+  const std::uint32_t max_degree = g.max_degree();
+  // The new order: a stable counting sort by decreasing degree. Vertices are cut into `blocks` consecutive
+  // ranges, each counting its degrees in its own table (at most about n / 4 entries in all), so that ranges of
+  // one degree are placed block after block, ids ascending within each: ties stay in id order.
+  const auto blocks = static_cast<int>(std::clamp<std::uint64_t>(n / (4 * (std::uint64_t{max_degree} + 1)), 1, threads));
+  const auto block_begin = [&](std::uint64_t b) { return static_cast<Vertex>(b * n / blocks); };
+  const std::size_t width = std::size_t{max_degree} + 1;
+  std::vector<std::uint32_t> at(blocks * width, 0);  // per block and degree: its count, then its next position
+  parallel_chunks(threads, blocks, [&](int, std::uint64_t b) {
+    std::uint32_t* count = at.data() + b * width;
+    for (Vertex v = block_begin(b); v < block_begin(b + 1); ++v) ++count[g.degree(v)];
+  });
+  // first[d]: where degree d's vertices begin in the new order; the lists before them hold base[d] entries.
+  std::vector<Vertex> first(width);
+  std::vector<EdgeIndex> base(width);
+  {
+    Vertex pos = 0;
+    EdgeIndex entries = 0;
+    for (std::size_t d = width; d-- > 0;) {
+      first[d] = pos;
+      base[d] = entries;
+      for (int b = 0; b < blocks; ++b) {
+        const std::uint32_t c = at[b * width + d];
+        at[b * width + d] = pos;
+        pos += c;
+        entries += EdgeIndex{c} * d;
+      }
+    }
+  }
+  // Each vertex's place i: its rank, the new offsets (within a degree, lists follow at equal steps), original
+  // ids and labels.
   Graph h;
-  std::vector<EdgeIndex> offsets(n + 1, 0);
+  std::vector<Vertex> order(n), rank(n);
+  std::vector<EdgeIndex> offsets(std::size_t{n} + 1);
   std::vector<std::uint64_t> original_ids(n);
   if (g.labeled()) h.labels.resize(n);
-  for (Vertex i = 0; i < n; ++i) {
-    const Vertex v = order[i];
-    offsets[i + 1] = offsets[i] + g.degree(v);
-    original_ids[i] = g.original_ids[v];
-    if (g.labeled()) h.labels[i] = g.labels[v];
-  }
+  offsets[n] = g.adj.size();
+  parallel_chunks(threads, blocks, [&](int, std::uint64_t b) {
+    std::uint32_t* next = at.data() + b * width;
+    for (Vertex v = block_begin(b); v < block_begin(b + 1); ++v) {
+      const std::uint32_t d = g.degree(v);
+      const Vertex i = next[d]++;
+      order[i] = v;
+      rank[v] = i;
+      offsets[i] = base[d] + EdgeIndex{i - first[d]} * d;
+      original_ids[i] = g.original_ids[v];
+      if (g.labeled()) h.labels[i] = g.labels[v];
+    }
+  });
+  at = std::vector<std::uint32_t>();
   h.offsets = std::move(offsets);
   h.original_ids = std::move(original_ids);
   h.adj = large_vector<Vertex>(g.adj.size());
-  // The lists, renamed and sorted, in parallel (each vertex alone).
-  constexpr Vertex kChunk = 4096;
-  parallel_chunks(threads > 0 ? threads : core::thread_count(), (std::uint64_t{n} + kChunk - 1) / kChunk,
-                  [&](int, std::uint64_t c) {
-                    const Vertex end = static_cast<Vertex>(std::min<std::uint64_t>(n, (c + 1) * kChunk));
-                    for (Vertex i = static_cast<Vertex>(c * kChunk); i < end; ++i) {
-                      Vertex* out = h.adj.data() + h.offsets[i];
-                      for (Vertex w : g.neighbors(order[i])) *out++ = rank[w];
-                      std::sort(h.adj.data() + h.offsets[i], out);
-                    }
-                  });
+  // The lists, renamed and sorted (sort_ids), in parallel: tasks of consecutive vertices of about 2^16 entries
+  // (a heavier vertex alone), so the first tasks, the hubs, are not one thread's tail.
+  constexpr EdgeIndex kTaskEntries = EdgeIndex{1} << 16;
+  std::vector<Vertex> task_start{0};
+  while (task_start.back() < n) {
+    const EdgeIndex until = h.offsets[task_start.back()] + kTaskEntries;
+    const auto next = static_cast<Vertex>(std::upper_bound(h.offsets.begin() + task_start.back() + 1, h.offsets.end(), until) -
+                                          h.offsets.begin() - 1);
+    task_start.push_back(std::max<Vertex>(next, task_start.back() + 1));
+  }
+  const int bits = id_bits(n);
+  std::vector<std::vector<Vertex>> scratch(threads);
+  parallel_chunks(threads, task_start.size() - 1, [&](int t, std::uint64_t task) {
+    for (Vertex i = task_start[task]; i < task_start[task + 1]; ++i) {
+      Vertex* const list = h.adj.data() + h.offsets[i];
+      Vertex* out = list;
+      for (Vertex w : g.neighbors(order[i])) *out++ = rank[w];
+      sort_ids(list, out, bits, scratch[t]);
+    }
+  });
   return h;
 }
 

@@ -2,7 +2,7 @@
 // without an edge list: a counting pass over the blocks (in parallel) sizes every bucket of sources,
 // then, a round of buckets at a time, a fill pass writes the round's directed entries grouped by
 // bucket (a radix partition by source) and each bucket's lists are built within its own small range
-// (counting sort by source, each list sorted and deduplicated); ids are compacted in place. Every
+// (counting sort by source, each list sorted (sort_ids) and deduplicated); ids are compacted in place. Every
 // random access of the build stays inside one bucket, so time grows linearly with the edges.
 #include "graph/generators.hpp"
 
@@ -23,6 +23,7 @@
 #include "common/threads.hpp"
 #include "graph/large_vector.hpp"
 #include "graph/parallel.hpp"
+#include "graph/sort_ids.hpp"
 
 namespace core::graph {
 
@@ -175,17 +176,22 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
   {
     std::vector<std::uint64_t> loops(threads, 0), max_id(threads, 0);
     parallel_chunks(threads, tasks, [&](int th, std::uint64_t t) {
+      // The task's own tallies, merged once: the threads' slots share a cache line, and written per edge (the
+      // counts' stores may alias them, so they were) the line went back and forth between the cores.
       std::uint64_t* row = counts.data() + t * buckets;
+      std::uint64_t task_loops = 0, task_max = 0;
       task_edges(
           t,
           [&](std::uint64_t u, std::uint64_t v) {
             ++row[u >> bucket_bits];
-            max_id[th] = std::max(max_id[th], v);
+            task_max = std::max(task_max, v);
           },
           [&](std::uint64_t u) {
-            ++loops[th];
-            max_id[th] = std::max(max_id[th], u);
+            ++task_loops;
+            task_max = std::max(task_max, u);
           });
+      loops[th] += task_loops;
+      max_id[th] = std::max(max_id[th], task_max);
     });
     for (int th = 0; th < threads; ++th) {
       r.self_loops += loops[th];
@@ -215,6 +221,7 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
   offsets[nv] = total;
   std::vector<std::uint32_t> kept(nv, 0);  // a list's length once sorted and deduplicated
   std::vector<std::vector<EdgeIndex>> cursors(threads, std::vector<EdgeIndex>(bucket_ids));
+  std::vector<std::vector<Vertex>> scratch(threads);  // sort_ids's
   for (const RmatRound& round : rounds) {
     // Pass 2 (once per round): the round's entries, bucket after bucket and within one task after task, so
     // counts turn into each task's write positions.
@@ -249,7 +256,7 @@ Graph generate_rmat(const RmatParams& p, std::uint64_t seed, CleanReport* report
       for (const std::uint64_t* e = from; e != to; ++e) adj[cursor[*e >> 32]++] = static_cast<Vertex>(*e);
       for (std::uint64_t k = 0; k < bucket_ids; ++k) {  // cursor[k]: the end of list k now
         Vertex* const list = adj.data() + offsets[first_id + k];
-        std::sort(list, adj.data() + cursor[k]);
+        sort_ids(list, adj.data() + cursor[k], p.scale, scratch[th]);
         kept[first_id + k] = static_cast<std::uint32_t>(std::unique(list, adj.data() + cursor[k]) - list);
       }
     });

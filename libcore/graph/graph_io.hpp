@@ -39,10 +39,15 @@ struct LoadedGraph {
   bool generated = false;   // built by a generator spec (generators.hpp)
   bool relabelled = false;  // relabel_by_degree was applied (here or before the cache was written)
   double relabel_s = 0;     // seconds spent relabelling in this load
+  double relabel_cpu_s = 0; // CPU seconds of the process (all threads) spent relabelling in this load
   fs::path cache_path;      // empty when no cache was used or written
 };
 
 LoadedGraph load_graph(const fs::path& path, const LoadOptions& options = {});
+
+// CPU seconds of the whole process (all threads) so far: with the machine shared, wall time alone
+// overstates the work; cpu / threads is what an idle machine's wall time would be at best.
+double process_cpu_seconds();
 
 // A graph input: a generator spec (generate_from_spec with `seed`; cached only where options.cache names
 // a folder, keyed by the spec and seed), a CSR cache file (mapped as it is, see map_csr_cache), or a

@@ -2,7 +2,6 @@
 // back-ends, the MPI sum of counts and the JSON results.
 #include "graph/jobs.hpp"
 
-#include <time.h>
 
 #include <algorithm>
 #include <limits>
@@ -83,7 +82,13 @@ struct Input {
   Graph graph;  // relabelled by degree
   nlohmann::json info;
   double load_s = 0, orient_s = 0;
+  double load_cpu_s = 0, orient_cpu_s = 0;  // the process's CPU seconds (all threads) of the same
 };
+
+// How long the other ranks of graph_sharing=one_file wait for rank 0 to build the graph: far beyond a collective's
+// timeout (300 s), which R-MAT scale 24 alone exceeds (minutes to build on two cores). A rank that fails ends the
+// job through mpirun within seconds, so this bound only ends a hang.
+constexpr comm::Seconds kGraphBuildWait{24 * 3600.0};
 
 // The graph of graph_sharing=one_file: rank 0 loads the input through its cache (writing the cache when it
 // is absent or stale), then every rank maps the file whose path rank 0 broadcasts.
@@ -100,7 +105,10 @@ LoadedGraph load_one_file(const GraphKeys& o, const Ranks& ranks) {
     if (file.empty()) throw IoError("graph_sharing=one_file: rank 0 could not write the graph cache (see the warning)");
   }
   std::uint64_t length = file.size();
+  const comm::Seconds timeout = ranks.comm->timeout();
+  ranks.comm->set_timeout(std::max(timeout, kGraphBuildWait));
   ranks.comm->broadcast(&length, sizeof length, comm::DType::u8, 0);
+  ranks.comm->set_timeout(timeout);
   file.resize(length);
   ranks.comm->broadcast(file.data(), length, comm::DType::u8, 0);
   LoadedGraph lg = map_csr_cache(file);
@@ -111,6 +119,7 @@ LoadedGraph load_one_file(const GraphKeys& o, const Ranks& ranks) {
 Input load_input(const GraphKeys& o, const Ranks* ranks = nullptr) {
   Input in;
   Timer t;
+  const double cpu0 = process_cpu_seconds();
   const bool one_file = ranks && ranks->comm && o.graph_sharing == "one_file";
   LoadedGraph lg = one_file ? load_one_file(o, *ranks)
                             : load_graph_input(o.graph, o.seed, LoadOptions{o.graph_cache, /*relabel=*/true});
@@ -123,6 +132,8 @@ Input load_input(const GraphKeys& o, const Ranks* ranks = nullptr) {
   // Relabelling happened inside the load (before the cache was written) or not at all (a mapped cache).
   in.orient_s = lg.relabel_s;
   in.load_s = t.seconds() - in.orient_s;
+  in.orient_cpu_s = lg.relabel_cpu_s;
+  in.load_cpu_s = process_cpu_seconds() - cpu0 - in.orient_cpu_s;
   const CleanReport& report = lg.report;
   log::info("graph {}: {}{}", o.graph, describe(report), lg.from_cache ? " [mapped from cache]" : "");
   in.graph = std::move(lg.graph);
@@ -133,14 +144,6 @@ Input load_input(const GraphKeys& o, const Ranks* ranks = nullptr) {
   in.info["cleaned"] = {{"input_edges", report.input_edges}, {"self_loops", report.self_loops},
                         {"duplicates", report.duplicates},   {"max_input_id", report.max_input_id}};
   return in;
-}
-
-// CPU seconds of the whole process (all threads): with the machine shared, wall time alone
-// overstates the work; cpu / threads is what an idle machine's wall time would be at best.
-double process_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // The command resolved `threads` (App: common/threads.hpp); 0 only reaches here from a direct library call.
@@ -247,6 +250,8 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"plan_time_s", plan_s},
                       {"load_time_s", in.load_s},
                       {"orient_time_s", in.orient_s},
+                      {"load_cpu_s", in.load_cpu_s},
+                      {"orient_cpu_s", in.orient_cpu_s},
                       {"compile_time_s", compile_s},
                       {"counts_per_second", match_s > 0 ? static_cast<double>(count) / match_s : 0.0},
                       {"pattern", o.pattern},
@@ -301,7 +306,8 @@ std::optional<nlohmann::json> motifs(const MotifOptions& o) {
   return nlohmann::json{{"size", o.size}, {"induced", o.induced}, {"patterns", list}, {"time_s", match_s},
                    {"plan_time_s", plan_s},
                    {"plan_time_max_s", plan_times.empty() ? 0.0 : *std::max_element(plan_times.begin(), plan_times.end())},
-                   {"load_time_s", in.load_s}, {"orient_time_s", in.orient_s}, {"threads", threads}, {"ranks", ranks.info.world_size}, {"graph", in.info}};
+                   {"load_time_s", in.load_s}, {"orient_time_s", in.orient_s}, {"load_cpu_s", in.load_cpu_s},
+                   {"orient_cpu_s", in.orient_cpu_s}, {"threads", threads}, {"ranks", ranks.info.world_size}, {"graph", in.info}};
 }
 
 nlohmann::json plan(const PlanOptions& o) {

@@ -11,7 +11,9 @@ baseline measured on the same machine at the same time:
 on the mapped graph. With --baseline BIN (e.g. main's build) the generate stage also runs with that binary,
 interleaved in the same run, and its time, CPU and peak memory are printed as ratios (ours / baseline). Peak RSS and CPU come from /usr/bin/time (mapped pages of
 the cache count in RSS but are shared between ranks of one host and reclaimable). The machine's load average
-is printed with every row: on a shared machine wall times overstate the work; CPU seconds do not.
+is printed with every row: on a shared machine wall times overstate the work; CPU seconds do not
+(load_cpu and relabel_cpu: the process's CPU seconds of building or mapping the graph and of relabelling it,
+from the result's load_cpu_s / orient_cpu_s).
 
   scripts/bench/graphzero_rmat.py --bin build/default/bin/graphzero-mine [--scales 22,24]
       [--patterns triangle,4-clique] [--threads 2] [--cache-dir DIR] [--keep-cache] [--baseline BIN]
@@ -58,8 +60,8 @@ def main():
     cache = args.cache_dir or tempfile.mkdtemp(prefix="gz-rmat-cache-")
     runs = tempfile.mkdtemp(prefix="gz-rmat-runs-")
     print(f"# {platform.node()}, {os.cpu_count()} cores, {args.threads} threads, {args.bin}")
-    print("# scale  stage     pattern    count                 load_s  relabel_s  plan_s   mine_s  "
-          "mine_cpu_s  cpu_s    wall_s   peak_GB  load_avg")
+    print("# scale  stage     pattern    count                 load_s  relabel_s  load_cpu  relabel_cpu  plan_s   "
+          "mine_s  mine_cpu_s  cpu_s    wall_s   peak_GB  load_avg")
     try:
         for scale in [int(s) for s in args.scales.split(",")]:
             spec = f"rmat:{scale}"
@@ -77,8 +79,11 @@ def main():
                                                                "--out", out])
                 load.setdefault(stage, r["load_time_s"] + r["orient_time_s"])
                 usage.setdefault(stage, (cpu, rss))
+                # Process CPU of loading and of relabelling (builds before these fields print "-").
+                stage_cpu = lambda key: f"{r[key]:.2f}" if key in r else "-"
                 print(f"  {scale:5d}  {stage:8s}  {pattern:9s}  {r['count']:20d}  {r['load_time_s']:7.2f}  "
-                      f"{r['orient_time_s']:9.2f}  {r['plan_time_s']:6.3f}  {r['time_s']:7.2f}  "
+                      f"{r['orient_time_s']:9.2f}  {stage_cpu('load_cpu_s'):>8s}  {stage_cpu('orient_cpu_s'):>11s}  "
+                      f"{r['plan_time_s']:6.3f}  {r['time_s']:7.2f}  "
                       f"{r['match_cpu_s']:10.2f}  {cpu:7.1f}  {wall:7.1f}  {rss:7.2f}  {load_average()}",
                       flush=True)
                 shutil.rmtree(out, ignore_errors=True)

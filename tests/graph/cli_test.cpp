@@ -61,6 +61,8 @@ TEST_CASE("count prints one JSON object with the exact count and timings") {
         CHECK(j["count"].get<std::uint64_t>() == core::graph::test::brute_force_count(g, p, std::string(mode) == "vertex"));
         CHECK(j.contains("time_s"));
         CHECK(j.contains("plan_time_s"));
+        CHECK(j["load_cpu_s"].get<double>() >= 0);    // the process's CPU seconds of loading ...
+        CHECK(j["orient_cpu_s"].get<double>() >= 0);  // ... and of relabelling (none when the cache is mapped)
         CHECK(j["graph"]["vertices"] == 6);
       }
     }

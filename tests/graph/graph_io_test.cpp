@@ -1,16 +1,19 @@
 // Graph input: edge lists and Matrix Market (cleaning, comments, malformed lines with their line
-// numbers), the binary CSR cache (hit, invalidation), labels, generators and relabelling.
+// numbers), the binary CSR cache (hit, invalidation), labels, generators and relabelling
+// (fingerprints of the first relabelling, sort_ids against std::sort).
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <random>
 #include <thread>
 
 #include "common/errors.hpp"
 #include "graph/generators.hpp"
 #include "graph/graph_io.hpp"
+#include "graph/sort_ids.hpp"
 #include "test_support.hpp"
 
 using namespace core::graph;
@@ -190,7 +193,7 @@ TEST_CASE("check_structure accepts clean CSRs and names what a bad one breaks") 
 TEST_CASE("relabelling by degree: degrees non-increasing, ties in id order, the same edges, sorted lists") {
   const Graph g = generate_rmat({10, 8}, 4);
   const Graph h = relabel_by_degree(g);
-  for (int threads : {1, 3}) {  // the lists are built in parallel: the same graph on any thread count
+  for (int threads : {1, 2, 3}) {  // the lists are built in parallel: the same graph on any thread count
     const Graph t = relabel_by_degree(g, threads);
     CHECK(t.adj == h.adj);
     CHECK(t.offsets == h.offsets);
@@ -296,6 +299,59 @@ TEST_CASE("R-MAT graphs are those of the first generator (fingerprints), on any 
         CHECK(csr_fingerprint(g) == c.fingerprint);
       }
   }
+}
+
+TEST_CASE("relabelled graphs are those of the first relabelling (fingerprints), on any thread count") {
+  // The counting sort by degree, the new offsets and the radix-sorted lists give the graph the first
+  // relabelling (a stable sort of the vertices, then std::sort of each renamed list) gave: its fingerprints.
+  struct Case {
+    int scale;
+    double factor;
+    std::uint64_t fingerprint;  // of relabel_by_degree(generate_rmat({scale, factor}, 11)) before the counting sort
+  };
+  for (const Case& c : {Case{6, 4, 9392190591134814868ULL}, Case{10, 16, 12978042121667198506ULL},
+                       Case{13, 16, 2978826311596516565ULL}, Case{16, 16, 9253528080769064218ULL}}) {
+    CAPTURE(c.scale);
+    const Graph g = generate_rmat({c.scale, c.factor}, 11);
+    for (int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      CHECK(csr_fingerprint(relabel_by_degree(g, threads)) == c.fingerprint);
+    }
+  }
+  // Few distinct degrees, many ties (in id order), isolated-free lists of one or two entries; labels follow.
+  Graph k = generate_gnp(3000, 0.002, 4);
+  k.labels.resize(k.n());
+  for (Vertex v = 0; v < k.n(); ++v) k.labels[v] = static_cast<std::int32_t>(k.original_ids[v] % 7);
+  for (int threads : {1, 2, 3}) {
+    const Graph h = relabel_by_degree(k, threads);
+    CHECK(csr_fingerprint(h) == 2424082989931063151ULL);
+    for (Vertex v = 0; v < h.n(); ++v) CHECK(h.labels[v] == static_cast<std::int32_t>(h.original_ids[v] % 7));
+  }
+}
+
+TEST_CASE("sort_ids sorts like std::sort: short and long lists, repeated ids, every digit count") {
+  std::mt19937_64 rng(5);
+  std::vector<Vertex> scratch;
+  for (const int bits : {1, 7, 8, 9, 16, 17, 24, 32})
+    for (const std::size_t length : {0, 1, 63, 64, 65, 300, 5000, 70000}) {
+      CAPTURE(bits);
+      CAPTURE(length);
+      const std::uint64_t bound = std::uint64_t{1} << bits;
+      std::vector<Vertex> list(length);
+      // Ids in [0, 2^bits), half of the lists from a narrow range (repeats; high digits all equal).
+      const std::uint64_t range = length % 2 == 0 ? bound : std::min<std::uint64_t>(bound, 50);
+      for (Vertex& x : list) x = static_cast<Vertex>(bound - 1 - rng() % range);
+      std::vector<Vertex> expect = list;
+      std::sort(expect.begin(), expect.end());
+      sort_ids(list.data(), list.data() + list.size(), bits, scratch);
+      CHECK(list == expect);
+    }
+  CHECK(id_bits(0) == 1);
+  CHECK(id_bits(1) == 1);
+  CHECK(id_bits(2) == 1);
+  CHECK(id_bits(3) == 2);
+  CHECK(id_bits(std::uint64_t{1} << 24) == 24);
+  CHECK(id_bits((std::uint64_t{1} << 24) + 1) == 25);
 }
 
 TEST_CASE("generators are seeded and clean") {
