@@ -32,6 +32,7 @@ struct Lapack {
   void (*potrf)(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t uplo_len);
   void (*potrs)(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, double* b,
                 const int* ldb, int* info, std::size_t uplo_len);
+  void (*potri)(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t uplo_len);
   void (*set_num_threads)(int threads);
 };
 
@@ -46,8 +47,9 @@ const Lapack* lapack() {
     static Lapack lib{};
     lib.potrf = reinterpret_cast<decltype(lib.potrf)>(dlsym(handle, "dpotrf_"));
     lib.potrs = reinterpret_cast<decltype(lib.potrs)>(dlsym(handle, "dpotrs_"));
+    lib.potri = reinterpret_cast<decltype(lib.potri)>(dlsym(handle, "dpotri_"));
     lib.set_num_threads = reinterpret_cast<decltype(lib.set_num_threads)>(dlsym(handle, "openblas_set_num_threads"));
-    if (!lib.potrf || !lib.potrs || !lib.set_num_threads) return nullptr;
+    if (!lib.potrf || !lib.potrs || !lib.potri || !lib.set_num_threads) return nullptr;
     lib.set_num_threads(1);  // see dense_linalg.hpp: its workers busy-wait, ruinous on a shared machine
     return &lib;
   }();
@@ -88,6 +90,25 @@ void cholesky_solve(const Eigen::MatrixXd& factor, Eigen::VectorXd& r, Eigen::In
   (void)lapack_min_order;
 #endif
   eigen_cholesky_solve(factor, r);
+}
+
+void cholesky_inverse(const Eigen::LLT<Eigen::MatrixXd>& factor, Eigen::MatrixXd& inverse, Eigen::Index lapack_min_order) {
+  const Eigen::Index order = factor.matrixLLT().rows();
+#ifdef TOOLKIT_OPENBLAS_PATH
+  if (const Lapack* lib = order >= lapack_min_order ? lapack() : nullptr) {
+    inverse = factor.matrixLLT();  // L in the lower triangle
+    const int n = static_cast<int>(order);
+    int info = 0;
+    lib->potri("L", &n, inverse.data(), &n, &info, 1);
+    if (info == 0) {
+      inverse.triangularView<Eigen::StrictlyUpper>() = inverse.transpose();
+      return;
+    }
+  }
+#else
+  (void)lapack_min_order;
+#endif
+  inverse = factor.solve(Eigen::MatrixXd::Identity(order, order));
 }
 
 }  // namespace core::certify::dense

@@ -23,6 +23,12 @@ bool cholesky_lower(Eigen::MatrixXd& m, Eigen::Index lapack_min_order);
 // lapack_min_order).
 void cholesky_solve(const Eigen::MatrixXd& factor, Eigen::VectorXd& r, Eigen::Index lapack_min_order);
 
+// inverse = (L L^T)^-1 from the Cholesky factor of a positive definite block (the solver's Z^-1): through LAPACK's
+// dpotri (inverse of L, then L^-T L^-1: 2/3 n^3 flops) when the block has at least lapack_min_order rows, else as
+// Eigen's solve against the identity (two triangular solves with a full right-hand side, 2 n^3 flops; its result,
+// as the solver always formed it, is symmetric only to rounding, dpotri's lower triangle is mirrored).
+void cholesky_inverse(const Eigen::LLT<Eigen::MatrixXd>& factor, Eigen::MatrixXd& inverse, Eigen::Index lapack_min_order);
+
 // Whether orders >= lapack_min_order would go through LAPACK in this process (the build found
 // OpenBLAS and it could be opened).
 bool lapack_available();

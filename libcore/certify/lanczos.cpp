@@ -129,11 +129,15 @@ LanczosResult smallest_eigenvalue(const Eigen::SparseMatrix<double>& A, const La
   return res;
 }
 
+int lanczos_step_limit(Eigen::Index order) {
+  return order >= kLongLanczosMinOrder ? std::max(60, static_cast<int>(order / 8)) : 60;
+}
+
 double scaled_lambda_min(const Eigen::LLT<Eigen::MatrixXd>& L, const Eigen::MatrixXd& D) {
   const Eigen::Index n = D.rows();
   if (n >= kLanczosMinOrder) {
     LanczosOptions options;
-    options.max_steps = 60;
+    options.max_steps = lanczos_step_limit(n);
     options.tol = 1e-8;
     Eigen::VectorXd t(n);
     const LanczosResult res = lanczos_smallest(

@@ -62,7 +62,15 @@ inline constexpr Eigen::Index kLanczosMinOrder = 64;
 // lower bound up to rounding, so the step is rather short than past the boundary. A looser 1e-3 (or
 // the Ritz value alone) changed which SDPLIB gpp and qap problems end optimal, near_optimal or stalled:
 // on those degenerate problems the trajectory depends on the step to the last digits. Smaller orders,
-// or Lanczos not converged in 60 steps: the dense symmetric eigensolver.
+// or Lanczos not converged in lanczos_step_limit steps: the dense symmetric eigensolver.
 double scaled_lambda_min(const Eigen::LLT<Eigen::MatrixXd>& L, const Eigen::MatrixXd& D);
+
+// Lanczos steps scaled_lambda_min runs before the dense fallback: 60, and order / 8 from order
+// kLongLanczosMinOrder on. At those orders a step (two triangular solves and a product, ~n^2 memory traffic)
+// costs about 1/400 of the fallback (two triangular solves with n right-hand sides and a tridiagonalisation:
+// 14% of SDPLIB's qpG11, order 1600, where 7 of 62 calls needed 65-140 steps); below, the degenerate SDPLIB
+// families (gpp, qap; order <= 500) keep 60, as a longer run changed gpp500-4 from optimal to near_optimal.
+inline constexpr Eigen::Index kLongLanczosMinOrder = 512;
+int lanczos_step_limit(Eigen::Index order);
 
 }  // namespace core::certify

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "certify/dense_linalg.hpp"
 #include "certify/lanczos.hpp"
 #include "certify/schur_complement.hpp"
 #include "common/errors.hpp"
@@ -183,6 +184,7 @@ class Solver {
     LX_.resize(shape_.blocks.size());
     LZ_.resize(shape_.blocks.size());
     shape_.accumulate(problem.C, 1.0, Cv_);
+    c_scaled_norm_ = norm(Cv_);
     group_by_block(std::move(problem.A));
     for (std::size_t k = 0; k < terms_.size(); ++k) {
       const double nk = shape_.blocks[k].size;
@@ -676,7 +678,8 @@ class Solver {
   //   cancellation between K and S(dy) there changed SDPLIB's degenerate hinf problems by more than rounding
   //   (hinf1 and hinf7 stalled at 4e-6 instead of ending near_optimal).
 
-  // Per iteration: Z^-1 and, in the blocks of the first route, R_d Z^-1 and X R_d Z^-1.
+  // Per iteration: Z^-1 and, in the blocks of the first route, R_d Z^-1 and X R_d Z^-1 (left empty, meaning zero,
+  // once R_d is at rounding level: dual_feasible_to_rounding).
   struct StepProducts {
     BlockValues Zinv, RdZinv, XRdZinv;
   };
@@ -728,9 +731,12 @@ class Solver {
         K[k] = 0.5 * (D + D.transpose());
         continue;
       }
-      MatrixXd D = sigma_mu * Zi - P.XRdZinv[k];
+      const bool with_rd = P.RdZinv[k].size() > 0;
+      MatrixXd D = sigma_mu * Zi;
+      if (with_rd) D -= P.XRdZinv[k];
       // corr Z^-1 = dX_a dZ_a Z^-1 with dZ_a Z^-1 = R_d Z^-1 - (Z^-1 A^T(dy_a))^T.
-      if (pred) D.noalias() -= pred->dX[k] * (P.RdZinv[k] - times_At(Zi, k, pred->dy).transpose());
+      if (pred && with_rd) D.noalias() -= pred->dX[k] * (P.RdZinv[k] - times_At(Zi, k, pred->dy).transpose());
+      else if (pred) D.noalias() += pred->dX[k] * times_At(Zi, k, pred->dy).transpose();
       K[k] = 0.5 * (D + D.transpose()) - X_[k];
     }
     return K;
@@ -816,6 +822,11 @@ class Solver {
     return true;
   }
 
+  // Z^-1 of a dense block of at least this order through LAPACK's dpotri (dense_linalg.hpp): a third of the flops
+  // of Eigen's solve against the identity, which was 16% of maxG51's time. The smaller blocks keep Eigen's
+  // rounding: SDPLIB's degenerate families (gpp, qap, hinf, control) have blocks of order <= 500 and their
+  // trajectories depend on the last digits.
+  static constexpr Eigen::Index kLapackMinBlockOrder = 512;
   // A block's Schur work (constraints x (entries + order^2)) worth sharing among threads.
   static constexpr double kParallelWork = 2e5;
   static constexpr int kNearStallIterations = 5;
@@ -827,6 +838,15 @@ class Solver {
   // Entries x order (the sparse product's work) against order^3 (the dense one's) at a quarter of the rate.
   static constexpr double kSparseProductRatio = 4.0;
 
+  // Whether R_d = C - Z - A^T(y) is at rounding level (||R_d|| <= kRoundingResidual (1 + ||C||), scaled units):
+  // after a full dual step it is what is left of forming Z + dZ. The first route's blocks then drop its products
+  // R_d Z^-1 and X R_d Z^-1 (two dense products of an iteration's ~ten on max-cut, qp and theta: rel_d stays at
+  // ~1e-16 from the second or third iteration on); dZ keeps R_d, so the dual residual shrinks as before.
+  bool dual_feasible_to_rounding(const BlockValues& Rd) const {
+    return norm(Rd) <= kRoundingResidual * (1.0 + c_scaled_norm_);
+  }
+  static constexpr double kRoundingResidual = 1e-14;
+
   static bool fail(const char* why) {
     core::log::debug("sdp: stalled: {}", why);
     return false;
@@ -837,6 +857,7 @@ class Solver {
     P.Zinv.resize(Z_.size());
     P.RdZinv.resize(Z_.size());
     P.XRdZinv.resize(Z_.size());
+    const bool rd_negligible = dual_feasible_to_rounding(Rd);
     for (std::size_t k = 0; k < Z_.size(); ++k) {
       if (shape_.blocks[k].diagonal) {
         if ((Z_[k].array() <= 0.0).any()) return fail("Z is not positive definite");
@@ -847,8 +868,8 @@ class Solver {
         if (LZ_[k].compute(Z_[k]).info() != Eigen::Success) return fail("Z is not positive definite");
         if (LX_[k].compute(X_[k]).info() != Eigen::Success) return fail("X is not positive definite");
       }
-      P.Zinv[k] = LZ_[k].solve(MatrixXd::Identity(Z_[k].rows(), Z_[k].cols()));
-      if (!sparse_products_[k]) continue;
+      dense::cholesky_inverse(LZ_[k], P.Zinv[k], kLapackMinBlockOrder);
+      if (!sparse_products_[k] || rd_negligible) continue;
       P.RdZinv[k].noalias() = Rd[k] * P.Zinv[k];
       P.XRdZinv[k].noalias() = X_[k] * P.RdZinv[k];
     }
@@ -898,6 +919,7 @@ class Solver {
   SdpProblem shape_;  // the blocks only (C is in Cv_, the constraints in terms_)
   double b_norm_ = 0.0, c_norm_ = 0.0;  // of the original data
   double c_scale_ = 1.0;
+  double c_scaled_norm_ = 0.0;  // ||C|| in the scaled units (1 when scaled, unless C = 0)
   VectorXd a_scale_;           // scale of each constraint
   VectorXd b_;                 // scaled
   int empty_infeasible_ = -1;  // a constraint with an empty matrix and b != 0, if any

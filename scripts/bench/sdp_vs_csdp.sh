@@ -16,6 +16,9 @@
 # has the same meaning), the time ratios ours/csdp (and ours/sdpa); then the counts solved (optimal or near_optimal
 # for ours; csdp exit 0, or 3, its "partial success"; sdpa pdOPT or an infeasibility), csdp's count within 1e-6 by
 # its own DIMACS errors (what our near_optimal means) and the geometric-mean time ratios over the problems both solve.
+# BASELINE=BUILD_DIR (e.g. main's build) adds that build's tls-fit as a third column, run between ours and csdp on
+# every problem (interleaved, same clock): its status, iterations, time, accuracy and time ratio to csdp, its solved
+# count and geometric mean over the problems it and csdp solve.
 set -euo pipefail
 BUILD=${1:-build}
 SDPLIB=${2:-}
@@ -26,6 +29,13 @@ SDPA_BIN=""
 [[ ${SDPA:-1} == 0 ]] || SDPA_BIN=$(command -v sdpa || true)
 export SDPA_BIN
 [[ -x $TLS ]] || { echo "missing $TLS: build the tls-fit target first" >&2; exit 66; }
+BASE_TLS=""
+if [[ -n ${BASELINE:-} ]]; then
+  BASE_TLS=$BASELINE/bin/tls-fit
+  [[ -x $BASE_TLS ]] || { echo "missing baseline $BASE_TLS" >&2; exit 66; }
+  echo "baseline: $BASE_TLS"
+fi
+export BASE_TLS
 CSDP=$(command -v csdp) || { echo "csdp not installed (apt-get install coinor-csdp)" >&2; exit 77; }
 [[ -z $SDPLIB || -d $SDPLIB ]] || { echo "no SDPLIB folder $SDPLIB" >&2; exit 66; }
 
@@ -111,8 +121,8 @@ def timed(cmd, run_env):
         best = min(best, clock() - t0)
     return best, out, rc
 
-def ours(f):
-    t, out, rc = timed([env["TLS"], "sdp", "--input", f, "--threads", threads, "-q"], env)
+def ours(f, tls=env["TLS"]):
+    t, out, rc = timed([tls, "sdp", "--input", f, "--threads", threads, "-q"], env)
     try:
         j = json.loads(out)
         return j["status"], j["iterations"], t, j["primal"], j.get("achieved_accuracy", j["relative_gap"])
@@ -142,17 +152,23 @@ def relerr(v, name):
     return abs(v - known[name]) / max(1.0, abs(known[name])) if name in known and math.isfinite(v) else math.nan
 
 with_sdpa = bool(env.get("SDPA_BIN"))
+with_base = bool(env.get("BASE_TLS"))
+OURS_SOLVED = ("optimal", "near_optimal", "primal_infeasible", "dual_infeasible")
 print(f"{'problem':12s} {'ours':>13s} {'it':>3s} {'s':>7s} {'objective':>15s} {'acc':>7s} {'relerr':>7s} | "
-      f"{'csdp':>15s} {'it':>3s} {'s':>7s} {'acc':>7s} {'relerr':>7s} | {'ratio':>5s}"
+      + (f"{'baseline':>13s} {'it':>3s} {'s':>7s} {'acc':>7s} | " if with_base else "")
+      + f"{'csdp':>15s} {'it':>3s} {'s':>7s} {'acc':>7s} {'relerr':>7s} | {'ratio':>5s}"
+      + (f" {'base':>5s}" if with_base else "")
       + (f" | {'sdpa':>10s} {'it':>3s} {'s':>7s} {'relerr':>7s} | {'ratio':>5s}" if with_sdpa else ""))
-solved_o = solved_c = solved_c6 = solved_s = 0
-ratios, ratios_s = [], []
+solved_o = solved_c = solved_c6 = solved_s = solved_b = 0
+ratios, ratios_s, ratios_b = [], [], []
 for f in files:
     name = os.path.basename(f).removesuffix(".dat-s")
     so, io, to, oo, ao = ours(f)
+    if with_base:
+        sb, ib, tb, ob, ab = ours(f, env["BASE_TLS"])
     sc, ic, tc, oc, ac = csdp(f)
     eo, ec = relerr(oo, name), relerr(oc, name)
-    ok_o = so in ("optimal", "near_optimal", "primal_infeasible", "dual_infeasible")
+    ok_o = so in OURS_SOLVED
     ok_c = sc in ("optimal", "partial_success", "primal_infeasible", "dual_infeasible")
     solved_o += ok_o
     solved_c += ok_c
@@ -160,8 +176,15 @@ for f in files:
     r = to / tc
     if ok_o and ok_c:
         ratios.append(r)
-    line = (f"{name:12s} {so:>13s} {io:3d} {to:7.3f} {oo:15.8e} {ao:7.1e} {eo:7.1e} | {sc:>15s} {ic:3d} {tc:7.3f} "
-            f"{ac:7.1e} {ec:7.1e} | {r:5.2f}")
+    line = (f"{name:12s} {so:>13s} {io:3d} {to:7.3f} {oo:15.8e} {ao:7.1e} {eo:7.1e} | "
+            + (f"{sb:>13s} {ib:3d} {tb:7.3f} {ab:7.1e} | " if with_base else "")
+            + f"{sc:>15s} {ic:3d} {tc:7.3f} {ac:7.1e} {ec:7.1e} | {r:5.2f}")
+    if with_base:
+        ok_b = sb in OURS_SOLVED
+        solved_b += ok_b
+        if ok_b and ok_c:
+            ratios_b.append(tb / tc)
+        line += f" {tb / tc:5.2f}"
     if with_sdpa:
         ss, is_, ts, os_ = sdpa(f)
         ok_s = ss in SDPA_SOLVED
@@ -172,10 +195,13 @@ for f in files:
     print(line, flush=True)
 print(f"solved: ours {solved_o}/{len(files)} (optimal, near_optimal or an infeasibility), csdp {solved_c}/{len(files)} "
       f"(its partial success counted; {solved_c6} within 1e-6 by its DIMACS errors)"
-      + (f", sdpa {solved_s}/{len(files)} (pdOPT or an infeasibility)" if with_sdpa else ""))
+      + (f", sdpa {solved_s}/{len(files)} (pdOPT or an infeasibility)" if with_sdpa else "")
+      + (f", baseline {solved_b}/{len(files)}" if with_base else ""))
 gm = lambda rs: math.exp(sum(math.log(r) for r in rs) / len(rs))
 if ratios:
     print(f"geometric-mean time ratio ours/csdp over the {len(ratios)} problems both solve: {gm(ratios):.3f}")
+if ratios_b:
+    print(f"geometric-mean time ratio baseline/csdp over the {len(ratios_b)} problems both solve: {gm(ratios_b):.3f}")
 if ratios_s:
     print(f"geometric-mean time ratio ours/sdpa over the {len(ratios_s)} problems both solve: {gm(ratios_s):.3f}")
 PY

@@ -248,7 +248,11 @@ TEST_CASE("Lanczos smallest eigenvalue matches the dense eigensolver") {
 // exceed it (a lower bound: the step is not past the boundary), and X - D / lambda_min is singular.
 TEST_CASE("scaled_lambda_min: the step to the PSD boundary, Lanczos and dense") {
   core::Rng rng(23);
-  for (int n : {12, static_cast<int>(kLanczosMinOrder) + 36}) {
+  CHECK(lanczos_step_limit(kLanczosMinOrder) == 60);
+  CHECK(lanczos_step_limit(kLongLanczosMinOrder) == std::max<int>(60, kLongLanczosMinOrder / 8));
+  CHECK(lanczos_step_limit(1600) == 200);
+  // 12: dense; 100: 60 Lanczos steps; 600: up to 75 (a Wigner-like D: its smallest eigenvalues crowd together).
+  for (int n : {12, static_cast<int>(kLanczosMinOrder) + 36, static_cast<int>(kLongLanczosMinOrder) + 88}) {
     Eigen::MatrixXd G(n, n), D(n, n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) {

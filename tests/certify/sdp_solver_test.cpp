@@ -375,6 +375,25 @@ TEST_CASE("sparse constraint products: the dense products' solution on max-cut a
   }
 }
 
+// A block of order >= 512 (Z^-1 through dpotri) on max-cut of an odd cycle: the closed-form optimum, and the
+// dense products' route gives the same iterations and solution (the first route drops R_d's products once the
+// dual residual is at rounding level, the dense route keeps it in X dZ Z^-1).
+TEST_CASE("max-cut of C_513: a block of order >= 512 reaches the closed form") {
+  const int n = 513;
+  const SdpProblem p = max_cut(n, cycle(n));
+  SdpOptions dense;
+  dense.sparse_products = false;
+  const SdpResult a = solve_sdp(p), b = solve_sdp(p, dense);
+  REQUIRE(a.status == SdpStatus::optimal);
+  REQUIRE(b.status == SdpStatus::optimal);
+  const double optimum = -n * (1.0 + std::cos(M_PI / n)) / 2.0;
+  CHECK(a.primal_objective == doctest::Approx(optimum).epsilon(1e-7));
+  CHECK(a.dual_objective == doctest::Approx(optimum).epsilon(1e-7));
+  CHECK(a.iterations == b.iterations);
+  CHECK(std::abs(a.primal_objective - b.primal_objective) < 1e-9 * std::abs(b.primal_objective));
+  CHECK((a.y - b.y).norm() < 1e-8 * b.y.norm());
+}
+
 // The batched Schur gather: each lane of a kGatherWidth-wide run gives bitwise the one-column sum (the
 // degenerate problems of SDPLIB and the equipartition test below end differently on a last-bit change of M),
 // and a wrong width is refused.
@@ -484,7 +503,7 @@ TEST_CASE("degenerate equipartition SDP: converges where a second refinement pas
 // The dense Schur complement's Cholesky (dense_linalg.hpp: OpenBLAS's dpotrf/dpotrs from the caller's
 // lapack_min_order when the build found it, Eigen's LLT below it and without it) equals Eigen's LLT to
 // rounding on both sides of the threshold, leaves the upper triangle alone and reports an indefinite matrix.
-TEST_CASE("dense Cholesky: the LAPACK path equals Eigen's LLT to rounding") {
+TEST_CASE("dense Cholesky and inverse: the LAPACK path equals Eigen's to rounding") {
   const Eigen::Index n = 200;
   for (const Eigen::Index min_order : {n + 1, n}) {  // Eigen, then LAPACK when available
     CAPTURE(min_order);
@@ -508,6 +527,17 @@ TEST_CASE("dense Cholesky: the LAPACK path equals Eigen's LLT to rounding") {
     Eigen::MatrixXd indefinite = M;
     indefinite(n / 2, n / 2) = -1.0;
     CHECK_FALSE(dense::cholesky_lower(indefinite, min_order));
+    // The inverse from the factor (the solver's Z^-1): Eigen's solve against the identity bit for bit below
+    // min_order, dpotri's exactly symmetric inverse from it; both M^-1 to rounding.
+    Eigen::MatrixXd inverse;
+    dense::cholesky_inverse(reference, inverse, min_order);
+    const Eigen::MatrixXd inverse_ref = reference.solve(Eigen::MatrixXd::Identity(n, n));
+    if (min_order > n) CHECK(inverse == inverse_ref);
+#ifdef TOOLKIT_EXPECT_OPENBLAS
+    if (min_order <= n) CHECK(inverse == inverse.transpose());
+#endif
+    CHECK((inverse - inverse_ref).norm() <= 1e-10 * inverse_ref.norm());
+    CHECK((M * inverse - Eigen::MatrixXd::Identity(n, n)).norm() <= 1e-9);
   }
   // This build was configured with OpenBLAS (libopenblas-dev, scripts/setup.sh): the LAPACK branch ran.
 #ifdef TOOLKIT_EXPECT_OPENBLAS
