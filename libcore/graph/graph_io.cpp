@@ -13,13 +13,13 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <limits>
 #include <optional>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 
+#include "common/cpu_time.hpp"
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/rundir.hpp"
@@ -408,12 +408,6 @@ LoadedGraph load_cached(const fs::path& cache, const SourceStamp& stamp, const s
 }
 
 }  // namespace
-
-double process_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 fs::path graph_cache_folder(const LoadOptions& options) {
   if (options.cache != "auto") return options.cache;

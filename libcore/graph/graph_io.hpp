@@ -45,10 +45,6 @@ struct LoadedGraph {
 
 LoadedGraph load_graph(const fs::path& path, const LoadOptions& options = {});
 
-// CPU seconds of the whole process (all threads) so far: with the machine shared, wall time alone
-// overstates the work; cpu / threads is what an idle machine's wall time would be at best.
-double process_cpu_seconds();
-
 // A graph input: a generator spec (generate_from_spec with `seed`; cached only where options.cache names
 // a folder, keyed by the spec and seed), a CSR cache file (mapped as it is, see map_csr_cache), or a
 // graph file (load_graph).

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/cpu_time.hpp"
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/threads.hpp"

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <functional>
 #include <memory>
 #include <random>
 #include <sstream>
 
+#include "common/cpu_time.hpp"
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "nxm/packed.hpp"
@@ -27,12 +27,6 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
     if (!item.empty()) out.push_back(item);
   if (out.empty()) throw UsageError("bench: " + key + " is empty");
   return out;
-}
-
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 // Median wall-clock and process CPU seconds of each callable over `repeats` rounds, one call of each per
