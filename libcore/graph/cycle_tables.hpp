@@ -26,7 +26,9 @@ namespace core::graph {
 
 // Per-thread scratch of the wedge walks from one root a: common[y] = the walks a-w-y counted, each
 // wedge end y listed once in ends. common is n zeros between roots (reset_wedges restores that).
-struct WedgeScratch {
+// Cache-line aligned, as every per-thread scratch: the threads' vector headers (written by each
+// push_back) never share a line.
+struct alignas(64) WedgeScratch {
   std::vector<std::uint32_t> common;
   std::vector<Vertex> ends;
 };
@@ -42,7 +44,7 @@ void walk_upper_wedges(const Graph& g, Vertex a, WedgeScratch& s);
 void reset_wedges(WedgeScratch& s);
 
 // Per-thread scratch of the paths of three edges from one root a.
-struct PathScratch {
+struct alignas(64) PathScratch {
   WedgeScratch wedges;            // c(a, y) for every wedge end y
   std::vector<std::uint64_t> p3;  // p3(a, z): the paths a-x-y-z, all four distinct, for z != a
   std::vector<Vertex> p3_ends;    // the z touched (some may hold 0)

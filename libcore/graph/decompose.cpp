@@ -469,7 +469,7 @@ unsigned __int128 pair_root_sums(const Graph& g, const ExecOptions& opt, const R
 // term added at both ends (a DataError past 2^64 - 1).
 unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptions& opt,
                                  std::uint64_t* per_vertex = nullptr) {
-  struct Scratch {
+  struct alignas(64) Scratch {
     WedgeScratch wedges;
     std::vector<std::uint64_t> paths;  // p3(a, b), b > a
     std::vector<Vertex> path_ends;
@@ -535,7 +535,7 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
 // N(x) marked and every y in N(a) ∩ N(x) scanning N(y) below a for marked b. Every b with e2 > 0 is
 // a wedge end, whose entries are summed and cleared.
 unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, const ExecOptions& opt) {
-  struct Scratch {
+  struct alignas(64) Scratch {
     WedgeScratch wedges;
     std::vector<std::uint32_t> pairs;      // e2(a, b), b < a
     std::vector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
@@ -612,7 +612,7 @@ unsigned __int128 sum_pair_four_cycles(const Graph& g, const ExecOptions& opt) {
 // c(a, b)(deg(b) - 1 - [b ~ a])).
 unsigned __int128 sum_pair_long_paths(const Graph& g, int r1, int r2, int r3, const ExecOptions& opt) {
   const CountTable tri = vertex_triangle_counts(g, whole_graph(opt));
-  struct Scratch {
+  struct alignas(64) Scratch {
     PathScratch paths;                   // c(a, .) and p3(a, .)
     std::vector<std::uint64_t> p4;       // S(b), then p4(a, b), for b > a
     std::vector<Vertex> p4_ends;

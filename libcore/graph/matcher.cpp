@@ -351,22 +351,19 @@ bool splits_level1(const Plan& plan) {
   return k >= 3 && !(plan.iep && k - plan.iep == 1) && !(plan.pairs != PairMode::none && k == 3);
 }
 
-// Work-balanced tasks (balance_roots), heavy roots as pieces over their level-1 candidates. The work of a root is estimated as L^2, L its
-// level-1 candidates before bounds other than by the root (the oriented prefix when level 1 lies
-// below the root, else the degree): each of them merges lists about that long.
+// Work-balanced tasks (balance_roots), heavy roots as pieces over their level-1 candidates: L per root,
+// the level-1 candidates before bounds other than by the root (the oriented prefix when level 1 lies
+// below the root, else the degree).
 RootSplit balanced_tasks(const Graph& g, const Plan& plan, const std::vector<std::uint32_t>& lower,
                          const ExecOptions& opt) {
   if (!opt.split_roots || !splits_level1(plan)) return {};
   const auto& up = plan.levels[1].upper;
-  const bool oriented = std::find(up.begin(), up.end(), 0) != up.end();
-  PopulatedVector<std::uint32_t> level1(g.n());
-  PopulatedVector<double> est(g.n());
-  for (Vertex v = 0; v < g.n(); ++v) {
-    level1[v] = oriented ? lower[v] : g.degree(v);
-    est[v] = 1 + double(level1[v]) * level1[v];
-  }
   // Ranks must agree on the tasks whatever their thread counts: shares of 16 per rank.
-  return balance_roots(est, level1, 16 * opt.world_size);
+  const int parts = 16 * opt.world_size;
+  if (std::find(up.begin(), up.end(), 0) != up.end()) return balance_roots(lower, parts);
+  std::vector<std::uint32_t> degrees(g.n());
+  for (Vertex v = 0; v < g.n(); ++v) degrees[v] = g.degree(v);
+  return balance_roots(degrees, parts);
 }
 
 }  // namespace
@@ -377,12 +374,17 @@ void check_plan_fits(const Graph& g, const Plan& plan) {
     throw UsageError("the pattern has vertex labels but the graph has none (give --vertex-labels FILE)");
 }
 
-std::vector<std::uint32_t> lower_degrees(const Graph& g) {
+std::vector<std::uint32_t> lower_degrees(const Graph& g, int threads) {
   std::vector<std::uint32_t> lower(g.n());
-  for (Vertex v = 0; v < g.n(); ++v) {
-    const auto nb = g.neighbors(v);
-    lower[v] = static_cast<std::uint32_t>(std::lower_bound(nb.begin(), nb.end(), v) - nb.begin());
-  }
+  // Blocks of 32768 vertices (~50 us of binary searches): small graphs start no thread.
+  constexpr std::uint64_t kBlock = 1 << 15;
+  parallel_chunks(threads, (std::uint64_t{g.n()} + kBlock - 1) / kBlock, [&](int, std::uint64_t b) {
+    const auto end = static_cast<Vertex>(std::min<std::uint64_t>(g.n(), (b + 1) * kBlock));
+    for (auto v = static_cast<Vertex>(b * kBlock); v < end; ++v) {
+      const auto nb = g.neighbors(v);
+      lower[v] = static_cast<std::uint32_t>(std::lower_bound(nb.begin(), nb.end(), v) - nb.begin());
+    }
+  });
   return lower;
 }
 
@@ -399,11 +401,12 @@ bool uses_local_graph(const Plan& plan, const ExecOptions& opt) {
 
 std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
-  const auto lower = lower_degrees(g);
+  const auto lower = lower_degrees(g, opt.threads);
   const bool local = uses_local_graph(plan, opt);
   // Per thread: the interpreter, and with Plan::local_graph the local-graph counter (roots too
   // wide for it go to the interpreter).
-  struct Worker {
+  // One cache line each: the threads add to their own counts.
+  struct alignas(64) Worker {
     std::unique_ptr<Interpreter<Mode::count>> interp;
     std::unique_ptr<LocalCliqueCounter> cliques;
     std::uint64_t count = 0;
@@ -430,10 +433,12 @@ std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions&
       g.n(), opt,
       [&](int t, Vertex begin, Vertex end) {
         Worker& w = worker(t);
+        std::uint64_t local_count = 0;
         for (Vertex v = begin; v < end; ++v) {
-          if (local && w.cliques->fits(v)) w.count += w.cliques->count_root(v);
+          if (local && w.cliques->fits(v)) local_count += w.cliques->count_root(v);
           else interp(w).run_root(v);
         }
+        w.count += local_count;
       },
       nullptr, &split);
   std::uint64_t total = 0;
@@ -450,7 +455,7 @@ std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& 
   std::mutex mu;
   std::atomic<bool> stop{false};
   std::uint64_t emitted = 0;
-  const auto lower = lower_degrees(g);
+  const auto lower = lower_degrees(g, opt.threads);
   std::vector<std::unique_ptr<Interpreter<Mode::list>>> workers(opt.threads);
   parallel_roots(
       g.n(), opt,
@@ -471,7 +476,7 @@ std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& 
 
 CountTable count_per_root(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
-  const auto lower = lower_degrees(g);
+  const auto lower = lower_degrees(g, opt.threads);
   CountTable per_root(g.n(), 0);
   std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
@@ -490,7 +495,7 @@ CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& o
   check_plan_fits(g, plan);
   if (plan.size() < 2 || !plan.levels[1].upper.empty() || plan.root_common)
     throw std::logic_error("count_per_edge needs an unbounded level 1 and no root tables");
-  const auto lower = lower_degrees(g);
+  const auto lower = lower_degrees(g, opt.threads);
   CountTable per_edge(g.adj.size(), 0);
   std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
@@ -502,7 +507,7 @@ CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& o
 
 unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight) {
   check_plan_fits(g, plan);
-  const auto lower = lower_degrees(g);
+  const auto lower = lower_degrees(g, opt.threads);
   std::vector<std::unique_ptr<Interpreter<Mode::weigh>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     if (!workers[t]) {

@@ -50,8 +50,9 @@ CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& o
 using WeightFn = std::function<unsigned __int128(std::span<const Vertex>)>;
 unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight);
 
-// For every vertex v, how many neighbours have a smaller id (the oriented prefix of N(v)).
-std::vector<std::uint32_t> lower_degrees(const Graph& g);
+// For every vertex v, how many neighbours have a smaller id (the oriented prefix of N(v)), on up to
+// `threads` threads.
+std::vector<std::uint32_t> lower_degrees(const Graph& g, int threads = 1);
 
 // Throws UsageError when the plan cannot run on g (labels missing, too many vertices).
 void check_plan_fits(const Graph& g, const Plan& plan);

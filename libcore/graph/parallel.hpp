@@ -23,7 +23,8 @@ LocalGraph parse_local_graph(const std::string& s);  // "auto" | "off" | "on", e
 
 // What parallel_roots measured (summed over its calls): the idle tail, the sum over threads of the
 // wall time from each thread's last task's end to the end of the last thread's; and the thread CPU
-// time of the longest single task (a lower bound on any tail, unaffected by other processes).
+// time of the longest single task to within 1 ms (a lower bound on any tail, unaffected by other
+// processes; read at most once a millisecond, see parallel_roots).
 struct ExecStats {
   double idle_s = 0;
   double largest_task_s = 0;
@@ -54,11 +55,12 @@ struct RootSplit {
   std::function<void(int, const RootPiece&)> body;
 };
 
-// The tasks for roots of estimated work est[v] over `parts` shares (all ranks): a root whose
-// estimate exceeds an eighth of a share of the total becomes pieces of about 1/64 of a
-// share each (equal ranges of its level1[v] level-1 candidates, at most one piece per candidate);
-// chunks end where their estimated work reaches 1/64 of a share or after 256 roots.
-RootSplit balance_roots(std::span<const double> est, std::span<const std::uint32_t> level1, int parts);
+// The tasks for roots with level1[v] level-1 candidates over `parts` shares (all ranks). The work of
+// a root is estimated as 1 + L^2 (L = level1[v]: each candidate merges lists about that long). A root
+// whose estimate exceeds an eighth of a share of the total becomes pieces of about 1/64 of a share
+// each (equal ranges of its candidates, at most one piece per candidate); chunks end where their
+// estimated work reaches 1/64 of a share or after 256 roots.
+RootSplit balance_roots(std::span<const std::uint32_t> level1, int parts);
 
 // Calls body(thread_index, begin, end) for root ranges until all chunks are done or `stop` is set.
 // With `split`, its pieces are tasks taken first (heavy work early, so no thread is left with one

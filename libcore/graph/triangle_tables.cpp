@@ -17,14 +17,14 @@ OrientedTriangles oriented_triangle_counts(const Graph& g, const ExecOptions& op
   if (opt.world_size != 1) throw std::logic_error("triangle tables are computed in one process");
   OrientedTriangles oc;
   const Vertex n = g.n();
-  oc.lower = lower_degrees(g);
+  oc.lower = lower_degrees(g, opt.threads);
   oc.first.resize(std::size_t{n} + 1);
   for (Vertex v = 0; v < n; ++v) oc.first[v + 1] = oc.first[v] + oc.lower[v];
   oc.t.resize(oc.first[n]);
   // Per thread: pos[x] = 1 + the position of x in N+(v) while v is the root (0: not in N+(v)), and
   // found[1 + i] the triangles through the edge to N+(v)[i] (added to t once per root); found[0]
   // takes the increments of the misses, so the scan has no branch.
-  struct Scratch {
+  struct alignas(64) Scratch {
     PopulatedVector<std::uint32_t> pos;
     std::vector<std::uint32_t> found;
     PopulatedVector<std::uint32_t> t;  // this thread's counts (threads > 0 with private tables)

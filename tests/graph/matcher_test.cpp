@@ -637,11 +637,9 @@ TEST_CASE("a root's local-graph count splits over ranges of its level-1 vertices
 
 TEST_CASE("heavy roots split into pieces over their level-1 candidates: the tasks cover every root once") {
   // One root far above the rest: pieces partition its level-1 positions; the others fall in chunks.
-  std::vector<double> est(300, 1.0);
   std::vector<std::uint32_t> level1(300, 1);
-  est[5] = 1e6;
   level1[5] = 1000;
-  const RootSplit split = balance_roots(est, level1, 2);
+  const RootSplit split = balance_roots(level1, 2);
   REQUIRE(split.heavy == std::vector<Vertex>{5});
   REQUIRE(split.pieces.size() > 1);
   std::uint32_t next = 0;
