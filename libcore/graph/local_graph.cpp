@@ -29,7 +29,7 @@ std::uint64_t and_popcount(const std::uint64_t* a, const std::uint64_t* b, std::
 
 }  // namespace
 
-LocalCliqueCounter::LocalCliqueCounter(const Graph& g, const std::vector<std::uint32_t>& lower, int k)
+LocalCliqueCounter::LocalCliqueCounter(const Graph& g, const LowerDegrees& lower, int k)
     : g_(g), lower_(lower), k_(k) {
   if (k == 3) {  // triangles build no rows, only mark the root's prefix
     marked_.assign(g.n(), 0);

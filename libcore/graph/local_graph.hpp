@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "graph/csr.hpp"
+#include "graph/matcher.hpp"
 #include "graph/plan.hpp"
 #include "graph/populated.hpp"
 
@@ -26,7 +27,7 @@ class LocalCliqueCounter {
   static constexpr std::uint32_t kMaxDegree = 4096;  // a 2 MiB bitmap
 
   // lower: lower_degrees(g); k >= 3 clique vertices.
-  LocalCliqueCounter(const Graph& g, const std::vector<std::uint32_t>& lower, int k);
+  LocalCliqueCounter(const Graph& g, const LowerDegrees& lower, int k);
 
   bool fits(Vertex v) const { return lower_[v] <= kMaxDegree; }
   // The k-cliques whose largest id is v and whose second largest is local vertex i in [begin, end)
@@ -40,7 +41,7 @@ class LocalCliqueCounter {
   const std::uint64_t* row(std::uint32_t i) const { return bits_.data() + std::size_t{i} * words_; }
 
   const Graph& g_;
-  const std::vector<std::uint32_t>& lower_;
+  const LowerDegrees& lower_;
   const int k_;
   PopulatedVector<std::uint32_t> pos_;  // graph vertex -> local id (kAbsent outside the current N+(v))
   PopulatedVector<std::uint8_t> marked_;  // triangles: 1 on the current N+(v) (below the counted range's end)

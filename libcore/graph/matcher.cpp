@@ -39,7 +39,7 @@ class Interpreter {
   static constexpr bool kEnum = kMode != Mode::count;  // every level enumerated
 
  public:
-  Interpreter(const Graph& g, const Plan& plan, const std::vector<std::uint32_t>& lower)
+  Interpreter(const Graph& g, const Plan& plan, const LowerDegrees& lower)
       : g_(g), plan_(plan), k_(plan.size()), lower_(lower) {
     if (kMode == Mode::weigh && (plan.pairs != PairMode::none || plan.root_common || plan.iep))
       throw std::logic_error("sum_over_matches needs a plan without counting formulas");
@@ -329,7 +329,7 @@ class Interpreter {
   const Graph& g_;
   const Plan& plan_;
   const int k_;
-  const std::vector<std::uint32_t>& lower_;
+  const LowerDegrees& lower_;
   std::vector<std::vector<Vertex>> storage_;
   std::vector<Span> cur_;
   std::vector<Vertex> v_;
@@ -354,7 +354,7 @@ bool splits_level1(const Plan& plan) {
 // Work-balanced tasks (balance_roots), heavy roots as pieces over their level-1 candidates: L per root,
 // the level-1 candidates before bounds other than by the root (the oriented prefix when level 1 lies
 // below the root, else the degree).
-RootSplit balanced_tasks(const Graph& g, const Plan& plan, const std::vector<std::uint32_t>& lower,
+RootSplit balanced_tasks(const Graph& g, const Plan& plan, const LowerDegrees& lower,
                          const ExecOptions& opt) {
   if (!opt.split_roots || !splits_level1(plan)) return {};
   const auto& up = plan.levels[1].upper;
@@ -374,8 +374,8 @@ void check_plan_fits(const Graph& g, const Plan& plan) {
     throw UsageError("the pattern has vertex labels but the graph has none (give --vertex-labels FILE)");
 }
 
-std::vector<std::uint32_t> lower_degrees(const Graph& g, int threads) {
-  std::vector<std::uint32_t> lower(g.n());
+LowerDegrees lower_degrees(const Graph& g, int threads) {
+  LowerDegrees lower(g.n());
   // Blocks of 32768 vertices (~50 us of binary searches): small graphs start no thread.
   constexpr std::uint64_t kBlock = 1 << 15;
   parallel_chunks(threads, (std::uint64_t{g.n()} + kBlock - 1) / kBlock, [&](int, std::uint64_t b) {

@@ -52,7 +52,9 @@ unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecO
 
 // For every vertex v, how many neighbours have a smaller id (the oriented prefix of N(v)), on up to
 // `threads` threads.
-std::vector<std::uint32_t> lower_degrees(const Graph& g, int threads = 1);
+// Populated (populated.hpp): fresh pages of a large graph's array cost a fault each.
+using LowerDegrees = PopulatedVector<std::uint32_t>;
+LowerDegrees lower_degrees(const Graph& g, int threads = 1);
 
 // Throws UsageError when the plan cannot run on g (labels missing, too many vertices).
 void check_plan_fits(const Graph& g, const Plan& plan);

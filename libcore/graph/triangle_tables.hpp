@@ -29,7 +29,7 @@ constexpr std::size_t kTrianglePrivateBytes = std::size_t{512} << 20;
 // counter per edge (t <= the largest degree), 4 m bytes that stay in cache better than a CSR-wide
 // table. Single process (opt.world_size 1).
 struct OrientedTriangles {
-  std::vector<std::uint32_t> lower;      // |N+(v)| (lower_degrees)
+  LowerDegrees lower;                    // |N+(v)| (lower_degrees)
   PopulatedVector<EdgeIndex> first;      // n + 1 prefix sums of lower
   PopulatedVector<std::uint32_t> t;
   std::uint64_t triangles() const;       // the sum of t over the edges / 3
