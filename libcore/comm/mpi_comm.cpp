@@ -3,6 +3,7 @@
 // once; NCCL's in-place layouts are mapped to MPI_IN_PLACE or a temporary buffer.
 #include "comm/mpi_comm.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -165,7 +166,8 @@ void MpiCommunicator::ensure_usable(const char* what) const {
 
 void MpiCommunicator::wait(MPI_Request request, const char* what) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout());
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(timeout());
   for (int polls = 0;; ++polls) {
     int done = 0;
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
@@ -175,8 +177,13 @@ void MpiCommunicator::wait(MPI_Request request, const char* what) {
       broken_ = timeout_message(what);
       throw CommTimeoutError(broken_);
     }
-    // Spin briefly for small fast collectives, then back off so waiting ranks do not burn a core.
-    if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    // Spin briefly for small fast collectives, then back off so waiting ranks do not burn a core: sleep
+    // an eighth of the time waited so far, from 50 us up to 2 ms (a rank that finished its share of a
+    // long count waits with ~500 wake-ups a second instead of 20,000; a collective finishes at most
+    // an eighth of its time, or 2 ms, before its waiter notices).
+    if (polls > 1000)
+      std::this_thread::sleep_for(std::clamp<Clock::duration>((Clock::now() - start) / 8, std::chrono::microseconds(50),
+                                                              std::chrono::milliseconds(2)));
   }
 }
 
