@@ -118,4 +118,17 @@ class Communicator {
   Seconds timeout_ = kDefaultCommTimeout;
 };
 
+// f() with comm's timeout raised to at least `wait`, restored afterwards (also when f throws): for
+// collectives that wait on the other ranks' work of any length (building a graph, mining a share).
+template <class F>
+void waiting_at_least(Communicator& comm, Seconds wait, const F& f) {
+  struct Restore {
+    Communicator& comm;
+    Seconds timeout;
+    ~Restore() { comm.set_timeout(timeout); }
+  } restore{comm, comm.timeout()};
+  if (wait > restore.timeout) comm.set_timeout(wait);
+  f();
+}
+
 }  // namespace core::comm

@@ -41,6 +41,13 @@ Pattern make_pattern(const std::string& spec, const std::string& labels) {
   return p;
 }
 
+// How long a rank waits for the others where they may still be busy with work of any length: rank 0
+// building the graph for graph_sharing=one_file, and the other ranks loading (replicate) and mining their
+// shares before the counts are gathered. Far beyond a collective's timeout (300 s), which R-MAT scale 24
+// alone exceeds (minutes to build on two cores) and which an uneven split of an hours-long count would. A
+// rank that fails ends the job through mpirun within seconds, so this bound only ends a hang.
+constexpr comm::Seconds kRankWorkWait{24 * 3600.0};
+
 // The job's ranks; a communicator only when there is more than one.
 struct Ranks {
   comm::RankInfo info;
@@ -49,12 +56,13 @@ struct Ranks {
                    ExecStats* stats = nullptr) const {
     return {threads, info.rank, info.world_size, local, split, stats};
   }
-  // Every rank's value (all_gather of its bytes: the byte type never rounds).
+  // Every rank's value (all_gather of its bytes: the byte type never rounds), waiting as long as the
+  // others' loading and mining take.
   template <class T>
   std::vector<T> gather(T x) const {
     if (!comm) return {x};
     std::vector<T> all(info.world_size);
-    comm->all_gather(&x, all.data(), sizeof x, comm::DType::u8);
+    comm::waiting_at_least(*comm, kRankWorkWait, [&] { comm->all_gather(&x, all.data(), sizeof x, comm::DType::u8); });
     return all;
   }
   // The sum of one count per rank: exact, or a DataError beyond 2^64 - 1.
@@ -86,11 +94,6 @@ struct Input {
   double load_cpu_s = 0, orient_cpu_s = 0;  // the process's CPU seconds (all threads) of the same
 };
 
-// How long the other ranks of graph_sharing=one_file wait for rank 0 to build the graph: far beyond a collective's
-// timeout (300 s), which R-MAT scale 24 alone exceeds (minutes to build on two cores). A rank that fails ends the
-// job through mpirun within seconds, so this bound only ends a hang.
-constexpr comm::Seconds kGraphBuildWait{24 * 3600.0};
-
 // The graph of graph_sharing=one_file: rank 0 loads the input through its cache (writing the cache when it
 // is absent or stale), then every rank maps the file whose path rank 0 broadcasts.
 LoadedGraph load_one_file(const GraphKeys& o, const Ranks& ranks) {
@@ -106,10 +109,7 @@ LoadedGraph load_one_file(const GraphKeys& o, const Ranks& ranks) {
     if (file.empty()) throw IoError("graph_sharing=one_file: rank 0 could not write the graph cache (see the warning)");
   }
   std::uint64_t length = file.size();
-  const comm::Seconds timeout = ranks.comm->timeout();
-  ranks.comm->set_timeout(std::max(timeout, kGraphBuildWait));
-  ranks.comm->broadcast(&length, sizeof length, comm::DType::u8, 0);
-  ranks.comm->set_timeout(timeout);
+  comm::waiting_at_least(*ranks.comm, kRankWorkWait, [&] { ranks.comm->broadcast(&length, sizeof length, comm::DType::u8, 0); });
   file.resize(length);
   ranks.comm->broadcast(file.data(), length, comm::DType::u8, 0);
   LoadedGraph lg = map_csr_cache(file);

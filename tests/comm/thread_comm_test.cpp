@@ -107,6 +107,18 @@ TEST_CASE("a rank that never joins makes the collective time out with a clear me
   CHECK(comms[0]->stats().calls_of(Collective::all_reduce) == 0);  // failed calls are not counted
 }
 
+TEST_CASE("waiting_at_least lets a collective wait out a slow rank, then restores the timeout") {
+  // Rank 1 joins 0.4 s late; rank 0's 0.15 s timeout is raised for that one call only.
+  run_thread_ranks(2, [](Communicator& c) {
+    c.set_timeout(0.15s);
+    std::vector<float> x(4, 1.0f);
+    if (c.rank() == 1) std::this_thread::sleep_for(0.4s);
+    waiting_at_least(c, 5s, [&] { c.all_reduce(x.data(), x.data(), 4, DType::f32, ReduceOp::sum); });
+    CHECK(x[0] == 2.0f);
+    CHECK(c.timeout() == Seconds(0.15));
+  });
+}
+
 TEST_CASE("a failing rank aborts the group and its own exception is rethrown") {
   const auto start = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH(run_thread_ranks(3,
