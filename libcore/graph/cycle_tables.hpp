@@ -29,7 +29,7 @@ namespace core::graph {
 // Cache-line aligned, as every per-thread scratch: the threads' vector headers (written by each
 // push_back) never share a line.
 struct alignas(64) WedgeScratch {
-  std::vector<std::uint32_t> common;
+  PopulatedVector<std::uint32_t> common;
   std::vector<Vertex> ends;
 };
 
@@ -46,7 +46,7 @@ void reset_wedges(WedgeScratch& s);
 // Per-thread scratch of the paths of three edges from one root a.
 struct alignas(64) PathScratch {
   WedgeScratch wedges;            // c(a, y) for every wedge end y
-  std::vector<std::uint64_t> p3;  // p3(a, z): the paths a-x-y-z, all four distinct, for z != a
+  PopulatedVector<std::uint64_t> p3;  // p3(a, z): the paths a-x-y-z, all four distinct, for z != a
   std::vector<Vertex> p3_ends;    // the z touched (some may hold 0)
 };
 

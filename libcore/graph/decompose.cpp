@@ -471,7 +471,7 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
                                  std::uint64_t* per_vertex = nullptr) {
   struct alignas(64) Scratch {
     WedgeScratch wedges;
-    std::vector<std::uint64_t> paths;  // p3(a, b), b > a
+    PopulatedVector<std::uint64_t> paths;  // p3(a, b), b > a
     std::vector<Vertex> path_ends;
   };
   std::vector<unsigned __int128> sums(opt.threads, 0);
@@ -537,8 +537,8 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
 unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, const ExecOptions& opt) {
   struct alignas(64) Scratch {
     WedgeScratch wedges;
-    std::vector<std::uint32_t> pairs;      // e2(a, b), b < a
-    std::vector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
+    PopulatedVector<std::uint32_t> pairs;      // e2(a, b), b < a
+    PopulatedVector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
   };
   return pair_root_sums<Scratch>(g, opt, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
     if (s.pairs.empty()) {
@@ -614,9 +614,9 @@ unsigned __int128 sum_pair_long_paths(const Graph& g, int r1, int r2, int r3, co
   const CountTable tri = vertex_triangle_counts(g, whole_graph(opt));
   struct alignas(64) Scratch {
     PathScratch paths;                   // c(a, .) and p3(a, .)
-    std::vector<std::uint64_t> p4;       // S(b), then p4(a, b), for b > a
+    PopulatedVector<std::uint64_t> p4;   // S(b), then p4(a, b), for b > a
     std::vector<Vertex> p4_ends;
-    std::vector<std::uint8_t> adjacent;  // N(a) marked
+    PopulatedVector<std::uint8_t> adjacent;  // N(a) marked
   };
   return pair_root_sums<Scratch>(g, opt, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
     if (s.p4.empty()) {
@@ -686,7 +686,7 @@ CountTable five_cycle_vertex_table(const Graph& g, const OrientedTriangles& ot, 
   CountTable table(g.n(), 0);
   sum_pair_paths(g, 1, 1, opt, table.data());
   const CountTable tri = vertex_triangle_counts(g, ot);
-  std::vector<__int128> folded(g.n(), 0);
+  PopulatedVector<__int128> folded(g.n());
   for (Vertex v = 0; v < g.n(); ++v)
     for (std::uint32_t i = 0; i < ot.lower[v]; ++i) {
       const Vertex u = g.adj[g.offsets[v] + i];

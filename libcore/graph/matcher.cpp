@@ -334,9 +334,9 @@ class Interpreter {
   std::vector<Span> cur_;
   std::vector<Vertex> v_;
   std::vector<Vertex> match_;
-  std::vector<std::uint32_t> common_;  // Plan::root_common: |N(v_0) ∩ N(x)| once common_ready_
+  PopulatedVector<std::uint32_t> common_;  // Plan::root_common: |N(v_0) ∩ N(x)| once common_ready_
   bool common_ready_ = false;
-  std::vector<std::uint32_t> bcommon_;  // Plan::root_common: |B ∩ N(x)| while level k-3 is chosen
+  PopulatedVector<std::uint32_t> bcommon_;  // Plan::root_common: |B ∩ N(x)| while level k-3 is chosen
   std::vector<std::int8_t> member_a_, member_b_;  // root_common_member per earlier level
   std::size_t cap_ = 0;                            // scratch buffer length
   std::vector<Vertex> iep_sets_, iep_scratch_;     // Plan::iep: filtered tail sets, intersections

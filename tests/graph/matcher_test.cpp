@@ -635,6 +635,36 @@ TEST_CASE("a root's local-graph count splits over ranges of its level-1 vertices
   }
 }
 
+TEST_CASE("populated vectors: pooled blocks are zeroed like std::vector's and reused after release") {
+  const std::size_t mapped_before = populated_detail::pool_mapped_bytes();
+  {
+    PopulatedVector<std::uint64_t> a(100000), b(30000, 7);  // 800 KB and 240 KB: pooled
+    CHECK(std::all_of(a.begin(), a.end(), [](std::uint64_t x) { return x == 0; }));
+    std::fill(a.begin(), a.end(), 5);
+    CHECK(b.back() == 7);
+  }
+  const std::size_t mapped = populated_detail::pool_mapped_bytes();
+  CHECK(mapped >= mapped_before);
+  // The released blocks serve the next requests: no new huge page, and value-initialised contents.
+  PopulatedVector<std::uint64_t> c(90000), d(30000);
+  CHECK(std::all_of(c.begin(), c.end(), [](std::uint64_t x) { return x == 0; }));
+  CHECK(std::all_of(d.begin(), d.end(), [](std::uint64_t x) { return x == 0; }));
+  CHECK(populated_detail::pool_mapped_bytes() == mapped);
+  // 1 MiB and more: a mapping of its own, zeroed.
+  PopulatedVector<std::uint32_t> big(std::size_t{3} << 20);
+  CHECK(std::all_of(big.begin(), big.end(), [](std::uint32_t x) { return x == 0; }));
+  // Threads taking and releasing blocks at once.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([] {
+      for (int i = 0; i < 50; ++i) {
+        PopulatedVector<std::uint32_t> v(20000 + 1000 * i, static_cast<std::uint32_t>(i));
+        if (v.front() != static_cast<std::uint32_t>(i) || v.back() != static_cast<std::uint32_t>(i)) std::abort();
+      }
+    });
+  for (auto& th : threads) th.join();
+}
+
 TEST_CASE("heavy roots split into pieces over their level-1 candidates: the tasks cover every root once") {
   // One root far above the rest: pieces partition its level-1 positions; the others fall in chunks.
   std::vector<std::uint32_t> level1(300, 1);
