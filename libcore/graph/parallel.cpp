@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <system_error>
 
@@ -24,6 +26,95 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 }  // namespace
+
+namespace {
+
+void warn_refused(int started, int wanted, const std::system_error& e) {
+  log::warn("started {} of {} worker threads ({}); continuing with those", started, wanted, e.what());
+}
+
+// fn(t) for t in [0, ran) on threads of their own (joined before returning): when the system refuses a
+// thread (--threads 100000 hit the process limit), the ones that did start do the work.
+int spawn_threads(int n, const std::function<void(int)>& fn) {
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n; ++t) {
+    try {
+      threads.emplace_back(fn, t);
+    } catch (const std::system_error& e) {
+      warn_refused(t, n, e);
+      break;
+    }
+  }
+  fn(0);
+  for (auto& th : threads) th.join();
+  return static_cast<int>(threads.size()) + 1;
+}
+
+// Parked threads for run_on_threads, one call at a time. Pooled thread i (from 1) runs fn(i) of each call
+// with n > i; the caller runs fn(0) and waits for the others. Never destroyed (its threads wait until the
+// process exits).
+class ThreadPool {
+ public:
+  // The count of threads that ran fn, or 0 when another call holds the pool.
+  int run(int n, const std::function<void(int)>& fn) {
+    int ran;
+    {
+      std::lock_guard lock(mu_);
+      if (job_) return 0;
+      while (static_cast<int>(threads_.size()) < n - 1) {
+        try {
+          threads_.emplace_back(&ThreadPool::loop, this, static_cast<int>(threads_.size()) + 1, generation_);
+        } catch (const std::system_error& e) {
+          warn_refused(static_cast<int>(threads_.size()) + 1, n, e);
+          break;
+        }
+      }
+      ran = std::min(n, static_cast<int>(threads_.size()) + 1);
+      job_ = &fn;
+      job_threads_ = ran;
+      pending_ = ran - 1;
+      ++generation_;
+    }
+    wake_.notify_all();
+    fn(0);
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+    return ran;
+  }
+
+ private:
+  void loop(int id, std::uint64_t seen) {
+    for (;;) {
+      const std::function<void(int)>* job;
+      {
+        std::unique_lock lock(mu_);
+        wake_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (id >= job_threads_) continue;
+        job = job_;
+      }
+      (*job)(id);
+      std::lock_guard lock(mu_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> threads_;
+  const std::function<void(int)>* job_ = nullptr;  // the call in progress
+  int job_threads_ = 0, pending_ = 0;
+  std::uint64_t generation_ = 0;  // calls so far
+};
+
+}  // namespace
+
+int run_on_threads(int n, const std::function<void(int)>& fn) {
+  static ThreadPool* pool = new ThreadPool;
+  if (const int ran = pool->run(n, fn)) return ran;
+  return spawn_threads(n, fn);
+}
 
 LocalGraph parse_local_graph(const std::string& s) {
   if (s == "auto") return LocalGraph::by_plan;
@@ -137,23 +228,11 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
     finished[t] = Clock::now();
     if (opt.stats) read_cpu(finished[t]);
   };
-  // No more threads than tasks; and when the system refuses a thread (--threads 100000 hit the
-  // process limit, and the joinable threads already started made ~vector call std::terminate),
-  // the ones that did start do the work.
+  // No more threads than tasks.
   const int wanted = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(opt.threads), std::max<std::uint64_t>(tasks, 1)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < wanted; ++t) {
-    try {
-      pool.emplace_back(worker, t);
-    } catch (const std::system_error& e) {
-      log::warn("started {} of {} worker threads ({}); continuing with those", t, wanted, e.what());
-      break;
-    }
-  }
-  worker(0);
-  for (auto& th : pool) th.join();
+  const int threads = wanted == 1 ? (worker(0), 1) : run_on_threads(wanted, worker);
   if (opt.stats) {
-    const auto ran = static_cast<std::ptrdiff_t>(pool.size() + 1);
+    const auto ran = static_cast<std::ptrdiff_t>(threads);
     const auto last = *std::max_element(finished.begin(), finished.begin() + ran);
     for (std::ptrdiff_t t = 0; t < ran; ++t) opt.stats->idle_s += std::chrono::duration<double>(last - finished[t]).count();
     opt.stats->largest_task_s = std::max(opt.stats->largest_task_s, *std::max_element(largest.begin(), largest.begin() + ran));

@@ -70,6 +70,13 @@ RootSplit balance_roots(std::span<const std::uint32_t> level1, int parts);
 void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
                     const std::atomic<bool>* stop = nullptr, const RootSplit* split = nullptr);
 
+// fn(t) once for every t in [0, ran) at the same time, on `ran` threads, ran <= n: the caller runs t = 0, the
+// others are parked threads of a process-wide pool (started on first use, added on demand), so a short parallel
+// phase does not pay for starting threads (~80-100 us each here). When the system refuses a new thread, the
+// threads there are run the call (ran < n, with a warning). A call made while another holds the pool (from inside
+// fn, or from another thread) starts threads of its own. fn must not throw.
+int run_on_threads(int n, const std::function<void(int)>& fn);
+
 // f(t, i) for every i in [0, count), on up to `threads` threads (t: the thread), items taken in turn.
 template <class F>
 void parallel_chunks(int threads, std::uint64_t count, const F& f) {
@@ -78,10 +85,8 @@ void parallel_chunks(int threads, std::uint64_t count, const F& f) {
   const auto work = [&](int t) {
     for (std::uint64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < count;) f(t, i);
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
+  if (threads == 1) return work(0);
+  run_on_threads(threads, work);
 }
 
 }  // namespace core::graph

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <numeric>
@@ -632,6 +633,25 @@ TEST_CASE("a root's local-graph count splits over ranges of its level-1 vertices
       for (std::uint32_t b = 0; b < lower[v]; b += 7) sum += parts.count_root(v, b, b + 7);
       CHECK(sum == all);
     }
+  }
+}
+
+TEST_CASE("run_on_threads runs every index once, all at the same time, also nested and repeated") {
+  for (int n : {2, 4, 3, 4, 1}) {
+    std::atomic<int> arrived{0};
+    std::vector<std::atomic<int>> calls(n);
+    const int ran = run_on_threads(n, [&](int t) {
+      ++calls[t];
+      // Every thread waits for all: only threads running at once get past this.
+      ++arrived;
+      while (arrived.load() < n) std::this_thread::yield();
+      // A call from inside a pooled call gets threads of its own.
+      std::atomic<int> inner{0};
+      CHECK(run_on_threads(2, [&](int) { ++inner; }) == 2);
+      CHECK(inner.load() == 2);
+    });
+    CHECK(ran == n);
+    for (auto& c : calls) CHECK(c.load() == 1);
   }
 }
 
