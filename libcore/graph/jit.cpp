@@ -326,24 +326,47 @@ std::filesystem::path default_jit_cache() {
   return base / "toolkit" / "graphzero-jit";
 }
 
-JitKernel::JitKernel(const Plan& plan, const std::filesystem::path& cache_dir) : plan_(plan) {
-  namespace fs = std::filesystem;
+namespace {
+
+std::string jit_compiler() {
   const char* env_cxx = std::getenv("TOOLKIT_JIT_CXX");
-  const std::string cxx = env_cxx && *env_cxx ? env_cxx : "c++";
-  const std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-shared", "-fPIC", "-w"};
-  // The cache key is everything the kernel depends on: its source (not only the plan, so a changed
-  // emitter never reuses an old kernel), the compiler and flags, and the CPU -march=native targets.
-  const std::string source = emit_cpp(plan);
-  std::string key = source + "|" + cxx;
-  for (const auto& f : flags) key += " " + f;
+  return env_cxx && *env_cxx ? env_cxx : "c++";
+}
+
+const std::vector<std::string>& jit_flags() {
+  static const std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-shared", "-fPIC", "-w"};
+  return flags;
+}
+
+// The cache file stem of a kernel's source: a hash of everything the kernel depends on: its source (not only
+// the plan, so a changed emitter never reuses an old kernel), the compiler and flags, and the CPU
+// -march=native targets.
+std::filesystem::path kernel_stem(const std::string& source, const std::filesystem::path& cache_dir) {
+  std::string key = source + "|" + jit_compiler();
+  for (const auto& f : jit_flags()) key += " " + f;
   key += "|" + cpu_signature();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
+  return cache_dir / (std::string("gz_") + hex);
+}
+
+}  // namespace
+
+bool jit_kernel_cached(const Plan& plan, const std::filesystem::path& cache_dir) {
+  return std::filesystem::exists(kernel_stem(emit_cpp(plan), cache_dir).string() + ".so");
+}
+
+JitKernel::JitKernel(const Plan& plan, const std::filesystem::path& cache_dir) : plan_(plan) {
+  namespace fs = std::filesystem;
+  const std::string cxx = jit_compiler();
+  const std::vector<std::string>& flags = jit_flags();
+  const std::string source = emit_cpp(plan);
+  const fs::path stem = kernel_stem(source, cache_dir);
   std::error_code ec;
   fs::create_directories(cache_dir, ec);
   if (ec) throw IoError("cannot create the JIT cache folder '" + cache_dir.string() + "': " + ec.message());
-  src_ = cache_dir / (std::string("gz_") + hex + ".cpp");
-  so_ = cache_dir / (std::string("gz_") + hex + ".so");
+  src_ = stem.string() + ".cpp";
+  so_ = stem.string() + ".so";
   if (!fs::exists(so_)) {
     Timer timer;
     write_file_atomic(src_, source);

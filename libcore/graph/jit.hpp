@@ -22,6 +22,9 @@ std::string emit_cpp(const Plan& plan);
 // Default cache folder: $XDG_CACHE_HOME or ~/.cache, then toolkit/graphzero-jit.
 std::filesystem::path default_jit_cache();
 
+// Whether `plan`'s kernel is compiled in `cache_dir` already (a JitKernel would only load it).
+bool jit_kernel_cached(const Plan& plan, const std::filesystem::path& cache_dir);
+
 class JitKernel {
  public:
   // Compiles (or finds in `cache_dir`) and loads the kernel of `plan`. Throws core::Error

@@ -4,11 +4,14 @@
 
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "common/cpu_time.hpp"
 #include "common/errors.hpp"
@@ -178,6 +181,26 @@ std::vector<const Plan*> enumerated_plans(const CountPlan& cp) {
   return out;
 }
 
+// The JIT's compile (0.6-0.9 s a kernel on first use) pays off once the matching is long: its kernels run the
+// enumerating plans ~1.5x faster than the interpreter. Predicted seconds of a plan: its predicted cost at
+// kSecondsPerCost (the low end measured for enumerating plans, 0.55-2 ns a unit, so short counts stay interpreted).
+constexpr double kSecondsPerCost = 1e-9;
+constexpr double kJitPaysOffSeconds = 3.0;
+
+// backend "auto": the interpreter where it counts cliques in local graphs (which the JIT has no kernel for) or
+// where the predicted matching time is short and a kernel would have to be compiled; else the JIT. Also why.
+std::pair<std::string, std::string> choose_backend(const CountPlan& cp, bool local_graph, int threads,
+                                                   const std::filesystem::path& jit_dir) {
+  if (local_graph) return {"interp", "cliques in local graphs (interpreter only)"};
+  const auto plans = enumerated_plans(cp);
+  if (std::all_of(plans.begin(), plans.end(), [&](const Plan* p) { return jit_kernel_cached(*p, jit_dir); }))
+    return {"jit", "kernels cached"};
+  const double predicted_s = cp.predicted_cost * kSecondsPerCost / std::max(1, threads);
+  if (predicted_s >= kJitPaysOffSeconds) return {"jit", fmt::format("predicted {:.1f} s of matching", predicted_s)};
+  return {"interp", fmt::format("predicted {:.2g} s of matching, below the {:.0f} s a compile pays off at", predicted_s,
+                                kJitPaysOffSeconds)};
+}
+
 nlohmann::json plan_summary(const CountPlan& cp) {
   const nlohmann::json j = cp.to_json();
   return {{"order", cp.plan.order},
@@ -219,8 +242,14 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   bool jit_cached = true;
   PlanCounter count_plan;  // empty: the interpreter
   std::map<std::string, std::unique_ptr<JitKernel>> kernels;  // by plan hash, compiled before the clock starts
-  if (o.backend == "jit") {
-    const auto jit_dir = o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache);
+  const auto jit_dir = o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache);
+  const bool local_graph = !cp.decomposition && uses_local_graph(plan, ranks.exec(threads, parse_local_graph(o.local_graph)));
+  std::string backend = o.backend, backend_reason = "requested";
+  if (backend == "auto") {
+    std::tie(backend, backend_reason) = choose_backend(cp, local_graph, threads, jit_dir);
+    log::info("backend auto: {} ({})", backend, backend_reason);
+  }
+  if (backend == "jit") {
     for (const Plan* p : enumerated_plans(cp)) {
       auto& kernel = kernels[p->hash()];
       if (kernel) continue;
@@ -260,14 +289,14 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"pattern_vertices", pattern.size()},
                       {"canonical", canonical_form(pattern).to_string()},
                       {"induced", o.induced},
-                      {"backend", o.backend},
+                      {"backend", backend},
+                      {"backend_choice", backend_reason},
                       {"threads", threads},
                       {"ranks", ranks.info.world_size},
                       {"graph", in.info},
                       {"plan", plan_summary(cp)}};
-  r["plan"]["local_graph"] = o.backend == "interp" && !cp.decomposition &&
-                             uses_local_graph(plan, ranks.exec(threads, parse_local_graph(o.local_graph)));
-  if (o.backend == "jit") {
+  r["plan"]["local_graph"] = backend == "interp" && local_graph;
+  if (backend == "jit") {
     r["jit_cached"] = jit_cached;
     r["jit_kernels"] = kernels.size();
   }

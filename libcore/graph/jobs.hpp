@@ -85,9 +85,11 @@ struct CountOptions : GraphKeys {
       "level-1 candidates, and the other roots in chunks of equal estimated work, so that no thread is left "
       "alone with one big root at the end");
     v("backend", backend,
-      "interp (plan interpreter) or jit (generated C++, compiled and cached; under a decomposition the "
-      "quotients' plans are compiled, the sums over the cut run in the library)",
-      core::one_of({"interp", "jit"}));
+      "interp (plan interpreter), jit (generated C++, compiled and cached; under a decomposition the "
+      "quotients' plans are compiled, the sums over the cut run in the library) or auto (jit where its "
+      "kernels are cached or the predicted matching takes 3 s or more, since a first compile takes 0.6-0.9 s; "
+      "interp for shorter counts and for cliques in local graphs)",
+      core::one_of({"interp", "jit", "auto"}));
     v("jit_cache", jit_cache, "folder of compiled kernels (empty: ~/.cache/toolkit/graphzero-jit)");
     v("order", order, "matching order to use instead of the explorer's choice (empty: explore)");
   }

@@ -71,6 +71,32 @@ TEST_CASE("count prints one JSON object with the exact count and timings") {
   CHECK(std::filesystem::exists(dir / "run" / "artifacts" / "kernel.cpp"));
 }
 
+TEST_CASE("--backend auto: the interpreter for short counts and local-graph cliques, the JIT once its kernels are cached") {
+  TempDir dir("gz-cli-backend");
+  write_text(dir / "g.el", kGraph);
+  const auto count = [&](const char* pattern, const char* backend) {
+    const auto r = run_tool("graphzero-mine", {"count", "--graph", (dir / "g.el").string(), "--pattern", pattern,
+                                               "--backend", backend, "--jit-cache", (dir / "jit").string(), "-q",
+                                               "--out", (dir / "run").string()});
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(r.out);
+  };
+  const json clique = count("4-clique", "auto");
+  CHECK(clique["backend"] == "interp");
+  CHECK(clique["backend_choice"].get<std::string>().find("local graphs") != std::string::npos);
+  const json first = count("diamond", "auto");  // a tiny graph: predicted far below a compile's worth
+  CHECK(first["backend"] == "interp");
+  CHECK(first["backend_choice"].get<std::string>().find("predicted") != std::string::npos);
+  const json jit = count("diamond", "jit");
+  CHECK(jit["backend_choice"] == "requested");
+  const json cached = count("diamond", "auto");
+  CHECK(cached["backend"] == "jit");
+  CHECK(cached["backend_choice"] == "kernels cached");
+  CHECK(cached["jit_cached"] == true);
+  CHECK(cached["count"] == first["count"]);
+}
+
 TEST_CASE("--local-graph and --split-roots change how cliques are counted, never the count") {
   TempDir dir("gz-cli-local");
   std::string edges;  // K7 plus a tail: 35 4-cliques

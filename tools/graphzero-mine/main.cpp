@@ -2,7 +2,7 @@
 // explorer and generalised orientation; an interpreter and a compiled (JIT) back-end; the outer
 // loop split over MPI ranks when launched under mpirun/srun.
 //   graphzero-mine count  --graph FILE|rmat:S|gnp:N:P --pattern NAME|EDGES [--induced edge|vertex]
-//                         [--threads T] [--backend interp|jit] [--formula auto|on|off] [--local-graph auto|on|off]
+//                         [--threads T] [--backend interp|jit|auto] [--formula auto|on|off] [--local-graph auto|on|off]
 //                         -> JSON {count, time_s, ...}
 //   graphzero-mine motifs --graph FILE --size K [--induced ...]         -> JSON {patterns: [...]}
 //   graphzero-mine plan   --graph FILE --pattern P                       -> JSON {plan, text}
@@ -67,7 +67,10 @@ int main(int argc, char** argv) {
   };
   pattern_flags(app.command<jobs::CountOptions>("count", "Count the matches of one pattern (default command)",
                                                 run_count, true))
-      .flag("--backend", "backend", "interp or jit")
+      .flag("--backend", "backend",
+            "interp, jit or auto: the JIT compiles 0.6-0.9 s per kernel on first use (cached after), so the "
+            "interpreter is the better choice for counts under a few seconds and for cliques (local graphs); auto "
+            "chooses by the predicted matching time")
       .flag("--jit-cache", "jit_cache", "folder of compiled kernels")
       .flag("--formula", "formula", "auto, on or off: count the last levels by inclusion-exclusion instead of enumerating")
       .flag("--local-graph", "local_graph", "auto, on or off: count cliques in each root's local graph (bitmaps)")
