@@ -259,14 +259,17 @@ double pair_path_cost(const GraphStats& stats, bool long_paths) {
          triangle_table_cost(stats) + 2 * stats.n;
 }
 
-// The predicted cost of sum_pair_edges: per root a its wedge walk below a (half of all, scattered
-// steps), per neighbour x of a N(x) marked and unmarked (sequential, 2 x 2 m d over all roots), and
-// per triangle a-x-y (6 T ordered, T ~ closure x the wedges / 3) the part of N(y) below a (about a
-// quarter of the size-biased degree: the scan stops at a). Measured on K_{2,2} plus a joined edge: 0.27
-// CPU s on wiki-Vote for 2.5e8 units, against 8.4 s for its enumerating plan's 1.2e9.
+// The predicted cost of sum_pair_edges, from the steps GraphStats::walks measured: per root a its
+// wedge walk below a and that walk's ends (scattered counter updates), per neighbour x of a N(x)
+// marked, tested and unmarked (sequential, 3 x the wedges sum d^2 over all roots), and per ordered
+// triangle a-x-y the part of N(y) below a. Degree and closure alone (2 m d wedges, closure x wedges
+// triangles, a quarter of d scanned each) priced as-22july06's pass 6x its measured steps (its
+// closure sample misses the hubs' open wedges), so K_{2,2} plus a joined edge stayed enumerated there
+// at 5x the time of the cut.
 double pair_edge_cost(const GraphStats& stats) {
-  const double wedges = 2 * stats.m * stats.degree_biased;
-  return kPairWalkStep * wedges / 2 + 2 * wedges + stats.closure * wedges * stats.degree_biased / 4 + 2 * stats.n;
+  const auto& w = stats.walks;
+  return kPairWalkStep * stats.n * (w.wedge_walk_below + w.wedge_ends_below) + 3 * 2 * stats.m * stats.degree_biased +
+         stats.n * w.triangle_scan_below + 2 * stats.n;
 }
 
 // The predicted cost of a k-cycle's table rooted at `fixed` vertices (rooted_cycle_length): for the
@@ -321,7 +324,7 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
                                      Formula::never);
   // A vertex or edge cut of an unlabeled pattern is summed in one pass over the vertices or the CSR.
-  double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : d->cut_plan.predicted_cost;
+  double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : weighed_cost(d->cut_plan);
   for (std::size_t i = 0; i < comps.size(); ++i) {
     Decomposition::Component c{members(comps[i]), attach[i], -1};
     // A component that an automorphism maps onto an earlier one (attachments onto attachments, in
