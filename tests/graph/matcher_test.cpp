@@ -573,25 +573,41 @@ TEST_CASE("pair cuts with joined edges (a diamond's tips) match brute force, the
 
 TEST_CASE("the pair cut is priced by the walks it takes: hub graphs keep it (the 5-cycle)") {
   // GraphStats::walks is exact when every root is sampled (n <= 64): the distinct wedge ends per
-  // root and their lists, full and above the root.
+  // root and their lists, full and above the root; and the steps of sum_pair_edges (a pair cut with
+  // joined edges): per root a its wedge walk below a, that walk's distinct ends below a, and per
+  // ordered triangle a-x-y the part of N(y) below a (each + 1 as the loops take them).
   const Graph small = relabel_by_degree(gnp_with_hubs(40, 0.1, 3, 21));
-  double ends = 0, scan = 0, up = 0;
+  const auto below = [&](Vertex v, Vertex a) {
+    double k = 0;
+    for (Vertex b : small.neighbors(v)) k += b < a ? 1 : 0;
+    return k;
+  };
+  double ends = 0, scan = 0, up = 0, walk = 0, ends_below = 0, triangle_scan = 0;
   for (Vertex a = 0; a < small.n(); ++a) {
     std::set<Vertex> reached;
-    for (Vertex x : small.neighbors(a))
-      for (Vertex y : small.neighbors(x))
+    for (Vertex x : small.neighbors(a)) {
+      walk += below(x, a) + 1;
+      for (Vertex y : small.neighbors(x)) {
         if (y != a) reached.insert(y);
+        if (small.has_edge(a, y)) triangle_scan += below(y, a) + 1;
+      }
+    }
     ends += static_cast<double>(reached.size());
-    for (Vertex y : reached)
+    for (Vertex y : reached) {
+      ends_below += y < a ? 1 : 0;
       for (Vertex b : small.neighbors(y)) {
         scan += 1;
         up += b > a ? 1 : 0;
       }
+    }
   }
   const GraphStats exact = graph_stats(small);
   CHECK(exact.walks.wedge_ends == doctest::Approx(ends / small.n()));
   CHECK(exact.walks.wedge_end_scan == doctest::Approx(scan / small.n()));
   CHECK(exact.walks.wedge_end_scan_up == doctest::Approx(up / small.n()));
+  CHECK(exact.walks.wedge_walk_below == doctest::Approx(walk / small.n()));
+  CHECK(exact.walks.wedge_ends_below == doctest::Approx(ends_below / small.n()));
+  CHECK(exact.walks.triangle_scan_below == doctest::Approx(triangle_scan / small.n()));
   // A sparse graph under a few hubs (as-22july06's shape): the walks reach each vertex once per root
   // however many hub paths lead there, so the pair cut beats enumerating; the old price (m d (2 + d)
   // walk steps, d the size-biased degree) made the planner enumerate here.
@@ -607,31 +623,7 @@ TEST_CASE("the pair cut is priced by the walks it takes: hub graphs keep it (the
 }
 
 TEST_CASE("a pair cut with joined edges is priced by the steps it takes: hub graphs keep it") {
-  // GraphStats::walks is exact when every root is sampled (n <= 64): the steps of sum_pair_edges,
-  // per root a its wedge walk below a, that walk's distinct ends below a, and per ordered triangle
-  // a-x-y the part of N(y) below a (each + 1 as the loops take them).
-  const Graph small = relabel_by_degree(gnp_with_hubs(40, 0.15, 3, 23));
-  const auto below = [&](Vertex v, Vertex a) {
-    double k = 0;
-    for (Vertex b : small.neighbors(v)) k += b < a ? 1 : 0;
-    return k;
-  };
-  double walk = 0, ends = 0, scan = 0;
-  for (Vertex a = 0; a < small.n(); ++a) {
-    std::set<Vertex> reached;
-    for (Vertex x : small.neighbors(a)) {
-      walk += below(x, a) + 1;
-      for (Vertex y : small.neighbors(x)) {
-        if (y != a && y < a) reached.insert(y);
-        if (small.has_edge(a, y)) scan += below(y, a) + 1;
-      }
-    }
-    ends += static_cast<double>(reached.size());
-  }
-  const GraphStats exact = graph_stats(small);
-  CHECK(exact.walks.wedge_walk_below == doctest::Approx(walk / small.n()));
-  CHECK(exact.walks.wedge_ends_below == doctest::Approx(ends / small.n()));
-  CHECK(exact.walks.triangle_scan_below == doctest::Approx(scan / small.n()));
+  // The steps come from GraphStats::walks (exact on small graphs: the test above).
   // Triangles under a few hubs (as-22july06's shape): the pass scans hub lists only up to the root
   // and finds few triangles, so K_{2,2} plus a joined edge is decomposed; the price from degree and
   // closure (2 m d wedges, closure x wedges triangles, a quarter of d scanned each; the closure
