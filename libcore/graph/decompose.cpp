@@ -287,6 +287,13 @@ double cycle_table_cost(const GraphStats& stats, int k, int fixed) {
   return pair_path_cost(stats, false) + triangle_table_cost(stats) + 2 * stats.m;
 }
 
+// The predicted cost of square_pendant_edge_table: every root's full wedge walk (2 m d scattered
+// steps), then per neighbour b of the root N(b) scanned with a scattered read of c(a, .) each (2 m d
+// again), and one pass over the CSR.
+double square_pendant_cost(const GraphStats& stats) {
+  return kPairWalkStep * 2 * (2 * stats.m * stats.degree_biased) + 2 * stats.m + stats.n;
+}
+
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'.
 CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vector<std::uint32_t>& comps,
                        const std::vector<std::vector<int>>& attach, const std::vector<Perm>& autos, const GraphStats& stats,
@@ -354,6 +361,7 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       cost += is_rooted_triangle(d->tables.back(), fixed)     ? triangle_table_cost(stats)
               : is_pendant(d->tables.back(), fixed)           ? stats.n
               : cycle                                         ? cycle_table_cost(stats, cycle, fixed)
+              : rooted_square_pendant(d->tables.back(), fixed) ? square_pendant_cost(stats)
               : rooted_common_power(d->tables.back(), fixed) ? 2 * (stats.m * stats.degree_biased + 2 * stats.n)
                                                               : d->tables.back().predicted_cost;
     }
@@ -821,6 +829,10 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       for (Vertex v = 0; v < g.n(); ++v) ext[c.table][v] = g.degree(v);
       continue;
     }
+    if (const int r = rooted_square_pendant(t, fixed)) {  // a 4-cycle with a pendant through the edge
+      ext[c.table] = square_pendant_edge_table(g, r == 2, whole);
+      continue;
+    }
     if (const int k = rooted_cycle_length(t, fixed)) {  // cycles through each vertex or edge, from walks
       ext[c.table] = k == 4      ? four_cycle_table(g, fixed == 2, whole)
                      : fixed == 2 ? five_cycle_edge_table(g, triangles(), whole)
@@ -944,6 +956,7 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
   return is_rooted_triangle(t, fixed)    ? "triangles, one oriented pass"
          : is_pendant(t, fixed)          ? "degrees"
          : rooted_cycle_length(t, fixed) ? cycle_table_kind(rooted_cycle_length(t, fixed), fixed)
+         : rooted_square_pendant(t, fixed) ? "4-cycles with a pendant through the edge, from wedge walks"
          : rooted_common_power(t, fixed) ? "common neighbours of the vertex and each other vertex"
                                          : "rooted plan";
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 #include <numeric>
+#include <functional>
 #include <set>
 
 #include "brute_force.hpp"
@@ -405,6 +406,23 @@ Graph gnp_with_hubs(int n, double p, int hubs, std::uint64_t seed) {
     for (int v = u + 1; v < n + hubs; ++v)
       if (rng.uniform() < (v >= n ? 0.9 : p)) e.emplace_back(u, v);
   return build_graph(e);
+}
+
+// The components of cp's decomposition whose table_kind contains `kind`.
+int tables_of_kind(const CountPlan& cp, const std::string& kind) {
+  int n = 0;
+  const nlohmann::json j = cp.to_json();
+  for (const auto& c : j["decomposition"]["components"])
+    n += c["table_kind"].get<std::string>().find(kind) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+// A per-CSR-slot table by brute force: slot (v, w) holds count(v, w).
+CountTable per_slot(const Graph& g, const std::function<std::uint64_t(Vertex, Vertex)>& count) {
+  CountTable table(g.adj.size(), 0);
+  for (Vertex v = 0; v < g.n(); ++v)
+    for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s) table[s] = count(v, g.adj[s]);
+  return table;
 }
 
 // Disjoint triangles under `hubs` adjacent hubs, each hub adjacent to every triangle vertex with
@@ -858,23 +876,66 @@ TEST_CASE("4-cycle tables from the smallest-vertex walks equal the 4-cycles thro
   CHECK_THROWS_AS(four_cycle_table(complete_graph(9), true, {1, 0, 2}), std::logic_error);
 }
 
+TEST_CASE("4-cycles with a pendant through an edge: the table from wedge walks, the house with a pendant at a base vertex") {
+  // Per CSR slot (v, w): the 4-cycles v-w-x-y with a pendant z on x (pendant_at_second) or on y, all
+  // five distinct, by brute force; hubs, raw ids, R-MAT, K8; 1-3 threads.
+  const std::vector<Graph> graphs = {gnp_with_hubs(60, 0.2, 3, 31), relabel_by_degree(gnp_with_hubs(60, 0.2, 3, 31)),
+                                     relabel_by_degree(generate_rmat({9, 8}, 4)), complete_graph(8)};
+  for (const Graph& g : graphs) {
+    for (bool second : {true, false}) {
+      const CountTable expect = per_slot(g, [&](Vertex v, Vertex w) {
+        std::uint64_t n = 0;
+        for (Vertex x : g.neighbors(w))
+          for (Vertex y : g.neighbors(v))
+            if (x != v && y != w && x != y && g.has_edge(x, y))
+              for (Vertex z : g.neighbors(second ? x : y)) n += z != v && z != w && z != x && z != y ? 1 : 0;
+        return n;
+      });
+      for (int threads : {1, 2, 3}) {
+        CAPTURE(threads);
+        CHECK(square_pendant_edge_table(g, second, {threads, 0, 1}) == expect);
+      }
+    }
+  }
+  // The house with a pendant at a base vertex, numbered so that the pendant's square vertex is next
+  // to either root of the roof edge: every decomposition with such a table = brute force, and the
+  // planner's choice on R-MAT takes one.
+  const auto square_pendants = [](const CountPlan& cp) { return tables_of_kind(cp, "with a pendant"); };
+  const Graph rmat = relabel_by_degree(generate_rmat({9, 8}, 7));
+  for (const char* name : {"0-1,1-2,2-3,3-0,0-4,1-4,2-5", "0-1,1-2,2-3,3-0,0-4,1-4,3-5"}) {
+    CAPTURE(name);
+    const Pattern p = parse_pattern(name);
+    CHECK(square_pendants(choose_count_plan(p, Induced::edge, graph_stats(rmat))) == 1);
+    for (const Graph& g : {graphs[1], relabel_by_degree(generate_rmat({6, 5}, 8))}) {
+      const GraphStats stats = graph_stats(g);
+      const std::uint64_t expect = test::brute_force_count(g, p, false);
+      int tabled = 0;
+      for (const CountPlan& cp : decompositions(p, stats)) {
+        if (!square_pendants(cp)) continue;
+        ++tabled;
+        for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
+      }
+      CHECK(tabled >= 1);
+    }
+  }
+}
+
 TEST_CASE("5-cycle edge tables from the paths of three edges equal the 5-cycles through each edge") {
   // Per edge v-w: the paths w-x-y-z-v with all five vertices distinct, by brute force (each 5-cycle
   // through the edge once). Hubs, raw ids, R-MAT, K9; 1-3 threads.
   const std::vector<Graph> graphs = {gnp_with_hubs(40, 0.2, 3, 33), relabel_by_degree(gnp_with_hubs(40, 0.2, 3, 33)),
                                      relabel_by_degree(generate_rmat({8, 8}, 5)), complete_graph(9)};
   for (const Graph& g : graphs) {
-    CountTable expect(g.adj.size(), 0);
-    for (Vertex v = 0; v < g.n(); ++v)
-      for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s) {
-        const Vertex w = g.adj[s];
-        for (Vertex x : g.neighbors(w))
-          for (Vertex z : g.neighbors(v))
-            for (Vertex y : g.neighbors(x)) {
-              const bool distinct = x != v && z != w && x != z && y != v && y != w && y != z;
-              if (distinct && g.has_edge(y, z)) ++expect[s];
-            }
-      }
+    const CountTable expect = per_slot(g, [&](Vertex v, Vertex w) {
+      std::uint64_t n = 0;
+      for (Vertex x : g.neighbors(w))
+        for (Vertex z : g.neighbors(v))
+          for (Vertex y : g.neighbors(x)) {
+            const bool distinct = x != v && z != w && x != z && y != v && y != w && y != z;
+            n += distinct && g.has_edge(y, z) ? 1 : 0;
+          }
+      return n;
+    });
     const OrientedTriangles ot = oriented_triangle_counts(g, {1});
     for (int threads : {1, 2, 3}) {
       CAPTURE(threads);
@@ -897,13 +958,7 @@ TEST_CASE("the planner counts squares and pentagons hanging off a vertex or an e
   const Graph rmat = relabel_by_degree(generate_rmat({9, 8}, 7));
   const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(22, 0.3, 2, 41)), gnp_with_hubs(20, 0.3, 2, 42),
                                      relabel_by_degree(generate_rmat({6, 5}, 8))};
-  const auto cycle_tables = [](const CountPlan& cp) {
-    int n = 0;
-    const nlohmann::json j = cp.to_json();
-    for (const auto& c : j["decomposition"]["components"])
-      n += c["table_kind"].get<std::string>().find("-cycles through the") != std::string::npos ? 1 : 0;
-    return n;
-  };
+  const auto cycle_tables = [](const CountPlan& cp) { return tables_of_kind(cp, "-cycles through the"); };
   struct Case {
     const char* pattern;
     int tables;  // components tabled by cycles in the planner's choice on R-MAT
