@@ -1,5 +1,6 @@
 // The 4-cycles through each vertex or edge from the smallest-vertex walks, the 5-cycles through each
-// edge from the paths of three edges (see cycle_tables.hpp).
+// edge from the paths of three edges, the 4-cycles with a pendant through each edge from full wedge
+// walks (see cycle_tables.hpp).
 #include "graph/cycle_tables.hpp"
 
 #include <algorithm>

@@ -10,8 +10,10 @@
 // counts them plus the walks that return to b, as x (a-b-y-z-b: y ~ z in N(b) - a, 2 (tri(b) -
 // t(a, b)) ordered pairs) or as y (a-x-b-z-b: t(a, b) choices of x, deg(b) - 2 of z), so C5(a, b) =
 // S(b) - 2 (tri(b) - t(a, b)) - t(a, b)(deg(b) - 2) (as the 7-cycle's p4 in decompose.cpp, on edges).
-// The 5-cycles through a vertex come from the 5-cycle's pair cut (decompose.cpp). The wedge and path
-// walks here are shared with the pair cuts' sums there.
+// The 5-cycles through a vertex come from the 5-cycle's pair cut (decompose.cpp). A 4-cycle a-b-c-d
+// through an edge with a pendant on c (the house with a pendant at a base vertex, cut at its roof)
+// comes from a's full wedge walk c(a, .): sum over c in N(b) - a of (c(a, c) - 1)(deg(c) - 2 - [c ~ a]).
+// The wedge and path walks here are shared with the pair cuts' sums there.
 #pragma once
 #include <cstdint>
 #include <vector>
