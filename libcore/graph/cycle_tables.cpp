@@ -1,9 +1,11 @@
 // The 4-cycles through each vertex or edge from the smallest-vertex walks, the 5-cycles through each
-// edge from the paths of three edges (see cycle_tables.hpp).
+// edge from the paths of three edges, the 4-cycles with a pendant through each edge from full wedge
+// walks (see cycle_tables.hpp).
 #include "graph/cycle_tables.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
@@ -160,6 +162,61 @@ CountTable five_cycle_edge_table(const Graph& g, const OrientedTriangles& ot, co
     }
   });
   symmetrise_edge_table(g, table);
+  return table;
+}
+
+int rooted_square_pendant(const Plan& table, int fixed) {
+  const Pattern& p = table.pattern;
+  if (fixed != 2 || p.labeled() || table.induced != Induced::edge || p.size() != 5 || p.edge_count() != 5) return 0;
+  for (int r = 0; r < 2; ++r) {
+    const std::uint32_t root = 1u << r, other = 1u << (1 - r);
+    const std::uint32_t xs = p.neighbor_mask(r) & ~other, ys = p.neighbor_mask(1 - r) & ~root;
+    if (std::popcount(xs) != 1 || std::popcount(ys) != 1 || xs == ys) continue;
+    const int x = std::countr_zero(xs), y = std::countr_zero(ys);
+    const std::uint32_t zs = 0b11111u & ~(root | other | xs | ys);
+    if (p.neighbor_mask(x) == (root | ys | zs) && p.neighbor_mask(y) == (other | xs) &&
+        p.neighbor_mask(std::countr_zero(zs)) == xs)
+      return r + 1;
+  }
+  return 0;
+}
+
+CountTable square_pendant_edge_table(const Graph& g, bool pendant_at_second, const ExecOptions& opt) {
+  if (opt.world_size != 1) throw std::logic_error("cycle tables are computed in one process");
+  const double d = static_cast<double>(g.max_degree());
+  if (d * d * d >= 0x1p63)
+    throw DataError("the 4-cycles with a pendant through an edge may exceed 2^64 - 1 (counts are exact or an error)");
+  CountTable table(g.adj.size(), 0);  // each slot written once, by one root
+  struct Scratch {
+    WedgeScratch wedges;             // c(a, y) for y != a
+    std::vector<std::uint8_t> in_a;  // N(a) marked
+  };
+  std::vector<Scratch> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+    Scratch& s = scratch[t];
+    if (s.in_a.empty()) s.in_a.assign(g.n(), 0);
+    for (Vertex a = begin; a < end; ++a) {
+      walk_wedges(g, a, g.n(), s.wedges);
+      const auto na = g.neighbors(a);
+      for (Vertex b : na) s.in_a[b] = 1;
+      for (std::size_t i = 0; i < na.size(); ++i) {
+        const Vertex b = na[i];
+        std::uint64_t sum = 0;
+        for (Vertex c : g.neighbors(b)) {
+          const std::uint64_t others = s.wedges.common[c] - 1;  // c != a: b is one of c(a, c)
+          if (c != a && others) sum += others * (g.degree(c) - 2 - s.in_a[c]);
+        }
+        if (pendant_at_second) {
+          table[g.offsets[a] + i] = sum;
+        } else {
+          const auto nb = g.neighbors(b);
+          table[g.offsets[b] + static_cast<EdgeIndex>(std::lower_bound(nb.begin(), nb.end(), a) - nb.begin())] = sum;
+        }
+      }
+      for (Vertex b : na) s.in_a[b] = 0;
+      reset_wedges(s.wedges);
+    }
+  });
   return table;
 }
 

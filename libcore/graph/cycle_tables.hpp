@@ -10,8 +10,10 @@
 // counts them plus the walks that return to b, as x (a-b-y-z-b: y ~ z in N(b) - a, 2 (tri(b) -
 // t(a, b)) ordered pairs) or as y (a-x-b-z-b: t(a, b) choices of x, deg(b) - 2 of z), so C5(a, b) =
 // S(b) - 2 (tri(b) - t(a, b)) - t(a, b)(deg(b) - 2) (as the 7-cycle's p4 in decompose.cpp, on edges).
-// The 5-cycles through a vertex come from the 5-cycle's pair cut (decompose.cpp). The wedge and path
-// walks here are shared with the pair cuts' sums there.
+// The 5-cycles through a vertex come from the 5-cycle's pair cut (decompose.cpp). A 4-cycle a-b-c-d
+// through an edge with a pendant on c (the house with a pendant at a base vertex, cut at its roof)
+// comes from a's full wedge walk c(a, .): sum over c in N(b) - a of (c(a, c) - 1)(deg(c) - 2 - [c ~ a]).
+// The wedge and path walks here are shared with the pair cuts' sums there.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -73,5 +75,18 @@ CountTable four_cycle_table(const Graph& g, bool per_edge, const ExecOptions& op
 // edges of its smaller end (see above); `ot` the graph's oriented triangles. Single process; a
 // DataError where a count could exceed 2^64 - 1.
 CountTable five_cycle_edge_table(const Graph& g, const OrientedTriangles& ot, const ExecOptions& opt);
+
+// r + 1 when `table` (fixed == 2, unlabeled, edge-induced) is a 4-cycle through its root edge 0-1 with
+// one pendant on the cycle vertex x adjacent to root r (0 or 1): edges 0-1, 1-x, x-y, y-0, x-z for
+// r = 1 (the house with a pendant at a base vertex cut at its roof edge); 0 otherwise.
+int rooted_square_pendant(const Plan& table, int fixed);
+
+// The embeddings of that rooted pattern per CSR slot (offsets[v] + rank of w in N(v), the roots 0, 1
+// at v, w), from each root a's wedge walks c(a, .): with the pendant at root b's neighbour,
+//   ext(a, b) = sum over c in N(b) - a of (c(a, c) - 1)(deg(c) - 2 - [c ~ a])
+// (d in N(a) ∩ N(c) other than b; the pendant in N(c) other than b, d and a); with the pendant at
+// root a's neighbour the same sum lands in the slot (b, a). Single process; a DataError where a count
+// could exceed 2^64 - 1.
+CountTable square_pendant_edge_table(const Graph& g, bool pendant_at_second, const ExecOptions& opt);
 
 }  // namespace core::graph

@@ -259,14 +259,17 @@ double pair_path_cost(const GraphStats& stats, bool long_paths) {
          triangle_table_cost(stats) + 2 * stats.n;
 }
 
-// The predicted cost of sum_pair_edges: per root a its wedge walk below a (half of all, scattered
-// steps), per neighbour x of a N(x) marked and unmarked (sequential, 2 x 2 m d over all roots), and
-// per triangle a-x-y (6 T ordered, T ~ closure x the wedges / 3) the part of N(y) below a (about a
-// quarter of the size-biased degree: the scan stops at a). Measured on K_{2,2} plus a joined edge: 0.27
-// CPU s on wiki-Vote for 2.5e8 units, against 8.4 s for its enumerating plan's 1.2e9.
+// The predicted cost of sum_pair_edges, from the steps GraphStats::walks measured: per root a its
+// wedge walk below a and that walk's ends (scattered counter updates), per neighbour x of a N(x)
+// marked, tested and unmarked (sequential, 3 x the wedges sum d^2 over all roots), and per ordered
+// triangle a-x-y the part of N(y) below a. Degree and closure alone (2 m d wedges, closure x wedges
+// triangles, a quarter of d scanned each) priced as-22july06's pass 6x its measured steps (its
+// closure sample misses the hubs' open wedges), so K_{2,2} plus a joined edge stayed enumerated there
+// at 5x the time of the cut.
 double pair_edge_cost(const GraphStats& stats) {
-  const double wedges = 2 * stats.m * stats.degree_biased;
-  return kPairWalkStep * wedges / 2 + 2 * wedges + stats.closure * wedges * stats.degree_biased / 4 + 2 * stats.n;
+  const auto& w = stats.walks;
+  return kPairWalkStep * stats.n * (w.wedge_walk_below + w.wedge_ends_below) + 3 * 2 * stats.m * stats.degree_biased +
+         stats.n * w.triangle_scan_below + 2 * stats.n;
 }
 
 // The predicted cost of a k-cycle's table rooted at `fixed` vertices (rooted_cycle_length): for the
@@ -282,6 +285,13 @@ double cycle_table_cost(const GraphStats& stats, int k, int fixed) {
            triangle_table_cost(stats) + 2 * stats.m;
   }
   return pair_path_cost(stats, false) + triangle_table_cost(stats) + 2 * stats.m;
+}
+
+// The predicted cost of square_pendant_edge_table: every root's full wedge walk (2 m d scattered
+// steps), then per neighbour b of the root N(b) scanned with a scattered read of c(a, .) each (2 m d
+// again), and one pass over the CSR.
+double square_pendant_cost(const GraphStats& stats) {
+  return kPairWalkStep * 2 * (2 * stats.m * stats.degree_biased) + 2 * stats.m + stats.n;
 }
 
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'.
@@ -321,7 +331,7 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
                                      Formula::never);
   // A vertex or edge cut of an unlabeled pattern is summed in one pass over the vertices or the CSR.
-  double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : d->cut_plan.predicted_cost;
+  double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : weighed_cost(d->cut_plan);
   for (std::size_t i = 0; i < comps.size(); ++i) {
     Decomposition::Component c{members(comps[i]), attach[i], -1};
     // A component that an automorphism maps onto an earlier one (attachments onto attachments, in
@@ -351,6 +361,7 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       cost += is_rooted_triangle(d->tables.back(), fixed)     ? triangle_table_cost(stats)
               : is_pendant(d->tables.back(), fixed)           ? stats.n
               : cycle                                         ? cycle_table_cost(stats, cycle, fixed)
+              : rooted_square_pendant(d->tables.back(), fixed) ? square_pendant_cost(stats)
               : rooted_common_power(d->tables.back(), fixed) ? 2 * (stats.m * stats.degree_biased + 2 * stats.n)
                                                               : d->tables.back().predicted_cost;
     }
@@ -818,6 +829,10 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       for (Vertex v = 0; v < g.n(); ++v) ext[c.table][v] = g.degree(v);
       continue;
     }
+    if (const int r = rooted_square_pendant(t, fixed)) {  // a 4-cycle with a pendant through the edge
+      ext[c.table] = square_pendant_edge_table(g, r == 2, whole);
+      continue;
+    }
     if (const int k = rooted_cycle_length(t, fixed)) {  // cycles through each vertex or edge, from walks
       ext[c.table] = k == 4      ? four_cycle_table(g, fixed == 2, whole)
                      : fixed == 2 ? five_cycle_edge_table(g, triangles(), whole)
@@ -941,6 +956,7 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
   return is_rooted_triangle(t, fixed)    ? "triangles, one oriented pass"
          : is_pendant(t, fixed)          ? "degrees"
          : rooted_cycle_length(t, fixed) ? cycle_table_kind(rooted_cycle_length(t, fixed), fixed)
+         : rooted_square_pendant(t, fixed) ? "4-cycles with a pendant through the edge, from wedge walks"
          : rooted_common_power(t, fixed) ? "common neighbours of the vertex and each other vertex"
                                          : "rooted plan";
 }

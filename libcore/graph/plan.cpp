@@ -43,31 +43,43 @@ GraphStats::Walks sample_walks(const Graph& g, Rng& rng) {
   const Vertex n = g.n();
   if (n == 0) return w;
   const bool every = n <= kWalkRoots;
-  std::vector<std::uint8_t> seen(n, 0);
+  std::vector<std::uint8_t> seen(n, 0), in_a(n, 0);
   std::vector<Vertex> ends;
+  const auto below = [&](Vertex v, Vertex a) {
+    const auto nb = g.neighbors(v);
+    return static_cast<double>(std::lower_bound(nb.begin(), nb.end(), a) - nb.begin());
+  };
   double visited = 0;
   std::uint64_t roots = 0;
   for (; roots < (every ? n : kWalkRoots) && visited < kWalkBudget; ++roots) {
     const Vertex a = every ? static_cast<Vertex>(roots) : static_cast<Vertex>(rng.below(n));
+    for (Vertex x : g.neighbors(a)) in_a[x] = 1;
     for (Vertex x : g.neighbors(a)) {
       visited += g.degree(x);
-      for (Vertex y : g.neighbors(x))
+      w.wedge_walk_below += below(x, a) + 1;
+      for (Vertex y : g.neighbors(x)) {
+        if (in_a[y]) w.triangle_scan_below += below(y, a) + 1;
         if (y != a && !seen[y]) {
           seen[y] = 1;
           ends.push_back(y);
         }
+      }
     }
+    for (Vertex x : g.neighbors(a)) in_a[x] = 0;
     w.wedge_ends += static_cast<double>(ends.size());
     for (Vertex y : ends) {
       const auto nb = g.neighbors(y);
       w.wedge_end_scan += static_cast<double>(nb.size());
       w.wedge_end_scan_up += static_cast<double>(nb.end() - std::upper_bound(nb.begin(), nb.end(), a));
+      w.wedge_ends_below += y < a ? 1 : 0;
       seen[y] = 0;
     }
     visited += static_cast<double>(ends.size());
     ends.clear();
   }
-  for (double* x : {&w.wedge_ends, &w.wedge_end_scan, &w.wedge_end_scan_up}) *x /= static_cast<double>(roots);
+  for (double* x : {&w.wedge_ends, &w.wedge_end_scan, &w.wedge_end_scan_up, &w.wedge_walk_below, &w.wedge_ends_below,
+                    &w.triangle_scan_below})
+    *x /= static_cast<double>(roots);
   return w;
 }
 
@@ -268,7 +280,8 @@ constexpr double kLookup = 1.0;
 // the next level's set operations dispatched), in merged elements: measured ~8 (tailed triangle on
 // wiki-Vote: 1.8 M level-3 steps cost more than the level-2 merges).
 constexpr double kStep = 8.0;
-double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common = nullptr, bool* local_graph = nullptr) {
+double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common = nullptr, bool* local_graph = nullptr,
+                    double* matches = nullptr) {
   const int k = sc.k;
   std::array<double, kMaxPatternSize> size{};
   double prefixes = s.n * label_factor(s, sc.label[0]);
@@ -371,6 +384,7 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
       local += prefixes;
     }
   }
+  if (matches) *matches = prefixes;
   if (clique && local < total) {
     if (local_graph) *local_graph = true;
     return local;
@@ -444,12 +458,14 @@ Plan expand(const Pattern& p, const Schedule& sc, const std::vector<Perm>& autos
   plan.pairs = sc.pairs();
   plan.iep = sc.iep;
   if (sc.iep) plan.iep_redundancy = stabiliser_order(autos, sc, k - sc.iep);
-  plan.predicted_cost = predict_cost(sc, stats, &plan.root_common, &plan.local_graph);
+  plan.predicted_cost = predict_cost(sc, stats, &plan.root_common, &plan.local_graph, &plan.predicted_matches);
   plan.orders_considered = 1;
   return plan;
 }
 
 }  // namespace
+
+double weighed_cost(const Plan& plan) { return plan.predicted_cost + kStep * plan.predicted_matches; }
 
 Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats,
                RootCommon root_common, Formula formula) {

@@ -39,6 +39,13 @@ struct GraphStats {
     double wedge_ends = 0;         // distinct y != a with a wedge a-w-y
     double wedge_end_scan = 0;     // sum over those y of deg(y)
     double wedge_end_scan_up = 0;  // sum over those y of |N(y) above a|
+    // The steps of sum_pair_edges (a pair cut with joined edges) from a: its wedge walk below a (per
+    // neighbour w, |N(w) below a| + 1), that walk's distinct ends, and per ordered triangle a-x-y the
+    // part of N(y) below a (+ 1). Hubs make these far smaller than the walk and triangle counts that
+    // degree and closure predict (as-22july06: 12x fewer scan steps), or larger (wiki-Vote: 2x).
+    double wedge_walk_below = 0;
+    double wedge_ends_below = 0;
+    double triangle_scan_below = 0;
   } walks;
   // The walks a-w-y with w, y > a (exact): the steps of the passes that find each 4-cycle once at
   // its smallest vertex (cycle_tables.hpp, the 4-cycle's pair cut).
@@ -73,6 +80,9 @@ struct Plan {
   std::vector<std::pair<int, int>> restrictions;     // (a, b) pattern vertices: id(b) < id(a)
   std::uint64_t automorphisms = 1;
   double predicted_cost = 0;
+  // The cost model's estimate of the matches (partial matches of the last level; set only when no
+  // counting formula ends the plan): the steps a weighed enumeration (sum_over_matches) adds.
+  double predicted_matches = 0;
   std::uint64_t orders_considered = 0;
   // Closed-form counting of the last two levels a, b (edge-induced, unlabeled, b not adjacent to
   // a), right after level size()-3 is chosen. independent: no restriction between them, pairs
@@ -133,6 +143,12 @@ enum class RootCommon : std::uint8_t { by_cost, never, where_applicable };
 // Builds the plan for one given order (restrictions, ops, distinct checks, cost).
 Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats,
                RootCommon root_common = RootCommon::by_cost, Formula formula = Formula::by_cost);
+
+// The predicted cost of sum_over_matches with `plan` (made with Formula::never): its enumeration,
+// whose last level is only counted, plus an interpreter step and a weight call per match (a
+// decomposition's cut enumerated with its tables: the 2-path cut of the fork on as-22july06 weighs
+// 2.5e7 matches, 0.22 CPU s, which the count alone priced at 2e5).
+double weighed_cost(const Plan& plan);
 
 // Enumerates connected orders up to symmetry (and for each, the counting formulas `formula`
 // allows) and returns the cheapest plan; with Formula::always, the cheapest of those whose tail

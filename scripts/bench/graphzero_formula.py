@@ -6,10 +6,15 @@ off enumerates every level (the baseline), on counts the longest tail a formula 
 the cost model choose. Counts must agree (a run that passed --timeout is reported as such and
 compared no further). Prints a table with the plans' formulas, wall and CPU seconds, the ratios
 auto/off and on/off, and --peer times (e.g. G2Miner's, measured by hand) with auto/peer.
+Cost-model audit: --patterns 5 stands for every connected 5-vertex pattern, 6 for the 6-vertex sample
+(SAMPLE6); a clique also runs --local-graph on and off; auto_cpu/best is auto's CPU seconds over the
+fastest forced setting's, and --slower X prints only the rows where that exceeds X. --baseline BIN runs
+another binary's auto too, interleaved (its CPU seconds: base_cpu).
   scripts/bench/graphzero_formula.py --bin BUILD/bin/graphzero-mine [--datasets DIR]
-      [--graphs wiki-Vote,astro-ph] [--patterns dumbbell,6-star] [--timeout 120] [--repeats 1]
-      [--peer 'dumbbell@wiki-Vote=9.7,...']
+      [--graphs wiki-Vote,astro-ph] [--patterns dumbbell,6-star|5|6] [--timeout 120] [--repeats 1]
+      [--peer 'dumbbell@wiki-Vote=9.7,...'] [--slower 1.3] [--baseline MAIN/bin/graphzero-mine]
 """
+import itertools
 import argparse
 import json
 import os
@@ -26,7 +31,56 @@ PATTERNS = {  # name -> edges; the 6-7-vertex shapes whose tails a formula can o
     "4-cycle+2": "0-1,1-2,2-3,3-0,0-4,0-5",
     "house+1": "0-1,1-2,2-3,3-0,0-4,1-4,2-5",
 }
+SAMPLE6 = {  # the 6-vertex audit sample (issue 22)
+    "dumbbell": PATTERNS["dumbbell"], "house+apex": "0-1,1-2,2-3,3-0,0-4,1-4,4-5", "house+1": PATTERNS["house+1"],
+    "6-cycle": "6-cycle", "6-path": "0-1,1-2,2-3,3-4,4-5", "K2-4": PATTERNS["K2-4"],
+    "4-cycle+2": PATTERNS["4-cycle+2"], "triangle+3": PATTERNS["triangle+3"],
+}
 GRAPHS = ("wiki-Vote", "email-Enron", "astro-ph", "as-22july06")
+
+
+def connected_patterns(k):
+    """Every connected k-vertex pattern once (edge lists 'a-b,...'), by brute-force canonical forms."""
+    pairs = list(itertools.combinations(range(k), 2))
+    seen, out = set(), []
+    for mask in range(1, 1 << len(pairs)):
+        edges = [e for i, e in enumerate(pairs) if mask >> i & 1]
+        reach, todo = {0}, [0]
+        while todo:
+            v = todo.pop()
+            for a, b in edges:
+                for x, y in ((a, b), (b, a)):
+                    if x == v and y not in reach:
+                        reach.add(y)
+                        todo.append(y)
+        if len(reach) < k:
+            continue
+        canon = min(tuple(sorted(tuple(sorted((p[a], p[b]))) for a, b in edges)) for p in itertools.permutations(range(k)))
+        if canon not in seen:
+            seen.add(canon)
+            out.append(",".join(f"{a}-{b}" for a, b in edges))
+    return out
+
+
+def expand(names):
+    """Pattern names -> [(name, edges)]: '5' every connected 5-vertex pattern, '6' the 6-vertex sample."""
+    out = []
+    for name in names.split(","):
+        if name == "5":
+            out += [(e, e) for e in connected_patterns(5)]
+        elif name == "6":
+            out += list(SAMPLE6.items())
+        else:
+            out.append((name, PATTERNS.get(name, SAMPLE6.get(name, name))))
+    return out
+
+
+def is_clique(edges):
+    if "-" not in edges or "," not in edges:
+        return edges.endswith("-clique")
+    es = [tuple(sorted(map(int, e.split("-")))) for e in edges.split(",")]
+    k = len({v for e in es for v in e})
+    return len(set(es)) == k * (k - 1) // 2
 
 
 def run(binary, args, timeout):
@@ -48,6 +102,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per run; a slower run is reported as '>T'")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--peer", default="", help="pattern@graph=seconds,... (a peer's time measured by hand)")
+    ap.add_argument("--slower", type=float, default=0.0,
+                    help="print only rows where auto's CPU s exceed X times the fastest forced setting's")
+    ap.add_argument("--baseline", default="", help="another binary whose auto runs interleaved (base_cpu)")
     a = ap.parse_args()
     peer = {}
     for item in filter(None, a.peer.split(",")):
@@ -56,19 +113,27 @@ def main():
     cache = tempfile.mkdtemp(prefix="gz-formula-")
     print(f"load average before: {os.getloadavg()[0]:.1f}; 2 threads; fastest of {a.repeats}; timeout {a.timeout:g} s\n")
     header = (f"{'graph':<12} {'pattern':<11} {'count':>20} {'auto':>19} {'auto_s':>8} {'on_s':>8} {'off_s':>8} "
-              f"{'auto_cpu':>8} {'off_cpu':>8} {'auto/off':>8} {'on/off':>7} {'peer_s':>7} {'auto/peer':>9}")
+              f"{'auto_cpu':>8} {'on_cpu':>8} {'off_cpu':>8} {'lg_cpu':>8} {'cpu/best':>8} "
+              + (f"{'base_cpu':>8} " if a.baseline else "")
+              + f"{'auto/off':>8} {'on/off':>7} {'peer_s':>7} {'auto/peer':>9}")
     print(header)
     print("-" * len(header))
     for g in a.graphs.split(","):
         path = os.path.join(a.datasets, "graphs", g + ".el")
-        for name in a.patterns.split(","):
-            base = ["count", "--graph", path, "--pattern", PATTERNS.get(name, name), "--threads", "2",
-                    "--graph-cache", cache]
+        for name, edges in expand(a.patterns):
+            base = ["count", "--graph", path, "--pattern", edges, "--threads", "2", "--graph-cache", cache]
+            settings = {"auto": (a.bin, ["--formula", "auto"]), "on": (a.bin, ["--formula", "on"]),
+                        "off": (a.bin, ["--formula", "off"])}
+            if is_clique(edges):
+                settings["lg_on"] = (a.bin, ["--local-graph", "on"])
+                settings["lg_off"] = (a.bin, ["--local-graph", "off"])
+            if a.baseline:
+                settings["base"] = (a.baseline, ["--formula", "auto"])
             best = {}
             for _ in range(a.repeats):
-                for f in ("auto", "on", "off"):
-                    r = run(a.bin, base + ["--formula", f], a.timeout)
-                    if r and (f not in best or (best[f] and r["time_s"] < best[f]["time_s"])):
+                for f, (binary, extra) in settings.items():
+                    r = run(binary, base + extra, a.timeout)
+                    if r and (f not in best or (best[f] and r["match_cpu_s"] < best[f]["match_cpu_s"])):
                         best[f] = r
                     best.setdefault(f, None)
             counts = {r["count"] for r in best.values() if r}
@@ -76,16 +141,24 @@ def main():
                 sys.exit(f"{name} on {g}: counts differ between formula settings: {counts}")
             t = {f: (r["time_s"] if r else None) for f, r in best.items()}
             cpu = {f: (r["match_cpu_s"] if r else None) for f, r in best.items()}
+            forced = [cpu[f] for f in settings if f not in ("auto", "base") and cpu[f] is not None]
+            slower = cpu["auto"] / min(forced) if cpu["auto"] is not None and forced and min(forced) > 0 else None
+            if a.slower and (slower is None or slower <= a.slower) and cpu["auto"] is not None:
+                continue
             fmt = lambda x: f"{x:.3f}" if x is not None else f">{a.timeout:g}"
             ratio = lambda x, y: (f"{x / y:.3f}" if x is not None and y else (f"<{x / a.timeout:.3f}" if x is not None else "-"))
             auto = best["auto"]["plan"]["formula"] if best["auto"] else "-"
+            lg = min([cpu[f] for f in ("lg_on", "lg_off") if cpu.get(f) is not None], default=None)
             p = peer.get((name, g))
             print(f"{g:<12} {name:<11} {(counts.pop() if counts else '-'):>20} {auto:>19} {fmt(t['auto']):>8} "
-                  f"{fmt(t['on']):>8} {fmt(t['off']):>8} {fmt(cpu['auto']):>8} {fmt(cpu['off']):>8} "
-                  f"{ratio(t['auto'], t['off']):>8} {ratio(t['on'], t['off']):>7} {(f'{p:g}' if p else '-'):>7} "
+                  f"{fmt(t['on']):>8} {fmt(t['off']):>8} {fmt(cpu['auto']):>8} {fmt(cpu['on']):>8} {fmt(cpu['off']):>8} "
+                  f"{(fmt(lg) if 'lg_on' in settings else '-'):>8} {(f'{slower:.2f}' if slower else '-'):>8} "
+                  + (f"{fmt(cpu['base']):>8} " if a.baseline else "")
+                  + f"{ratio(t['auto'], t['off']):>8} {ratio(t['on'], t['off']):>7} {(f'{p:g}' if p else '-'):>7} "
                   f"{(ratio(t['auto'], p) if p else '-'):>9}", flush=True)
     print(f"\nauto/off, on/off: wall-time ratios of the same run ('<x': off passed the timeout, so the ratio is "
-          f"below x); *_cpu: CPU seconds of the 2 threads. Load average after: {os.getloadavg()[0]:.1f}")
+          f"below x); *_cpu: CPU seconds of the 2 threads (match_cpu_s; lg: the faster of --local-graph on/off); "
+          f"cpu/best: auto_cpu over the fastest forced setting's; base_cpu: --baseline's auto. Load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

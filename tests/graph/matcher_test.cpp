@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 #include <numeric>
+#include <functional>
 #include <set>
 
 #include "brute_force.hpp"
@@ -408,6 +409,39 @@ Graph gnp_with_hubs(int n, double p, int hubs, std::uint64_t seed) {
   return build_graph(e);
 }
 
+// The components of cp's decomposition whose table_kind contains `kind`.
+int tables_of_kind(const CountPlan& cp, const std::string& kind) {
+  int n = 0;
+  const nlohmann::json j = cp.to_json();
+  for (const auto& c : j["decomposition"]["components"])
+    n += c["table_kind"].get<std::string>().find(kind) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+// A per-CSR-slot table by brute force: slot (v, w) holds count(v, w).
+CountTable per_slot(const Graph& g, const std::function<std::uint64_t(Vertex, Vertex)>& count) {
+  CountTable table(g.adj.size(), 0);
+  for (Vertex v = 0; v < g.n(); ++v)
+    for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s) table[s] = count(v, g.adj[s]);
+  return table;
+}
+
+// Disjoint triangles under `hubs` adjacent hubs, each hub adjacent to every triangle vertex with
+// probability hp: as-22july06's shape for the closure sample (the wedges at low-degree vertices are
+// closed, the hubs' many wedges open).
+Graph triangles_under_hubs(int n, int hubs, double hp, std::uint64_t seed) {
+  core::Rng rng(seed);
+  std::vector<RawEdge> e;
+  for (int u = 0; u < n; ++u)
+    for (int v = u + 1; v < n && v / 3 == u / 3; ++v) e.emplace_back(u, v);
+  for (int h = n; h < n + hubs; ++h) {
+    for (int u = 0; u < n; ++u)
+      if (rng.uniform() < hp) e.emplace_back(u, h);
+    for (int x = h + 1; x < n + hubs; ++x) e.emplace_back(h, x);
+  }
+  return build_graph(e);
+}
+
 std::uint64_t binomial(int n, int k) { return falling(n, k) / falling(k, k); }
 
 }  // namespace
@@ -558,25 +592,41 @@ TEST_CASE("pair cuts with joined edges (a diamond's tips) match brute force, the
 
 TEST_CASE("the pair cut is priced by the walks it takes: hub graphs keep it (the 5-cycle)") {
   // GraphStats::walks is exact when every root is sampled (n <= 64): the distinct wedge ends per
-  // root and their lists, full and above the root.
+  // root and their lists, full and above the root; and the steps of sum_pair_edges (a pair cut with
+  // joined edges): per root a its wedge walk below a, that walk's distinct ends below a, and per
+  // ordered triangle a-x-y the part of N(y) below a (each + 1 as the loops take them).
   const Graph small = relabel_by_degree(gnp_with_hubs(40, 0.1, 3, 21));
-  double ends = 0, scan = 0, up = 0;
+  const auto below = [&](Vertex v, Vertex a) {
+    double k = 0;
+    for (Vertex b : small.neighbors(v)) k += b < a ? 1 : 0;
+    return k;
+  };
+  double ends = 0, scan = 0, up = 0, walk = 0, ends_below = 0, triangle_scan = 0;
   for (Vertex a = 0; a < small.n(); ++a) {
     std::set<Vertex> reached;
-    for (Vertex x : small.neighbors(a))
-      for (Vertex y : small.neighbors(x))
+    for (Vertex x : small.neighbors(a)) {
+      walk += below(x, a) + 1;
+      for (Vertex y : small.neighbors(x)) {
         if (y != a) reached.insert(y);
+        if (small.has_edge(a, y)) triangle_scan += below(y, a) + 1;
+      }
+    }
     ends += static_cast<double>(reached.size());
-    for (Vertex y : reached)
+    for (Vertex y : reached) {
+      ends_below += y < a ? 1 : 0;
       for (Vertex b : small.neighbors(y)) {
         scan += 1;
         up += b > a ? 1 : 0;
       }
+    }
   }
   const GraphStats exact = graph_stats(small);
   CHECK(exact.walks.wedge_ends == doctest::Approx(ends / small.n()));
   CHECK(exact.walks.wedge_end_scan == doctest::Approx(scan / small.n()));
   CHECK(exact.walks.wedge_end_scan_up == doctest::Approx(up / small.n()));
+  CHECK(exact.walks.wedge_walk_below == doctest::Approx(walk / small.n()));
+  CHECK(exact.walks.wedge_ends_below == doctest::Approx(ends_below / small.n()));
+  CHECK(exact.walks.triangle_scan_below == doctest::Approx(triangle_scan / small.n()));
   // A sparse graph under a few hubs (as-22july06's shape): the walks reach each vertex once per root
   // however many hub paths lead there, so the pair cut beats enumerating; the old price (m d (2 + d)
   // walk steps, d the size-biased degree) made the planner enumerate here.
@@ -589,6 +639,54 @@ TEST_CASE("the pair cut is priced by the walks it takes: hub graphs keep it (the
   CHECK(cp.decomposition->path3_power == 1);
   CHECK(count_with(hubs, cp, {2, 0, 1}) ==
         count_matches(hubs, choose_plan(parse_pattern("5-cycle"), Induced::edge, stats, Formula::never), {2, 0, 1}));
+}
+
+TEST_CASE("a pair cut with joined edges is priced by the steps it takes: hub graphs keep it") {
+  // The steps come from GraphStats::walks (exact on small graphs: the test above).
+  // Triangles under a few hubs (as-22july06's shape): the pass scans hub lists only up to the root
+  // and finds few triangles, so K_{2,2} plus a joined edge is decomposed; the price from degree and
+  // closure (2 m d wedges, closure x wedges triangles, a quarter of d scanned each; the closure
+  // sample sees the closed wedges of the triangles, not the hubs' open ones) was above the
+  // enumerating plan's, which kept it enumerated.
+  const Graph hubs = relabel_by_degree(triangles_under_hubs(1200, 8, 0.2, 3));
+  const GraphStats stats = graph_stats(hubs);
+  const Pattern p = parse_pattern("0-1,0-2,1-3,1-4,2-3,2-4,3-4");
+  const double wedges = 2 * stats.m * stats.degree_biased;
+  const double old_price = 4 * wedges / 2 + 2 * wedges + stats.closure * wedges * stats.degree_biased / 4 + 2 * stats.n;
+  const Plan plan = choose_plan(p, Induced::edge, stats);
+  CHECK(old_price > plan.predicted_cost);
+  const CountPlan cp = choose_count_plan(p, Induced::edge, stats);
+  REQUIRE(cp.decomposition);
+  CHECK(cp.decomposition->edge_power == 1);
+  CHECK(cp.predicted_cost < plan.predicted_cost);
+  CHECK(count_with(hubs, cp, {2, 0, 1}) == count_matches(hubs, choose_plan(p, Induced::edge, stats, Formula::never), {2, 0, 1}));
+}
+
+TEST_CASE("an enumerated cut is priced per weighed match: the fork is summed over its edge cut") {
+  // sum_over_matches visits every match of the cut plan (the last level too) and weighs it, so the
+  // cut is priced weighed_cost: its plan plus kStep per predicted match. The fork's 2-path cut
+  // weighs every wedge (sum of d (d - 1)); priced by its count alone it beat the edge cut summed in
+  // one pass on hub graphs (the fork on as-22july06: 0.22 CPU s against 0.02).
+  const Graph g = relabel_by_degree(gnp_with_hubs(800, 0.004, 4, 22));
+  const GraphStats stats = graph_stats(g);
+  const Pattern fork = parse_pattern("0-1,0-3,0-4,1-2");
+  double wedges = 0;
+  for (Vertex v = 0; v < g.n(); ++v) wedges += static_cast<double>(g.degree(v)) * (g.degree(v) - 1);
+  double count_only = 1e300;  // the 2-path cuts priced by their count alone
+  const CountPlan best = choose_count_plan(fork, Induced::edge, stats);
+  REQUIRE(best.decomposition);
+  CHECK(best.decomposition->cut.size() == 2);
+  for (const CountPlan& cp : decompositions(fork, stats)) {
+    const Decomposition& d = *cp.decomposition;
+    if (d.cut.size() != 3) continue;
+    const Plan& cut = d.cut_plan;
+    CHECK(cut.predicted_matches == doctest::Approx(wedges).epsilon(0.25));
+    CHECK(weighed_cost(cut) == doctest::Approx(cut.predicted_cost + 8 * cut.predicted_matches));
+    count_only = std::min(count_only, cp.predicted_cost - 8 * cut.predicted_matches);
+    CHECK(cp.predicted_cost > best.predicted_cost);
+  }
+  CHECK(count_only < best.predicted_cost);
+  CHECK(count_with(g, best, {2, 0, 1}) == count_matches(g, choose_plan(fork, Induced::edge, stats, Formula::never), {2, 0, 1}));
 }
 
 TEST_CASE("a component that is K_{2,r} rooted at a degree-r vertex is tabled from wedge walks") {
@@ -826,23 +924,66 @@ TEST_CASE("4-cycle tables from the smallest-vertex walks equal the 4-cycles thro
   CHECK_THROWS_AS(four_cycle_table(complete_graph(9), true, {1, 0, 2}), std::logic_error);
 }
 
+TEST_CASE("4-cycles with a pendant through an edge: the table from wedge walks, the house with a pendant at a base vertex") {
+  // Per CSR slot (v, w): the 4-cycles v-w-x-y with a pendant z on x (pendant_at_second) or on y, all
+  // five distinct, by brute force; hubs, raw ids, R-MAT, K8; 1-3 threads.
+  const std::vector<Graph> graphs = {gnp_with_hubs(60, 0.2, 3, 31), relabel_by_degree(gnp_with_hubs(60, 0.2, 3, 31)),
+                                     relabel_by_degree(generate_rmat({9, 8}, 4)), complete_graph(8)};
+  for (const Graph& g : graphs) {
+    for (bool second : {true, false}) {
+      const CountTable expect = per_slot(g, [&](Vertex v, Vertex w) {
+        std::uint64_t n = 0;
+        for (Vertex x : g.neighbors(w))
+          for (Vertex y : g.neighbors(v))
+            if (x != v && y != w && x != y && g.has_edge(x, y))
+              for (Vertex z : g.neighbors(second ? x : y)) n += z != v && z != w && z != x && z != y ? 1 : 0;
+        return n;
+      });
+      for (int threads : {1, 2, 3}) {
+        CAPTURE(threads);
+        CHECK(square_pendant_edge_table(g, second, {threads, 0, 1}) == expect);
+      }
+    }
+  }
+  // The house with a pendant at a base vertex, numbered so that the pendant's square vertex is next
+  // to either root of the roof edge: every decomposition with such a table = brute force, and the
+  // planner's choice on R-MAT takes one.
+  const auto square_pendants = [](const CountPlan& cp) { return tables_of_kind(cp, "with a pendant"); };
+  const Graph rmat = relabel_by_degree(generate_rmat({9, 8}, 7));
+  for (const char* name : {"0-1,1-2,2-3,3-0,0-4,1-4,2-5", "0-1,1-2,2-3,3-0,0-4,1-4,3-5"}) {
+    CAPTURE(name);
+    const Pattern p = parse_pattern(name);
+    CHECK(square_pendants(choose_count_plan(p, Induced::edge, graph_stats(rmat))) == 1);
+    for (const Graph& g : {graphs[1], relabel_by_degree(generate_rmat({6, 5}, 8))}) {
+      const GraphStats stats = graph_stats(g);
+      const std::uint64_t expect = test::brute_force_count(g, p, false);
+      int tabled = 0;
+      for (const CountPlan& cp : decompositions(p, stats)) {
+        if (!square_pendants(cp)) continue;
+        ++tabled;
+        for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
+      }
+      CHECK(tabled >= 1);
+    }
+  }
+}
+
 TEST_CASE("5-cycle edge tables from the paths of three edges equal the 5-cycles through each edge") {
   // Per edge v-w: the paths w-x-y-z-v with all five vertices distinct, by brute force (each 5-cycle
   // through the edge once). Hubs, raw ids, R-MAT, K9; 1-3 threads.
   const std::vector<Graph> graphs = {gnp_with_hubs(40, 0.2, 3, 33), relabel_by_degree(gnp_with_hubs(40, 0.2, 3, 33)),
                                      relabel_by_degree(generate_rmat({8, 8}, 5)), complete_graph(9)};
   for (const Graph& g : graphs) {
-    CountTable expect(g.adj.size(), 0);
-    for (Vertex v = 0; v < g.n(); ++v)
-      for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s) {
-        const Vertex w = g.adj[s];
-        for (Vertex x : g.neighbors(w))
-          for (Vertex z : g.neighbors(v))
-            for (Vertex y : g.neighbors(x)) {
-              const bool distinct = x != v && z != w && x != z && y != v && y != w && y != z;
-              if (distinct && g.has_edge(y, z)) ++expect[s];
-            }
-      }
+    const CountTable expect = per_slot(g, [&](Vertex v, Vertex w) {
+      std::uint64_t n = 0;
+      for (Vertex x : g.neighbors(w))
+        for (Vertex z : g.neighbors(v))
+          for (Vertex y : g.neighbors(x)) {
+            const bool distinct = x != v && z != w && x != z && y != v && y != w && y != z;
+            n += distinct && g.has_edge(y, z) ? 1 : 0;
+          }
+      return n;
+    });
     const OrientedTriangles ot = oriented_triangle_counts(g, {1});
     for (int threads : {1, 2, 3}) {
       CAPTURE(threads);
@@ -865,13 +1006,7 @@ TEST_CASE("the planner counts squares and pentagons hanging off a vertex or an e
   const Graph rmat = relabel_by_degree(generate_rmat({9, 8}, 7));
   const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(22, 0.3, 2, 41)), gnp_with_hubs(20, 0.3, 2, 42),
                                      relabel_by_degree(generate_rmat({6, 5}, 8))};
-  const auto cycle_tables = [](const CountPlan& cp) {
-    int n = 0;
-    const nlohmann::json j = cp.to_json();
-    for (const auto& c : j["decomposition"]["components"])
-      n += c["table_kind"].get<std::string>().find("-cycles through the") != std::string::npos ? 1 : 0;
-    return n;
-  };
+  const auto cycle_tables = [](const CountPlan& cp) { return tables_of_kind(cp, "-cycles through the"); };
   struct Case {
     const char* pattern;
     int tables;  // components tabled by cycles in the planner's choice on R-MAT
