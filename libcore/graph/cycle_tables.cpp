@@ -187,9 +187,9 @@ CountTable square_pendant_edge_table(const Graph& g, bool pendant_at_second, con
   if (d * d * d >= 0x1p63)
     throw DataError("the 4-cycles with a pendant through an edge may exceed 2^64 - 1 (counts are exact or an error)");
   CountTable table(g.adj.size(), 0);  // each slot written once, by one root
-  struct Scratch {
-    WedgeScratch wedges;             // c(a, y) for y != a
-    std::vector<std::uint8_t> in_a;  // N(a) marked
+  struct alignas(64) Scratch {
+    WedgeScratch wedges;                 // c(a, y) for y != a
+    PopulatedVector<std::uint8_t> in_a;  // N(a) marked
   };
   std::vector<Scratch> scratch(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
