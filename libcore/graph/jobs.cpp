@@ -193,7 +193,8 @@ std::pair<std::string, std::string> choose_backend(const CountPlan& cp, bool loc
                                                    const std::filesystem::path& jit_dir) {
   if (local_graph) return {"interp", "cliques in local graphs (interpreter only)"};
   const auto plans = enumerated_plans(cp);
-  if (std::all_of(plans.begin(), plans.end(), [&](const Plan* p) { return jit_kernel_cached(*p, jit_dir); }))
+  if (!plans.empty() &&
+      std::all_of(plans.begin(), plans.end(), [&](const Plan* p) { return jit_kernel_cached(*p, jit_dir); }))
     return {"jit", "kernels cached"};
   const double predicted_s = cp.predicted_cost * kSecondsPerCost / std::max(1, threads);
   if (predicted_s >= kJitPaysOffSeconds) return {"jit", fmt::format("predicted {:.1f} s of matching", predicted_s)};

@@ -25,9 +25,6 @@ double thread_cpu_seconds() {
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
-}  // namespace
-
-namespace {
 
 void warn_refused(int started, int wanted, const std::system_error& e) {
   log::warn("started {} of {} worker threads ({}); continuing with those", started, wanted, e.what());
@@ -45,8 +42,14 @@ int spawn_threads(int n, const std::function<void(int)>& fn) {
       break;
     }
   }
-  fn(0);
+  std::exception_ptr error;
+  try {
+    fn(0);
+  } catch (...) {
+    error = std::current_exception();
+  }
   for (auto& th : threads) th.join();
+  if (error) std::rethrow_exception(error);
   return static_cast<int>(threads.size()) + 1;
 }
 
@@ -76,10 +79,17 @@ class ThreadPool {
       ++generation_;
     }
     wake_.notify_all();
-    fn(0);
+    // The pooled threads use fn until they are done: wait for them even when the caller's part throws.
+    std::exception_ptr error;
+    try {
+      fn(0);
+    } catch (...) {
+      error = std::current_exception();
+    }
     std::unique_lock lock(mu_);
     done_.wait(lock, [&] { return pending_ == 0; });
     job_ = nullptr;
+    if (error) std::rethrow_exception(error);
     return ran;
   }
 

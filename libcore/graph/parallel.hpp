@@ -74,7 +74,8 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
 // others are parked threads of a process-wide pool (started on first use, added on demand), so a short parallel
 // phase does not pay for starting threads (~80-100 us each here). When the system refuses a new thread, the
 // threads there are run the call (ran < n, with a warning). A call made while another holds the pool (from inside
-// fn, or from another thread) starts threads of its own. fn must not throw.
+// fn, or from another thread) starts threads of its own. fn must not throw on the other threads; the caller's
+// fn(0) may (rethrown once the others are done).
 int run_on_threads(int n, const std::function<void(int)>& fn);
 
 // f(t, i) for every i in [0, count), on up to `threads` threads (t: the thread), items taken in turn.

@@ -14,7 +14,6 @@ another binary's auto too, interleaved (its CPU seconds: base_cpu).
       [--graphs wiki-Vote,astro-ph] [--patterns dumbbell,6-star|5|6] [--timeout 120] [--repeats 1]
       [--peer 'dumbbell@wiki-Vote=9.7,...'] [--slower 1.3] [--baseline MAIN/bin/graphzero-mine]
 """
-import itertools
 import argparse
 import json
 import os
@@ -39,35 +38,18 @@ SAMPLE6 = {  # the 6-vertex audit sample (issue 22)
 GRAPHS = ("wiki-Vote", "email-Enron", "astro-ph", "as-22july06")
 
 
-def connected_patterns(k):
-    """Every connected k-vertex pattern once (edge lists 'a-b,...'), by brute-force canonical forms."""
-    pairs = list(itertools.combinations(range(k), 2))
-    seen, out = set(), []
-    for mask in range(1, 1 << len(pairs)):
-        edges = [e for i, e in enumerate(pairs) if mask >> i & 1]
-        reach, todo = {0}, [0]
-        while todo:
-            v = todo.pop()
-            for a, b in edges:
-                for x, y in ((a, b), (b, a)):
-                    if x == v and y not in reach:
-                        reach.add(y)
-                        todo.append(y)
-        if len(reach) < k:
-            continue
-        canon = min(tuple(sorted(tuple(sorted((p[a], p[b]))) for a, b in edges)) for p in itertools.permutations(range(k)))
-        if canon not in seen:
-            seen.add(canon)
-            out.append(",".join(f"{a}-{b}" for a, b in edges))
-    return out
+def connected_patterns(binary, k):
+    """Every connected k-vertex pattern once (edge lists 'a-b,...'), as the tool's `motifs` enumerates them."""
+    return [p["pattern"] for p in run(binary, ["motifs", "--graph", "gnp:8:0.5", "--size", str(k), "--threads", "1"],
+                                      60)["patterns"]]
 
 
-def expand(names):
+def expand(names, binary):
     """Pattern names -> [(name, edges)]: '5' every connected 5-vertex pattern, '6' the 6-vertex sample."""
     out = []
     for name in names.split(","):
         if name == "5":
-            out += [(e, e) for e in connected_patterns(5)]
+            out += [(e, e) for e in connected_patterns(binary, 5)]
         elif name == "6":
             out += list(SAMPLE6.items())
         else:
@@ -120,7 +102,7 @@ def main():
     print("-" * len(header))
     for g in a.graphs.split(","):
         path = os.path.join(a.datasets, "graphs", g + ".el")
-        for name, edges in expand(a.patterns):
+        for name, edges in expand(a.patterns, a.bin):
             base = ["count", "--graph", path, "--pattern", edges, "--threads", "2", "--graph-cache", cache]
             settings = {"auto": (a.bin, ["--formula", "auto"]), "on": (a.bin, ["--formula", "on"]),
                         "off": (a.bin, ["--formula", "off"])}

@@ -751,6 +751,21 @@ TEST_CASE("run_on_threads runs every index once, all at the same time, also nest
     CHECK(ran == n);
     for (auto& c : calls) CHECK(c.load() == 1);
   }
+  // The caller's part throwing: the error arrives after the other threads finished theirs, pooled or not.
+  for (int nested = 0; nested < 2; ++nested) {
+    std::atomic<int> others{0};
+    const auto throwing = [&] {
+      run_on_threads(3, [&](int t) {
+        if (t == 0) throw std::runtime_error("part 0");
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        ++others;
+      });
+    };
+    if (nested) run_on_threads(2, [&](int t) { if (t == 0) CHECK_THROWS_WITH(throwing(), "part 0"); });
+    else CHECK_THROWS_WITH(throwing(), "part 0");
+    CHECK(others.load() == 2);
+  }
+  CHECK(run_on_threads(2, [](int) {}) == 2);
 }
 
 TEST_CASE("populated vectors: pooled blocks are zeroed like std::vector's and reused after release") {
