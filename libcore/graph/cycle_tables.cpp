@@ -66,9 +66,10 @@ void reset_three_paths(PathScratch& s) {
   reset_wedges(s.wedges);
 }
 
-void symmetrise_edge_table(const Graph& g, CountTable& table) {
+void symmetrise_edge_table(const Graph& g, const ExecOptions& opt, CountTable& table) {
   // For a fixed u < v the slots (u, v) follow u's smaller neighbours in increasing v, as v grows.
-  const auto lower = lower_degrees(g);
+  LowerDegrees own_lower;
+  const auto& lower = lower_degrees(g, opt, own_lower);
   std::vector<EdgeIndex> next(g.n());
   for (Vertex u = 0; u < g.n(); ++u) next[u] = g.offsets[u] + lower[u];
   for (Vertex v = 0; v < g.n(); ++v)
@@ -132,7 +133,7 @@ CountTable four_cycle_table(const Graph& g, bool per_edge, const ExecOptions& op
     for (auto& x : table) x *= 2;  // both directions round each cycle
     return table;
   }
-  symmetrise_edge_table(g, table);  // each cycle's edge was counted at one of its two slots
+  symmetrise_edge_table(g, opt, table);  // each cycle's edge was counted at one of its two slots
   return table;
 }
 
@@ -161,7 +162,7 @@ CountTable five_cycle_edge_table(const Graph& g, const OrientedTriangles& ot, co
       reset_three_paths(s);
     }
   });
-  symmetrise_edge_table(g, table);
+  symmetrise_edge_table(g, opt, table);
   return table;
 }
 

@@ -58,7 +58,7 @@ void walk_three_paths(const Graph& g, Vertex a, PathScratch& s);
 void reset_three_paths(PathScratch& s);
 
 // An edge table filled at one of each edge's two CSR slots (the other 0): both get the sum.
-void symmetrise_edge_table(const Graph& g, CountTable& table);
+void symmetrise_edge_table(const Graph& g, const ExecOptions& opt, CountTable& table);
 
 // k when `table` (a decomposition table: a rooted plan whose first `fixed` pattern vertices are the
 // attachment) counts an unlabeled, edge-induced k-cycle rooted at one vertex or at one of its edges

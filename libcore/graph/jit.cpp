@@ -405,7 +405,8 @@ std::uint64_t JitKernel::count(const Graph& g, const ExecOptions& opt) const {
     throw UsageError("the pattern has vertex labels but the graph has none (give --vertex-labels FILE)");
   const std::uint64_t cap = g.max_degree() + gzk::kSlack;
   const std::size_t k = static_cast<std::size_t>(plan_.size());
-  const auto lower = lower_degrees(g, opt.threads);
+  LowerDegrees own_lower;
+  const auto& lower = lower_degrees(g, opt, own_lower);
   std::vector<std::vector<std::uint32_t>> scratch(opt.threads);
   std::vector<std::uint64_t> counts(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {

@@ -92,6 +92,7 @@ Ranks discover() {
 
 struct Input {
   Graph graph;  // relabelled by degree
+  LowerDegrees lower;  // its oriented degrees (orient)
   nlohmann::json info;
   double load_s = 0, orient_s = 0;
   double load_cpu_s = 0, orient_cpu_s = 0;  // the process's CPU seconds (all threads) of the same
@@ -150,8 +151,19 @@ Input load_input(const GraphKeys& o, const Ranks* ranks = nullptr) {
   return in;
 }
 
+// The oriented degrees every phase of the matching uses, computed once for the graph; their time is the
+// orientation's, as the relabelling's is.
+void orient(Input& in, int threads) {
+  Timer t;
+  const double cpu0 = process_cpu_seconds();
+  in.lower = lower_degrees(in.graph, threads);
+  in.orient_s += t.seconds();
+  in.orient_cpu_s += process_cpu_seconds() - cpu0;
+}
+
 // The command resolved `threads` (App: common/threads.hpp); 0 only reaches here from a direct library call.
-int resolve_threads(int t) { return t > 0 ? t : core::thread_count(); }
+// The pooled threads start now, while the graph loads.
+int resolve_threads(int t) { return prestart_threads(t > 0 ? t : core::thread_count()); }
 
 Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g, std::uint64_t seed,
               Formula formula) {
@@ -229,6 +241,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   const Ranks ranks = discover();
   const int threads = resolve_threads(o.threads);
   Input in = load_input(o, &ranks);
+  orient(in, threads);
   Timer t;
   // Decomposition is considered wherever the explorer chooses the order: its sums run in the library on
   // every back-end and rank split, its quotients' plans in the chosen back-end.
@@ -244,7 +257,9 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   PlanCounter count_plan;  // empty: the interpreter
   std::map<std::string, std::unique_ptr<JitKernel>> kernels;  // by plan hash, compiled before the clock starts
   const auto jit_dir = o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache);
-  const bool local_graph = !cp.decomposition && uses_local_graph(plan, ranks.exec(threads, parse_local_graph(o.local_graph)));
+  ExecOptions exec = ranks.exec(threads, parse_local_graph(o.local_graph), o.split_roots, &stats);
+  exec.lower = &in.lower;
+  const bool local_graph = !cp.decomposition && uses_local_graph(plan, exec);
   std::string backend = o.backend, backend_reason = "requested";
   if (backend == "auto") {
     std::tie(backend, backend_reason) = choose_backend(cp, local_graph, threads, jit_dir);
@@ -265,8 +280,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   }
   t.reset();
   const double cpu0 = process_cpu_seconds();
-  const __int128 share = embedding_share(
-      in.graph, cp, ranks.exec(threads, parse_local_graph(o.local_graph), o.split_roots, &stats), count_plan);
+  const __int128 share = embedding_share(in.graph, cp, exec, count_plan);
   const double match_cpu_s = process_cpu_seconds() - cpu0;
   const std::uint64_t count = ranks.count(cp, share);
   const double match_s = t.seconds();
@@ -312,6 +326,9 @@ std::optional<nlohmann::json> motifs(const MotifOptions& o) {
   const Ranks ranks = discover();
   const int threads = resolve_threads(o.threads);
   Input in = load_input(o, &ranks);
+  orient(in, threads);
+  ExecOptions exec = ranks.exec(threads);
+  exec.lower = &in.lower;
   Timer t;
   const GraphStats stats = graph_stats(in.graph, o.seed);
   const auto patterns = connected_patterns(o.size);
@@ -327,7 +344,7 @@ std::optional<nlohmann::json> motifs(const MotifOptions& o) {
   nlohmann::json list = nlohmann::json::array();
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const Plan& plan = plans[i];
-    const std::uint64_t c = ranks.sum(count_matches(in.graph, plan, ranks.exec(threads)));
+    const std::uint64_t c = ranks.sum(count_matches(in.graph, plan, exec));
     list.push_back({{"pattern", plan.pattern.to_string()}, {"edges", plan.pattern.edge_count()},
                     {"automorphisms", plan.automorphisms}, {"count", c}, {"plan_time_s", plan_times[i]}});
     log::info("{:<40} {}", plan.pattern.to_string(), c);
@@ -355,7 +372,9 @@ nlohmann::json plan(const PlanOptions& o) {
 
 nlohmann::json list(const ListOptions& o, RunDir* rundir, std::ostream& matches) {
   const Pattern pattern = make_pattern(o.pattern, o.pattern_labels);
+  const int threads = resolve_threads(o.threads);
   Input in = load_input(o);
+  orient(in, threads);
   Timer t;
   // Listing enumerates every level: no counting formula.
   const Plan plan = plan_for(pattern, parse_induced(o.induced), {}, in.graph, o.seed, Formula::never);
@@ -367,7 +386,7 @@ nlohmann::json list(const ListOptions& o, RunDir* rundir, std::ostream& matches)
   // exactly `limit` matches is a complete list.
   const std::uint64_t wanted = o.limit == std::numeric_limits<std::uint64_t>::max() ? o.limit : o.limit + 1;
   std::uint64_t printed = 0;
-  const std::uint64_t n = list_matches(in.graph, plan, {resolve_threads(o.threads), 0, 1}, wanted,
+  const std::uint64_t n = list_matches(in.graph, plan, {.threads = threads, .lower = &in.lower}, wanted,
                                        [&](std::span<const Vertex> m) {
                                          if (printed == o.limit) return;
                                          ++printed;

@@ -44,8 +44,8 @@ class Interpreter {
     if (kMode == Mode::weigh && (plan.pairs != PairMode::none || plan.root_common || plan.iep))
       throw std::logic_error("sum_over_matches needs a plan without counting formulas");
     const std::size_t cap = g.max_degree() + gzk::kSlack;
-    storage_.resize(static_cast<std::size_t>(k_) * k_ * 2);
-    for (auto& b : storage_) b.resize(cap);
+    cap_ = cap;
+    storage_.resize(static_cast<std::size_t>(k_) * k_ * 2 * cap);
     cur_.resize(static_cast<std::size_t>(k_) * k_);
     if (plan.root_common) {
       common_.assign(g.n(), 0);
@@ -60,7 +60,6 @@ class Interpreter {
       iep_scratch_.resize((std::size_t{1} << plan.iep) * cap);
       for (int t = k_ - plan.iep; t < k_; ++t) iep_excluded_.push_back(iep_excluded(plan, t));
     }
-    cap_ = cap;
     v_.resize(k_);
     match_.resize(k_);
   }
@@ -141,8 +140,8 @@ class Interpreter {
       return;
     }
     const Span a = truncate(s, bound);
-    auto* slot = &storage_[(static_cast<std::size_t>(d) * k_ + op.target) * 2];
-    Vertex* out = (a.p == slot[0].data()) ? slot[1].data() : slot[0].data();
+    Vertex* slot = storage_.data() + (static_cast<std::size_t>(d) * k_ + op.target) * 2 * cap_;
+    Vertex* out = a.p == slot ? slot + cap_ : slot;
     const std::size_t n = op.kind == SetOp::Kind::intersect ? gzk::intersect(a.p, a.n, nb.p, nb.n, out)
                                                             : gzk::subtract(a.p, a.n, nb.p, nb.n, out);
     s = {out, n};
@@ -330,7 +329,9 @@ class Interpreter {
   const Plan& plan_;
   const int k_;
   const LowerDegrees& lower_;
-  std::vector<std::vector<Vertex>> storage_;
+  // Two result buffers of cap_ per (depth, target), one populated block (a first parallel phase's new thread
+  // would fault its many 4 KiB heap pages one at a time; see populated.hpp).
+  PopulatedVector<Vertex> storage_;
   std::vector<Span> cur_;
   std::vector<Vertex> v_;
   std::vector<Vertex> match_;
@@ -339,7 +340,7 @@ class Interpreter {
   PopulatedVector<std::uint32_t> bcommon_;  // Plan::root_common: |B ∩ N(x)| while level k-3 is chosen
   std::vector<std::int8_t> member_a_, member_b_;  // root_common_member per earlier level
   std::size_t cap_ = 0;                            // scratch buffer length
-  std::vector<Vertex> iep_sets_, iep_scratch_;     // Plan::iep: filtered tail sets, intersections
+  PopulatedVector<Vertex> iep_sets_, iep_scratch_;  // Plan::iep: filtered tail sets, intersections
   std::vector<std::vector<int>> iep_excluded_;     // Plan::iep: iep_excluded per tail level
   std::uint32_t first_ = 0, last_ = kNoBound;      // the level-1 positions of run_root
 };
@@ -388,6 +389,13 @@ LowerDegrees lower_degrees(const Graph& g, int threads) {
   return lower;
 }
 
+const LowerDegrees& lower_degrees(const Graph& g, const ExecOptions& opt, LowerDegrees& own) {
+  if (opt.lower && opt.lower->size() == g.n()) return *opt.lower;
+  if (opt.lower) throw std::logic_error("ExecOptions::lower is another graph's");
+  own = lower_degrees(g, opt.threads);
+  return own;
+}
+
 bool uses_local_graph(const Plan& plan, const ExecOptions& opt) {
   switch (opt.local_graph) {
     case LocalGraph::by_plan:
@@ -401,7 +409,8 @@ bool uses_local_graph(const Plan& plan, const ExecOptions& opt) {
 
 std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
-  const auto lower = lower_degrees(g, opt.threads);
+  LowerDegrees own_lower;
+  const auto& lower = lower_degrees(g, opt, own_lower);
   const bool local = uses_local_graph(plan, opt);
   // Per thread: the interpreter, and with Plan::local_graph the local-graph counter (roots too
   // wide for it go to the interpreter).
@@ -455,7 +464,8 @@ std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& 
   std::mutex mu;
   std::atomic<bool> stop{false};
   std::uint64_t emitted = 0;
-  const auto lower = lower_degrees(g, opt.threads);
+  LowerDegrees own_lower;
+  const auto& lower = lower_degrees(g, opt, own_lower);
   std::vector<std::unique_ptr<Interpreter<Mode::list>>> workers(opt.threads);
   parallel_roots(
       g.n(), opt,
@@ -476,7 +486,8 @@ std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& 
 
 CountTable count_per_root(const Graph& g, const Plan& plan, const ExecOptions& opt) {
   check_plan_fits(g, plan);
-  const auto lower = lower_degrees(g, opt.threads);
+  LowerDegrees own_lower;
+  const auto& lower = lower_degrees(g, opt, own_lower);
   CountTable per_root(g.n(), 0);
   std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
@@ -495,7 +506,8 @@ CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& o
   check_plan_fits(g, plan);
   if (plan.size() < 2 || !plan.levels[1].upper.empty() || plan.root_common)
     throw std::logic_error("count_per_edge needs an unbounded level 1 and no root tables");
-  const auto lower = lower_degrees(g, opt.threads);
+  LowerDegrees own_lower;
+  const auto& lower = lower_degrees(g, opt, own_lower);
   CountTable per_edge(g.adj.size(), 0);
   std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
@@ -507,7 +519,8 @@ CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& o
 
 unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight) {
   check_plan_fits(g, plan);
-  const auto lower = lower_degrees(g, opt.threads);
+  LowerDegrees own_lower;
+  const auto& lower = lower_degrees(g, opt, own_lower);
   std::vector<std::unique_ptr<Interpreter<Mode::weigh>>> workers(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     if (!workers[t]) {

@@ -50,11 +50,10 @@ CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& o
 using WeightFn = std::function<unsigned __int128(std::span<const Vertex>)>;
 unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight);
 
-// For every vertex v, how many neighbours have a smaller id (the oriented prefix of N(v)), on up to
-// `threads` threads.
-// Populated (populated.hpp): fresh pages of a large graph's array cost a fault each.
-using LowerDegrees = PopulatedVector<std::uint32_t>;
+// LowerDegrees (parallel.hpp) of g, on up to `threads` threads.
 LowerDegrees lower_degrees(const Graph& g, int threads = 1);
+// g's: *opt.lower where the caller computed them once for the graph, else computed into `own`.
+const LowerDegrees& lower_degrees(const Graph& g, const ExecOptions& opt, LowerDegrees& own);
 
 // Throws UsageError when the plan cannot run on g (labels missing, too many vertices).
 void check_plan_fits(const Graph& g, const Plan& plan);

@@ -5,15 +5,19 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
+#include <semaphore>
 #include <string>
 #include <system_error>
 
 #include "common/errors.hpp"
 #include "common/log.hpp"
 #include "common/signals.hpp"
+#include "graph/populated.hpp"
 
 namespace core::graph {
 
@@ -53,32 +57,43 @@ int spawn_threads(int n, const std::function<void(int)>& fn) {
   return static_cast<int>(threads.size()) + 1;
 }
 
+// A new thread's first touches of its stack and of its malloc arena trap one 4 KiB page at a time (15-40 us
+// each in a virtual machine; a first parallel phase of ~1 ms was all start-up for its second thread): the
+// pooled threads pay them once, as they start.
+void warm_up_thread() {
+  constexpr std::size_t kStack = std::size_t{64} << 10;  // the interpreter's frames use a few KiB
+  constexpr std::size_t kHeap = std::size_t{64} << 10;   // below malloc's mmap threshold: stays in the arena
+  char stack[kStack];
+  for (std::size_t i = 0; i < kStack; i += 4096) stack[i] = 0;
+  asm volatile("" : : "r"(stack) : "memory");
+  if (void* heap = std::malloc(kHeap)) {
+    std::memset(heap, 0, kHeap);
+    asm volatile("" : : "r"(heap) : "memory");
+    std::free(heap);
+  }
+}
+
 // Parked threads for run_on_threads, one call at a time. Pooled thread i (from 1) runs fn(i) of each call
-// with n > i; the caller runs fn(0) and waits for the others. Never destroyed (its threads wait until the
-// process exits).
+// with n > i, woken by its own semaphore (a call on two threads wakes one, however many the pool holds);
+// the caller runs fn(0) and waits for the others. Never destroyed (its threads wait until the process
+// exits).
 class ThreadPool {
  public:
+  // Starts the pooled threads a later run(n) needs, and returns without waiting for them.
+  void prestart(int n) {
+    std::lock_guard lock(mu_);
+    grow(n);
+  }
+
   // The count of threads that ran fn, or 0 when another call holds the pool.
   int run(int n, const std::function<void(int)>& fn) {
-    int ran;
-    {
-      std::lock_guard lock(mu_);
-      if (job_) return 0;
-      while (static_cast<int>(threads_.size()) < n - 1) {
-        try {
-          threads_.emplace_back(&ThreadPool::loop, this, static_cast<int>(threads_.size()) + 1, generation_);
-        } catch (const std::system_error& e) {
-          warn_refused(static_cast<int>(threads_.size()) + 1, n, e);
-          break;
-        }
-      }
-      ran = std::min(n, static_cast<int>(threads_.size()) + 1);
-      job_ = &fn;
-      job_threads_ = ran;
-      pending_ = ran - 1;
-      ++generation_;
-    }
-    wake_.notify_all();
+    std::unique_lock lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return 0;
+    grow(n);
+    const int ran = std::min(n, static_cast<int>(threads_.size()) + 1);
+    job_ = &fn;
+    pending_.store(ran - 1, std::memory_order_relaxed);
+    for (int i = 0; i + 1 < ran; ++i) threads_[i]->go.release();
     // The pooled threads use fn until they are done: wait for them even when the caller's part throws.
     std::exception_ptr error;
     try {
@@ -86,44 +101,67 @@ class ThreadPool {
     } catch (...) {
       error = std::current_exception();
     }
-    std::unique_lock lock(mu_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    if (ran > 1) done_.acquire();
     job_ = nullptr;
     if (error) std::rethrow_exception(error);
     return ran;
   }
 
  private:
-  void loop(int id, std::uint64_t seen) {
-    for (;;) {
-      const std::function<void(int)>* job;
-      {
-        std::unique_lock lock(mu_);
-        wake_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
-        if (id >= job_threads_) continue;
-        job = job_;
+  struct Pooled {
+    std::binary_semaphore go{0};  // released once per call the thread takes part in
+    std::thread thread;
+  };
+
+  // Threads up to n - 1 (mu_ held), each warmed up before it parks.
+  void grow(int n) {
+    while (static_cast<int>(threads_.size()) < n - 1) {
+      auto pooled = std::make_unique<Pooled>();
+      const int id = static_cast<int>(threads_.size()) + 1;
+      try {
+        pooled->thread = std::thread(&ThreadPool::loop, this, std::ref(pooled->go), id);
+      } catch (const std::system_error& e) {
+        warn_refused(id, n, e);
+        break;
       }
-      (*job)(id);
-      std::lock_guard lock(mu_);
-      if (--pending_ == 0) done_.notify_one();
+      threads_.push_back(std::move(pooled));
     }
   }
 
-  std::mutex mu_;
-  std::condition_variable wake_, done_;
-  std::vector<std::thread> threads_;
+  void loop(std::binary_semaphore& go, int id) {
+    warm_up_thread();
+    // The first count's tables come from the pool (populated.hpp): its first huge page (~0.3 ms to fault)
+    // is mapped here too, while the command loads its graph.
+    if (id == 1) populated_detail::reserve_pool_page();
+    for (;;) {
+      go.acquire();
+      (*job_)(id);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.release();
+    }
+  }
+
+  std::mutex mu_;  // held by the call in progress
+  std::vector<std::unique_ptr<Pooled>> threads_;
   const std::function<void(int)>* job_ = nullptr;  // the call in progress
-  int job_threads_ = 0, pending_ = 0;
-  std::uint64_t generation_ = 0;  // calls so far
+  std::atomic<int> pending_{0};                    // pooled threads still in the call
+  std::binary_semaphore done_{0};                  // released by the call's last pooled thread
 };
+
+ThreadPool& thread_pool() {
+  static ThreadPool* pool = new ThreadPool;
+  return *pool;
+}
 
 }  // namespace
 
 int run_on_threads(int n, const std::function<void(int)>& fn) {
-  static ThreadPool* pool = new ThreadPool;
-  if (const int ran = pool->run(n, fn)) return ran;
+  if (const int ran = thread_pool().run(n, fn)) return ran;
   return spawn_threads(n, fn);
+}
+
+int prestart_threads(int n) {
+  thread_pool().prestart(n);
+  return n;
 }
 
 LocalGraph parse_local_graph(const std::string& s) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/csr.hpp"
+#include "graph/populated.hpp"
 
 namespace core::graph {
 
@@ -30,6 +31,10 @@ struct ExecStats {
   double largest_task_s = 0;
 };
 
+// For every vertex v, how many neighbours have a smaller id (the oriented prefix of N(v)): lower_degrees
+// (matcher.hpp). Populated (populated.hpp): fresh pages of a large graph's array cost a fault each.
+using LowerDegrees = PopulatedVector<std::uint32_t>;
+
 struct ExecOptions {
   int threads = 1;
   int rank = 0;        // this process's share of the outer loop ...
@@ -37,6 +42,7 @@ struct ExecOptions {
   LocalGraph local_graph = LocalGraph::by_plan;
   bool split_roots = true;    // count_matches: heavy roots become several tasks (RootSplit)
   ExecStats* stats = nullptr;  // when set, parallel_roots adds its measurements
+  const LowerDegrees* lower = nullptr;  // the graph's, computed once with it (else by every call that needs them)
 };
 
 // A task of one heavy root: its level-1 candidates at positions [first, last).
@@ -77,6 +83,11 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
 // fn, or from another thread) starts threads of its own. fn must not throw on the other threads; the caller's
 // fn(0) may (rethrown once the others are done).
 int run_on_threads(int n, const std::function<void(int)>& fn);
+
+// Starts the pool's threads for a later run_on_threads(n) now, without waiting for them: a command calls it
+// before loading its input, so the threads' start-up (a thread, its stack and heap pages: ~0.5 ms here)
+// overlaps the load instead of the first parallel phase. Returns n.
+int prestart_threads(int n);
 
 // f(t, i) for every i in [0, count), on up to `threads` threads (t: the thread), items taken in turn.
 template <class F>

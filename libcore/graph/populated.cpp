@@ -50,15 +50,14 @@ class Pool {
       if (have > len) free_.emplace(have - len, static_cast<char*>(p) + len);
       return p;
     }
-    if (static_cast<std::size_t>(end_ - next_) < len) {
-      if (end_ > next_) free_.emplace(end_ - next_, next_);
-      next_ = static_cast<char*>(map_huge(kHugePage));
-      end_ = next_ + kHugePage;
-      mapped_ += kHugePage;
-    }
+    if (static_cast<std::size_t>(end_ - next_) < len) add_page();
     void* p = next_;
     next_ += len;
     return p;
+  }
+  void reserve() {
+    std::lock_guard lock(mu_);
+    if (end_ == next_ && free_.empty()) add_page();
   }
   void give(void* p, std::size_t len) {
     std::lock_guard lock(mu_);
@@ -70,6 +69,14 @@ class Pool {
   }
 
  private:
+  // A fresh huge page to carve from (mu_ held); the old one's rest is kept as a free block.
+  void add_page() {
+    if (end_ > next_) free_.emplace(end_ - next_, next_);
+    next_ = static_cast<char*>(map_huge(kHugePage));
+    end_ = next_ + kHugePage;
+    mapped_ += kHugePage;
+  }
+
   std::mutex mu_;
   std::multimap<std::size_t, void*> free_;
   char* next_ = nullptr;
@@ -95,5 +102,7 @@ void release(void* p, std::size_t bytes) {
 }
 
 std::size_t pool_mapped_bytes() { return pool().mapped(); }
+
+void reserve_pool_page() { pool().reserve(); }
 
 }  // namespace core::graph::populated_detail

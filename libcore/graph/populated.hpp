@@ -26,6 +26,7 @@ constexpr std::size_t kOwnMapBytes = std::size_t{1} << 20;  // smallest request 
 void* allocate(std::size_t bytes);              // bytes >= kPoolBytes; throws std::bad_alloc
 void release(void* p, std::size_t bytes);       // as allocated
 std::size_t pool_mapped_bytes();                // the pool's huge pages so far (tests)
+void reserve_pool_page();                       // maps a huge page for the pool unless it has one with room
 
 }  // namespace populated_detail
 

@@ -17,7 +17,7 @@ OrientedTriangles oriented_triangle_counts(const Graph& g, const ExecOptions& op
   if (opt.world_size != 1) throw std::logic_error("triangle tables are computed in one process");
   OrientedTriangles oc;
   const Vertex n = g.n();
-  oc.lower = lower_degrees(g, opt.threads);
+  oc.lower = lower_degrees(g, opt, oc.own_lower);
   oc.first.resize(std::size_t{n} + 1);
   for (Vertex v = 0; v < n; ++v) oc.first[v + 1] = oc.first[v] + oc.lower[v];
   oc.t.resize(oc.first[n]);

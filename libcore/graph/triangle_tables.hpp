@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "graph/csr.hpp"
@@ -29,7 +30,11 @@ constexpr std::size_t kTrianglePrivateBytes = std::size_t{512} << 20;
 // counter per edge (t <= the largest degree), 4 m bytes that stay in cache better than a CSR-wide
 // table. Single process (opt.world_size 1).
 struct OrientedTriangles {
-  LowerDegrees lower;                    // |N+(v)| (lower_degrees)
+  OrientedTriangles() = default;
+  OrientedTriangles(OrientedTriangles&&) = default;  // `lower` may view own_lower: moved, never copied
+  OrientedTriangles& operator=(OrientedTriangles&&) = default;
+  LowerDegrees own_lower;                // lower_degrees(g) unless the caller had them (ExecOptions::lower)
+  std::span<const std::uint32_t> lower;  // |N+(v)|
   PopulatedVector<EdgeIndex> first;      // n + 1 prefix sums of lower
   PopulatedVector<std::uint32_t> t;
   std::uint64_t triangles() const;       // the sum of t over the edges / 3

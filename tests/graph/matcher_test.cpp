@@ -344,11 +344,13 @@ TEST_CASE("pattern decomposition at every cut matches brute force: 4-6-vertex pa
         if (ds.empty()) break;
         any = true;
         const std::uint64_t expect = test::brute_force_count(g, p, false);
+        const LowerDegrees lower = lower_degrees(g);  // as a command computes them once per graph
         CAPTURE(p.to_string());
         for (const CountPlan& d : ds) {
           CAPTURE(d.to_text());
           ++cuts;
           CHECK(count_with(g, d, {2, 0, 1}) == expect);
+          CHECK(count_with(g, d, {.threads = 2, .lower = &lower}) == expect);
         }
         CHECK(count_with(g, choose_count_plan(p, Induced::edge, stats), {1, 0, 1}) == expect);
         p.set_labels({});
@@ -766,6 +768,21 @@ TEST_CASE("run_on_threads runs every index once, all at the same time, also nest
     CHECK(others.load() == 2);
   }
   CHECK(run_on_threads(2, [](int) {}) == 2);
+  // Threads started ahead (a command does so before loading its graph) run the next call.
+  CHECK(prestart_threads(5) == 5);
+  std::atomic<int> sum{0};
+  CHECK(run_on_threads(5, [&](int t) { sum += t; }) == 5);
+  CHECK(sum.load() == 10);
+}
+
+TEST_CASE("oriented degrees computed once for the graph serve every count on it, and no other graph's") {
+  const Graph g = relabel_by_degree(generate_gnp(40, 0.3, 5)), other = relabel_by_degree(generate_gnp(41, 0.3, 5));
+  const LowerDegrees lower = lower_degrees(g, 2);
+  const Plan plan = choose_plan(named_pattern("4-clique"), Induced::edge, graph_stats(g));
+  CHECK(count_matches(g, plan, {.threads = 2, .lower = &lower}) == count_matches(g, plan, {2, 0, 1}));
+  CHECK(count_matches(g, plan, {.threads = 2, .lower = &lower}) == test::brute_force_count(g, named_pattern("4-clique"), false));
+  const LowerDegrees wrong = lower_degrees(other);
+  CHECK_THROWS_AS(count_matches(g, plan, {.threads = 2, .lower = &wrong}), std::logic_error);
 }
 
 TEST_CASE("populated vectors: pooled blocks are zeroed like std::vector's and reused after release") {
@@ -778,6 +795,9 @@ TEST_CASE("populated vectors: pooled blocks are zeroed like std::vector's and re
   }
   const std::size_t mapped = populated_detail::pool_mapped_bytes();
   CHECK(mapped >= mapped_before);
+  // Reserving a page (pooled threads do so as they start) maps none while the pool has room.
+  populated_detail::reserve_pool_page();
+  CHECK(populated_detail::pool_mapped_bytes() == mapped);
   // The released blocks serve the next requests: no new huge page, and value-initialised contents.
   PopulatedVector<std::uint64_t> c(90000), d(30000);
   CHECK(std::all_of(c.begin(), c.end(), [](std::uint64_t x) { return x == 0; }));
