@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "graph/clique_tables.hpp"
 #include "graph/cycle_tables.hpp"
 #include "graph/matcher.hpp"
 #include "graph/triangle_tables.hpp"
@@ -358,7 +359,9 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       d->tables.push_back(choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix));
       d->tables.back().root_common = false;  // count_per_edge runs level 1 itself (no root tables)
       const int cycle = rooted_cycle_length(d->tables.back(), fixed);
+      const int clique = rooted_clique_size(d->tables.back(), fixed);
       cost += is_rooted_triangle(d->tables.back(), fixed)     ? triangle_table_cost(stats)
+              : clique ? clique_table_cost(stats, choose_plan(d->tables.back().pattern, Induced::edge, stats, formula))
               : is_pendant(d->tables.back(), fixed)           ? stats.n
               : cycle                                         ? cycle_table_cost(stats, cycle, fixed)
               : rooted_square_pendant(d->tables.back(), fixed) ? square_pendant_cost(stats)
@@ -800,6 +803,19 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
     }
     return *tri;
   };
+  // One local-graph pass per clique size serves its clique tables (and gives the clique count).
+  std::map<int, OrientedCliques> cliques;
+  const auto clique_pass = [&](const Plan& t) -> const OrientedCliques& {
+    const int k = t.size();
+    auto it = cliques.find(k);
+    if (it == cliques.end()) {
+      it = cliques.emplace(k, oriented_clique_counts(g, k, whole)).first;
+      __int128 embeddings = static_cast<__int128>(it->second.cliques());
+      for (int f = 2; f <= k; ++f) embeddings *= f;  // |Aut| = k!
+      known[canonical_form(t.pattern).to_string()] = opt.rank == 0 ? embeddings : 0;
+    }
+    return it->second;
+  };
   const auto triangle_table = [&](const Decomposition::Component& c) {
     return is_rooted_triangle(d.tables[c.table], static_cast<int>(c.attach.size()));
   };
@@ -822,6 +838,15 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
         const OrientedTriangles& ot = triangles();
         if (!oriented) ext[c.table] = edge_triangle_counts(g, ot);
       }
+      continue;
+    }
+    if (const int k = rooted_clique_size(t, fixed)) {  // embeddings: (k-1)! cliques through v, (k-2)! through (v, w)
+      const OrientedCliques& oc = clique_pass(t);
+      ext[c.table] = fixed == 1 ? vertex_clique_counts(g, oc) : edge_clique_counts(g, oc);
+      std::uint64_t orders = 1;
+      for (int f = 2; f <= k - fixed; ++f) orders *= f;
+      for (auto& x : ext[c.table])
+        if (__builtin_mul_overflow(x, orders, &x)) overflow();
       continue;
     }
     if (is_pendant(t, fixed)) {  // one vertex hanging off the cut vertex: its degree
@@ -954,6 +979,7 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
   const Plan& t = d.tables[c.table];
   const int fixed = static_cast<int>(c.attach.size());
   return is_rooted_triangle(t, fixed)    ? "triangles, one oriented pass"
+         : rooted_clique_size(t, fixed) ? std::to_string(t.size()) + "-cliques, one pass over the local graphs"
          : is_pendant(t, fixed)          ? "degrees"
          : rooted_cycle_length(t, fixed) ? cycle_table_kind(rooted_cycle_length(t, fixed), fixed)
          : rooted_square_pendant(t, fixed) ? "4-cycles with a pendant through the edge, from wedge walks"

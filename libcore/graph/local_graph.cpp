@@ -2,8 +2,10 @@
 #include "graph/local_graph.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <limits>
+#include <stdexcept>
 
 #include "graph/set_ops.hpp"
 
@@ -29,8 +31,9 @@ std::uint64_t and_popcount(const std::uint64_t* a, const std::uint64_t* b, std::
 
 }  // namespace
 
-LocalCliqueCounter::LocalCliqueCounter(const Graph& g, const LowerDegrees& lower, int k)
-    : g_(g), lower_(lower), k_(k) {
+LocalCliqueCounter::LocalCliqueCounter(const Graph& g, const LowerDegrees& lower, int k, bool edge_slots)
+    : g_(g), lower_(lower), k_(k), edge_slots_(edge_slots) {
+  if (edge_slots && k < 4) throw std::logic_error("edge slots are kept for cliques of 4 or more vertices");
   if (k == 3) {  // triangles build no rows, only mark the root's prefix
     marked_.assign(g.n(), 0);
     return;
@@ -38,28 +41,57 @@ LocalCliqueCounter::LocalCliqueCounter(const Graph& g, const LowerDegrees& lower
   pos_.assign(g.n(), kAbsent);
   std::uint32_t widest = 0;
   for (Vertex v = 0; v < g.n(); ++v)
-    if (fits(v)) widest = std::max(widest, lower[v]);
+    if (edge_slots || fits(v)) widest = std::max(widest, lower[v]);
   words_ = std::max<std::uint32_t>(1, words_below(widest));
   bits_.resize(std::size_t{widest} * words_);
-  cand_.resize(static_cast<std::size_t>(std::max(1, k - 3)) * words_);
+  cand_.resize(static_cast<std::size_t>(std::max(1, k - 2)) * words_);
+  if (edge_slots) {
+    row_first_.resize(std::size_t{widest} + 1);
+    rank_.resize(std::size_t{widest} * words_);
+    root_.resize(widest);
+    chosen_.resize(k);
+  }
 }
 
-void LocalCliqueCounter::build_rows(Vertex v, std::uint32_t rows) {
+void LocalCliqueCounter::build_rows(Vertex v, std::uint32_t rows, const EdgeIndex* first) {
   const Vertex* nv = g_.adj.data() + g_.offsets[v];
   const std::uint32_t d = lower_[v];
   for (std::uint32_t i = 0; i < d; ++i) pos_[nv[i]] = i;
   std::fill_n(bits_.begin(), std::size_t{rows} * words_, 0);
+  std::size_t slots = 0;
   for (std::uint32_t i = 0; i < rows; ++i) {
     // N+(u) holds ids below u, so every hit is a local vertex below i.
     const Vertex u = nv[i];
     const Vertex* nu = g_.adj.data() + g_.offsets[u];
     std::uint64_t* r = bits_.data() + std::size_t{i} * words_;
-    for (std::uint32_t e = 0, du = lower_[u]; e < du; ++e) {
+    const std::uint32_t du = lower_[u];
+    if (!first) {
+      for (std::uint32_t e = 0; e < du; ++e) {
+        const std::uint32_t p = pos_[nu[e]];
+        if (p != kAbsent) r[p / 64] |= std::uint64_t{1} << (p % 64);
+      }
+      continue;
+    }
+    // N+(u) and N+(v) are sorted by id, so the bits come in increasing order, each with its slot.
+    row_first_[i] = static_cast<std::uint32_t>(slots);
+    if (slots_.size() < slots + du) slots_.resize(std::max(2 * slots_.size(), slots + du));
+    for (std::uint32_t e = 0; e < du; ++e) {
       const std::uint32_t p = pos_[nu[e]];
-      if (p != kAbsent) r[p / 64] |= std::uint64_t{1} << (p % 64);
+      if (p == kAbsent) continue;
+      r[p / 64] |= std::uint64_t{1} << (p % 64);
+      slots_[slots++] = first[u] + e;
+    }
+    for (std::uint32_t w = 0, before = 0, words = words_below(i); w < words; ++w) {
+      rank_[std::size_t{i} * words_ + w] = before;
+      before += static_cast<std::uint32_t>(std::popcount(r[w]));
     }
   }
   for (std::uint32_t i = 0; i < d; ++i) pos_[nv[i]] = kAbsent;
+}
+
+EdgeIndex LocalCliqueCounter::slot(std::uint32_t i, std::uint32_t j) const {
+  const std::uint64_t below_j = row(i)[j / 64] & ((std::uint64_t{1} << (j % 64)) - 1);
+  return slots_[row_first_[i] + rank_[std::size_t{i} * words_ + j / 64] + static_cast<std::uint32_t>(std::popcount(below_j))];
 }
 
 // The cliques completing a partial match by `left` more vertices, all in cand (words words).
@@ -107,6 +139,66 @@ std::uint64_t LocalCliqueCounter::count_root(Vertex v, std::uint32_t begin, std:
   for (std::uint32_t i = begin; i < end; ++i) total += extend(row(i), words_below(i), k_ - 2, 0);
   return total;
 }
+
+namespace {
+
+template <bool kAtomic>
+void bump(std::uint64_t& x, std::uint64_t by) {
+  if constexpr (kAtomic) std::atomic_ref<std::uint64_t>(x).fetch_add(by, std::memory_order_relaxed);
+  else x += by;
+}
+
+}  // namespace
+
+// The cliques completing chosen_[0..depth) (local vertices, decreasing) by `left` more, all in cand: a
+// prefix with c completions adds c to each of its edges, and each last vertex l adds 1 to its edges.
+template <bool kAtomic>
+void LocalCliqueCounter::tally(const std::uint64_t* cand, std::uint32_t words, int left, int depth, std::uint64_t* t) {
+  if (left == 1) {
+    const std::uint64_t c = popcount(cand, words);
+    if (c == 0) return;
+    for (int x = 0; x < depth; ++x) {
+      root_[chosen_[x]] += c;
+      for (int y = x + 1; y < depth; ++y) bump<kAtomic>(t[slot(chosen_[x], chosen_[y])], c);
+    }
+    for (std::uint32_t w = 0; w < words; ++w)
+      for (std::uint64_t m = cand[w]; m; m &= m - 1) {
+        const std::uint32_t l = w * 64 + static_cast<std::uint32_t>(std::countr_zero(m));
+        ++root_[l];
+        for (int x = 0; x < depth; ++x) bump<kAtomic>(t[slot(chosen_[x], l)], 1);
+      }
+    return;
+  }
+  std::uint64_t* next = cand_.data() + static_cast<std::size_t>(depth) * words_;
+  for (std::uint32_t w = 0; w < words; ++w)
+    for (std::uint64_t m = cand[w]; m; m &= m - 1) {
+      const std::uint32_t j = w * 64 + static_cast<std::uint32_t>(std::countr_zero(m));
+      const std::uint32_t wj = words_below(j);
+      const std::uint64_t* r = row(j);
+      std::uint64_t any = 0;
+      for (std::uint32_t x = 0; x < wj; ++x) any |= next[x] = cand[x] & r[x];
+      chosen_[depth] = j;
+      if (any) tally<kAtomic>(next, wj, left - 1, depth + 1, t);
+    }
+}
+
+template <bool kAtomic>
+void LocalCliqueCounter::add_edge_cliques(Vertex v, std::uint64_t* t, const EdgeIndex* first) {
+  if (!edge_slots_) throw std::logic_error("add_edge_cliques needs a counter made with edge_slots");
+  const std::uint32_t d = lower_[v];
+  if (d + 1 < static_cast<std::uint32_t>(k_)) return;
+  build_rows(v, d, first);
+  std::fill_n(root_.begin(), d, 0);
+  for (std::uint32_t i = static_cast<std::uint32_t>(k_ - 2); i < d; ++i) {
+    chosen_[0] = i;
+    tally<kAtomic>(row(i), words_below(i), k_ - 2, 1, t);
+  }
+  for (std::uint32_t x = 0; x < d; ++x)
+    if (root_[x]) bump<kAtomic>(t[first[v] + x], root_[x]);
+}
+
+template void LocalCliqueCounter::add_edge_cliques<false>(Vertex, std::uint64_t*, const EdgeIndex*);
+template void LocalCliqueCounter::add_edge_cliques<true>(Vertex, std::uint64_t*, const EdgeIndex*);
 
 bool is_clique_chain(const Plan& plan) {
   const int k = plan.size();

@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -100,5 +101,36 @@ void parallel_chunks(int threads, std::uint64_t count, const F& f) {
   if (threads == 1) return work(0);
   run_on_threads(threads, work);
 }
+
+// Counters that several threads add to (tables of pattern decomposition): thread 0 adds into the result,
+// every other thread into its own copy (allocated on its first use, summed into the result by take()) while
+// those copies fit in private_bytes; beyond that all threads add to the result, atomically (atomic()).
+template <class T>
+class ThreadCounters {
+ public:
+  ThreadCounters(std::size_t size, int threads, std::size_t private_bytes)
+      : result_(size, 0), copies_(std::max(1, threads)),
+        atomic_(threads > 1 && size * sizeof(T) * static_cast<std::size_t>(threads - 1) > private_bytes) {}
+  bool atomic() const { return atomic_; }
+  // Where `thread` adds (the result itself when atomic()).
+  T* of(int thread) {
+    if (thread == 0 || atomic_) return result_.data();
+    auto& copy = copies_[thread];
+    if (copy.empty()) copy.assign(result_.size(), 0);
+    return copy.data();
+  }
+  // The sums, once every thread is done.
+  PopulatedVector<T> take() {
+    for (const auto& copy : copies_)
+      for (std::size_t i = 0; i < copy.size(); ++i) result_[i] += copy[i];
+    copies_.clear();
+    return std::move(result_);
+  }
+
+ private:
+  PopulatedVector<T> result_;
+  std::vector<PopulatedVector<T>> copies_;
+  bool atomic_;
+};
 
 }  // namespace core::graph

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <stdexcept>
 
+#include "graph/oriented_edges.hpp"
+
 namespace core::graph {
 
 namespace {
@@ -20,27 +22,23 @@ OrientedTriangles oriented_triangle_counts(const Graph& g, const ExecOptions& op
   oc.lower = lower_degrees(g, opt, oc.own_lower);
   oc.first.resize(std::size_t{n} + 1);
   for (Vertex v = 0; v < n; ++v) oc.first[v + 1] = oc.first[v] + oc.lower[v];
-  oc.t.resize(oc.first[n]);
   // Per thread: pos[x] = 1 + the position of x in N+(v) while v is the root (0: not in N+(v)), and
   // found[1 + i] the triangles through the edge to N+(v)[i] (added to t once per root); found[0]
   // takes the increments of the misses, so the scan has no branch.
   struct alignas(64) Scratch {
     PopulatedVector<std::uint32_t> pos;
     std::vector<std::uint32_t> found;
-    PopulatedVector<std::uint32_t> t;  // this thread's counts (threads > 0 with private tables)
   };
   std::vector<Scratch> scratch(opt.threads);
-  // Another root's row (the edge u-w) is shared between threads: each thread counts into its own
-  // table, summed at the end, where they fit in private_bytes; atomic increments otherwise.
-  const bool atomic = opt.threads > 1 && oc.t.size() * sizeof(std::uint32_t) * (opt.threads - 1) > private_bytes;
+  // Another root's row (the edge u-w) is shared between threads.
+  ThreadCounters<std::uint32_t> counts(oc.first[n], opt.threads, private_bytes);
   const Vertex* adj = g.adj.data();
   const std::uint32_t* lower = oc.lower.data();
   const EdgeIndex* first = oc.first.data();
   const auto roots = [&]<bool kAtomic>(int th, Vertex begin, Vertex end) {
     Scratch& s = scratch[th];
     if (s.pos.empty()) s.pos.assign(n, 0);
-    if (!kAtomic && th > 0 && s.t.empty()) s.t.assign(oc.t.size(), 0);
-    std::uint32_t* t = th > 0 && !kAtomic ? s.t.data() : oc.t.data();
+    std::uint32_t* t = counts.of(th);
     std::uint32_t* pos = s.pos.data();
     for (Vertex v = begin; v < end; ++v) {
       const Vertex* nv = adj + g.offsets[v];
@@ -81,12 +79,10 @@ OrientedTriangles oriented_triangle_counts(const Graph& g, const ExecOptions& op
     }
   };
   parallel_roots(n, opt, [&](int th, Vertex begin, Vertex end) {
-    if (atomic) roots.template operator()<true>(th, begin, end);
+    if (counts.atomic()) roots.template operator()<true>(th, begin, end);
     else roots.template operator()<false>(th, begin, end);
   });
-  for (const Scratch& s : scratch)
-    if (!s.t.empty())
-      for (std::size_t e = 0; e < oc.t.size(); ++e) oc.t[e] += s.t[e];
+  oc.t = counts.take();
   return oc;
 }
 
@@ -101,17 +97,7 @@ CountTable edge_triangle_counts(const Graph& g, const ExecOptions& opt, std::siz
 }
 
 CountTable edge_triangle_counts(const Graph& g, const OrientedTriangles& oc) {
-  // Each oriented edge's count goes to its lower slot (v, w < v) and to (w, v): for a fixed w the
-  // larger neighbours v come in increasing order, as they follow the prefix in w's sorted list.
-  CountTable t(g.adj.size());
-  PopulatedVector<EdgeIndex> next(g.n());
-  for (Vertex w = 0; w < g.n(); ++w) next[w] = g.offsets[w] + oc.lower[w];
-  for (Vertex v = 0; v < g.n(); ++v)
-    for (std::uint32_t i = 0; i < oc.lower[v]; ++i) {
-      const EdgeIndex s = g.offsets[v] + i;
-      t[s] = t[next[g.adj[s]]++] = oc.t[oc.first[v] + i];
-    }
-  return t;
+  return symmetric_edge_table<std::uint32_t>(g, oc.lower, oc.first, oc.t);
 }
 
 CountTable vertex_triangle_counts(const Graph& g, const ExecOptions& opt, std::size_t private_bytes) {
@@ -119,16 +105,7 @@ CountTable vertex_triangle_counts(const Graph& g, const ExecOptions& opt, std::s
 }
 
 CountTable vertex_triangle_counts(const Graph& g, const OrientedTriangles& oc) {
-  // Each triangle through v holds two of its edges: tri(v) = half the sum of t over them.
-  CountTable tri(g.n(), 0);
-  for (Vertex v = 0; v < g.n(); ++v)
-    for (std::uint32_t i = 0; i < oc.lower[v]; ++i) {
-      const std::uint32_t x = oc.t[oc.first[v] + i];
-      tri[v] += x;
-      tri[g.adj[g.offsets[v] + i]] += x;
-    }
-  for (auto& x : tri) x /= 2;
-  return tri;
+  return vertex_table<std::uint32_t>(g, oc.lower, oc.first, oc.t, 2);  // each triangle through v holds two of its edges
 }
 
 bool is_rooted_triangle(const Plan& table, int fixed) {
