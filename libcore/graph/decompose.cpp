@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "graph/apex.hpp"
 #include "graph/clique_tables.hpp"
 #include "graph/cycle_tables.hpp"
 #include "graph/matcher.hpp"
@@ -20,15 +21,6 @@
 
 namespace core::graph {
 
-namespace {
-
-using Memo = std::map<std::string, CountPlan>;
-
-// Larger patterns are not decomposed: their quotients (up to Bell(k-1) partitions, each planned)
-// would make planning slower than most counts.
-constexpr int kMaxDecomposed = 7;
-
-// P[vertices], vertex i of the result being vertices[i] (labels kept).
 Pattern subpattern(const Pattern& p, const std::vector<int>& vertices) {
   Pattern q(static_cast<int>(vertices.size()));
   for (std::size_t i = 0; i < vertices.size(); ++i)
@@ -41,6 +33,15 @@ Pattern subpattern(const Pattern& p, const std::vector<int>& vertices) {
   }
   return q;
 }
+
+namespace {
+
+using Memo = std::map<std::string, CountPlan>;
+
+// Larger patterns are not decomposed: their quotients (up to Bell(k-1) partitions, each planned)
+// would make planning slower than most counts.
+constexpr int kMaxDecomposed = 7;
+
 
 std::vector<int> members(std::uint32_t mask) {
   std::vector<int> out;
@@ -373,6 +374,13 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
   return with_quotients(cost);
 }
 
+// Counting through an apex (apex.hpp) is priced only where the best plan is predicted to take longer than
+// this (~40 ms; a decomposition, whose tables the model prices better, ~0.1 s): the sampled neighbourhoods
+// cost 5-20 ms of planning (as-22july06's K5 minus an edge, 3.5e7 units: 0.023 CPU s either way, planning
+// 7 ms instead of 2).
+constexpr double kApexWorthPricing = 4e7;
+constexpr double kApexWorthPricingDecomposed = 1e8;
+
 CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo) {
   const std::string key = canonical_form(p).to_string();
   if (auto it = memo.find(key); it != memo.end()) return it->second;  // counts do not depend on numbering
@@ -398,6 +406,17 @@ CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Mem
       }
     }
   }
+  // A cone pattern whose best count takes long enough to pay for sampling its neighbourhoods.
+  // An enumerating plan is priced by the sampled neighbourhoods too where that says more: the whole graph's
+  // closure underprices the dense neighbourhoods (wiki-Vote's 4-wheel: 2.5e8 units for 3.6 CPU s).
+  if (!keep && best.predicted_cost > (best.decomposition ? kApexWorthPricingDecomposed : kApexWorthPricing))
+    if (double enumerated = 0; auto cone = apex_count_plan(p, stats, formula, &enumerated)) {
+      const double incumbent = best.decomposition ? best.predicted_cost : std::max(best.predicted_cost, enumerated);
+      if (cone->predicted_cost < incumbent) {
+        cone->plan = std::move(best.plan);
+        best = std::move(*cone);
+      }
+    }
   memo[key] = best;
   return best;
 }
@@ -429,6 +448,27 @@ std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats,
     out.back().plan = plan;
   }
   return out;
+}
+
+std::optional<CountPlan> apex_count_plan(const Pattern& p, const GraphStats& stats, Formula formula, double* enumerated) {
+  const int a = apex_vertex(p);
+  if (a < 0 || !stats.graph) return std::nullopt;
+  std::vector<int> others;
+  for (int v = 0; v < p.size(); ++v)
+    if (v != a) others.push_back(v);
+  const Pattern rest = subpattern(p, others);
+  if (!rest.connected()) return std::nullopt;
+  ApexPricing priced = apex_pricing(*stats.graph, rest, formula);
+  CountPlan cp;
+  cp.plan = choose_plan(p, Induced::edge, stats, formula);
+  cp.apex = std::make_shared<const ApexPlan>(ApexPlan{a, std::move(priced.rest)});
+  cp.predicted_cost = priced.cost;
+  // Enumerating p breaks the symmetry between apexes in one orbit (K5 minus an edge has three), which the
+  // neighbourhoods' own enumeration, the apex fixed, does not.
+  std::uint32_t orbit = 0;
+  for (const Perm& sigma : automorphisms(p)) orbit |= 1u << sigma[a];
+  if (enumerated) *enumerated = priced.enumerated / std::popcount(orbit);
+  return cp;
 }
 
 namespace {
@@ -906,6 +946,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
 // This rank's share of the embeddings of cp's pattern (see embedding_share).
 __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt, const PlanCounter& count_plan,
                      KnownCounts& known) {
+  if (cp.apex) return apex_embedding_share(g, *cp.apex, opt);
   if (!cp.decomposition) {
     const std::uint64_t n = count_plan ? count_plan(cp.plan, opt) : count_matches(g, cp.plan, opt);
     return static_cast<__int128>(n) * cp.plan.automorphisms;  // < 2^64 x 7!
@@ -992,6 +1033,13 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
 nlohmann::json CountPlan::to_json() const {
   nlohmann::json j = plan.to_json();
   j["predicted_cost"] = predicted_cost;
+  if (apex) {
+    j["formula"] = "apex";
+    j["decomposition"] = nullptr;
+    j["apex"] = {{"vertex", apex->vertex}, {"rest", apex->rest.to_json()}};
+    return j;
+  }
+  j["apex"] = nullptr;
   if (!decomposition) {
     j["decomposition"] = nullptr;
     return j;
@@ -1022,6 +1070,15 @@ nlohmann::json CountPlan::to_json() const {
 }
 
 std::string CountPlan::to_text() const {
+  if (apex) {
+    std::ostringstream os;
+    os << "pattern " << plan.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms
+       << ") counted through its apex, vertex " << apex->vertex
+       << ": the rest counted in every vertex's neighbourhood graph, by\n"
+       << apex->rest.to_text() << "predicted cost " << predicted_cost << " (enumerating plan: " << plan.predicted_cost
+       << ")\n";
+    return os.str();
+  }
   if (!decomposition) return plan.to_text();
   const Decomposition& d = *decomposition;
   std::ostringstream os;

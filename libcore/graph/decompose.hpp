@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,12 +45,14 @@
 namespace core::graph {
 
 struct Decomposition;
+struct ApexPlan;
 
 // How one pattern is counted: by `plan` (always set: also the enumerating plan of a decomposed
-// pattern, for reports), or by `decomposition` when that is set.
+// pattern, for reports), or by `decomposition` or `apex` when one is set.
 struct CountPlan {
   Plan plan;
   std::shared_ptr<const Decomposition> decomposition;
+  std::shared_ptr<const ApexPlan> apex;
   double predicted_cost = 0;
 
   nlohmann::json to_json() const;
@@ -94,6 +97,16 @@ struct Decomposition {
   bool pair_cut() const { return common_power + path3_power + path4_power + edge_power > 0; }
 };
 
+// A cone pattern counted through its apex (apex.hpp): `vertex` is adjacent to every other pattern vertex,
+// and `rest` counts the others (the pattern without it) in each graph vertex's neighbourhood.
+struct ApexPlan {
+  int vertex = -1;
+  CountPlan rest;
+};
+
+// P[vertices], vertex i of the result being vertices[i] (labels kept).
+Pattern subpattern(const Pattern& p, const std::vector<int>& vertices);
+
 // The cheapest way to count p (see above); plain choose_plan for vertex-induced counting.
 CountPlan choose_count_plan(const Pattern& p, Induced induced, const GraphStats& stats,
                             Formula formula = Formula::by_cost);
@@ -101,6 +114,13 @@ CountPlan choose_count_plan(const Pattern& p, Induced induced, const GraphStats&
 // The decomposition at every admissible cut of p (edge-induced), in the order of the cuts' vertex
 // masks; quotients are counted by their best strategy. Empty when p has no admissible cut.
 std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats, Formula formula = Formula::by_cost);
+
+// p counted through an apex (apex.hpp), priced by sampled neighbourhoods: for a cone pattern (an unlabeled,
+// non-complete pattern of 4 or more vertices with a vertex adjacent to all others, the others connected) when
+// `stats` know their graph (graph_stats), else none. The planner takes it where it is the cheapest way.
+// *enumerated (when given): the sampled neighbourhoods' price of enumerating p from its apex (ApexPricing).
+std::optional<CountPlan> apex_count_plan(const Pattern& p, const GraphStats& stats, Formula formula = Formula::by_cost,
+                                         double* enumerated = nullptr);
 
 // The number of matches under `cp` (the same as count_matches of any plan of the pattern).
 // Exact or a DataError when it exceeds 2^64 - 1. Single process (opt.world_size 1).

@@ -182,8 +182,10 @@ CountPlan count_plan_for(const Pattern& p, Induced mode, const std::vector<int>&
   return cp;
 }
 
-// The plans a count under cp enumerates: cp's own, or those of its decomposition's quotients.
+// The plans a count under cp enumerates on the graph: cp's own, those of its decomposition's quotients, or
+// none through an apex (the rest is counted in neighbourhood graphs, by the interpreter).
 void collect_enumerated(const CountPlan& cp, std::vector<const Plan*>& out) {
+  if (cp.apex) return;
   if (!cp.decomposition) return out.push_back(&cp.plan);
   for (const auto& q : cp.decomposition->quotients) collect_enumerated(q.plan, out);
 }
@@ -205,8 +207,8 @@ std::pair<std::string, std::string> choose_backend(const CountPlan& cp, bool loc
                                                    const std::filesystem::path& jit_dir) {
   if (local_graph) return {"interp", "cliques in local graphs (interpreter only)"};
   const auto plans = enumerated_plans(cp);
-  if (!plans.empty() &&
-      std::all_of(plans.begin(), plans.end(), [&](const Plan* p) { return jit_kernel_cached(*p, jit_dir); }))
+  if (plans.empty()) return {"interp", "no plan enumerated on the graph (tables and neighbourhood counts: library code)"};
+  if (std::all_of(plans.begin(), plans.end(), [&](const Plan* p) { return jit_kernel_cached(*p, jit_dir); }))
     return {"jit", "kernels cached"};
   const double predicted_s = cp.predicted_cost * kSecondsPerCost / std::max(1, threads);
   if (predicted_s >= kJitPaysOffSeconds) return {"jit", fmt::format("predicted {:.1f} s of matching", predicted_s)};
@@ -224,6 +226,7 @@ nlohmann::json plan_summary(const CountPlan& cp) {
           {"formula", j["formula"]},
           {"iep", j["iep"]},
           {"decomposition", j["decomposition"]},
+          {"apex", j["apex"]},
           {"hash", cp.plan.hash()}};
 }
 
@@ -259,7 +262,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   const auto jit_dir = o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache);
   ExecOptions exec = ranks.exec(threads, parse_local_graph(o.local_graph), o.split_roots, &stats);
   exec.lower = &in.lower;
-  const bool local_graph = !cp.decomposition && uses_local_graph(plan, exec);
+  const bool local_graph = !cp.decomposition && !cp.apex && uses_local_graph(plan, exec);
   std::string backend = o.backend, backend_reason = "requested";
   if (backend == "auto") {
     std::tie(backend, backend_reason) = choose_backend(cp, local_graph, threads, jit_dir);
@@ -275,7 +278,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
       log::info("JIT kernel {} ({})", kernel->library().string(),
                 kernel->from_cache() ? "cached" : fmt::format("compiled in {:.2f} s", kernel->compile_seconds()));
     }
-    if (rundir && !cp.decomposition) write_file_atomic(rundir->artifact("kernel.cpp"), emit_cpp(plan));
+    if (rundir && !cp.decomposition && !cp.apex) write_file_atomic(rundir->artifact("kernel.cpp"), emit_cpp(plan));
     count_plan = [&](const Plan& p, const ExecOptions& e) { return kernels.at(p.hash())->count(in.graph, e); };
   }
   t.reset();

@@ -210,6 +210,25 @@ RootSplit balance_roots(std::span<const std::uint32_t> level1, int parts) {
   return split;
 }
 
+RootSplit chunk_roots(std::span<const std::uint64_t> work, int parts) {
+  std::uint64_t total = 0;
+  for (const std::uint64_t w : work) total += w;
+  const std::uint64_t piece = std::max<std::uint64_t>(1, total / static_cast<std::uint64_t>(std::max(1, parts)) / 64);
+  RootSplit split;
+  std::uint64_t chunk = 0;
+  Vertex roots = 0;
+  for (Vertex v = 0; v < work.size(); ++v) {
+    if (split.starts.empty() || chunk >= piece || roots == kChunkRoots) {
+      split.starts.push_back(v);
+      chunk = 0;
+      roots = 0;
+    }
+    chunk += work[v];
+    ++roots;
+  }
+  return split;
+}
+
 void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
                     const std::atomic<bool>* stop, const RootSplit* split) {
   if (opt.threads < 1) throw UsageError("threads must be >= 1");

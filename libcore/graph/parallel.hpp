@@ -68,6 +68,9 @@ struct RootSplit {
 // each (equal ranges of its candidates, at most one piece per candidate); chunks end where their
 // estimated work reaches 1/64 of a share or after 256 roots.
 RootSplit balance_roots(std::span<const std::uint32_t> level1, int parts);
+// Chunks of roots (no pieces) whose estimated work[v] sums to about 1/64 of a share of `parts` (a root
+// above that is a chunk alone), at most 256 roots each: tasks for roots that cannot be split.
+RootSplit chunk_roots(std::span<const std::uint64_t> work, int parts);
 
 // Calls body(thread_index, begin, end) for root ranges until all chunks are done or `stop` is set.
 // With `split`, its pieces are tasks taken first (heavy work early, so no thread is left with one

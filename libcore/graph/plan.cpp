@@ -34,15 +34,18 @@ const char* to_string(Formula f) { return f == Formula::by_cost ? "auto" : f == 
 namespace {
 
 // GraphStats::walks from kWalkRoots roots drawn uniformly (every root when n <= kWalkRoots), or
-// fewer once kWalkBudget list elements are visited (a root next to a hub of 10^6 neighbours).
+// fewer once kWalkBudget list elements are visited (a root next to a hub of 10^6 neighbours); both
+// scaled by graph_stats' effort (at least 4 roots).
 constexpr std::uint64_t kWalkRoots = 64;
 constexpr double kWalkBudget = 4e6;
 
-GraphStats::Walks sample_walks(const Graph& g, Rng& rng) {
+GraphStats::Walks sample_walks(const Graph& g, Rng& rng, double effort) {
+  const auto root_samples = static_cast<std::uint64_t>(std::max(4.0, std::round(kWalkRoots * effort)));
+  const double budget = kWalkBudget * effort;
   GraphStats::Walks w;
   const Vertex n = g.n();
   if (n == 0) return w;
-  const bool every = n <= kWalkRoots;
+  const bool every = n <= root_samples;
   std::vector<std::uint8_t> seen(n, 0), in_a(n, 0);
   std::vector<Vertex> ends;
   const auto below = [&](Vertex v, Vertex a) {
@@ -51,7 +54,7 @@ GraphStats::Walks sample_walks(const Graph& g, Rng& rng) {
   };
   double visited = 0;
   std::uint64_t roots = 0;
-  for (; roots < (every ? n : kWalkRoots) && visited < kWalkBudget; ++roots) {
+  for (; roots < (every ? n : root_samples) && visited < budget; ++roots) {
     const Vertex a = every ? static_cast<Vertex>(roots) : static_cast<Vertex>(rng.below(n));
     for (Vertex x : g.neighbors(a)) in_a[x] = 1;
     for (Vertex x : g.neighbors(a)) {
@@ -85,8 +88,9 @@ GraphStats::Walks sample_walks(const Graph& g, Rng& rng) {
 
 }  // namespace
 
-GraphStats graph_stats(const Graph& g, std::uint64_t seed) {
+GraphStats graph_stats(const Graph& g, std::uint64_t seed, double effort) {
   GraphStats s;
+  s.graph = &g;
   s.n = g.n();
   s.m = static_cast<double>(g.m());
   s.max_degree = g.max_degree();
@@ -106,7 +110,8 @@ GraphStats graph_stats(const Graph& g, std::uint64_t seed) {
   // Closure: sample wedges centred at edge endpoints; count the closed ones.
   Rng rng(seed);
   int wedges = 0, closed = 0;
-  for (int t = 0; t < 20000 && wedges < 4000 && !g.adj.empty(); ++t) {
+  const double tries = 20000 * effort, enough = 4000 * effort;
+  for (int t = 0; t < tries && wedges < enough && !g.adj.empty(); ++t) {
     const EdgeIndex e = rng.below(g.adj.size());
     const Vertex v = g.adj[e];
     const auto nb = g.neighbors(v);
@@ -117,7 +122,7 @@ GraphStats graph_stats(const Graph& g, std::uint64_t seed) {
     closed += g.has_edge(a, b) ? 1 : 0;
   }
   s.closure = std::clamp(wedges ? double(closed) / wedges : 0.0, 1e-3, 1.0);
-  s.walks = sample_walks(g, rng);
+  s.walks = sample_walks(g, rng, effort);
   if (g.labeled()) {
     for (auto l : g.labels) {
       if (static_cast<std::size_t>(l) >= s.label_fraction.size()) s.label_fraction.resize(l + 1, 0);

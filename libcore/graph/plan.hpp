@@ -26,6 +26,9 @@ const char* to_string(Induced m);
 
 // Statistics of the (relabelled) data graph that the cost model needs.
 struct GraphStats {
+  // The graph these describe (graph_stats sets it; valid while that graph lives): plans that price
+  // themselves by sampling it (apex.hpp) read it; null for stats made by hand.
+  const Graph* graph = nullptr;
   double n = 0, m = 0;
   double degree_biased = 0;      // mean degree of an edge endpoint, sum d^2 / 2m
   double out_degree_biased = 0;  // mean count of smaller-id neighbours of an edge endpoint
@@ -51,7 +54,8 @@ struct GraphStats {
   // its smallest vertex (cycle_tables.hpp, the 4-cycle's pair cut).
   double oriented_wedges = 0;
 };
-GraphStats graph_stats(const Graph& g, std::uint64_t seed = 1);
+// effort scales the samples (wedges for the closure, walk budget): < 1 for quick estimates of many graphs.
+GraphStats graph_stats(const Graph& g, std::uint64_t seed = 1, double effort = 1);
 
 // One step building a later level's candidate set. alias reuses the set another target built at
 // the same depth from identical inputs and bounds (common subexpression), src naming that target.

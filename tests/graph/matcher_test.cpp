@@ -12,6 +12,7 @@
 #include <set>
 
 #include "brute_force.hpp"
+#include "graph/apex.hpp"
 #include "graph/clique_tables.hpp"
 #include "graph/cycle_tables.hpp"
 #include "graph/decompose.hpp"
@@ -1019,6 +1020,72 @@ TEST_CASE("the planner counts cliques hanging off a vertex or an edge from cliqu
   Pattern labeled = named_pattern("4-clique");
   labeled.set_labels({0, 1, 1, 0});
   CHECK(rooted_clique_size(choose_plan(labeled, Induced::edge, stats), 1) == 0);
+}
+
+TEST_CASE("cone patterns counted through their apex: the rest in every neighbourhood = brute force") {
+  // Every connected 4-6-vertex pattern with an apex whose rest is connected (the 4-wheel, K5 minus an edge,
+  // the diamond, K4 with a triangle on an edge, the 5-wheel, ...) on a hub graph (raw and degree-ordered ids)
+  // against brute force and on R-MAT against the enumerating plan, at 1-3 threads and split over 3 ranks.
+  const std::vector<Graph> graphs = {gnp_with_hubs(16, 0.4, 3, 17), relabel_by_degree(gnp_with_hubs(16, 0.4, 3, 17)),
+                                     relabel_by_degree(generate_rmat({8, 8}, 9))};
+  int cones = 0;
+  for (int k = 4; k <= 6; ++k)
+    for (const Pattern& p : connected_patterns(k)) {
+      const GraphStats stats0 = graph_stats(graphs[0]);
+      if (!apex_count_plan(p, stats0)) continue;
+      ++cones;
+      for (const Graph& g : graphs) {
+        const GraphStats stats = graph_stats(g);
+        const auto cp = apex_count_plan(p, stats);
+        REQUIRE(cp);
+        CAPTURE(cp->to_text());
+        // Brute force on the small graphs, the enumerating plan on R-MAT.
+        const std::uint64_t expect = g.n() <= 32 ? test::brute_force_count(g, p, false)
+                                                 : count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {2});
+        for (int threads : {1, 2, 3}) CHECK(count_with(g, *cp, {threads, 0, 1}) == expect);
+        std::vector<__int128> shares;
+        for (int rank = 0; rank < 3; ++rank) shares.push_back(embedding_share(g, *cp, {2, rank, 3}));
+        CHECK(count_from_shares(*cp, shares) == expect);
+      }
+    }
+  MESSAGE("cone patterns checked: " << cones);
+  CHECK(cones == 26);  // the diamond alone among the 4-vertex patterns
+  // Which patterns are cones: a vertex adjacent to all others, the others connected; not cliques, not labeled.
+  const GraphStats stats = graph_stats(graphs[1]);
+  CHECK(apex_vertex(parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4")) == 4);  // the 4-wheel's hub
+  CHECK(apex_vertex(named_pattern("diamond")) == 1);
+  CHECK(apex_vertex(named_pattern("4-clique")) == -1);
+  CHECK(apex_vertex(named_pattern("4-cycle")) == -1);
+  CHECK(apex_vertex(named_pattern("triangle")) == -1);
+  CHECK_FALSE(apex_count_plan(named_pattern("tailed-triangle"), stats));  // its rest is an edge and a vertex
+  CHECK_FALSE(apex_count_plan(named_pattern("4-star"), stats));
+  Pattern labeled = named_pattern("diamond");
+  labeled.set_labels({0, 1, 1, 0});
+  CHECK(apex_vertex(labeled) == -1);
+  GraphStats by_hand = stats;
+  by_hand.graph = nullptr;  // no graph to sample: no apex plan
+  CHECK_FALSE(apex_count_plan(named_pattern("diamond"), by_hand));
+  // The report names the apex and the rest's plan.
+  const auto wheel = apex_count_plan(parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4"), stats);
+  REQUIRE(wheel);
+  CHECK(wheel->to_json()["formula"] == "apex");
+  CHECK(wheel->to_json()["apex"]["vertex"] == 4);
+  CHECK(wheel->to_json()["apex"]["rest"]["pattern"] == "0-1,0-2,1-3,2-3");
+  CHECK(wheel->to_text().find("counted through its apex, vertex 4") != std::string::npos);
+}
+
+TEST_CASE("the planner counts the 4-wheel through its apex where the hubs' neighbourhoods make enumeration dear") {
+  // Dense neighbourhoods under hubs: enumerating the wheel intersects N(hub) at every level, the apex plan
+  // counts 4-cycles in each neighbourhood by its pair cut.
+  const Graph g = relabel_by_degree(gnp_with_hubs(1500, 0.02, 12, 23));
+  const GraphStats stats = graph_stats(g);
+  const Pattern wheel = parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4");
+  const CountPlan cp = choose_count_plan(wheel, Induced::edge, stats);
+  CAPTURE(cp.to_text());
+  CHECK(cp.apex);
+  CHECK(count_with(g, cp, {2}) == count_matches(g, choose_plan(wheel, Induced::edge, stats, Formula::never), {2}));
+  // Formulas off: the enumerating plan, never the apex.
+  CHECK_FALSE(choose_count_plan(wheel, Induced::edge, stats, Formula::never).apex);
 }
 
 TEST_CASE("4-cycle tables from the smallest-vertex walks equal the 4-cycles through each edge and vertex") {
