@@ -2,7 +2,6 @@
 #include "graph/apex.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "common/rng.hpp"
@@ -14,19 +13,11 @@ namespace {
 
 constexpr Vertex kOutside = std::numeric_limits<Vertex>::max();
 
-// The kernel's work for intersecting lists of lengths a <= ... (set_ops.hpp): a merge of both, or beyond
-// gzk::kGallopRatio a gallop of the short one through the long one.
-double intersection_work(double a, double b) {
-  const double lo = std::max(1.0, std::min(a, b)), hi = std::max(a, b);
-  if (hi <= lo * static_cast<double>(gzk::kGallopRatio)) return a + b;
-  return lo * (1 + std::log2(hi / lo));
-}
-
 // Building G[N(h)]: its work, one intersection per neighbour.
 double build_work(const Graph& g, Vertex h) {
   double w = 0;
   const double dh = g.degree(h);
-  for (Vertex b : g.neighbors(h)) w += intersection_work(dh, g.degree(b));
+  for (Vertex b : g.neighbors(h)) w += gzk::intersection_work(dh, g.degree(b));
   return w;
 }
 

@@ -38,6 +38,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/complete_split.hpp"
 #include "graph/csr.hpp"
 #include "graph/parallel.hpp"
 #include "graph/plan.hpp"
@@ -48,11 +49,12 @@ struct Decomposition;
 struct ApexPlan;
 
 // How one pattern is counted: by `plan` (always set: also the enumerating plan of a decomposed
-// pattern, for reports), or by `decomposition` or `apex` when one is set.
+// pattern, for reports), or by `decomposition`, `apex` or `complete_split` when one is set.
 struct CountPlan {
   Plan plan;
   std::shared_ptr<const Decomposition> decomposition;
   std::shared_ptr<const ApexPlan> apex;
+  std::optional<CompleteSplit> complete_split;  // a k-clique joined to r independent vertices (complete_split.hpp)
   double predicted_cost = 0;
 
   nlohmann::json to_json() const;

@@ -183,9 +183,9 @@ CountPlan count_plan_for(const Pattern& p, Induced mode, const std::vector<int>&
 }
 
 // The plans a count under cp enumerates on the graph: cp's own, those of its decomposition's quotients, or
-// none through an apex (the rest is counted in neighbourhood graphs, by the interpreter).
+// none through an apex (the rest is counted in neighbourhood graphs, by the interpreter) or a complete split.
 void collect_enumerated(const CountPlan& cp, std::vector<const Plan*>& out) {
-  if (cp.apex) return;
+  if (cp.apex || cp.complete_split) return;
   if (!cp.decomposition) return out.push_back(&cp.plan);
   for (const auto& q : cp.decomposition->quotients) collect_enumerated(q.plan, out);
 }
@@ -227,6 +227,7 @@ nlohmann::json plan_summary(const CountPlan& cp) {
           {"iep", j["iep"]},
           {"decomposition", j["decomposition"]},
           {"apex", j["apex"]},
+          {"complete_split", j["complete_split"]},
           {"hash", cp.plan.hash()}};
 }
 
@@ -262,7 +263,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   const auto jit_dir = o.jit_cache.empty() ? default_jit_cache() : std::filesystem::path(o.jit_cache);
   ExecOptions exec = ranks.exec(threads, parse_local_graph(o.local_graph), o.split_roots, &stats);
   exec.lower = &in.lower;
-  const bool local_graph = !cp.decomposition && !cp.apex && uses_local_graph(plan, exec);
+  const bool local_graph = !cp.decomposition && !cp.apex && !cp.complete_split && uses_local_graph(plan, exec);
   std::string backend = o.backend, backend_reason = "requested";
   if (backend == "auto") {
     std::tie(backend, backend_reason) = choose_backend(cp, local_graph, threads, jit_dir);
@@ -278,7 +279,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
       log::info("JIT kernel {} ({})", kernel->library().string(),
                 kernel->from_cache() ? "cached" : fmt::format("compiled in {:.2f} s", kernel->compile_seconds()));
     }
-    if (rundir && !cp.decomposition && !cp.apex) write_file_atomic(rundir->artifact("kernel.cpp"), emit_cpp(plan));
+    if (rundir && !cp.decomposition && !cp.apex && !cp.complete_split) write_file_atomic(rundir->artifact("kernel.cpp"), emit_cpp(plan));
     count_plan = [&](const Plan& p, const ExecOptions& e) { return kernels.at(p.hash())->count(in.graph, e); };
   }
   t.reset();

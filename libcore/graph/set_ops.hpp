@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #if defined(__x86_64__)
@@ -22,6 +23,14 @@ namespace gzk {
 using u32 = std::uint32_t;
 constexpr std::size_t kGallopRatio = 24;
 constexpr std::size_t kSlack = 16;  // output slots past the result that a vector store may write
+
+// The elements intersect / intersect_count touch for lists of lengths a and b (plan cost models): both
+// merged, or beyond kGallopRatio the short one galloped through the long one (1 + log2 of the ratio each).
+inline double intersection_work(double a, double b) {
+  const double lo = std::max(1.0, std::min(a, b)), hi = std::max(a, b);
+  if (hi <= lo * static_cast<double>(kGallopRatio)) return a + b;
+  return lo * (1 + std::log2(hi / lo));
+}
 
 // First index i with a[i] >= x.
 inline std::size_t lower_index(const u32* a, std::size_t n, u32 x) {
