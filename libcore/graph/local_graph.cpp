@@ -150,25 +150,28 @@ void bump(std::uint64_t& x, std::uint64_t by) {
 
 }  // namespace
 
-// The cliques completing chosen_[0..depth) (local vertices, decreasing) by `left` more, all in cand: a
-// prefix with c completions adds c to each of its edges, and each last vertex l adds 1 to its edges.
+// The cliques completing chosen_[0..depth) (local vertices, decreasing) by their last vertex, one of cand's
+// bits: the prefix with c completions adds c to each of its edges, and each last vertex l adds 1 to its edges.
+template <bool kAtomic>
+void LocalCliqueCounter::tally_last(const std::uint64_t* cand, std::uint32_t words, int depth, std::uint64_t* t) {
+  const std::uint64_t c = popcount(cand, words);
+  if (c == 0) return;
+  for (int x = 0; x < depth; ++x) {
+    root_[chosen_[x]] += c;
+    for (int y = x + 1; y < depth; ++y) bump<kAtomic>(t[slot(chosen_[x], chosen_[y])], c);
+  }
+  for (std::uint32_t w = 0; w < words; ++w)
+    for (std::uint64_t m = cand[w]; m; m &= m - 1) {
+      const std::uint32_t l = w * 64 + static_cast<std::uint32_t>(std::countr_zero(m));
+      ++root_[l];
+      for (int x = 0; x < depth; ++x) bump<kAtomic>(t[slot(chosen_[x], l)], 1);
+    }
+}
+
+// The same with `left` >= 2 more vertices, all in cand: each bit j extends the prefix (the last level through
+// tally_last, called directly so that K4's two levels are one loop).
 template <bool kAtomic>
 void LocalCliqueCounter::tally(const std::uint64_t* cand, std::uint32_t words, int left, int depth, std::uint64_t* t) {
-  if (left == 1) {
-    const std::uint64_t c = popcount(cand, words);
-    if (c == 0) return;
-    for (int x = 0; x < depth; ++x) {
-      root_[chosen_[x]] += c;
-      for (int y = x + 1; y < depth; ++y) bump<kAtomic>(t[slot(chosen_[x], chosen_[y])], c);
-    }
-    for (std::uint32_t w = 0; w < words; ++w)
-      for (std::uint64_t m = cand[w]; m; m &= m - 1) {
-        const std::uint32_t l = w * 64 + static_cast<std::uint32_t>(std::countr_zero(m));
-        ++root_[l];
-        for (int x = 0; x < depth; ++x) bump<kAtomic>(t[slot(chosen_[x], l)], 1);
-      }
-    return;
-  }
   std::uint64_t* next = cand_.data() + static_cast<std::size_t>(depth) * words_;
   for (std::uint32_t w = 0; w < words; ++w)
     for (std::uint64_t m = cand[w]; m; m &= m - 1) {
@@ -178,7 +181,9 @@ void LocalCliqueCounter::tally(const std::uint64_t* cand, std::uint32_t words, i
       std::uint64_t any = 0;
       for (std::uint32_t x = 0; x < wj; ++x) any |= next[x] = cand[x] & r[x];
       chosen_[depth] = j;
-      if (any) tally<kAtomic>(next, wj, left - 1, depth + 1, t);
+      if (!any) continue;
+      if (left == 2) tally_last<kAtomic>(next, wj, depth + 1, t);
+      else tally<kAtomic>(next, wj, left - 1, depth + 1, t);
     }
 }
 

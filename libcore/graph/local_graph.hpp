@@ -49,6 +49,8 @@ class LocalCliqueCounter {
   std::uint64_t extend(const std::uint64_t* cand, std::uint32_t words, int left, int depth);
   template <bool kAtomic>
   void tally(const std::uint64_t* cand, std::uint32_t words, int left, int depth, std::uint64_t* t);
+  template <bool kAtomic>
+  void tally_last(const std::uint64_t* cand, std::uint32_t words, int depth, std::uint64_t* t);
   // The oriented-edge slot of local edge i-j, j < i (edge_slots).
   EdgeIndex slot(std::uint32_t i, std::uint32_t j) const;
   const std::uint64_t* row(std::uint32_t i) const { return bits_.data() + std::size_t{i} * words_; }
