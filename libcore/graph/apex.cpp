@@ -13,14 +13,6 @@ namespace {
 
 constexpr Vertex kOutside = std::numeric_limits<Vertex>::max();
 
-// Building G[N(h)]: its work, one intersection per neighbour.
-double build_work(const Graph& g, Vertex h) {
-  double w = 0;
-  const double dh = g.degree(h);
-  for (Vertex b : g.neighbors(h)) w += gzk::intersection_work(dh, g.degree(b));
-  return w;
-}
-
 // Reused per thread: pos[x] = x's index in N(h) while h is built (kOutside otherwise), the intersection.
 struct alignas(64) NeighbourhoodScratch {
   PopulatedVector<Vertex> pos;
@@ -75,7 +67,7 @@ ApexPricing apex_pricing(const Graph& g, const Pattern& rest, Formula formula) {
   double total = 0, eligible = 0;
   for (Vertex h = 0; h < g.n(); ++h) {
     const bool fits = g.degree(h) >= static_cast<std::uint32_t>(rest.size());
-    const double w = fits ? build_work(g, h) : 0;
+    const double w = fits ? neighbour_intersection_work(g, h, false) : 0;
     total += w;
     eligible += fits ? 1 : 0;
     cumulative[h] = total;
@@ -109,26 +101,26 @@ ApexPricing apex_pricing(const Graph& g, const Pattern& rest, Formula formula) {
 }
 
 __int128 apex_embedding_share(const Graph& g, const ApexPlan& ap, const ExecOptions& opt) {
-  const int k = ap.rest.plan.pattern.size();
+  const auto k = static_cast<std::uint32_t>(ap.rest.plan.pattern.size());
   const auto aut = static_cast<__int128>(ap.rest.plan.automorphisms);
   std::vector<NeighbourhoodScratch> scratch(opt.threads);
-  struct alignas(64) Sum {
-    __int128 embeddings = 0;
-  };
-  std::vector<Sum> sums(opt.threads);
   // Tasks of about equal building work: the hubs' neighbourhoods (the first ids of a degree-ordered graph)
   // one per task, so no thread is left with all of them.
   std::vector<std::uint64_t> work(g.n());
   for (Vertex h = 0; h < g.n(); ++h)
-    work[h] = g.degree(h) < static_cast<std::uint32_t>(k) ? 1 : 1 + static_cast<std::uint64_t>(build_work(g, h));
-  const RootSplit split = chunk_roots(work, opt.threads * opt.world_size);
+    work[h] = 1 + (g.degree(h) < k ? 0 : static_cast<std::uint64_t>(neighbour_intersection_work(g, h, false)));
+  const RootSplit chunks = chunk_roots(work, opt.threads * opt.world_size);
+  struct alignas(64) Sum {
+    __int128 embeddings = 0;
+  };
+  std::vector<Sum> sums(opt.threads);
   parallel_roots(g.n(), opt, [&](int th, Vertex begin, Vertex end) {
     for (Vertex h = begin; h < end; ++h) {
-      if (g.degree(h) < static_cast<std::uint32_t>(k)) continue;
+      if (g.degree(h) < k) continue;
       const Graph nh = neighbourhood_graph(g, h, scratch[th]);
       sums[th].embeddings += static_cast<__int128>(count_with(nh, ap.rest, {})) * aut;  // < 2^64 x 7! each
     }
-  }, nullptr, &split);
+  }, nullptr, &chunks);
   __int128 total = 0;
   for (const Sum& s : sums) total += s.embeddings;
   return total;

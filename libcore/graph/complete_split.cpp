@@ -16,30 +16,12 @@ namespace {
 
 constexpr std::uint32_t kNotNeighbour = std::numeric_limits<std::uint32_t>::max();
 
-std::uint64_t popcount_words(const std::uint64_t* a, std::uint32_t words) {
-  std::uint64_t n = 0;
-  for (std::uint32_t w = 0; w < words; ++w) n += static_cast<std::uint64_t>(std::popcount(a[w]));
-  return n;
-}
-
 // C(c, r), exact (c < 2^32, r <= 8: every partial product below 2^96).
 unsigned __int128 binomial(std::uint64_t c, int r) {
   if (c < static_cast<std::uint64_t>(r)) return 0;
   unsigned __int128 b = 1;
   for (int i = 0; i < r; ++i) b = b * (c - static_cast<std::uint64_t>(i)) / static_cast<unsigned>(i + 1);
   return b;
-}
-
-// Building root a's rows: the kernel's work for N(b) ∩ N(a) over its oriented neighbours b (the prefix of
-// N(a)); merges with a hub's list dominate, not the rows' words.
-double row_work(const Graph& g, Vertex a) {
-  const auto na = g.neighbors(a);
-  double w = 0;
-  for (Vertex b : na) {
-    if (b >= a) break;
-    w += gzk::intersection_work(static_cast<double>(na.size()), g.degree(b));
-  }
-  return w;
 }
 
 // Per thread: a's neighbours' positions, the intersections, the rows and one AND per depth.
@@ -76,7 +58,7 @@ class SplitCounter {
   // acc: the AND of the chosen vertices' rows (a's neighbours adjacent to all of them); `left` more clique
   // vertices among its bits below `below`, then C(popcount, r).
   unsigned __int128 extend(const std::uint64_t* acc, int left, std::uint32_t below, int depth) {
-    if (left == 0) return binomial(popcount_words(acc, words_), split_.independent);
+    if (left == 0) return binomial(gzk::popcount_words(acc, words_), split_.independent);
     unsigned __int128 sum = 0;
     std::uint64_t* next = acc_.data() + static_cast<std::size_t>(depth) * words_;
     for (std::uint32_t w = 0; w * 64 < below; ++w) {
@@ -123,9 +105,9 @@ std::optional<CompleteSplit> as_complete_split(const Pattern& p) {
 unsigned __int128 complete_split_count(const Graph& g, CompleteSplit split, const ExecOptions& opt) {
   LowerDegrees own;
   const LowerDegrees& lower = lower_degrees(g, opt, own);
-  // Tasks of about equal row-building work.
+  // Tasks of about equal row-building work (merges with hubs' lists dominate, not the rows' words).
   std::vector<std::uint64_t> work(g.n());
-  for (Vertex a = 0; a < g.n(); ++a) work[a] = 1 + static_cast<std::uint64_t>(row_work(g, a));
+  for (Vertex a = 0; a < g.n(); ++a) work[a] = 1 + static_cast<std::uint64_t>(neighbour_intersection_work(g, a, true));
   const RootSplit chunks = chunk_roots(work, opt.threads * opt.world_size);
   std::vector<std::unique_ptr<SplitCounter>> counters(opt.threads);
   struct alignas(64) Sum {
@@ -143,7 +125,7 @@ unsigned __int128 complete_split_count(const Graph& g, CompleteSplit split, cons
 
 double complete_split_cost(const Graph& g, const GraphStats& stats, const Plan& clique) {
   double rows = 0;
-  for (Vertex a = 0; a < g.n(); ++a) rows += row_work(g, a);
+  for (Vertex a = 0; a < g.n(); ++a) rows += neighbour_intersection_work(g, a, true);
   // Per clique (and per partial clique, about as many) an AND and a popcount over a root's words: the
   // roots are the cliques' smallest-degree vertices, d about the mean degree.
   const double words = 1 + stats.m / std::max(1.0, stats.n) / 32;

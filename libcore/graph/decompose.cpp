@@ -42,7 +42,6 @@ using Memo = std::map<std::string, CountPlan>;
 // would make planning slower than most counts.
 constexpr int kMaxDecomposed = 7;
 
-
 std::vector<int> members(std::uint32_t mask) {
   std::vector<int> out;
   for (int v = 0; mask; ++v, mask >>= 1)
@@ -381,6 +380,27 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
 constexpr double kApexWorthPricing = 4e7;
 constexpr double kApexWorthPricingDecomposed = 1e8;
 
+// p through its apex, without the enumerating plan (CountPlan::plan); *enumerated as apex_count_plan says.
+std::optional<CountPlan> priced_apex(const Pattern& p, const GraphStats& stats, Formula formula, double* enumerated) {
+  const int a = apex_vertex(p);
+  if (a < 0 || !stats.graph) return std::nullopt;
+  std::vector<int> others;
+  for (int v = 0; v < p.size(); ++v)
+    if (v != a) others.push_back(v);
+  const Pattern rest = subpattern(p, others);
+  if (!rest.connected()) return std::nullopt;
+  ApexPricing priced = apex_pricing(*stats.graph, rest, formula);
+  CountPlan cp;
+  cp.apex = std::make_shared<const ApexPlan>(ApexPlan{a, std::move(priced.rest)});
+  cp.predicted_cost = priced.cost;
+  // Enumerating p breaks the symmetry between apexes in one orbit (K5 minus an edge has three), which the
+  // neighbourhoods' own enumeration, the apex fixed, does not.
+  std::uint32_t orbit = 0;
+  for (const Perm& sigma : automorphisms(p)) orbit |= 1u << sigma[a];
+  if (enumerated) *enumerated = priced.enumerated / std::popcount(orbit);
+  return cp;
+}
+
 CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo) {
   const std::string key = canonical_form(p).to_string();
   if (auto it = memo.find(key); it != memo.end()) return it->second;  // counts do not depend on numbering
@@ -423,7 +443,7 @@ CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Mem
   // An enumerating plan is priced by the sampled neighbourhoods too where that says more: the whole graph's
   // closure underprices the dense neighbourhoods (wiki-Vote's 4-wheel: 2.5e8 units for 3.6 CPU s).
   if (!keep && best.predicted_cost > (best.decomposition ? kApexWorthPricingDecomposed : kApexWorthPricing))
-    if (double enumerated = 0; auto cone = apex_count_plan(p, stats, formula, &enumerated)) {
+    if (double enumerated = 0; auto cone = priced_apex(p, stats, formula, &enumerated)) {
       const double incumbent = best.decomposition ? best.predicted_cost : std::max(best.predicted_cost, enumerated);
       if (cone->predicted_cost < incumbent) {
         cone->plan = std::move(best.plan);
@@ -464,23 +484,8 @@ std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats,
 }
 
 std::optional<CountPlan> apex_count_plan(const Pattern& p, const GraphStats& stats, Formula formula, double* enumerated) {
-  const int a = apex_vertex(p);
-  if (a < 0 || !stats.graph) return std::nullopt;
-  std::vector<int> others;
-  for (int v = 0; v < p.size(); ++v)
-    if (v != a) others.push_back(v);
-  const Pattern rest = subpattern(p, others);
-  if (!rest.connected()) return std::nullopt;
-  ApexPricing priced = apex_pricing(*stats.graph, rest, formula);
-  CountPlan cp;
-  cp.plan = choose_plan(p, Induced::edge, stats, formula);
-  cp.apex = std::make_shared<const ApexPlan>(ApexPlan{a, std::move(priced.rest)});
-  cp.predicted_cost = priced.cost;
-  // Enumerating p breaks the symmetry between apexes in one orbit (K5 minus an edge has three), which the
-  // neighbourhoods' own enumeration, the apex fixed, does not.
-  std::uint32_t orbit = 0;
-  for (const Perm& sigma : automorphisms(p)) orbit |= 1u << sigma[a];
-  if (enumerated) *enumerated = priced.enumerated / std::popcount(orbit);
+  auto cp = priced_apex(p, stats, formula, enumerated);
+  if (cp) cp->plan = choose_plan(p, Induced::edge, stats, formula);
   return cp;
 }
 
@@ -960,7 +965,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
 __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt, const PlanCounter& count_plan,
                      KnownCounts& known) {
   if (cp.apex) return apex_embedding_share(g, *cp.apex, opt);
-  if (cp.complete_split) {  // < 2^64 count per vertex (C(d, r), d < 2^32 ... bounded by the caller's check) x k! r!
+  if (cp.complete_split) {  // the count below 2^100, so times |Aut| = k! r! <= 7! it stays far inside 2^127
     const unsigned __int128 count = complete_split_count(g, *cp.complete_split, opt);
     if (count >> 100) partial_overflow();
     return static_cast<__int128>(count) * static_cast<__int128>(cp.plan.automorphisms);

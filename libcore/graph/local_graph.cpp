@@ -17,12 +17,6 @@ constexpr std::uint32_t kAbsent = std::numeric_limits<std::uint32_t>::max();
 
 std::uint32_t words_below(std::uint32_t i) { return (i + 63) / 64; }  // a row i holds bits < i only
 
-std::uint64_t popcount(const std::uint64_t* a, std::uint32_t words) {
-  std::uint64_t n = 0;
-  for (std::uint32_t w = 0; w < words; ++w) n += static_cast<std::uint64_t>(std::popcount(a[w]));
-  return n;
-}
-
 std::uint64_t and_popcount(const std::uint64_t* a, const std::uint64_t* b, std::uint32_t words) {
   std::uint64_t n = 0;
   for (std::uint32_t w = 0; w < words; ++w) n += static_cast<std::uint64_t>(std::popcount(a[w] & b[w]));
@@ -96,7 +90,7 @@ EdgeIndex LocalCliqueCounter::slot(std::uint32_t i, std::uint32_t j) const {
 
 // The cliques completing a partial match by `left` more vertices, all in cand (words words).
 std::uint64_t LocalCliqueCounter::extend(const std::uint64_t* cand, std::uint32_t words, int left, int depth) {
-  if (left == 1) return popcount(cand, words);
+  if (left == 1) return gzk::popcount_words(cand, words);
   std::uint64_t total = 0;
   std::uint64_t* next = cand_.data() + static_cast<std::size_t>(depth) * words_;
   for (std::uint32_t w = 0; w < words; ++w) {
@@ -154,7 +148,7 @@ void bump(std::uint64_t& x, std::uint64_t by) {
 // bits: the prefix with c completions adds c to each of its edges, and each last vertex l adds 1 to its edges.
 template <bool kAtomic>
 void LocalCliqueCounter::tally_last(const std::uint64_t* cand, std::uint32_t words, int depth, std::uint64_t* t) {
-  const std::uint64_t c = popcount(cand, words);
+  const std::uint64_t c = gzk::popcount_words(cand, words);
   if (c == 0) return;
   for (int x = 0; x < depth; ++x) {
     root_[chosen_[x]] += c;

@@ -178,6 +178,27 @@ constexpr Vertex kChunkRoots = 256;
 // ExecStats::largest_task_s: the least wall time between two readings of a thread's CPU time.
 constexpr auto kCpuReading = std::chrono::milliseconds(1);
 
+namespace {
+
+// Appends roots to RootSplit::starts' chunks: a new chunk once the current one holds `piece` work or
+// kChunkRoots roots.
+struct ChunkCutter {
+  std::uint64_t piece;
+  std::uint64_t chunk = 0;
+  Vertex roots = 0;
+  void add(RootSplit& split, Vertex v, std::uint64_t est) {
+    if (split.starts.empty() || chunk >= piece || roots == kChunkRoots) {
+      split.starts.push_back(v);
+      chunk = 0;
+      roots = 0;
+    }
+    chunk += est;
+    ++roots;
+  }
+};
+
+}  // namespace
+
 RootSplit balance_roots(std::span<const std::uint32_t> level1, int parts) {
   // Integer work (sum L^2 <= 2m max_degree stays far below 2^64): no per-root estimate array, and
   // the sum vectorises.
@@ -187,8 +208,7 @@ RootSplit balance_roots(std::span<const std::uint32_t> level1, int parts) {
   const std::uint64_t share = total / static_cast<std::uint64_t>(std::max(1, parts));
   const std::uint64_t piece = std::max<std::uint64_t>(1, share / 64);
   RootSplit split;
-  std::uint64_t chunk = 0;
-  Vertex roots = 0;
+  ChunkCutter chunks{piece};
   for (Vertex v = 0; v < level1.size(); ++v) {
     const std::uint64_t est = work(level1[v]);
     if (est > share / 8 && level1[v] >= 2) {
@@ -199,13 +219,7 @@ RootSplit balance_roots(std::span<const std::uint32_t> level1, int parts) {
       split.heavy.push_back(v);
       continue;
     }
-    if (split.starts.empty() || chunk >= piece || roots == kChunkRoots) {
-      split.starts.push_back(v);
-      chunk = 0;
-      roots = 0;
-    }
-    chunk += est;
-    ++roots;
+    chunks.add(split, v, est);
   }
   return split;
 }
@@ -215,17 +229,8 @@ RootSplit chunk_roots(std::span<const std::uint64_t> work, int parts) {
   for (const std::uint64_t w : work) total += w;
   const std::uint64_t piece = std::max<std::uint64_t>(1, total / static_cast<std::uint64_t>(std::max(1, parts)) / 64);
   RootSplit split;
-  std::uint64_t chunk = 0;
-  Vertex roots = 0;
-  for (Vertex v = 0; v < work.size(); ++v) {
-    if (split.starts.empty() || chunk >= piece || roots == kChunkRoots) {
-      split.starts.push_back(v);
-      chunk = 0;
-      roots = 0;
-    }
-    chunk += work[v];
-    ++roots;
-  }
+  ChunkCutter chunks{piece};
+  for (Vertex v = 0; v < work.size(); ++v) chunks.add(split, v, work[v]);
   return split;
 }
 

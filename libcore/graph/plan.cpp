@@ -88,6 +88,16 @@ GraphStats::Walks sample_walks(const Graph& g, Rng& rng, double effort) {
 
 }  // namespace
 
+double neighbour_intersection_work(const Graph& g, Vertex v, bool oriented) {
+  const auto nv = g.neighbors(v);
+  double w = 0;
+  for (Vertex b : nv) {
+    if (oriented && b >= v) break;  // N+(v): the prefix
+    w += gzk::intersection_work(static_cast<double>(nv.size()), g.degree(b));
+  }
+  return w;
+}
+
 GraphStats graph_stats(const Graph& g, std::uint64_t seed, double effort) {
   GraphStats s;
   s.graph = &g;

@@ -54,6 +54,10 @@ struct GraphStats {
   // its smallest vertex (cycle_tables.hpp, the 4-cycle's pair cut).
   double oriented_wedges = 0;
 };
+// The kernel's work (gzk::intersection_work) for N(b) ∩ N(v) over v's neighbours b, or only over those with
+// smaller ids (oriented): building rows or neighbourhood graphs from those intersections.
+double neighbour_intersection_work(const Graph& g, Vertex v, bool oriented);
+
 // effort scales the samples (wedges for the closure, walk budget): < 1 for quick estimates of many graphs.
 GraphStats graph_stats(const Graph& g, std::uint64_t seed = 1, double effort = 1);
 

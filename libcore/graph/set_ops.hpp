@@ -24,6 +24,13 @@ using u32 = std::uint32_t;
 constexpr std::size_t kGallopRatio = 24;
 constexpr std::size_t kSlack = 16;  // output slots past the result that a vector store may write
 
+// The set bits of a bitmap of `words` words.
+inline std::uint64_t popcount_words(const std::uint64_t* a, std::uint32_t words) {
+  std::uint64_t n = 0;
+  for (std::uint32_t w = 0; w < words; ++w) n += static_cast<std::uint64_t>(__builtin_popcountll(a[w]));
+  return n;
+}
+
 // The elements intersect / intersect_count touch for lists of lengths a and b (plan cost models): both
 // merged, or beyond kGallopRatio the short one galloped through the long one (1 + log2 of the ratio each).
 inline double intersection_work(double a, double b) {
