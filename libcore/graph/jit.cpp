@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -219,15 +220,30 @@ class Emitter {
       os_ << ind(in + 1) << "const u32* p" << name << " = p" << cur_[first + i] << "; std::size_t n" << name << " = n"
           << cur_[first + i] << ";\n";
       truncate(name, bound(first + i, d), in + 1);
-      std::string ex;
-      int nex = 0;
-      for (int j : iep_excluded(plan_, first + i)) ex += (nex++ ? ", " : "") + v(j);
-      os_ << ind(in + 1) << "const u32 ex" << i << "[] = {" << (nex ? ex : "0") << "};\n";
       os_ << ind(in + 1) << "sp[" << i << "] = p" << name << ";\n";
-      os_ << ind(in + 1) << "sn[" << i << "] = gzk::iep_filter(sp[" << i << "], n" << name << ", ex" << i << ", " << nex
-          << ", labels, " << plan_.levels[first + i].label << ", iep_sets + " << i << " * cap);\n";
+      os_ << ind(in + 1) << "sn[" << i << "] = gzk::iep_label_filter(sp[" << i << "], n" << name << ", labels, "
+          << plan_.levels[first + i].label << ", iep_sets + " << i << " * cap);\n";
     }
-    os_ << ind(in + 1) << "if (!gzk::add_iep_matches(count, gzk::iep_count(" << t << ", sp, sn, iep_scratch, cap), "
+    // The earlier vertices in the tail sets, searched where the pattern leaves it open (iep_removals).
+    const std::vector<IepRemoval> removals = iep_removals(plan_);
+    const std::size_t nr = removals.size();
+    os_ << ind(in + 1) << "std::uint32_t member[] = {0";
+    for (std::size_t r = 1; r < nr; ++r) os_ << ", 0";
+    os_ << "};\n" << ind(in + 1) << "const std::uint32_t removed[] = {" << (nr ? "" : "0");
+    for (std::size_t r = 0; r < nr; ++r) os_ << (r ? ", " : "") << removals[r].removed_from << "u";
+    os_ << "};\n";
+    for (std::size_t r = 0; r < nr; ++r)
+      for (int i = 0; i < t; ++i) {
+        const int m = removals[r].member[i];
+        if (m == 0) continue;
+        const std::string x = v(removals[r].level), b = bound(first + i, d);
+        const std::string test = m == 1 && plan_.levels[first + i].label < 0
+                                     ? (b.empty() ? "true" : x + " < " + b)
+                                     : "gzk::contains(sp[" + std::to_string(i) + "], sn[" + std::to_string(i) + "], " + x + ")";
+        os_ << ind(in + 1) << "member[" << r << "] |= (" << test << ") ? " << (1u << i) << "u : 0u;\n";
+      }
+    os_ << ind(in + 1) << "if (!gzk::add_iep_matches(count, gzk::iep_count(" << t << ", sp, sn, iep_scratch, cap, member, removed, "
+        << nr << "), "
         << plan_.iep_redundancy << "u)) *overflow = 1;\n";
     os_ << ind(in) << "}\n";
   }
@@ -248,28 +264,33 @@ class Emitter {
     const std::string b = bound(t, d);
     const std::string bnd = b.empty() ? "0xffffffffu" : b;
     const std::string n = "n" + std::to_string(t);
-    const auto& distinct = plan_.levels[t].distinct;
+    // The distinct earlier vertices below the bound that lie in the set; search(x) tests one the pattern
+    // leaves open (certain_members).
+    const std::uint32_t certain = certain_members(plan_, t);
+    auto subtract_members = [&](const std::function<std::string(const std::string&)>& search) {
+      for (int j : plan_.levels[t].distinct)
+        os_ << ind(in) << n << " -= (" << v(j) << " < " << bnd
+            << (((certain >> j) & 1u) ? std::string() : " && " + search(v(j))) << ") ? 1 : 0;\n";
+    };
     if (fused && all[last].kind == SetOp::Kind::start) {
       neighbours("L", all[last].src, b, in);
       os_ << ind(in) << "std::uint64_t " << n << " = nL;\n";
-      for (int j : distinct)
-        os_ << ind(in) << n << " -= (" << v(j) << " < " << bnd << " && gzk::contains(pL, nL, " << v(j) << ")) ? 1 : 0;\n";
+      subtract_members([](const std::string& x) { return "gzk::contains(pL, nL, " + x + ")"; });
       return;
     }
     os_ << ind(in) << "const u32* pA = p" << cur_[t] << "; std::size_t nA = n" << cur_[t] << ";\n";
     truncate("A", b, in);
     if (!fused) {
       os_ << ind(in) << "std::uint64_t " << n << " = nA;\n";
-      for (int j : distinct)
-        os_ << ind(in) << n << " -= (" << v(j) << " < " << bnd << " && gzk::contains(pA, nA, " << v(j) << ")) ? 1 : 0;\n";
+      subtract_members([](const std::string& x) { return "gzk::contains(pA, nA, " + x + ")"; });
       return;
     }
     const bool inter = all[last].kind == SetOp::Kind::intersect;
     neighbours("B", all[last].src, b, in);
     os_ << ind(in) << "std::uint64_t " << n << " = " << (inter ? "" : "nA - ") << "gzk::intersect_count(pA, nA, pB, nB);\n";
-    for (int j : distinct)
-      os_ << ind(in) << n << " -= (" << v(j) << " < " << bnd << " && gzk::contains(pA, nA, " << v(j) << ") && "
-          << (inter ? "" : "!") << "gzk::contains(pB, nB, " << v(j) << ")) ? 1 : 0;\n";
+    subtract_members([&](const std::string& x) {
+      return "gzk::contains(pA, nA, " + x + ") && " + (inter ? "" : "!") + "gzk::contains(pB, nB, " + x + ")";
+    });
   }
 
   const Plan& plan_;

@@ -58,8 +58,9 @@ class Interpreter {
     if (plan.iep) {
       iep_sets_.resize(static_cast<std::size_t>(plan.iep) * cap);
       iep_scratch_.resize((std::size_t{1} << plan.iep) * cap);
-      for (int t = k_ - plan.iep; t < k_; ++t) iep_excluded_.push_back(iep_excluded(plan, t));
+      iep_removals_ = iep_removals(plan);
     }
+    for (int t = 0; t < k_; ++t) members_.push_back(certain_members(plan, t));
     v_.resize(k_);
     match_.resize(k_);
   }
@@ -221,33 +222,29 @@ class Interpreter {
       if ((aliased || op.target == t) && !(fused && &op == last)) apply(op, d);
     const Vertex bound = bound_at(t, d);
     const Span a = truncate(cur(d, t), bound);
-    const auto& distinct = plan_.levels[t].distinct;
-    std::uint64_t n = 0;
-    if (!fused) {
-      n = a.n;
-      for (int j : distinct) n -= (v_[j] < bound && gzk::contains(a.p, a.n, v_[j])) ? 1 : 0;
-      return n;
-    }
+    // The distinct earlier vertices below the bound that lie in the set (certain_members: no search).
+    const std::uint32_t certain = members_[t];
+    const auto in_set = [&](auto&& search) {
+      std::uint64_t m = 0;
+      for (int j : plan_.levels[t].distinct)
+        m += v_[j] < bound && (((certain >> j) & 1u) || search(v_[j])) ? 1 : 0;
+      return m;
+    };
+    if (!fused) return a.n - in_set([&](Vertex x) { return gzk::contains(a.p, a.n, x); });
     const Span b = neighbors_below(v_[last->src], bound);
     switch (last->kind) {
       case SetOp::Kind::start:
-        n = b.n;
-        for (int j : distinct) n -= (v_[j] < bound && gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
-        break;
+        return b.n - in_set([&](Vertex x) { return gzk::contains(b.p, b.n, x); });
       case SetOp::Kind::intersect:
-        n = gzk::intersect_count(a.p, a.n, b.p, b.n);
-        for (int j : distinct)
-          n -= (v_[j] < bound && gzk::contains(a.p, a.n, v_[j]) && gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
-        break;
+        return gzk::intersect_count(a.p, a.n, b.p, b.n) -
+               in_set([&](Vertex x) { return gzk::contains(a.p, a.n, x) && gzk::contains(b.p, b.n, x); });
       case SetOp::Kind::subtract:
-        n = a.n - gzk::intersect_count(a.p, a.n, b.p, b.n);
-        for (int j : distinct)
-          n -= (v_[j] < bound && gzk::contains(a.p, a.n, v_[j]) && !gzk::contains(b.p, b.n, v_[j])) ? 1 : 0;
-        break;
+        return a.n - gzk::intersect_count(a.p, a.n, b.p, b.n) -
+               in_set([&](Vertex x) { return gzk::contains(a.p, a.n, x) && !gzk::contains(b.p, b.n, x); });
       case SetOp::Kind::alias:
         break;
     }
-    return n;
+    return 0;
   }
 
   // The last two levels in closed form (Plan::pairs, independent).
@@ -292,16 +289,29 @@ class Interpreter {
     const int t = plan_.iep, first = k_ - t;
     const Vertex* p[gzk::kMaxIep];
     std::size_t n[gzk::kMaxIep];
+    Vertex bound[gzk::kMaxIep];
     for (int i = 0; i < t; ++i) {
-      const Span s = truncate(cur(d, first + i), bound_at(first + i, d));
-      Vertex ex[kMaxPatternSize];
-      int nex = 0;
-      for (int j : iep_excluded_[i]) ex[nex++] = v_[j];
+      bound[i] = bound_at(first + i, d);
+      const Span s = truncate(cur(d, first + i), bound[i]);
       p[i] = s.p;
-      n[i] = gzk::iep_filter(p[i], s.n, ex, nex, g_.labels.data(), plan_.levels[first + i].label,
-                             iep_sets_.data() + i * cap_);
+      n[i] = gzk::iep_label_filter(p[i], s.n, g_.labels.data(), plan_.levels[first + i].label,
+                                   iep_sets_.data() + i * cap_);
     }
-    if (!gzk::add_iep_matches(count, gzk::iep_count(t, p, n, iep_scratch_.data(), cap_), plan_.iep_redundancy))
+    // The earlier vertices in the tail sets, searched where the pattern leaves it open (iep_removals).
+    std::uint32_t member[kMaxPatternSize], removed[kMaxPatternSize];
+    const int nr = static_cast<int>(iep_removals_.size());
+    for (int r = 0; r < nr; ++r) {
+      const IepRemoval& rm = iep_removals_[r];
+      const Vertex x = v_[rm.level];
+      member[r] = 0;
+      for (int i = 0; i < t; ++i) {
+        const bool certain = rm.member[i] == 1 && plan_.levels[first + i].label < 0;
+        if (certain ? x < bound[i] : rm.member[i] != 0 && gzk::contains(p[i], n[i], x)) member[r] |= 1u << i;
+      }
+      removed[r] = rm.removed_from;
+    }
+    if (!gzk::add_iep_matches(count, gzk::iep_count(t, p, n, iep_scratch_.data(), cap_, member, removed, nr),
+                              plan_.iep_redundancy))
       throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
   }
 
@@ -341,7 +351,8 @@ class Interpreter {
   std::vector<std::int8_t> member_a_, member_b_;  // root_common_member per earlier level
   std::size_t cap_ = 0;                            // scratch buffer length
   PopulatedVector<Vertex> iep_sets_, iep_scratch_;  // Plan::iep: filtered tail sets, intersections
-  std::vector<std::vector<int>> iep_excluded_;     // Plan::iep: iep_excluded per tail level
+  std::vector<IepRemoval> iep_removals_;           // Plan::iep: the earlier levels removed from tail sets
+  std::vector<std::uint32_t> members_;            // certain_members per level
   std::uint32_t first_ = 0, last_ = kNoBound;      // the level-1 positions of run_root
 };
 

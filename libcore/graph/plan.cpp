@@ -416,8 +416,9 @@ std::uint64_t stabiliser_order(const std::vector<Perm>& autos, const Schedule& s
   }));
 }
 
-// The formulas of one order: the cheapest tail (Formula::by_cost) or the longest (always) among
-// pairs/root tables and inclusion-exclusion tails; none for Formula::never.
+// The formulas of one order: the cheapest tail (Formula::by_cost: none too, as a pair formula can
+// cost more than enumerating the last level) or the longest (always) among pairs/root tables and
+// inclusion-exclusion tails; none for Formula::never.
 Schedule with_formula(Schedule sc, Formula formula, const GraphStats& stats, double* cost) {
   sc.formulas = formula != Formula::never;
   sc.iep = 0;
@@ -437,6 +438,15 @@ Schedule with_formula(Schedule sc, Formula formula, const GraphStats& stats, dou
       }
     }
     sc.iep = best_t;
+    if (!best_t && sc.pairs() != PairMode::none) {
+      Schedule plain = sc;
+      plain.formulas = false;
+      const double c = predict_cost(plain, stats);
+      if (c < best) {
+        best = c;
+        sc = plain;
+      }
+    }
   }
   if (cost) *cost = best;
   return sc;
@@ -551,12 +561,33 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
   return plan;
 }
 
-std::vector<int> iep_excluded(const Plan& plan, int t) {
-  std::vector<int> out;
+int candidate_member(const Plan& plan, int t, int j) {
+  auto edge = [&](int x, int y) { return plan.pattern.has_edge(plan.order[x], plan.order[y]); };
   const auto& up = plan.levels[t].upper;
-  for (int j = 0; j < plan.size() - plan.iep; ++j)
-    if (!plan.pattern.has_edge(plan.order[t], plan.order[j]) && std::find(up.begin(), up.end(), j) == up.end())
-      out.push_back(j);
+  if (edge(t, j) || std::find(up.begin(), up.end(), j) != up.end()) return 0;
+  for (int s = 0; s < t; ++s)
+    if (s != j && (edge(s, t) ? !edge(j, s) : plan.induced == Induced::vertex && edge(j, s))) return -1;
+  return 1;
+}
+
+std::uint32_t certain_members(const Plan& plan, int t) {
+  std::uint32_t certain = 0;
+  for (int j : plan.levels[t].distinct) certain |= candidate_member(plan, t, j) == 1 ? 1u << j : 0u;
+  return certain;
+}
+
+std::vector<IepRemoval> iep_removals(const Plan& plan) {
+  const int first = plan.size() - plan.iep;
+  std::vector<IepRemoval> out;
+  for (int j = 0; j < first; ++j) {
+    IepRemoval r;
+    r.level = j;
+    for (int i = 0; i < plan.iep; ++i) {
+      r.member[i] = static_cast<std::int8_t>(candidate_member(plan, first + i, j));
+      if (r.member[i] != 0) r.removed_from |= 1u << i;
+    }
+    if (r.removed_from) out.push_back(r);
+  }
   return out;
 }
 

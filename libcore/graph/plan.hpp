@@ -9,6 +9,7 @@
 // their inputs are known. The schedule explorer enumerates orders up to symmetry (only the
 // lexicographically smallest order of each Aut(P)-class) and keeps the one of least predicted cost.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -134,9 +135,24 @@ struct Plan {
 // is unbounded), -1 unknown (search).
 int root_common_member(const Plan& plan, int t, int j);
 
-// For a Plan::iep tail level t: the earlier levels whose vertex may lie in t's candidate set and
-// must be removed from it (not adjacent to t in the pattern, not below t's bound).
-std::vector<int> iep_excluded(const Plan& plan, int t);
+// Whether the vertex of earlier level j lies in level t's complete candidate set, as far as the pattern
+// decides it: 0 no (adjacent to t, whose set lies in its list, or bounding t), 1 yes when below t's bound
+// (adjacent to every earlier neighbour of t, whose lists are intersected, and vertex-induced to no
+// earlier non-neighbour, whose lists are subtracted; unlabeled), -1 unknown (search).
+int candidate_member(const Plan& plan, int t, int j);
+
+// Bit j for each distinct earlier level j of t that candidate_member puts in t's set: a count of the
+// set subtracts its vertex (when below the bound) without a search.
+std::uint32_t certain_members(const Plan& plan, int t);
+
+// For a Plan::iep tail: an earlier level whose vertex may lie in tail sets and must not be counted there,
+// removed_from bit i naming tail level size()-iep+i, member[i] = candidate_member of that level.
+struct IepRemoval {
+  int level = 0;
+  std::uint32_t removed_from = 0;
+  std::array<std::int8_t, kMaxPatternSize> member{};
+};
+std::vector<IepRemoval> iep_removals(const Plan& plan);
 
 // Whether counting formulas replace the enumeration of the last levels (Plan::pairs,
 // Plan::root_common, Plan::iep): by the cost model, never (enumerate; list), or always where the

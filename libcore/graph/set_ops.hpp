@@ -335,29 +335,27 @@ inline std::uint64_t pair_count(const u32* a, std::size_t na, const u32* b, std:
 constexpr int kMaxIep = 6;
 using i128 = __int128;
 
-// Copies the set (p, n) into out without the values in ex[0..nex) and, with label >= 0, without
-// vertices of another label; when nothing would be removed p is left pointing at the input.
-inline std::size_t iep_filter(const u32*& p, std::size_t n, const u32* ex, int nex, const std::int32_t* labels,
-                              int label, u32* out) {
+// With label >= 0, copies the set (p, n) into out without the vertices of another label; when none
+// would be removed (or label < 0) p is left pointing at the input.
+inline std::size_t iep_label_filter(const u32*& p, std::size_t n, const std::int32_t* labels, int label, u32* out) {
   bool hit = false;
-  for (int j = 0; j < nex && !hit; ++j) hit = contains(p, n, ex[j]);
   for (std::size_t i = 0; i < n && !hit && label >= 0; ++i) hit = labels[p[i]] != label;
   if (!hit) return n;
   std::size_t k = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const u32 x = p[i];
-    bool drop = label >= 0 && labels[x] != label;
-    for (int j = 0; j < nex && !drop; ++j) drop = ex[j] == x;
-    if (!drop) out[k++] = x;
-  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (labels[p[i]] == label) out[k++] = p[i];
   p = out;
   return k;
 }
 
 // Injective tuples over the t sets (p[i], n[i]) by inclusion-exclusion. scratch holds 2^t buffers
 // of cap values (cap >= the largest set + kSlack). Equal sets (the same span, or equal contents) share
-// their intersections.
-inline i128 iep_count(int t, const u32* const* p, const std::size_t* n, u32* scratch, std::size_t cap) {
+// their intersections. Removed values (the earlier levels' vertices) stay in the lists and are taken
+// out of the sizes: value r < nr lies in the sets of member[r]'s bits and must not be counted in those
+// of removed[r]'s, so each intersection over sets within member[r] that meets removed[r] holds one
+// value fewer.
+inline i128 iep_count(int t, const u32* const* p, const std::size_t* n, u32* scratch, std::size_t cap,
+                      const std::uint32_t* member = nullptr, const std::uint32_t* removed = nullptr, int nr = 0) {
   const int full = (1 << t) - 1;
   const u32* sp[1 << kMaxIep];
   std::uint64_t size[1 << kMaxIep];
@@ -393,6 +391,9 @@ inline i128 iep_count(int t, const u32* const* p, const std::size_t* n, u32* scr
       sp[m] = out;
     }
   }
+  for (int r = 0; r < nr; ++r)
+    if (member[r] & removed[r])
+      for (int m = 1; m <= full; ++m) size[m] -= (m & ~member[r]) == 0 && (m & removed[r]) ? 1 : 0;
   static constexpr std::int64_t kSign[kMaxIep + 1] = {0, 1, -1, 2, -6, 24, -120};  // (-1)^(b-1) (b-1)!
   i128 f[1 << kMaxIep];
   f[0] = 1;

@@ -451,6 +451,44 @@ std::uint64_t binomial(int n, int k) { return falling(n, k) / falling(k, k); }
 
 }  // namespace
 
+TEST_CASE("memberships the pattern decides skip the search: last-level counts and inclusion-exclusion tails") {
+  // K_{2,3} with a pendant at a degree-2 vertex, order 4 3 5 | 0 1 2: the pendant's set N(v_3) always
+  // holds v_4 and v_5 (candidate_member 1), the pair's set N(v_4) ∩ N(v_5) never holds them (0) and
+  // always holds v_3: the tail's removals (iep_removals) need no search. K5 minus an edge with a
+  // pendant, order 3 4 5 2 1 0: the pendant's list N(v_2) always holds v_3, v_4, v_5, v_1 by chance.
+  const Pattern k23 = parse_pattern("0-3,1-4,1-5,2-4,2-5,3-4,3-5");
+  const Pattern k5e = parse_pattern("0-2,1-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5");
+  const Graph hubs = gnp_with_hubs(40, 0.2, 3, 11);
+  const GraphStats stats = graph_stats(hubs);
+  const Plan tail = make_plan(k23, Induced::edge, {4, 3, 5, 0, 1, 2}, stats, RootCommon::never, Formula::always);
+  REQUIRE(tail.iep == 3);
+  CHECK(candidate_member(tail, 3, 0) == 1);
+  CHECK(candidate_member(tail, 3, 2) == 1);
+  CHECK(candidate_member(tail, 3, 1) == 0);
+  CHECK(candidate_member(tail, 4, 0) == 0);
+  CHECK(candidate_member(tail, 4, 1) == 1);
+  CHECK(candidate_member(tail, 4, 3) == -1);  // not distinct there, but asked: v_0 in N(v_4) ∩ N(v_5) by chance
+  const auto removals = iep_removals(tail);
+  REQUIRE(removals.size() == 3);
+  CHECK(removals[0].removed_from == 0b001u);  // v_4: from the pendant's set only
+  CHECK(removals[1].removed_from == 0b110u);  // v_3: from the pair's sets
+  const Plan last = make_plan(k5e, Induced::edge, {3, 4, 5, 2, 1, 0}, stats, RootCommon::never, Formula::never);
+  CHECK(certain_members(last, 5) == 0b0111u);
+  CHECK(certain_members(last, 4) == 0b1000u);  // v_2 in the set of vertex 1: N(v_3) ∩ N(v_4) ∩ N(v_5)
+  const Graph plain = relabel_by_degree(generate_gnp(16, 0.45, 3));
+  for (const Pattern& p : {k23, k5e})
+    for (const Graph* g : {&hubs, &plain}) {
+      const std::uint64_t expect = test::brute_force_count(*g, p, false);
+      for (const auto& order : connected_orders(p))
+        for (Formula f : {Formula::always, Formula::never}) {
+          const Plan plan = make_plan(p, Induced::edge, order, graph_stats(*g), RootCommon::by_cost, f);
+          CAPTURE(plan.to_text());
+          CHECK(count_matches(*g, plan) == expect);
+        }
+      CHECK(count_matches(*g, choose_plan(p, Induced::vertex, graph_stats(*g))) == test::brute_force_count(*g, p, true));
+    }
+}
+
 TEST_CASE("cliques counted in the roots' local graphs (Plan::local_graph) match brute force and the list plans") {
   // Degree-ordered and raw ids (raw ids give long oriented prefixes: rows of several words), hubs.
   const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(40, 0.35, 3, 4)), gnp_with_hubs(36, 0.5, 2, 6),
