@@ -255,6 +255,9 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
     if (begin < end) body(t, begin, end);
   };
   std::atomic<std::uint64_t> next{0};
+  const auto deadline = opt.time_limit_s > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                                  std::chrono::duration<double>(opt.time_limit_s))
+                                             : Clock::time_point::max();
   std::exception_ptr error;
   std::atomic<bool> failed{false};
   std::vector<Clock::time_point> finished(opt.threads, Clock::now());
@@ -276,7 +279,7 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
     try {
       for (;;) {
         if (failed.load(std::memory_order_relaxed) || (stop && stop->load(std::memory_order_relaxed)) ||
-            stop_requested())
+            stop_requested() || Clock::now() >= deadline)
           break;
         const std::uint64_t c = next.fetch_add(1, std::memory_order_relaxed) * opt.world_size + opt.rank;
         if (c >= tasks) break;

@@ -44,6 +44,7 @@ struct ExecOptions {
   bool split_roots = true;    // count_matches: heavy roots become several tasks (RootSplit)
   ExecStats* stats = nullptr;  // when set, parallel_roots adds its measurements
   const LowerDegrees* lower = nullptr;  // the graph's, computed once with it (else by every call that needs them)
+  double time_limit_s = 0;  // > 0: no task starts after this long (a timed sample; the count is then partial)
 };
 
 // A task of one heavy root: its level-1 candidates at positions [first, last).
