@@ -367,8 +367,6 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
       return total + prefixes * (work + iep_work);
     }
     if (pairs && d == k - 3) {
-      // Ordered pairs: C(|S|, 2), only S's own ops run (its last merge counted, not written).
-      if (sc.pairs() == PairMode::ordered) return total + prefixes * (a_work + 2);
       const double direct = total + prefixes * (work + size[k - 2] + size[k - 1]);
       if (!sc.root_common_applies()) return direct;
       // The tables: every root walks its wedges twice (fill, clear), every prefix of levels
