@@ -97,6 +97,32 @@ TEST_CASE("--backend auto: the interpreter for short counts and local-graph cliq
   CHECK(cached["count"] == first["count"]);
 }
 
+TEST_CASE("a dear enumeration reports its race against the counting-tail plan; the count stays the same") {
+  // K_{3,3} plus an edge on R-MAT scale 10: the by-cost plan enumerates (predicted above the race's 3e7
+  // units), so it races the pair plan on sampled roots; with --formula on nothing is raced.
+  TempDir dir("gz-cli-race");
+  const auto count = [&](const char* pattern, const char* formula) {
+    const auto r = run_tool("graphzero-mine", {"count", "--graph", "rmat:10:8", "--pattern", pattern, "--formula", formula,
+                                               "--threads", "2", "-q", "--out", (dir / "run").string()});
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(r.out);
+  };
+  const char* k33e = "0-1,0-2,0-3,1-4,1-5,2-4,2-5,3-4,3-5,4-5";
+  const json raced = count(k33e, "auto");
+  const json& race = raced["plan"]["race"];
+  REQUIRE(race.is_object());
+  CHECK(race["challenger_formula"] == "pairs");
+  CHECK(race["incumbent_sample_s"].get<double>() > 0);
+  CHECK(race["challenger_sample_s"].get<double>() > 0);
+  CHECK(race["challenger_won"].is_boolean());
+  CHECK(raced["plan"]["formula"] == (race["challenger_won"].get<bool>() ? "pairs" : "none"));
+  const json fixed = count(k33e, "on");
+  CHECK(fixed["plan"]["race"].is_null());
+  CHECK(fixed["count"] == raced["count"]);
+  CHECK(count("triangle", "auto")["plan"]["race"].is_null());
+}
+
 TEST_CASE("--local-graph and --split-roots change how cliques are counted, never the count") {
   TempDir dir("gz-cli-local");
   std::string edges;  // K7 plus a tail: 35 4-cliques
