@@ -488,6 +488,14 @@ TEST_CASE("memberships the pattern decides skip the search: last-level counts an
         }
       CHECK(count_matches(*g, choose_plan(p, Induced::vertex, graph_stats(*g))) == test::brute_force_count(*g, p, true));
     }
+  // Patterns GraphPi miscounts (K_{3,3} and two of its supergraphs; README): every strategy = brute force.
+  for (const char* text : {"0-1,0-2,0-3,1-4,1-5,2-4,2-5,3-4,3-5", "0-1,0-2,0-3,1-2,1-4,2-5,3-4,3-5,4-5",
+                           "0-1,0-2,0-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5"}) {
+    const Pattern p = parse_pattern(text);
+    const std::uint64_t expect = test::brute_force_count(hubs, p, false);
+    for (Formula f : {Formula::by_cost, Formula::always, Formula::never})
+      CHECK(count_with(hubs, choose_count_plan(p, Induced::edge, stats, f), {2, 0, 1}) == expect);
+  }
 }
 
 TEST_CASE("a dear enumeration races its counting-tail plan on sampled roots; a time limit stops taking tasks") {
