@@ -237,8 +237,7 @@ class Emitter {
         const int m = removals[r].member[i];
         if (m == 0) continue;
         const std::string x = v(removals[r].level), b = bound(first + i, d);
-        const std::string test = m == 1 && plan_.levels[first + i].label < 0
-                                     ? (b.empty() ? "true" : x + " < " + b)
+        const std::string test = m == 1 ? (b.empty() ? "true" : x + " < " + b)
                                      : "gzk::contains(sp[" + std::to_string(i) + "], sn[" + std::to_string(i) + "], " + x + ")";
         os_ << ind(in + 1) << "member[" << r << "] |= (" << test << ") ? " << (1u << i) << "u : 0u;\n";
       }

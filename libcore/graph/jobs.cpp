@@ -166,19 +166,17 @@ void orient(Input& in, int threads) {
 // The pooled threads start now, while the graph loads.
 int resolve_threads(int t) { return prestart_threads(t > 0 ? t : core::thread_count()); }
 
-Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g, std::uint64_t seed,
-              Formula formula) {
-  const GraphStats stats = graph_stats(g, seed);
+Plan plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const GraphStats& stats, Formula formula) {
   return order.empty() ? choose_plan(p, mode, stats, formula)
                        : make_plan(p, mode, order, stats, RootCommon::by_cost, formula);
 }
 
 // The count plan: pattern decomposition is considered with the explorer's order; a given order is one plan.
-CountPlan count_plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const Graph& g,
-                         std::uint64_t seed, Formula formula) {
-  if (order.empty()) return choose_count_plan(p, mode, graph_stats(g, seed), formula);
+CountPlan count_plan_for(const Pattern& p, Induced mode, const std::vector<int>& order, const GraphStats& stats,
+                         Formula formula) {
+  if (order.empty()) return choose_count_plan(p, mode, stats, formula);
   CountPlan cp;
-  cp.plan = plan_for(p, mode, order, g, seed, formula);
+  cp.plan = plan_for(p, mode, order, stats, formula);
   cp.predicted_cost = cp.plan.predicted_cost;
   return cp;
 }
@@ -254,12 +252,13 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   Timer t;
   // Decomposition is considered wherever the explorer chooses the order: its sums run in the library on
   // every back-end and rank split, its quotients' plans in the chosen back-end.
-  CountPlan cp = count_plan_for(pattern, mode, o.order, in.graph, o.seed, parse_formula(o.formula));
+  const GraphStats graph_summary = graph_stats(in.graph, o.seed);
+  CountPlan cp = count_plan_for(pattern, mode, o.order, graph_summary, parse_formula(o.formula));
   // A dear enumeration races its counting-tail alternative on sampled roots (plan_race.hpp); every rank
   // takes rank 0's verdict (timed, not deterministic).
   std::optional<PlanRace> race;
   if (o.order.empty() && parse_formula(o.formula) == Formula::by_cost)
-    race = race_counting_tail(in.graph, pattern, cp, o.seed, &in.lower);
+    race = race_counting_tail(in.graph, pattern, cp, graph_summary, &in.lower);
   if (race && (race->challenger_won = ranks.gather<std::uint8_t>(race->challenger_won)[0] != 0)) {
     race->challenger.predicted_cost = cp.plan.predicted_cost * race->challenger_s / race->incumbent_s;
     cp.plan = race->challenger;
@@ -385,7 +384,7 @@ nlohmann::json plan(const PlanOptions& o) {
   Input in = load_input(o);
   Timer t;
   const CountPlan cp =
-      count_plan_for(pattern, parse_induced(o.induced), o.order, in.graph, o.seed, parse_formula(o.formula));
+      count_plan_for(pattern, parse_induced(o.induced), o.order, graph_stats(in.graph, o.seed), parse_formula(o.formula));
   const double plan_s = t.seconds();
   nlohmann::json r = {{"plan", cp.to_json()}, {"text", cp.to_text()}, {"plan_time_s", plan_s}, {"graph", in.info}};
   if (o.emit_cpp) r["cpp"] = emit_cpp(cp.plan);
@@ -399,7 +398,7 @@ nlohmann::json list(const ListOptions& o, RunDir* rundir, std::ostream& matches)
   orient(in, threads);
   Timer t;
   // Listing enumerates every level: no counting formula.
-  const Plan plan = plan_for(pattern, parse_induced(o.induced), {}, in.graph, o.seed, Formula::never);
+  const Plan plan = plan_for(pattern, parse_induced(o.induced), {}, graph_stats(in.graph, o.seed), Formula::never);
   const double plan_s = t.seconds();
   save_plan(rundir, plan.to_json(), plan.to_text(), "plan");
   t.reset();

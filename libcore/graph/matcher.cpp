@@ -304,10 +304,8 @@ class Interpreter {
       const IepRemoval& rm = iep_removals_[r];
       const Vertex x = v_[rm.level];
       member[r] = 0;
-      for (int i = 0; i < t; ++i) {
-        const bool certain = rm.member[i] == 1 && plan_.levels[first + i].label < 0;
-        if (certain ? x < bound[i] : rm.member[i] != 0 && gzk::contains(p[i], n[i], x)) member[r] |= 1u << i;
-      }
+      for (int i = 0; i < t; ++i)
+        if (rm.member[i] == 1 ? x < bound[i] : rm.member[i] != 0 && gzk::contains(p[i], n[i], x)) member[r] |= 1u << i;
       removed[r] = rm.removed_from;
     }
     if (!gzk::add_iep_matches(count, gzk::iep_count(t, p, n, iep_scratch_.data(), cap_, member, removed, nr),

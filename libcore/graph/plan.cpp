@@ -565,6 +565,7 @@ int candidate_member(const Plan& plan, int t, int j) {
   auto edge = [&](int x, int y) { return plan.pattern.has_edge(plan.order[x], plan.order[y]); };
   const auto& up = plan.levels[t].upper;
   if (edge(t, j) || std::find(up.begin(), up.end(), j) != up.end()) return 0;
+  if (plan.levels[t].label >= 0) return -1;  // the set keeps one label: v_j may carry another
   for (int s = 0; s < t; ++s)
     if (s != j && (edge(s, t) ? !edge(j, s) : plan.induced == Induced::vertex && edge(j, s))) return -1;
   return 1;
@@ -592,11 +593,8 @@ std::vector<IepRemoval> iep_removals(const Plan& plan) {
 }
 
 int root_common_member(const Plan& plan, int t, int j) {
-  const int k = plan.size(), d = k - 3;
-  auto edge = [&](int x, int y) { return plan.pattern.has_edge(plan.order[x], plan.order[y]); };
-  if (edge(t, j)) return 0;
-  if (t == k - 2 && edge(j, 0) && edge(j, d)) return 1;
-  return -1;
+  const int m = candidate_member(plan, t, j);
+  return m == 1 && t != plan.size() - 2 ? -1 : m;  // B may be bounded by other levels: searched
 }
 
 std::string Plan::hash() const {

@@ -129,17 +129,16 @@ struct Plan {
   std::string to_text() const;
 };
 
-// For a root_common plan, whether the vertex of earlier level j (j <= size()-3) lies in the set
-// of level t (size()-2: A = N(v_0) ∩ N(v_{k-3}); size()-1: B) as far as the pattern decides it:
-// 0 no (j's own list bounds the set; no self-loops), 1 yes (j adjacent to both lists of A, which
-// is unbounded), -1 unknown (search).
-int root_common_member(const Plan& plan, int t, int j);
 
 // Whether the vertex of earlier level j lies in level t's complete candidate set, as far as the pattern
 // decides it: 0 no (adjacent to t, whose set lies in its list, or bounding t), 1 yes when below t's bound
 // (adjacent to every earlier neighbour of t, whose lists are intersected, and vertex-induced to no
-// earlier non-neighbour, whose lists are subtracted; unlabeled), -1 unknown (search).
+// earlier non-neighbour, whose lists are subtracted; t unlabeled), -1 unknown (search).
 int candidate_member(const Plan& plan, int t, int j);
+
+// For a root_common plan, candidate_member for the set of level t (size()-2: A = N(v_0) ∩ N(v_{k-3}),
+// unbounded, so a 1 needs no bound check; size()-1: B, where a 1 becomes -1: its bounds are not checked).
+int root_common_member(const Plan& plan, int t, int j);
 
 // Bit j for each distinct earlier level j of t that candidate_member puts in t's set: a count of the
 // set subtracts its vertex (when below the bound) without a search.

@@ -37,14 +37,14 @@ nlohmann::json PlanRace::to_json() const {
           {"challenger_won", challenger_won}};
 }
 
-std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, std::uint64_t seed,
+std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                            const LowerDegrees* lower, double worth_cost) {
   const Plan& incumbent = cp.plan;
   if (cp.decomposition || cp.apex || cp.complete_split || incumbent.induced != Induced::edge ||
       cp.predicted_cost < worth_cost)
     return std::nullopt;
   PlanRace race;
-  race.challenger = choose_plan(p, Induced::edge, graph_stats(g, seed), Formula::always);
+  race.challenger = choose_plan(p, Induced::edge, stats, Formula::always);
   if (!race.challenger.iep && race.challenger.pairs == PairMode::none) return std::nullopt;
   if (race.challenger.hash() == incumbent.hash()) return std::nullopt;
   race.incumbent_s = race.challenger_s = std::numeric_limits<double>::infinity();

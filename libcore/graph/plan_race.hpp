@@ -9,7 +9,6 @@
 // a second round where the first is close. The challenger wins on its best time below 0.85 of the
 // incumbent's. Timed, so under MPI every rank takes rank 0's verdict.
 #pragma once
-#include <cstdint>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -29,10 +28,9 @@ struct PlanRace {
   nlohmann::json to_json() const;
 };
 
-// The race for cp (chosen by cost for p on g; a plain enumerating plan predicted above worth_cost,
-// edge-induced, whose Formula::always plan on graph_stats(g, seed) differs), or none when there is
-// nothing to race.
-std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, std::uint64_t seed,
+// The race for cp (chosen by cost for p on g with `stats`; a plain enumerating plan predicted above
+// worth_cost, edge-induced, whose Formula::always plan differs), or none when there is nothing to race.
+std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                            const LowerDegrees* lower, double worth_cost = kRaceWorthCost);
 
 }  // namespace core::graph

@@ -475,6 +475,14 @@ TEST_CASE("memberships the pattern decides skip the search: last-level counts an
   CHECK(removals[1].removed_from == 0b110u);  // v_3: from the pair's sets
   const Plan last = make_plan(k5e, Induced::edge, {3, 4, 5, 2, 1, 0}, stats, RootCommon::never, Formula::never);
   CHECK(certain_members(last, 5) == 0b0111u);
+  // A labeled level keeps one label: its certain members become searches.
+  Pattern labeled = k5e;
+  labeled.set_labels({0, 1, 0, 0, 0, 0});
+  const Plan labeled_last = make_plan(labeled, Induced::edge, {3, 4, 5, 2, 1, 0}, stats, RootCommon::never, Formula::never);
+  CHECK(candidate_member(labeled_last, 5, 0) == -1);
+  CHECK(candidate_member(labeled_last, 5, 4) == -1);
+  CHECK(candidate_member(labeled_last, 5, 3) == 0);
+  CHECK(certain_members(labeled_last, 5) == 0u);
   CHECK(certain_members(last, 4) == 0b1000u);  // v_2 in the set of vertex 1: N(v_3) ∩ N(v_4) ∩ N(v_5)
   const Graph plain = relabel_by_degree(generate_gnp(16, 0.45, 3));
   for (const Pattern& p : {k23, k5e})
@@ -509,7 +517,7 @@ TEST_CASE("a dear enumeration races its counting-tail plan on sampled roots; a t
   CountPlan cp;
   cp.plan = choose_plan(p, Induced::edge, stats, Formula::never);
   cp.predicted_cost = cp.plan.predicted_cost;
-  const auto race = race_counting_tail(g, p, cp, 3, nullptr, 0);
+  const auto race = race_counting_tail(g, p, cp, stats, nullptr, 0);
   REQUIRE(race);
   CHECK(race->challenger.hash() == choose_plan(p, Induced::edge, stats, Formula::always).hash());
   CHECK(race->challenger.pairs != PairMode::none);
@@ -517,16 +525,16 @@ TEST_CASE("a dear enumeration races its counting-tail plan on sampled roots; a t
   CHECK(count_matches(g, race->challenger) == expect);
   CHECK(count_matches(g, cp.plan) == expect);
   CHECK(race->to_json()["challenger_formula"] == "pairs");
-  CHECK_FALSE(race_counting_tail(g, p, cp, 3, nullptr));  // far below kRaceWorthCost
+  CHECK_FALSE(race_counting_tail(g, p, cp, stats, nullptr));  // far below kRaceWorthCost
   CountPlan tails = cp;
   tails.plan = race->challenger;
-  CHECK_FALSE(race_counting_tail(g, p, tails, 3, nullptr, 0));  // already the always plan
+  CHECK_FALSE(race_counting_tail(g, p, tails, stats, nullptr, 0));  // already the always plan
   CountPlan vertex;
   vertex.plan = choose_plan(p, Induced::vertex, stats);
-  CHECK_FALSE(race_counting_tail(g, p, vertex, 3, nullptr, 0));
+  CHECK_FALSE(race_counting_tail(g, p, vertex, stats, nullptr, 0));
   const CountPlan dumbbell = choose_count_plan(parse_pattern("dumbbell"), Induced::edge, stats, Formula::always);
   REQUIRE(dumbbell.decomposition);
-  CHECK_FALSE(race_counting_tail(g, parse_pattern("dumbbell"), dumbbell, 3, nullptr, 0));
+  CHECK_FALSE(race_counting_tail(g, parse_pattern("dumbbell"), dumbbell, stats, nullptr, 0));
   // A limit that has passed before the first task: nothing counted.
   ExecOptions opt;
   opt.time_limit_s = 1e-12;
