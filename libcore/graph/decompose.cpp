@@ -239,12 +239,6 @@ bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_
   return comps.size() >= 2 && !(edges && long_paths);
 }
 
-// One step of a pair cut's walks (a scattered counter update in an n-sized array) in the plan cost
-// model's units. Measured on the 5-cycle (as-22july06, wiki-Vote, email-Enron, astro-ph): 3-5.6 ns
-// per step, against 0.6-9 ns per unit of the enumerating plans (their model errs by graph); 4 keeps
-// the pair cut on all four graphs, where it is 1.9-12x faster (the old price, m d (2 + d) steps at
-// 1 unit, was 3-18x the steps taken and enumerated on as-22july06).
-constexpr double kPairWalkStep = 4;
 
 // The predicted cost of a pair cut's R with paths of two or three inner vertices: every wedge walk
 // (2 m d), then per root its distinct wedge ends and their lists above the root (p3), as
@@ -293,6 +287,35 @@ double cycle_table_cost(const GraphStats& stats, int k, int fixed) {
 // again), and one pass over the CSR.
 double square_pendant_cost(const GraphStats& stats) {
   return kPairWalkStep * 2 * (2 * stats.m * stats.degree_biased) + 2 * stats.m + stats.n;
+}
+
+// The plan of a component's table: P[attach + vertices] rooted at the attachment (its first levels, in order),
+// symmetry broken by the attachment's pointwise stabiliser.
+Plan table_plan(const Pattern& p, const std::vector<int>& attach, const std::vector<int>& vertices, const GraphStats& stats,
+                Formula formula) {
+  std::vector<int> rooted = attach;
+  rooted.insert(rooted.end(), vertices.begin(), vertices.end());
+  const Pattern q = subpattern(p, rooted);
+  const int fixed = static_cast<int>(attach.size());
+  std::vector<int> prefix(fixed);
+  std::iota(prefix.begin(), prefix.end(), 0);
+  Plan t = choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix);
+  t.root_common = false;  // count_per_edge runs level 1 itself (no B tables)
+  return t;
+}
+
+// The predicted cost of filling table t (rooted at its first `fixed` levels): by its special pass where it has
+// one, else by its plan (*generic = true: count_per_root, count_per_edge).
+double table_cost(const Plan& t, int fixed, const GraphStats& stats, Formula formula, bool& generic) {
+  generic = false;
+  if (is_rooted_triangle(t, fixed)) return triangle_table_cost(stats);
+  if (rooted_clique_size(t, fixed)) return clique_table_cost(stats, choose_plan(t.pattern, Induced::edge, stats, formula));
+  if (is_pendant(t, fixed)) return stats.n;
+  if (const int cycle = rooted_cycle_length(t, fixed)) return cycle_table_cost(stats, cycle, fixed);
+  if (rooted_square_pendant(t, fixed)) return square_pendant_cost(stats);
+  if (rooted_common_power(t, fixed)) return 2 * (stats.m * stats.degree_biased + 2 * stats.n);
+  generic = true;
+  return t.predicted_cost;
 }
 
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'.
@@ -349,24 +372,25 @@ CountPlan decompose_at(const Pattern& p, std::uint32_t cut_mask, const std::vect
       if (same) c.table = d->components[j].table;
     }
     if (c.table < 0) {
-      std::vector<int> rooted = attach[i];
-      rooted.insert(rooted.end(), c.vertices.begin(), c.vertices.end());
-      const Pattern q = subpattern(p, rooted);
-      const int fixed = static_cast<int>(attach[i].size());
-      std::vector<int> prefix(fixed);
-      std::iota(prefix.begin(), prefix.end(), 0);
       c.table = static_cast<int>(d->tables.size());
-      d->tables.push_back(choose_plan_in_group(q, prefix_stabiliser(q, fixed), Induced::edge, stats, formula, prefix));
-      d->tables.back().root_common = false;  // count_per_edge runs level 1 itself (no root tables)
-      const int cycle = rooted_cycle_length(d->tables.back(), fixed);
-      const int clique = rooted_clique_size(d->tables.back(), fixed);
-      cost += is_rooted_triangle(d->tables.back(), fixed)     ? triangle_table_cost(stats)
-              : clique ? clique_table_cost(stats, choose_plan(d->tables.back().pattern, Induced::edge, stats, formula))
-              : is_pendant(d->tables.back(), fixed)           ? stats.n
-              : cycle                                         ? cycle_table_cost(stats, cycle, fixed)
-              : rooted_square_pendant(d->tables.back(), fixed) ? square_pendant_cost(stats)
-              : rooted_common_power(d->tables.back(), fixed) ? 2 * (stats.m * stats.degree_biased + 2 * stats.n)
-                                                              : d->tables.back().predicted_cost;
+      bool generic = false;
+      d->tables.push_back(table_plan(p, attach[i], c.vertices, stats, formula));
+      const int fixed = static_cast<int>(attach[i].size());
+      double table = table_cost(d->tables.back(), fixed, stats, formula, generic);
+      d->reversed.push_back(false);
+      // An edge's table filled by a plan rooted at its second end, then transposed, where that is cheaper (the
+      // root's wedge table sizes the sets N(root) ∩ N(x): Plan::common_count).
+      if (generic && fixed == 2) {
+        Plan r = table_plan(p, {attach[i][1], attach[i][0]}, c.vertices, stats, formula);
+        bool r_generic = false;
+        const double r_cost = table_cost(r, fixed, stats, formula, r_generic) + 2 * stats.m;
+        if (r_generic && r_cost < table) {
+          d->tables.back() = std::move(r);
+          d->reversed.back() = true;
+          table = r_cost;
+        }
+      }
+      cost += table;
     }
     d->components.push_back(std::move(c));
   }
@@ -932,6 +956,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       continue;
     }
     ext[c.table] = fixed == 1 ? count_per_root(g, t, whole) : count_per_edge(g, t, whole);
+    if (d.reversed[c.table]) ext[c.table] = transposed_edge_table(g, ext[c.table], whole);
     for (auto& x : ext[c.table])
       if (__builtin_mul_overflow(x, t.automorphisms, &x)) overflow();
   }
@@ -1048,7 +1073,8 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
          : rooted_cycle_length(t, fixed) ? cycle_table_kind(rooted_cycle_length(t, fixed), fixed)
          : rooted_square_pendant(t, fixed) ? "4-cycles with a pendant through the edge, from wedge walks"
          : rooted_common_power(t, fixed) ? "common neighbours of the vertex and each other vertex"
-                                         : "rooted plan";
+                                         : d.reversed[c.table] ? "rooted plan from the edge's second end, transposed"
+                                                               : "rooted plan";
 }
 
 }  // namespace
@@ -1079,9 +1105,11 @@ nlohmann::json CountPlan::to_json() const {
   nlohmann::json comps = nlohmann::json::array(), tables = nlohmann::json::array(), qs = nlohmann::json::array();
   for (const auto& c : d.components)
     comps.push_back({{"vertices", c.vertices}, {"attach", c.attach}, {"table", c.table}, {"table_kind", table_kind(d, c)}});
-  for (const Plan& t : d.tables)
+  for (std::size_t i = 0; i < d.tables.size(); ++i) {
+    const Plan& t = d.tables[i];
     tables.push_back({{"pattern", t.pattern.to_string()}, {"order", t.order}, {"group", t.automorphisms},
-                      {"formula", t.to_json()["formula"]}});
+                      {"formula", t.to_json()["formula"]}, {"common_count", t.common_count}, {"reversed", d.reversed[i]}});
+  }
   for (const auto& q : d.quotients)
     qs.push_back({{"pattern", q.plan.plan.pattern.to_string()}, {"multiplicity", q.multiplicity},
                   {"decomposed", q.plan.decomposition != nullptr}, {"predicted_cost", q.plan.predicted_cost}});

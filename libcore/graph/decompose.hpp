@@ -74,6 +74,9 @@ struct Decomposition {
   // Rooted plans of P[A_i + K_i] (vertices 0 (,1) = A_i), group = the pointwise stabiliser of A_i:
   // per-vertex tables (count_per_root) or per-edge ones (count_per_edge).
   std::vector<Plan> tables;
+  // Per table: filled rooted at (attach[1], attach[0]) of its components, then transposed (an edge's table
+  // whose plan is cheaper from its second end).
+  std::vector<bool> reversed;
   struct Quotient {
     std::uint64_t multiplicity = 0;  // partitions giving a quotient isomorphic to plan's pattern
     CountPlan plan;

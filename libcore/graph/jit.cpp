@@ -40,11 +40,10 @@ class Emitter {
            "    const std::int32_t* labels, u32 begin, u32 end, u32* scratch, std::uint64_t cap, u32 n, int* overflow) {\n";
     os_ << "  (void)labels; (void)scratch; (void)cap; (void)adj; (void)lower; (void)n; (void)overflow;\n";
     os_ << "  std::uint64_t count = 0;\n";
-    // Plan::root_common: the two tables follow the k*k*2 scratch buffers (JitKernel::count).
-    if (plan_.root_common) {
-      os_ << "  u32* common = scratch + " << k_ * k_ * 2 << " * cap;\n";
-      os_ << "  u32* bcommon = common + n;\n";
-    }
+    // Plan::root_common (two tables), Plan::common_count (one): after the k*k*2 scratch buffers (JitKernel::count).
+    const bool root_table = plan_.root_common || plan_.common_count;
+    if (root_table) os_ << "  u32* common = scratch + " << k_ * k_ * 2 << " * cap;\n";
+    if (plan_.root_common) os_ << "  u32* bcommon = common + n;\n";
     // Plan::iep: the filtered tail sets, then 2^iep intersection buffers (JitKernel::count).
     if (plan_.iep) {
       os_ << "  u32* iep_sets = scratch + " << k_ * k_ * 2 << " * cap;\n";
@@ -52,9 +51,9 @@ class Emitter {
     }
     os_ << "  for (u32 v0 = begin; v0 < end; ++v0) {\n";
     label_check(0, "v0", 2);
-    if (plan_.root_common) os_ << "    bool common_ready = false;\n";
+    if (root_table) os_ << "    bool common_ready = false;\n";
     body(0, 2);
-    if (plan_.root_common) os_ << "    if (common_ready) gzk::wedge_clear(off, adj, v0, common);\n";
+    if (root_table) os_ << "    if (common_ready) gzk::wedge_clear(off, adj, v0, common);\n";
     os_ << "  }\n  return count;\n}\n";
     return os_.str();
   }
@@ -286,7 +285,13 @@ class Emitter {
     }
     const bool inter = all[last].kind == SetOp::Kind::intersect;
     neighbours("B", all[last].src, b, in);
-    os_ << ind(in) << "std::uint64_t " << n << " = " << (inter ? "" : "nA - ") << "gzk::intersect_count(pA, nA, pB, nB);\n";
+    if (plan_.common_count && t == common_counted_level(plan_)) {  // |N(v_0) ∩ N(v_d)| from the root's table
+      os_ << ind(in) << "if (!common_ready) gzk::wedge_fill(off, adj, v0, common);\n";
+      os_ << ind(in) << "common_ready = true;\n";
+      os_ << ind(in) << "std::uint64_t " << n << " = common[" << v(d) << "];\n";
+    } else {
+      os_ << ind(in) << "std::uint64_t " << n << " = " << (inter ? "" : "nA - ") << "gzk::intersect_count(pA, nA, pB, nB);\n";
+    }
     subtract_members([&](const std::string& x) {
       return "gzk::contains(pA, nA, " + x + ") && " + (inter ? "" : "!") + "gzk::contains(pB, nB, " + x + ")";
     });
@@ -431,7 +436,7 @@ std::uint64_t JitKernel::count(const Graph& g, const ExecOptions& opt) const {
   std::vector<std::uint64_t> counts(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     if (scratch[t].empty())
-      scratch[t].resize(k * k * 2 * cap + (plan_.root_common ? 2 * std::size_t{g.n()} : 0) +
+      scratch[t].resize(k * k * 2 * cap + (plan_.root_common ? 2 * std::size_t{g.n()} : plan_.common_count ? std::size_t{g.n()} : 0) +
                         (plan_.iep ? (plan_.iep + (std::size_t{1} << plan_.iep)) * cap : 0));
     int overflow = 0;
     const std::uint64_t c = fn_(g.offsets.data(), g.adj.data(), lower.data(), g.labels.empty() ? nullptr : g.labels.data(),

@@ -4,6 +4,7 @@
 #include "graph/matcher.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
@@ -47,8 +48,9 @@ class Interpreter {
     cap_ = cap;
     storage_.resize(static_cast<std::size_t>(k_) * k_ * 2 * cap);
     cur_.resize(static_cast<std::size_t>(k_) * k_);
+    if (plan.root_common || plan.common_count) common_.assign(g.n(), 0);
+    if (plan.common_count) counted_ = common_counted_level(plan);
     if (plan.root_common) {
-      common_.assign(g.n(), 0);
       bcommon_.assign(g.n(), 0);
       for (int j = 0; j + 2 < k_; ++j) {
         member_a_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 2, j)));
@@ -80,19 +82,18 @@ class Interpreter {
     descend(0);
     first_ = 0;
     last_ = kNoBound;
-    if (common_ready_) gzk::wedge_clear(g_.offsets.data(), g_.adj.data(), v0, common_.data());
-    common_ready_ = false;
+    clear_root_table();
   }
 
-  // Matches with root v0 and level 1 = each neighbour of v0, written to out[offsets[v0] + i]
-  // (count_per_edge).
-  void run_root_per_edge(Vertex v0, std::uint64_t* out) {
+  // Matches with root v0 and level 1 = each neighbour of v0 at a position in [first, last) of N(v0),
+  // written to out[offsets[v0] + i] (count_per_edge).
+  void run_root_per_edge(Vertex v0, std::uint64_t* out, std::uint32_t first = 0, std::uint32_t last = kNoBound) {
     const Level& L0 = plan_.levels[0];
     if (L0.label >= 0 && g_.labels[v0] != L0.label) return;
     v_[0] = v0;
     for (const SetOp& op : L0.ops) apply(op, 0);
     const Span nb = neighbors(v0);
-    for (std::size_t i = 0; i < nb.n; ++i) {
+    for (std::size_t i = first; i < std::min<std::size_t>(nb.n, last); ++i) {
       if (excluded(plan_.levels[1], nb.p[i])) continue;
       v_[1] = nb.p[i];
       const std::uint64_t before = count;
@@ -100,6 +101,7 @@ class Interpreter {
       else descend(1);
       out[g_.offsets[v0] + i] = count - before;
     }
+    clear_root_table();
   }
 
   std::uint64_t count = 0;
@@ -118,6 +120,17 @@ class Interpreter {
     if (bound == v) return {g_.adj.data() + g_.offsets[v], lower_[v]};
     return truncate(neighbors(v), bound);
   }
+  // common_[x] = |N(v_0) ∩ N(x)| for every x (Plan::root_common, Plan::common_count), filled on first use per root.
+  const std::uint32_t* root_table() {
+    if (!common_ready_) gzk::wedge_fill(g_.offsets.data(), g_.adj.data(), v_[0], common_.data());
+    common_ready_ = true;
+    return common_.data();
+  }
+  void clear_root_table() {
+    if (common_ready_) gzk::wedge_clear(g_.offsets.data(), g_.adj.data(), v_[0], common_.data());
+    common_ready_ = false;
+  }
+
   Span& cur(int depth, int target) { return cur_[static_cast<std::size_t>(depth) * k_ + target]; }
 
   Vertex bound_at(int target, int depth) const {
@@ -232,6 +245,8 @@ class Interpreter {
     };
     if (!fused) return a.n - in_set([&](Vertex x) { return gzk::contains(a.p, a.n, x); });
     const Span b = neighbors_below(v_[last->src], bound);
+    if (t == counted_)  // Plan::common_count: a = N(v_0), b = N(v_d), |a ∩ b| from the root's table
+      return root_table()[v_[d]] - in_set([&](Vertex x) { return gzk::contains(a.p, a.n, x) && gzk::contains(b.p, b.n, x); });
     switch (last->kind) {
       case SetOp::Kind::start:
         return b.n - in_set([&](Vertex x) { return gzk::contains(b.p, b.n, x); });
@@ -262,8 +277,7 @@ class Interpreter {
       return;
     }
     // A = N(v_0) ∩ N(v_d), B ⊆ N(v_0), A ∩ B = B ∩ N(v_d) (Plan::root_common).
-    if (!common_ready_) gzk::wedge_fill(g_.offsets.data(), g_.adj.data(), v_[0], common_.data());
-    common_ready_ = true;
+    const std::uint32_t* common = root_table();
     const Span N0 = neighbors(v_[0]), Nd = neighbors(v_[d]);
     // Memberships the pattern decides (root_common_member) skip the search; the queried vertices
     // are those of distinct earlier levels, so a value names its level.
@@ -273,7 +287,7 @@ class Interpreter {
       return -1;
     };
     count += gzk::pair_count_from(
-        common_[v_[d]], B.n, bcommon_[v_[d]], da, nda, db, ndb,
+        common[v_[d]], B.n, bcommon_[v_[d]], da, nda, db, ndb,
         [&](Vertex x) {
           const int m = known(member_a_, x);
           return m >= 0 ? m == 1 : gzk::contains(N0.p, N0.n, x) && gzk::contains(Nd.p, Nd.n, x);
@@ -343,7 +357,8 @@ class Interpreter {
   std::vector<Span> cur_;
   std::vector<Vertex> v_;
   std::vector<Vertex> match_;
-  PopulatedVector<std::uint32_t> common_;  // Plan::root_common: |N(v_0) ∩ N(x)| once common_ready_
+  PopulatedVector<std::uint32_t> common_;  // root_table()
+  int counted_ = -1;                        // Plan::common_count: the level whose set it sizes
   bool common_ready_ = false;
   PopulatedVector<std::uint32_t> bcommon_;  // Plan::root_common: |B ∩ N(x)| while level k-3 is chosen
   std::vector<std::int8_t> member_a_, member_b_;  // root_common_member per earlier level
@@ -499,15 +514,29 @@ CountTable count_per_root(const Graph& g, const Plan& plan, const ExecOptions& o
   const auto& lower = lower_degrees(g, opt, own_lower);
   CountTable per_root(g.n(), 0);
   std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
-  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+  auto worker = [&](int t) -> Interpreter<Mode::count>& {
     if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
-    auto& w = *workers[t];
-    for (Vertex v = begin; v < end; ++v) {
-      const std::uint64_t before = w.count;
-      w.run_root(v);
-      per_root[v] = w.count - before;
-    }
-  });
+    return *workers[t];
+  };
+  // A heavy root's pieces run on several threads: they add to its entry atomically.
+  RootSplit split = balanced_tasks(g, plan, lower, opt);
+  split.body = [&](int t, const RootPiece& p) {
+    auto& w = worker(t);
+    const std::uint64_t before = w.count;
+    w.run_root(p.v, p.first, p.last);
+    std::atomic_ref<std::uint64_t>(per_root[p.v]).fetch_add(w.count - before, std::memory_order_relaxed);
+  };
+  parallel_roots(
+      g.n(), opt,
+      [&](int t, Vertex begin, Vertex end) {
+        auto& w = worker(t);
+        for (Vertex v = begin; v < end; ++v) {
+          const std::uint64_t before = w.count;
+          w.run_root(v);
+          per_root[v] = w.count - before;
+        }
+      },
+      nullptr, &split);
   return per_root;
 }
 
@@ -519,11 +548,35 @@ CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& o
   const auto& lower = lower_degrees(g, opt, own_lower);
   CountTable per_edge(g.adj.size(), 0);
   std::vector<std::unique_ptr<Interpreter<Mode::count>>> workers(opt.threads);
-  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+  auto worker = [&](int t) -> Interpreter<Mode::count>& {
     if (!workers[t]) workers[t] = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
-    for (Vertex v = begin; v < end; ++v) workers[t]->run_root_per_edge(v, per_edge.data());
-  });
+    return *workers[t];
+  };
+  // A heavy root's pieces are ranges of its edges, each written by one task.
+  RootSplit split = balanced_tasks(g, plan, lower, opt);
+  split.body = [&](int t, const RootPiece& p) { worker(t).run_root_per_edge(p.v, per_edge.data(), p.first, p.last); };
+  parallel_roots(
+      g.n(), opt,
+      [&](int t, Vertex begin, Vertex end) {
+        for (Vertex v = begin; v < end; ++v) worker(t).run_root_per_edge(v, per_edge.data());
+      },
+      nullptr, &split);
   return per_edge;
+}
+
+CountTable transposed_edge_table(const Graph& g, const CountTable& table, const ExecOptions& opt) {
+  CountTable out(table.size(), 0);
+  constexpr Vertex kBlock = 4096;
+  parallel_chunks(opt.threads, (std::uint64_t{g.n()} + kBlock - 1) / kBlock, [&](int, std::uint64_t b) {
+    const auto end = static_cast<Vertex>(std::min<std::uint64_t>(g.n(), (b + 1) * kBlock));
+    for (auto v = static_cast<Vertex>(b * kBlock); v < end; ++v)
+      for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s) {
+        const Vertex w = g.adj[s];
+        const auto nb = g.neighbors(w);
+        out[s] = table[g.offsets[w] + static_cast<EdgeIndex>(std::lower_bound(nb.begin(), nb.end(), v) - nb.begin())];
+      }
+  });
+  return out;
 }
 
 unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight) {

@@ -36,13 +36,17 @@ std::uint64_t list_matches(const Graph& g, const Plan& plan, const ExecOptions& 
 // A count per vertex or per CSR slot.
 using CountTable = PopulatedVector<std::uint64_t>;
 
-// The count of matches whose level-0 vertex is v, for every vertex v (summed, count_matches).
+// The count of matches whose level-0 vertex is v, for every vertex v (summed, count_matches). Heavy roots run
+// as several tasks (their level-1 candidates split as in count_matches), here and in count_per_edge.
 CountTable count_per_root(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
 
 // For every edge (v, w) (index: its position in the CSR, offsets[v] + rank of w in N(v)), the
 // count of matches whose levels 0 and 1 are v and w. Level 1 must be unbounded (no restriction) and
 // the plan without Plan::root_common.
 CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& opt = {});
+
+// The per-edge table with every edge's entry moved to its reverse: out[slot of (v, w)] = table[slot of (w, v)].
+CountTable transposed_edge_table(const Graph& g, const CountTable& table, const ExecOptions& opt = {});
 
 // The sum of weight(match) over every match (match[p] = graph vertex of pattern vertex p); the plan
 // must enumerate every level (no Plan::pairs, root_common or iep: made with Formula::never).

@@ -234,6 +234,15 @@ struct Schedule {
     }
     return true;
   }
+  // The level whose set Plan::common_count may size, -1 when none: the counted set (the last level, or the
+  // ordered pair's S_{k-2}) is N(v_0) ∩ N(v_d), d its level minus 1 >= 1, unbounded and unlabeled.
+  int common_counted() const {
+    if (induced != Induced::edge || !formulas || iep) return -1;
+    const PairMode pm = pairs();
+    const int t = pm == PairMode::ordered ? k - 2 : pm == PairMode::none ? k - 1 : -1;
+    if (t < 2 || label[t] >= 0 || upper[t] != 0) return -1;
+    return adj[t] == (1u | (1u << (t - 1))) ? t : -1;
+  }
   // Whether Plan::root_common applies: A = N(v_0) ∩ N(v_d) unbounded, B ⊆ N(v_0) fixed before d.
   bool root_common_applies() const {
     const int d = k - 3, a = k - 2, b = k - 1;
@@ -295,8 +304,10 @@ constexpr double kLookup = 1.0;
 // the next level's set operations dispatched), in merged elements: measured ~8 (tailed triangle on
 // wiki-Vote: 1.8 M level-3 steps cost more than the level-2 merges).
 constexpr double kStep = 8.0;
+// With Plan::common_count possible, *common_count (when given) says whether it is cheaper: per root the same
+// table, per prefix a look-up for the merge that builds the counted set.
 double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common = nullptr, bool* local_graph = nullptr,
-                    double* matches = nullptr) {
+                    double* matches = nullptr, bool* common_count = nullptr) {
   const int k = sc.k;
   std::array<double, kMaxPatternSize> size{};
   double prefixes = s.n * label_factor(s, sc.label[0]);
@@ -305,12 +316,27 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
   const bool pairs = sc.pairs() != PairMode::none;
   if (root_common) *root_common = false;
   if (local_graph) *local_graph = false;
+  if (common_count) *common_count = false;
+  const int counted = sc.common_counted();
+  // The root tables of Plan::root_common and Plan::common_count: every root walks its wedges twice (fill, clear).
+  const double root_tables = 4 * s.m * s.degree_biased * label_factor(s, sc.label[0]);
+  // The change Plan::common_count makes: the tables, less per prefix the merge that builds the counted set
+  // (a look-up and the membership tests instead); its steps and look-ups priced as scattered (kPairWalkStep),
+  // as the pair cuts it competes with (K_{2,2} with a joined edge: at one unit a step it took the plan that
+  // is 1.0-5.2x slower than the pair cut on the four graphs of the benchmark).
+  double common_delta = 0;
+  const auto choose_common = [&](double direct) {
+    const bool common = counted >= 0 && common_delta < 0;
+    if (common_count) *common_count = common;
+    return common ? direct + common_delta : direct;
+  };
   const bool clique = sc.clique_chain();
   const double words = std::max(1.0, s.out_degree_biased / 64);
   double local = total;  // the same loops with Plan::local_graph
   for (int d = 0; d + 1 < k; ++d) {
     double work = 1.0;
     double a_work = 0;  // at depth k-3: the work of building the set of level k-2
+    double counted_work = 0;  // at depth counted-1: the work of building the counted set
     sc.for_each_op(d, [&](const SetOp& op) {
       const double before = work;
       const std::uint32_t up = sc.upper[op.target];
@@ -336,7 +362,9 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
           break;
       }
       if (op.target == k - 2) a_work += work - before;
+      if (op.target == counted) counted_work += work - before;
     });
+    if (d == counted - 1) common_delta = kPairWalkStep * (root_tables + prefixes) - prefixes * (counted_work - 4);
     if (sc.iep && d == k - sc.iep - 1) {
       // Per prefix: the tail sets filtered, then one merge per distinct intersection of two or
       // more of them (equal sets, as the op signatures show, share theirs), then 3^t products.
@@ -368,12 +396,11 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     }
     if (pairs && d == k - 3) {
       const double direct = total + prefixes * (work + size[k - 2] + size[k - 1]);
-      if (!sc.root_common_applies()) return direct;
-      // The tables: every root walks its wedges twice (fill, clear), every prefix of levels
-      // 0..d-1 walks B's neighbours twice; per prefix, table look-ups and membership tests.
+      if (!sc.root_common_applies()) return choose_common(direct);
+      // The tables: the root's, and every prefix of levels 0..d-1 walks B's neighbours twice; per
+      // prefix, table look-ups and membership tests.
       const double b = size[k - 1];
-      const double tables = 4 * s.m * s.degree_biased * label_factor(s, sc.label[0]) +
-                            prefixes_before * 2 * b * s.degree_biased;
+      const double tables = root_tables + prefixes_before * 2 * b * s.degree_biased;
       const double common = total + tables + prefixes * (work - a_work + 4);
       if (root_common) *root_common = common < direct;
       return std::min(direct, common);
@@ -404,7 +431,7 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     if (local_graph) *local_graph = true;
     return local;
   }
-  return total;
+  return choose_common(total);
 }
 
 // The number of automorphisms fixing the vertices of levels 0..levels-1 pointwise.
@@ -483,7 +510,8 @@ Plan expand(const Pattern& p, const Schedule& sc, const std::vector<Perm>& autos
   plan.pairs = sc.pairs();
   plan.iep = sc.iep;
   if (sc.iep) plan.iep_redundancy = stabiliser_order(autos, sc, k - sc.iep);
-  plan.predicted_cost = predict_cost(sc, stats, &plan.root_common, &plan.local_graph, &plan.predicted_matches);
+  plan.predicted_cost =
+      predict_cost(sc, stats, &plan.root_common, &plan.local_graph, &plan.predicted_matches, &plan.common_count);
   plan.orders_considered = 1;
   return plan;
 }
@@ -498,7 +526,10 @@ Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order,
   std::vector<std::uint32_t> scratch;
   const Schedule sc = with_formula(make_schedule(p, induced, order, autos, scratch), formula, stats, nullptr);
   Plan plan = expand(p, sc, autos, stats);
-  if (root_common != RootCommon::by_cost) plan.root_common = root_common == RootCommon::where_applicable && sc.root_common_applies();
+  if (root_common != RootCommon::by_cost) {
+    plan.root_common = root_common == RootCommon::where_applicable && sc.root_common_applies();
+    plan.common_count = root_common == RootCommon::where_applicable && sc.common_counted() >= 0;
+  }
   return plan;
 }
 
@@ -571,6 +602,17 @@ int candidate_member(const Plan& plan, int t, int j) {
   return 1;
 }
 
+int common_counted_level(const Plan& plan) {
+  const int k = plan.size();
+  const int t = plan.pairs == PairMode::ordered ? k - 2 : k - 1;
+  if (plan.induced != Induced::edge || plan.iep || plan.pairs == PairMode::independent || t < 2) return -1;
+  const Level& L = plan.levels[t];
+  if (L.label >= 0 || !L.upper.empty()) return -1;
+  for (int j = 0; j < t; ++j)
+    if (plan.pattern.has_edge(plan.order[j], plan.order[t]) != (j == 0 || j == t - 1)) return -1;
+  return t;
+}
+
 std::uint32_t certain_members(const Plan& plan, int t) {
   std::uint32_t certain = 0;
   for (int j : plan.levels[t].distinct) certain |= candidate_member(plan, t, j) == 1 ? 1u << j : 0u;
@@ -607,7 +649,7 @@ std::string Plan::hash() const {
     for (const SetOp& op : L.ops) os << "o" << int(op.kind) << "." << op.target << "." << op.src;
     os << ";";
   }
-  os << "pairs" << static_cast<int>(pairs) << (root_common ? "r" : "");
+  os << "pairs" << static_cast<int>(pairs) << (root_common ? "r" : "") << (common_count ? "c" : "");
   if (iep) os << "iep" << iep << "/" << iep_redundancy;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(os.str())));
@@ -636,6 +678,7 @@ nlohmann::json Plan::to_json() const {
   j["levels"] = lv;
   j["pairs"] = pairs == PairMode::none ? "none" : pairs == PairMode::independent ? "independent" : "ordered";
   j["root_common"] = root_common;
+  j["common_count"] = common_count;
   j["local_graph"] = local_graph;
   if (iep) {
     std::vector<int> vertices(order.end() - iep, order.end());
@@ -672,6 +715,10 @@ std::string Plan::to_text() const {
     os << "|A| = |N(level 0) & N(level " << size() - 3 << ")| and |A & B| = |B & N(level " << size() - 3
        << ")| from wedge tables, A not built\n";
   if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
+  if (common_count) {
+    const int t = common_counted_level(*this);
+    os << "|S" << t << "| = |N(level 0) & N(level " << t - 1 << ")| from the root's wedge table, S" << t << " not built\n";
+  }
   if (iep)
     os << "last " << iep << " levels (pairwise non-adjacent) counted by inclusion-exclusion over their candidate sets, "
        << "restrictions among them dropped, divided by " << iep_redundancy << "\n";

@@ -55,6 +55,13 @@ struct GraphStats {
   // its smallest vertex (cycle_tables.hpp, the 4-cycle's pair cut).
   double oriented_wedges = 0;
 };
+// One step of a walk that updates or reads a counter in an n-sized array at a scattered place (pair cuts,
+// root wedge tables), in the plan cost model's units. Measured on the 5-cycle's pair cut (as-22july06,
+// wiki-Vote, email-Enron, astro-ph): 3-5.6 ns per step, against 0.6-9 ns per unit of the enumerating plans
+// (their model errs by graph); 4 keeps the pair cut on all four graphs, where it is 1.9-12x faster (the old
+// price, m d (2 + d) steps at 1 unit, was 3-18x the steps taken and enumerated on as-22july06).
+constexpr double kPairWalkStep = 4;
+
 // The kernel's work (gzk::intersection_work) for N(b) ∩ N(v) over v's neighbours b, or only over those with
 // smaller ids (oriented): building rows or neighbourhood graphs from those intersections.
 double neighbour_intersection_work(const Graph& g, Vertex v, bool oriented);
@@ -105,6 +112,11 @@ struct Plan {
   // walking B's neighbours; no set is built or intersected per 3-vertex prefix. Chosen by the
   // cost model when the tables are cheaper than the intersections.
   bool root_common = false;
+  // The counted set (the last level's, or with ordered pairs the pair's S) is exactly N(v_0) ∩ N(v_d) for the
+  // level d before it (d >= 1; unbounded, unlabeled): its size is common(v_0, v_d) from the same per-root wedge
+  // table as root_common's |A|, less the earlier vertices in it, and no list is merged per prefix (a tree of
+  // squares through an edge: q050's fan tables). Chosen by the cost model (common_counted_level).
+  bool common_count = false;
   // Inclusion-exclusion tail (GraphPi, Zhang et al. SC'20): the last `iep` (>= 3) levels are
   // pairwise non-adjacent and unlabeled or labeled alike; right after level size()-iep-1 is chosen
   // their candidate sets (the earlier levels' vertices and other labels removed) give the number of
@@ -140,6 +152,9 @@ int candidate_member(const Plan& plan, int t, int j);
 // unbounded, so a 1 needs no bound check; size()-1: B, where a 1 becomes -1: its bounds are not checked).
 int root_common_member(const Plan& plan, int t, int j);
 
+// The level whose set Plan::common_count sizes (size()-1, or size()-2 with ordered pairs), -1 where it does not apply.
+int common_counted_level(const Plan& plan);
+
 // Bit j for each distinct earlier level j of t that candidate_member puts in t's set: a count of the
 // set subtracts its vertex (when below the bound) without a search.
 std::uint32_t certain_members(const Plan& plan, int t);
@@ -160,7 +175,8 @@ enum class Formula : std::uint8_t { by_cost, never, always };
 Formula parse_formula(const std::string& s);  // "auto" | "off" | "on", else UsageError
 const char* to_string(Formula f);
 
-// How make_plan decides Plan::root_common: by the cost model, or forced where it applies (tests).
+// How make_plan decides Plan::root_common and Plan::common_count: by the cost model, or forced where they apply
+// (tests).
 enum class RootCommon : std::uint8_t { by_cost, never, where_applicable };
 
 // Builds the plan for one given order (restrictions, ops, distinct checks, cost).

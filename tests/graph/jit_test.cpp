@@ -61,6 +61,26 @@ TEST_CASE("JIT kernels with the per-root wedge table (Plan::root_common) count w
   CHECK(JitKernel(plan, cache.path()).count(g, {2, 0, 1}) == expect);
 }
 
+TEST_CASE("JIT kernels sizing the counted set from the root's wedge table (Plan::common_count) count what merging counts") {
+  core::test::TempDir cache("jit-cache-common");
+  const Graph g = relabel_by_degree(generate_rmat({9, 8}, 7));
+  const GraphStats stats = graph_stats(g);
+  // The last level (K_{2,2} with a joined edge, as the planner orders it), and ordered pairs (K_{2,3} with a
+  // pendant: 3 and 4 in N(0) ∩ N(2)).
+  for (const auto& [pattern, order] : {std::pair{"0-1,0-2,1-3,1-4,2-3,2-4,3-4", std::vector<int>{1, 3, 4, 2, 0}},
+                                       std::pair{"0-1,1-2,0-3,2-3,0-4,2-4,1-5", std::vector<int>{0, 1, 5, 2, 3, 4}}}) {
+    const Pattern p = parse_pattern(pattern);
+    const Plan plan = make_plan(p, Induced::edge, order, stats, RootCommon::where_applicable, Formula::always);
+    CAPTURE(std::string(pattern));
+    REQUIRE(plan.common_count);
+    const std::uint64_t expect =
+        count_matches(g, make_plan(p, Induced::edge, order, stats, RootCommon::never, Formula::always));
+    CHECK(expect > 0);
+    CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
+    CHECK(JitKernel(plan, cache.path()).count(g, {2, 0, 1}) == expect);
+  }
+}
+
 TEST_CASE("JIT kernels with an inclusion-exclusion tail (Plan::iep) count what enumeration counts") {
   core::test::TempDir cache("jit-cache-iep");
   Graph g = relabel_by_degree(generate_rmat({8, 8}, 7));

@@ -958,6 +958,85 @@ TEST_CASE("split heavy roots give the same counts for every thread count and ran
   }
 }
 
+TEST_CASE("the counted set sized from the root's wedge table (Plan::common_count) matches brute force on every order") {
+  // Where the last level's set (or an ordered pair's) is N(v_0) ∩ N(v_d): its size is a look-up, less the
+  // earlier vertices in it (the pattern decides some, a search the rest).
+  const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(30, 0.3, 2, 8)), generate_gnp(13, 0.6, 2)};
+  int applied = 0, ordered = 0;
+  for (int k = 3; k <= 5; ++k) {
+    for (const Pattern& p : connected_patterns(k)) {
+      for (const auto& order : connected_orders(p)) {
+        for (const Graph& g : graphs) {
+          const GraphStats stats = graph_stats(g);
+          const Plan plan = make_plan(p, Induced::edge, order, stats, RootCommon::where_applicable);
+          if (!plan.common_count) break;
+          ++applied;
+          ordered += plan.pairs == PairMode::ordered ? 1 : 0;
+          CAPTURE(plan.to_text());
+          const std::uint64_t expect = test::brute_force_count(g, p, false);
+          CHECK(count_matches(g, plan) == expect);
+          CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
+          const CountTable per_root = count_per_root(g, plan, {2});
+          CHECK(std::accumulate(per_root.begin(), per_root.end(), std::uint64_t{0}) == expect);
+        }
+      }
+    }
+  }
+  CHECK(applied >= 40);
+  CHECK(ordered >= 4);
+  MESSAGE("common_count plans checked: " << applied << " (" << ordered << " with ordered pairs)");
+}
+
+TEST_CASE("per-vertex and per-edge tables split heavy roots; their entries do not change, nor with the root table") {
+  // K_{2,3} with a pendant at a vertex of its larger side (1), counted per edge (0, 1) and per vertex 0: the
+  // other two vertices of that side are ordered pairs in N(v_0) ∩ N(v_3) (Plan::common_count where forced).
+  const Graph g = relabel_by_degree(gnp_with_hubs(70, 0.15, 2, 3));
+  const GraphStats stats = graph_stats(g);
+  const Pattern fan = parse_pattern("0-1,1-2,0-3,2-3,0-4,2-4,1-5");
+  const std::vector<int> order{0, 1, 5, 2, 3, 4};
+  const Plan common = make_plan(fan, Induced::edge, order, stats, RootCommon::where_applicable, Formula::always);
+  const Plan merged = make_plan(fan, Induced::edge, order, stats, RootCommon::never, Formula::always);
+  REQUIRE(common.common_count);
+  REQUIRE(common.pairs == PairMode::ordered);
+  REQUIRE(common.levels[1].upper.empty());
+  ExecOptions unsplit{1};
+  unsplit.split_roots = false;
+  const CountTable edges = count_per_edge(g, merged, unsplit), vertices = count_per_root(g, merged, unsplit);
+  CHECK(std::accumulate(edges.begin(), edges.end(), std::uint64_t{0}) == test::brute_force_count(g, fan, false));
+  for (const Plan* plan : {&common, &merged})
+    for (int threads : {1, 2, 4}) {
+      CAPTURE(threads);
+      CHECK(std::ranges::equal(count_per_edge(g, *plan, {threads}), edges));
+      CHECK(std::ranges::equal(count_per_root(g, *plan, {threads}), vertices));
+    }
+  // Transposed: every edge's entry at its reverse slot, and back.
+  const CountTable t = transposed_edge_table(g, edges, {2});
+  for (Vertex v = 0; v < g.n(); ++v)
+    for (EdgeIndex s = g.offsets[v]; s < g.offsets[v + 1]; ++s) {
+      const auto nb = g.neighbors(g.adj[s]);
+      CHECK(t[s] == edges[g.offsets[g.adj[s]] + (std::lower_bound(nb.begin(), nb.end(), v) - nb.begin())]);
+    }
+  CHECK(std::ranges::equal(transposed_edge_table(g, t, {1}), edges));
+}
+
+TEST_CASE("an edge's table cheaper from its second end is filled from there and transposed: counts = brute force") {
+  // The fan at an edge cut (q050 of the 6-vertex scan: 0-3,0-5,1-3,1-5,2-4,2-5,3-4,4-5): its component 0 1 3
+  // at the edge 4-5 is the ordered pairs of N(5) ∩ N(3) for each 3 in N(4), a look-up when 5 is the root.
+  const Pattern p = parse_pattern("0-3,0-5,1-3,1-5,2-4,2-5,3-4,4-5");
+  int reversed = 0;
+  for (const Graph& g : {relabel_by_degree(gnp_with_hubs(60, 0.12, 3, 4)), relabel_by_degree(gnp_with_hubs(40, 0.3, 2, 9))}) {
+    const GraphStats stats = graph_stats(g);
+    const std::uint64_t expect = test::brute_force_count(g, p, false);
+    for (const CountPlan& cp : decompositions(p, stats)) {
+      CAPTURE(cp.to_text());
+      for (bool r : cp.decomposition->reversed) reversed += r ? 1 : 0;
+      CHECK(count_with(g, cp, {1}) == expect);
+      CHECK(count_with(g, cp, {2}) == expect);
+    }
+  }
+  CHECK(reversed > 0);
+}
+
 TEST_CASE("triangle tables from the oriented pass equal |N(v) ∩ N(w)| per edge and per vertex") {
   // Hubs make long oriented prefixes and many triangles through one edge; the raw ids are not
   // degree-ordered. 1-3 threads with private tables, and 2-3 sharing one table (atomic increments).
