@@ -239,7 +239,6 @@ bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_
   return comps.size() >= 2 && !(edges && long_paths);
 }
 
-
 // The predicted cost of a pair cut's R with paths of two or three inner vertices: every wedge walk
 // (2 m d), then per root its distinct wedge ends and their lists above the root (p3), as
 // GraphStats::walks measured them; or (p4: sum_pair_long_paths, which also fills a triangle table)
