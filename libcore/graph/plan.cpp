@@ -691,7 +691,7 @@ nlohmann::json Plan::to_json() const {
   return j;
 }
 
-std::string Plan::to_text() const {
+std::string Plan::structure_text() const {
   std::ostringstream os;
   static const char* kinds[] = {"S := N", "S &= N", "S -= N", "S := S"};
   os << "pattern " << pattern.to_string() << " (" << to_string(induced) << "-induced, |Aut| = " << automorphisms
@@ -725,7 +725,12 @@ std::string Plan::to_text() const {
   if (local_graph)
     os << "cliques counted in each root's local graph: its oriented neighbours as bitmap rows, the last level a "
           "popcount\n";
-  os << "predicted cost " << predicted_cost << " (" << orders_considered << " orders considered)\n";
+  return os.str();
+}
+
+std::string Plan::to_text() const {
+  std::ostringstream os;
+  os << structure_text() << "predicted cost " << predicted_cost << " (" << orders_considered << " orders considered)\n";
   return os.str();
 }
 

@@ -138,6 +138,10 @@ struct Plan {
   // Stable digest of pattern, mode, order, restrictions and ops (names JIT cache entries).
   std::string hash() const;
   nlohmann::json to_json() const;
+  // The plan as text: structure_text() (pattern, order, restrictions, levels, formulas) and the
+  // predicted cost. The JIT embeds only the structure, so a kernel's source, and thus its cache
+  // entry, does not change with the cost the plan race re-estimates on every run.
+  std::string structure_text() const;
   std::string to_text() const;
 };
 

@@ -1,5 +1,6 @@
 // The compiled back-end agrees with the interpreter (shared sets, closed-form pairs, the per-root
-// wedge table, vertex-induced differences, labels), and a second kernel for the same plan comes from the cache.
+// wedge table, vertex-induced differences, labels), and a second kernel for the same plan comes from the cache,
+// also when only its predicted cost changed.
 // Decomposed counts with compiled quotient plans, and split over ranks, equal the single-rank interpreter; the
 // ranks' 128-bit embedding shares give exact counts or an overflow error.
 #include <doctest/doctest.h>
@@ -46,6 +47,18 @@ TEST_CASE("JIT kernels count what the interpreter counts") {
     CHECK(again.count(g, {1, 0, 1}) == expect);
   }
   CHECK(emit_cpp(choose_plan(named_pattern("house"), Induced::edge, stats)).find("gz_count_range") != std::string::npos);
+}
+
+TEST_CASE("a kernel's source and cache entry do not depend on the predicted cost the plan race re-estimates") {
+  core::test::TempDir cache("jit-cache");
+  const GraphStats stats = graph_stats(relabel_by_degree(generate_rmat({8, 8}, 3)));
+  Plan plan = choose_plan(named_pattern("house"), Induced::edge, stats);
+  const std::string source = emit_cpp(plan);
+  CHECK_FALSE(jit_kernel_cached(plan, cache.path()));
+  const JitKernel kernel(plan, cache.path());
+  plan.predicted_cost *= 1.37;
+  CHECK(emit_cpp(plan) == source);
+  CHECK(jit_kernel_cached(plan, cache.path()));
 }
 
 TEST_CASE("JIT kernels with the per-root wedge table (Plan::root_common) count what the interpreter counts") {
