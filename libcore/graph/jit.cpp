@@ -44,6 +44,7 @@ class Emitter {
     const bool root_table = plan_.root_common || plan_.common_count;
     if (root_table) os_ << "  u32* common = scratch + " << k_ * k_ * 2 << " * cap;\n";
     if (plan_.root_common) os_ << "  u32* bcommon = common + n;\n";
+    if (plan_.root_common && root_common_filters_b(plan_)) os_ << "  u32* b_filtered = bcommon + n;\n";
     // Plan::iep: the filtered tail sets, then 2^iep intersection buffers (JitKernel::count).
     if (plan_.iep) {
       os_ << "  u32* iep_sets = scratch + " << k_ * k_ * 2 << " * cap;\n";
@@ -156,6 +157,10 @@ class Emitter {
     if (table) {
       os_ << ind(in) << "const u32* pBt = p" << cur_[k_ - 1] << "; std::size_t nBt = n" << cur_[k_ - 1] << ";\n";
       truncate("Bt", bound(k_ - 1, d), in);
+      if (root_common_filters_b(plan_)) {  // B ∩ N(v_0)
+        neighbours("N0t", 0, "", in);
+        os_ << ind(in) << "nBt = gzk::intersect(pBt, nBt, pN0t, nN0t, b_filtered); pBt = b_filtered;\n";
+      }
       os_ << ind(in) << "for (std::size_t i = 0; i < nBt; ++i) gzk::wedge_fill_one(off, adj, pBt[i], bcommon);\n";
     }
     os_ << ind(in) << "for (std::size_t i" << next << " = 0; i" << next << " < n" << c << "; ++i" << next << ") {\n";
@@ -436,7 +441,8 @@ std::uint64_t JitKernel::count(const Graph& g, const ExecOptions& opt) const {
   std::vector<std::uint64_t> counts(opt.threads, 0);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     if (scratch[t].empty())
-      scratch[t].resize(k * k * 2 * cap + (plan_.root_common ? 2 * std::size_t{g.n()} : plan_.common_count ? std::size_t{g.n()} : 0) +
+      scratch[t].resize(k * k * 2 * cap +
+                        (plan_.root_common ? 2 * std::size_t{g.n()} + cap : plan_.common_count ? std::size_t{g.n()} : 0) +
                         (plan_.iep ? (plan_.iep + (std::size_t{1} << plan_.iep)) * cap : 0));
     int overflow = 0;
     const std::uint64_t c = fn_(g.offsets.data(), g.adj.data(), lower.data(), g.labels.empty() ? nullptr : g.labels.data(),

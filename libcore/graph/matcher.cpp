@@ -52,6 +52,7 @@ class Interpreter {
     if (plan.common_count) counted_ = common_counted_level(plan);
     if (plan.root_common) {
       bcommon_.assign(g.n(), 0);
+      if (root_common_filters_b(plan)) b_filtered_.resize(cap);
       for (int j = 0; j + 2 < k_; ++j) {
         member_a_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 2, j)));
         member_b_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 1, j)));
@@ -202,7 +203,7 @@ class Interpreter {
     const Span c = truncate(cur(d, next), bound_at(next, d));
     // Plan::root_common: bcommon_[x] = |B ∩ N(x)| for every vertex x of level k-3.
     const bool table = !kEnum && plan_.root_common && next == k_ - 3;
-    const Span B = table ? truncate(cur(d, k_ - 1), bound_at(k_ - 1, d)) : Span{};
+    const Span B = table ? table_source(d) : Span{};
     for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_fill_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
     const std::size_t end = d == 0 ? std::min<std::size_t>(c.n, last_) : c.n;
     for (std::size_t i = d == 0 ? first_ : 0; i < end; ++i) {
@@ -217,6 +218,14 @@ class Interpreter {
       }
     }
     for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_clear_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
+  }
+
+  // Plan::root_common: the vertices whose neighbours fill bcommon_, B or B ∩ N(v_0) (root_common_filters_b).
+  Span table_source(int d) {
+    const Span B = truncate(cur(d, k_ - 1), bound_at(k_ - 1, d));
+    if (b_filtered_.empty()) return B;
+    const Span n0 = neighbors(v_[0]);
+    return {b_filtered_.data(), gzk::intersect(B.p, B.n, n0.p, n0.n, b_filtered_.data())};
   }
 
   // |S_t| minus the distinct earlier vertices in it, after the ops of depth d that build S_t (the
@@ -276,7 +285,7 @@ class Interpreter {
       count += gzk::pair_count(A.p, A.n, B.p, B.n, da, nda, db, ndb);
       return;
     }
-    // A = N(v_0) ∩ N(v_d), B ⊆ N(v_0), A ∩ B = B ∩ N(v_d) (Plan::root_common).
+    // A = N(v_0) ∩ N(v_d), A ∩ B = (B ∩ N(v_0)) ∩ N(v_d) (Plan::root_common).
     const std::uint32_t* common = root_table();
     const Span N0 = neighbors(v_[0]), Nd = neighbors(v_[d]);
     // Memberships the pattern decides (root_common_member) skip the search; the queried vertices
@@ -361,6 +370,7 @@ class Interpreter {
   int counted_ = -1;                        // Plan::common_count: the level whose set it sizes
   bool common_ready_ = false;
   PopulatedVector<std::uint32_t> bcommon_;  // Plan::root_common: |B ∩ N(x)| while level k-3 is chosen
+  PopulatedVector<Vertex> b_filtered_;      // Plan::root_common: B ∩ N(v_0), where B need not lie in N(v_0)
   std::vector<std::int8_t> member_a_, member_b_;  // root_common_member per earlier level
   std::size_t cap_ = 0;                            // scratch buffer length
   PopulatedVector<Vertex> iep_sets_, iep_scratch_;  // Plan::iep: filtered tail sets, intersections

@@ -243,11 +243,11 @@ struct Schedule {
     if (t < 2 || label[t] >= 0 || upper[t] != 0) return -1;
     return adj[t] == (1u | (1u << (t - 1))) ? t : -1;
   }
-  // Whether Plan::root_common applies: A = N(v_0) ∩ N(v_d) unbounded, B ⊆ N(v_0) fixed before d.
+  // Whether Plan::root_common applies: A = N(v_0) ∩ N(v_d) unbounded, B fixed before d.
   bool root_common_applies() const {
     const int d = k - 3, a = k - 2, b = k - 1;
     if (d < 1 || pairs() != PairMode::independent) return false;
-    return adj[a] == (1u | (1u << d)) && upper[a] == 0 && (adj[b] & 1u) && !(((adj[b] | upper[b]) >> d) & 1u);
+    return adj[a] == (1u | (1u << d)) && upper[a] == 0 && !(((adj[b] | upper[b]) >> d) & 1u);
   }
 };
 
@@ -397,10 +397,13 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     if (pairs && d == k - 3) {
       const double direct = total + prefixes * (work + size[k - 2] + size[k - 1]);
       if (!sc.root_common_applies()) return choose_common(direct);
-      // The tables: the root's, and every prefix of levels 0..d-1 walks B's neighbours twice; per
-      // prefix, table look-ups and membership tests.
-      const double b = size[k - 1];
-      const double tables = root_tables + prefixes_before * 2 * b * s.degree_biased;
+      // The tables: the root's, and every prefix of levels 0..d-1 walks the neighbours of B (of B ∩
+      // N(v_0), merged first, when b is not adjacent to the root) twice; per prefix, table look-ups and
+      // membership tests.
+      const bool filtered = !(sc.adj[k - 1] & 1u);
+      const double b = size[k - 1] * (filtered ? s.closure : 1.0);
+      const double filter = filtered ? size[k - 1] + s.degree_biased : 0.0;
+      const double tables = root_tables + prefixes_before * (filter + 2 * b * s.degree_biased);
       const double common = total + tables + prefixes * (work - a_work + 4);
       if (root_common) *root_common = common < direct;
       return std::min(direct, common);
@@ -632,6 +635,10 @@ std::vector<IepRemoval> iep_removals(const Plan& plan) {
     if (r.removed_from) out.push_back(r);
   }
   return out;
+}
+
+bool root_common_filters_b(const Plan& plan) {
+  return !plan.pattern.has_edge(plan.order.front(), plan.order.back());
 }
 
 int root_common_member(const Plan& plan, int t, int j) {

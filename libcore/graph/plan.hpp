@@ -106,11 +106,12 @@ struct Plan {
   // neighbours and bounds plus id(b) < id(a), so both range over one set S and pairs = C(|S|, 2).
   PairMode pairs = PairMode::none;
   // With independent pairs where a's set is exactly N(v_0) ∩ N(v_{k-3}) (no bounds) and b's set
-  // B lies in N(v_0) and is fixed before level k-3 (no list or bound of level k-3): for x = v_{k-3},
-  // |A| = |N(v_0) ∩ N(x)| comes from a table filled once per root by walking the wedges v_0-w-x,
-  // and |A ∩ B| = |B ∩ N(x)| from a table filled once per B (before the loop over level k-3) by
-  // walking B's neighbours; no set is built or intersected per 3-vertex prefix. Chosen by the
-  // cost model when the tables are cheaper than the intersections.
+  // B is fixed before level k-3 (no list or bound of level k-3): for x = v_{k-3}, |A| = |N(v_0) ∩
+  // N(x)| comes from a table filled once per root by walking the wedges v_0-w-x, and |A ∩ B| =
+  // |B' ∩ N(x)| from a table filled once per B (before the loop over level k-3) by walking the
+  // neighbours of B' = B ∩ N(v_0) (B itself when b is adjacent to the root: root_common_filters_b);
+  // no set is built or intersected per 3-vertex prefix. Chosen by the cost model when the tables
+  // are cheaper than the intersections.
   bool root_common = false;
   // The counted set (the last level's, or with ordered pairs the pair's S) is exactly N(v_0) ∩ N(v_d) for the
   // level d before it (d >= 1; unbounded, unlabeled): its size is common(v_0, v_d) from the same per-root wedge
@@ -155,6 +156,10 @@ int candidate_member(const Plan& plan, int t, int j);
 // For a root_common plan, candidate_member for the set of level t (size()-2: A = N(v_0) ∩ N(v_{k-3}),
 // unbounded, so a 1 needs no bound check; size()-1: B, where a 1 becomes -1: its bounds are not checked).
 int root_common_member(const Plan& plan, int t, int j);
+
+// For a root_common plan, whether b's set B must be intersected with N(v_0) before its table is
+// filled (b not adjacent to the root, so B need not lie in N(v_0)).
+bool root_common_filters_b(const Plan& plan);
 
 // The level whose set Plan::common_count sizes (size()-1, or size()-2 with ordered pairs), -1 where it does not apply.
 int common_counted_level(const Plan& plan);

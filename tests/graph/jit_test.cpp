@@ -65,13 +65,18 @@ TEST_CASE("JIT kernels with the per-root wedge table (Plan::root_common) count w
   core::test::TempDir cache("jit-cache-root");
   const Graph g = relabel_by_degree(generate_rmat({9, 8}, 6));
   const GraphStats stats = graph_stats(g);
-  const Plan plan = make_plan(named_pattern("house"), Induced::edge, {0, 1, 2, 3, 4}, stats, RootCommon::where_applicable);
-  REQUIRE(plan.root_common);
-  const std::uint64_t expect = count_matches(g, make_plan(named_pattern("house"), Induced::edge, {0, 1, 2, 3, 4}, stats,
-                                                          RootCommon::never));
-  CHECK(expect > 0);
-  CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
-  CHECK(JitKernel(plan, cache.path()).count(g, {2, 0, 1}) == expect);
+  // The house's B lies in N(v_0); the tailed 4-cycle's (the tail 4 hangs off 1) is intersected with N(v_0) first.
+  for (const char* name : {"house", "0-1,1-2,0-3,2-3,1-4"}) {
+    const Pattern p = parse_pattern(name);
+    const Plan plan = make_plan(p, Induced::edge, {0, 1, 2, 3, 4}, stats, RootCommon::where_applicable);
+    CAPTURE(name);
+    REQUIRE(plan.root_common);
+    CHECK(root_common_filters_b(plan) == (std::string(name) != "house"));
+    const std::uint64_t expect = count_matches(g, make_plan(p, Induced::edge, {0, 1, 2, 3, 4}, stats, RootCommon::never));
+    CHECK(expect > 0);
+    CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
+    CHECK(JitKernel(plan, cache.path()).count(g, {2, 0, 1}) == expect);
+  }
 }
 
 TEST_CASE("JIT kernels sizing the counted set from the root's wedge table (Plan::common_count) count what merging counts") {

@@ -107,7 +107,7 @@ TEST_CASE("every matching order of a pattern gives the same count") {
 
 TEST_CASE("root-table pair counting (Plan::root_common) matches brute force on every order where it applies") {
   const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(14, 0.5, 5)), generate_gnp(13, 0.6, 2)};
-  int applied = 0;
+  int applied = 0, filtered = 0;
   for (int k = 4; k <= 5; ++k) {
     for (const Pattern& p : connected_patterns(k)) {
       for (const auto& order : connected_orders(p)) {
@@ -116,6 +116,7 @@ TEST_CASE("root-table pair counting (Plan::root_common) matches brute force on e
           const Plan plan = make_plan(p, Induced::edge, order, stats, RootCommon::where_applicable);
           if (!plan.root_common) break;
           ++applied;
+          filtered += root_common_filters_b(plan);
           CAPTURE(plan.to_text());
           const std::uint64_t expect = test::brute_force_count(g, p, false);
           CHECK(count_matches(g, plan) == expect);
@@ -126,7 +127,8 @@ TEST_CASE("root-table pair counting (Plan::root_common) matches brute force on e
     }
   }
   CHECK(applied >= 8);  // 4 orders of 4- and 5-vertex patterns (house among them), 2 graphs
-  MESSAGE("root_common plans checked: " << applied);
+  CHECK(filtered >= 4);  // B intersected with N(v_0) first: b not adjacent to the root (4-paths, tailed 4-cycles)
+  MESSAGE("root_common plans checked: " << applied << ", " << filtered << " of them with B ∩ N(v_0)");
 }
 
 TEST_CASE("restrictions count every 6- and 7-vertex pattern exactly once on complete graphs") {
