@@ -86,6 +86,15 @@ class Emitter {
     os_ << ind(in) << "std::size_t n" << name << " = off[" << v(src) << " + 1] - off[" << v(src) << "];\n";
     if (!b.empty()) os_ << ind(in) << "n" << name << " = gzk::lower_index(p" << name << ", n" << name << ", " << b << ");\n";
   }
+  // Declares p<name>, n<name> = the neighbours of the level's vertex to merge with the set p<set>, n<set> already
+  // below b: the oriented prefix where b is the vertex, the whole list where gzk::merge_whole_list allows, else
+  // the list below b (mirrors Interpreter::neighbors_to_merge).
+  void neighbours_to_merge(const std::string& name, int src, const std::string& b, const std::string& set, int in) {
+    if (b.empty() || b == v(src)) return neighbours(name, src, b, in);
+    neighbours(name, src, "", in);
+    os_ << ind(in) << "if (!gzk::merge_whole_list(p" << name << ", n" << name << ", n" << set << ", " << b << ")) n" << name
+        << " = gzk::lower_index(p" << name << ", n" << name << ", " << b << ");\n";
+  }
   void truncate(const std::string& name, const std::string& b, int in) {
     if (!b.empty()) os_ << ind(in) << "n" << name << " = gzk::lower_index(p" << name << ", n" << name << ", " << b << ");\n";
   }
@@ -103,7 +112,7 @@ class Emitter {
       const std::string a = "a" + name, nb = "b" + name;
       os_ << ind(in) << "const u32* p" << a << " = p" << cur_[o.target] << "; std::size_t n" << a << " = n" << cur_[o.target] << ";\n";
       truncate(a, b, in);
-      neighbours(nb, o.src, b, in);
+      neighbours_to_merge(nb, o.src, b, a, in);
       const int buffer = (d * k_ + o.target) * 2 + (index % 2);
       os_ << ind(in) << "u32* p" << name << " = scratch + " << buffer << " * cap;\n";
       os_ << ind(in) << "const std::size_t n" << name << " = gzk::"
@@ -289,7 +298,7 @@ class Emitter {
       return;
     }
     const bool inter = all[last].kind == SetOp::Kind::intersect;
-    neighbours("B", all[last].src, b, in);
+    neighbours_to_merge("B", all[last].src, b, "A", in);
     if (plan_.common_count && t == common_counted_level(plan_)) {  // |N(v_0) ∩ N(v_d)| from the root's table
       os_ << ind(in) << "if (!common_ready) gzk::wedge_fill(off, adj, v0, common);\n";
       os_ << ind(in) << "common_ready = true;\n";

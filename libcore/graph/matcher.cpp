@@ -121,6 +121,14 @@ class Interpreter {
     if (bound == v) return {g_.adj.data() + g_.offsets[v], lower_[v]};
     return truncate(neighbors(v), bound);
   }
+  // N(v) to merge with a set of `n` vertices already below `bound`: the oriented prefix where bound == v (free
+  // and shorter); the whole list where gzk::merge_whole_list says the merge does the same work on it; else N(v)
+  // below the bound (a binary search).
+  Span neighbors_to_merge(Vertex v, Vertex bound, std::size_t n) const {
+    if (bound == v) return {g_.adj.data() + g_.offsets[v], lower_[v]};
+    const Span all = neighbors(v);
+    return gzk::merge_whole_list(all.p, all.n, n, bound) ? all : truncate(all, bound);
+  }
   // common_[x] = |N(v_0) ∩ N(x)| for every x (Plan::root_common, Plan::common_count), filled on first use per root.
   const std::uint32_t* root_table() {
     if (!common_ready_) gzk::wedge_fill(g_.offsets.data(), g_.adj.data(), v_[0], common_.data());
@@ -149,12 +157,12 @@ class Interpreter {
       s = cur(d, op.src);
       return;
     }
-    const Span nb = neighbors_below(v_[op.src], bound);
     if (op.kind == SetOp::Kind::start) {
-      s = nb;
+      s = neighbors_below(v_[op.src], bound);
       return;
     }
     const Span a = truncate(s, bound);
+    const Span nb = neighbors_to_merge(v_[op.src], bound, a.n);
     Vertex* slot = storage_.data() + (static_cast<std::size_t>(d) * k_ + op.target) * 2 * cap_;
     Vertex* out = a.p == slot ? slot + cap_ : slot;
     const std::size_t n = op.kind == SetOp::Kind::intersect ? gzk::intersect(a.p, a.n, nb.p, nb.n, out)
@@ -253,7 +261,8 @@ class Interpreter {
       return m;
     };
     if (!fused) return a.n - in_set([&](Vertex x) { return gzk::contains(a.p, a.n, x); });
-    const Span b = neighbors_below(v_[last->src], bound);
+    const Span b = last->kind == SetOp::Kind::start ? neighbors_below(v_[last->src], bound)
+                                                    : neighbors_to_merge(v_[last->src], bound, a.n);
     if (t == counted_)  // Plan::common_count: a = N(v_0), b = N(v_d), |a ∩ b| from the root's table
       return root_table()[v_[d]] - in_set([&](Vertex x) { return gzk::contains(a.p, a.n, x) && gzk::contains(b.p, b.n, x); });
     switch (last->kind) {

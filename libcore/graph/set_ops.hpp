@@ -54,6 +54,16 @@ inline std::size_t lower_index(const u32* a, std::size_t n, u32 x) {
   return lo;
 }
 
+// Whether intersect / subtract of a set of n elements below `bound` with the sorted list (b, nb) do the same
+// work on the whole list as on its part below the bound, so that part need not be searched for: nothing lies
+// above the bound, or both lengths choose a merge (nb <= kGallopRatio n, and over n / kGallopRatio of b's
+// elements lie below the bound), which stops at the set's last element.
+inline bool merge_whole_list(const u32* b, std::size_t nb, std::size_t n, u32 bound) {
+  if (nb == 0 || b[nb - 1] < bound) return true;
+  const std::size_t few = n / kGallopRatio;
+  return nb <= kGallopRatio * n && few < nb && b[few] < bound;
+}
+
 inline bool contains(const u32* a, std::size_t n, u32 x) {
   const std::size_t i = lower_index(a, n, x);
   return i < n && a[i] == x;
