@@ -1,7 +1,8 @@
 // The sorted-set kernels (set_ops.hpp): every SIMD variant the CPU runs (AVX2, AVX-512F, VP2INTERSECT)
 // against the scalar merge and std::set_intersection, on sets of every length around the block
 // sizes, with few, many and all elements in common, and with the kSlack output slots untouched
-// beyond them; inclusion-exclusion over sets with removed values against brute force.
+// beyond them; inclusion-exclusion over sets with removed values against brute force; merging a set below a
+// bound with a whole list where merge_whole_list allows gives what merging the list below the bound gives.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -75,6 +76,39 @@ TEST_CASE("every intersection kernel the CPU runs agrees with std::set_intersect
     }
   });
   CHECK(pairs > 100);
+}
+
+TEST_CASE("merge_whole_list: a whole list merged with a set below the bound gives what its part below does") {
+  std::mt19937 rng(11);
+  int whole = 0, searched = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const u32 range = 50 + rng() % 5000;
+    const u32 bound = static_cast<u32>(rng() % range);
+    std::vector<u32> a = random_set(rng, rng() % std::min<u32>(200, range / 2), range);
+    a.erase(std::lower_bound(a.begin(), a.end(), bound), a.end());
+    const std::vector<u32> b = random_set(rng, rng() % (range / 2), range);
+    const std::size_t below = gzk::lower_index(b.data(), b.size(), bound);
+    if (!gzk::merge_whole_list(b.data(), b.size(), a.size(), bound)) {
+      ++searched;
+      continue;
+    }
+    ++whole;
+    // Same regime (merge or galloping) on both lengths, and the same result.
+    const auto gallops = [&](std::size_t nb) {
+      return a.size() * gzk::kGallopRatio < nb || nb * gzk::kGallopRatio < a.size();
+    };
+    CHECK(gallops(b.size()) == gallops(below));
+    std::vector<u32> out1(a.size() + gzk::kSlack), out2(a.size() + gzk::kSlack);
+    const std::size_t n1 = gzk::intersect(a.data(), a.size(), b.data(), b.size(), out1.data());
+    const std::size_t n2 = gzk::intersect(a.data(), a.size(), b.data(), below, out2.data());
+    REQUIRE(n1 == n2);
+    CHECK(std::equal(out1.begin(), out1.begin() + n1, out2.begin()));
+    CHECK(gzk::intersect_count(a.data(), a.size(), b.data(), b.size()) == n2);
+    CHECK(gzk::subtract(a.data(), a.size(), b.data(), b.size(), out1.data()) ==
+          gzk::subtract(a.data(), a.size(), b.data(), below, out2.data()));
+  }
+  CHECK(whole > 100);
+  CHECK(searched > 100);
 }
 
 TEST_CASE("inclusion-exclusion with removed values equals the injective tuples over the filtered sets") {
