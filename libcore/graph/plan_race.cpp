@@ -46,20 +46,27 @@ double task_seconds(const Graph& g, const Plan& plan, const LowerDegrees* lower,
   return std::max(0.0, sampled_seconds(g, plan, lower, share, limit_s) - setup_s);
 }
 
+// Whether the challenger's sample is too short to judge and a larger share is left to sample.
+bool sample_again(const PlanRace& race) {
+  return race.challenger_s < kShortSampleSeconds && race.share > kRaceShareLargest;
+}
+
 // The rounds of the race at race.share: the challenger first; the incumbent stops once it has lost. A second
-// round only where the first is close and long enough not to be sampled again.
+// round only where the first is close and long enough not to be sampled again; none for the incumbent where the
+// challenger's sample is to be taken again.
 void run_rounds(const Graph& g, const Plan& incumbent, const LowerDegrees* lower, PlanRace& race) {
   race.incumbent_s = race.challenger_s = std::numeric_limits<double>::infinity();
   const double challenger_setup = setup_seconds(g, race.challenger, lower, race.share);
+  race.challenger_s = task_seconds(g, race.challenger, lower, race.share, challenger_setup);
+  if (sample_again(race)) return;
   const double incumbent_setup = setup_seconds(g, incumbent, lower, race.share);
-  for (int round = 0; round < 2; ++round) {
-    race.challenger_s = std::min(race.challenger_s, task_seconds(g, race.challenger, lower, race.share, challenger_setup));
-    if (race.challenger_s < kShortSampleSeconds && race.share > kRaceShareLargest) return;  // sampled again
+  for (int round = 0;; ++round) {
     const double limit = std::max(race.challenger_s / kRaceMargin, kMinSampleSeconds);
     race.incumbent_s = std::min(race.incumbent_s, task_seconds(g, incumbent, lower, race.share, incumbent_setup, limit));
-    if (race.incumbent_s >= limit || race.share != kRaceShare ||
+    if (round == 1 || race.incumbent_s >= limit || race.share != kRaceShare ||
         std::min(race.incumbent_s, race.challenger_s) < kClearWin * std::max(race.incumbent_s, race.challenger_s))
       break;
+    race.challenger_s = std::min(race.challenger_s, task_seconds(g, race.challenger, lower, race.share, challenger_setup));
   }
 }
 
@@ -86,7 +93,7 @@ std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, con
   if (race.challenger.hash() == incumbent.hash()) return std::nullopt;
   for (race.share = kRaceShare;;) {
     run_rounds(g, incumbent, lower, race);
-    if (race.challenger_s >= kShortSampleSeconds || race.share == kRaceShareLargest) break;
+    if (!sample_again(race)) break;
     int share = race.share;
     while (share / 2 >= kRaceShareLargest && race.challenger_s * race.share / share < kShortSampleSeconds) share /= 2;
     race.share = share;

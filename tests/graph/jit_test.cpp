@@ -17,6 +17,17 @@
 
 using namespace core::graph;
 
+namespace {
+
+// The plan counts `expect` (> 0) in the interpreter and in its compiled kernel.
+void check_back_ends(const Graph& g, const Plan& plan, std::uint64_t expect, const std::filesystem::path& cache) {
+  CHECK(expect > 0);
+  CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
+  CHECK(JitKernel(plan, cache).count(g, {2, 0, 1}) == expect);
+}
+
+}  // namespace
+
 TEST_CASE("JIT kernels count what the interpreter counts") {
   core::test::TempDir cache("jit-cache");
   Graph g = relabel_by_degree(generate_rmat({9, 8}, 5));
@@ -72,10 +83,8 @@ TEST_CASE("JIT kernels with the per-root wedge table (Plan::root_common) count w
     CAPTURE(name);
     REQUIRE(plan.root_common);
     CHECK(root_common_filters_b(plan) == (std::string(name) != "house"));
-    const std::uint64_t expect = count_matches(g, make_plan(p, Induced::edge, {0, 1, 2, 3, 4}, stats, RootCommon::never));
-    CHECK(expect > 0);
-    CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
-    CHECK(JitKernel(plan, cache.path()).count(g, {2, 0, 1}) == expect);
+    check_back_ends(g, plan, count_matches(g, make_plan(p, Induced::edge, {0, 1, 2, 3, 4}, stats, RootCommon::never)),
+                    cache.path());
   }
 }
 
@@ -91,11 +100,8 @@ TEST_CASE("JIT kernels sizing the counted set from the root's wedge table (Plan:
     const Plan plan = make_plan(p, Induced::edge, order, stats, RootCommon::where_applicable, Formula::always);
     CAPTURE(std::string(pattern));
     REQUIRE(plan.common_count);
-    const std::uint64_t expect =
-        count_matches(g, make_plan(p, Induced::edge, order, stats, RootCommon::never, Formula::always));
-    CHECK(expect > 0);
-    CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
-    CHECK(JitKernel(plan, cache.path()).count(g, {2, 0, 1}) == expect);
+    check_back_ends(g, plan, count_matches(g, make_plan(p, Induced::edge, order, stats, RootCommon::never, Formula::always)),
+                    cache.path());
   }
 }
 
@@ -113,10 +119,7 @@ TEST_CASE("JIT kernels with an inclusion-exclusion tail (Plan::iep) count what e
     const Plan plan = choose_plan(p, Induced::edge, stats, Formula::always);
     CAPTURE(plan.to_text());
     REQUIRE(plan.iep >= 3);
-    const std::uint64_t expect = count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {2, 0, 1});
-    CHECK(expect > 0);
-    CHECK(count_matches(g, plan, {2, 0, 1}) == expect);
-    CHECK(JitKernel(plan, cache.path()).count(g, {2, 0, 1}) == expect);
+    check_back_ends(g, plan, count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {2, 0, 1}), cache.path());
   }
 }
 
