@@ -45,9 +45,10 @@ class Emitter {
     if (root_table) os_ << "  u32* common = scratch + " << k_ * k_ * 2 << " * cap;\n";
     if (plan_.root_common) os_ << "  u32* bcommon = common + n;\n";
     if (plan_.root_common && root_common_filters_b(plan_)) os_ << "  u32* b_filtered = bcommon + n;\n";
-    // Plan::iep: the filtered tail sets, then 2^iep intersection buffers (JitKernel::count).
+    // Plan::iep: the filtered tail sets, then 2^iep intersection buffers, after the table of Plan::common_count
+    // (JitKernel::count).
     if (plan_.iep) {
-      os_ << "  u32* iep_sets = scratch + " << k_ * k_ * 2 << " * cap;\n";
+      os_ << "  u32* iep_sets = scratch + " << k_ * k_ * 2 << " * cap" << (plan_.common_count ? " + n" : "") << ";\n";
       os_ << "  u32* iep_scratch = iep_sets + " << plan_.iep << " * cap;\n";
     }
     os_ << "  for (u32 v0 = begin; v0 < end; ++v0) {\n";
@@ -145,7 +146,9 @@ class Emitter {
       return;
     }
     if (plan_.iep && next == k_ - plan_.iep) {
-      for (std::size_t i = 0; i < ops.size(); ++i) op(ops[i], d, static_cast<int>(i), in);
+      const std::uint32_t sized = iep_sized(plan_);  // counted in count_iep
+      for (std::size_t i = 0; i < ops.size(); ++i)
+        if (!((sized >> (ops[i].target - next)) & 1u)) op(ops[i], d, static_cast<int>(i), in);
       count_iep(d, in);
       cur_ = saved;
       return;
@@ -228,12 +231,18 @@ class Emitter {
     const int t = plan_.iep, first = k_ - t;
     os_ << ind(in) << "{\n";
     os_ << ind(in + 1) << "const u32* sp[" << t << "]; std::size_t sn[" << t << "];\n";
+    const std::uint32_t sized = iep_sized(plan_);
     for (int i = 0; i < t; ++i) {
       const std::string name = "T" + std::to_string(i);
       os_ << ind(in + 1) << "const u32* p" << name << " = p" << cur_[first + i] << "; std::size_t n" << name << " = n"
           << cur_[first + i] << ";\n";
       truncate(name, bound(first + i, d), in + 1);
       os_ << ind(in + 1) << "sp[" << i << "] = p" << name << ";\n";
+      if ((sized >> i) & 1u) {
+        count_sized(d, first + i, name, in + 1);
+        os_ << ind(in + 1) << "sn[" << i << "] = n" << name << ";\n";
+        continue;
+      }
       os_ << ind(in + 1) << "sn[" << i << "] = gzk::iep_label_filter(sp[" << i << "], n" << name << ", labels, "
           << plan_.levels[first + i].label << ", iep_sets + " << i << " * cap);\n";
     }
@@ -254,10 +263,39 @@ class Emitter {
                                      : "gzk::contains(sp[" + std::to_string(i) + "], sn[" + std::to_string(i) + "], " + x + ")";
         os_ << ind(in + 1) << "member[" << r << "] |= (" << test << ") ? " << (1u << i) << "u : 0u;\n";
       }
-    os_ << ind(in + 1) << "if (!gzk::add_iep_matches(count, gzk::iep_count(" << t << ", sp, sn, iep_scratch, cap, member, removed, "
+    const IepShares share = iep_shares(plan_);
+    os_ << ind(in + 1) << "static const std::uint8_t share[] = {";
+    for (int m = 0; m < (1 << t); ++m) os_ << (m ? ", " : "") << int(share[m]);
+    os_ << "};\n";
+    os_ << ind(in + 1) << "if (!gzk::add_iep_matches(count, gzk::iep_count(" << t << ", sp, sn, iep_scratch, cap, share, member, removed, "
         << nr << "), "
         << plan_.iep_redundancy << "u)) *overflow = 1;\n";
-    os_ << ind(in) << "}\n";
+    os_ << ind(in) << "} while (false);\n";
+  }
+
+  // For a tail set in iep_sized, whose last op at depth d was not emitted: n<name> (the set before that op, below
+  // its bound) becomes the intersection's size, from the root's table under Plan::common_count, or the size of the
+  // set it aliases (mirrors Interpreter::sized).
+  void count_sized(int d, int t, const std::string& name, int in) {
+    const SetOp* last = nullptr;
+    for (const SetOp& o : plan_.levels[d].ops)
+      if (o.target == t) last = &o;
+    const std::string n = "n" + name;
+    if (last->kind == SetOp::Kind::alias) {
+      os_ << ind(in) << n << " = sn[" << last->src - (k_ - plan_.iep) << "];\n";
+    } else if (plan_.common_count && t == common_counted_level(plan_)) {
+      root_table_lookup(n, d, in);
+    } else {
+      neighbours_to_merge("M" + name, last->src, bound(t, d), name, in);
+      os_ << ind(in) << n << " = gzk::intersect_count(p" << name << ", " << n << ", pM" << name << ", nM" << name << ");\n";
+    }
+  }
+
+  // <n> = |N(v_0) ∩ N(v_d)| from the root's wedge table, filled on first use.
+  void root_table_lookup(const std::string& n, int d, int in) {
+    os_ << ind(in) << "if (!common_ready) gzk::wedge_fill(off, adj, v0, common);\n";
+    os_ << ind(in) << "common_ready = true;\n";
+    os_ << ind(in) << n << " = common[" << v(d) << "];\n";
   }
 
   // Declares n<t> = |S_t| minus the distinct earlier vertices in it, the last op building S_t
@@ -300,9 +338,8 @@ class Emitter {
     const bool inter = all[last].kind == SetOp::Kind::intersect;
     neighbours_to_merge("B", all[last].src, b, "A", in);
     if (plan_.common_count && t == common_counted_level(plan_)) {  // |N(v_0) ∩ N(v_d)| from the root's table
-      os_ << ind(in) << "if (!common_ready) gzk::wedge_fill(off, adj, v0, common);\n";
-      os_ << ind(in) << "common_ready = true;\n";
-      os_ << ind(in) << "std::uint64_t " << n << " = common[" << v(d) << "];\n";
+      os_ << ind(in) << "std::uint64_t " << n << ";\n";
+      root_table_lookup(n, d, in);
     } else {
       os_ << ind(in) << "std::uint64_t " << n << " = " << (inter ? "" : "nA - ") << "gzk::intersect_count(pA, nA, pB, nB);\n";
     }

@@ -62,6 +62,8 @@ class Interpreter {
       iep_sets_.resize(static_cast<std::size_t>(plan.iep) * cap);
       iep_scratch_.resize((std::size_t{1} << plan.iep) * cap);
       iep_removals_ = iep_removals(plan);
+      iep_shares_ = iep_shares(plan);
+      iep_sized_ = iep_sized(plan);
     }
     for (int t = 0; t < k_; ++t) members_.push_back(certain_members(plan, t));
     v_.resize(k_);
@@ -190,7 +192,8 @@ class Interpreter {
       return;
     }
     if (!kEnum && plan_.iep && next == k_ - plan_.iep) {
-      for (const SetOp& op : ops) apply(op, d);
+      for (const SetOp& op : ops)
+        if (!((iep_sized_ >> (op.target - next)) & 1u)) apply(op, d);  // sized sets: counted in count_iep
       count_iep(d);
       return;
     }
@@ -326,8 +329,10 @@ class Interpreter {
       bound[i] = bound_at(first + i, d);
       const Span s = truncate(cur(d, first + i), bound[i]);
       p[i] = s.p;
-      n[i] = gzk::iep_label_filter(p[i], s.n, g_.labels.data(), plan_.levels[first + i].label,
-                                   iep_sets_.data() + i * cap_);
+      n[i] = (iep_sized_ >> i) & 1u ? sized(d, first + i, bound[i], n)
+                                    : gzk::iep_label_filter(p[i], s.n, g_.labels.data(), plan_.levels[first + i].label,
+                                                            iep_sets_.data() + i * cap_);
+      if (n[i] == 0) return;  // no tuple (most prefixes of q089: the later sets are not built)
     }
     // The earlier vertices in the tail sets, searched where the pattern leaves it open (iep_removals).
     std::uint32_t member[kMaxPatternSize], removed[kMaxPatternSize];
@@ -340,9 +345,22 @@ class Interpreter {
         if (rm.member[i] == 1 ? x < bound[i] : rm.member[i] != 0 && gzk::contains(p[i], n[i], x)) member[r] |= 1u << i;
       removed[r] = rm.removed_from;
     }
-    if (!gzk::add_iep_matches(count, gzk::iep_count(t, p, n, iep_scratch_.data(), cap_, member, removed, nr),
+    if (!gzk::add_iep_matches(count, gzk::iep_count(t, p, n, iep_scratch_.data(), cap_, iep_shares_.data(), member, removed, nr),
                               plan_.iep_redundancy))
       throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)");
+  }
+
+  // |S_t| for a tail set in iep_sized, whose last op at depth d was not run: the intersection counted (from the
+  // root's table under Plan::common_count), or the size of the set it aliases (sizes of earlier tail levels in n).
+  std::size_t sized(int d, int t, Vertex bound, const std::size_t* n) {
+    const SetOp* last = nullptr;
+    for (const SetOp& op : plan_.levels[d].ops)
+      if (op.target == t) last = &op;
+    if (last->kind == SetOp::Kind::alias) return n[last->src - (k_ - plan_.iep)];
+    if (t == counted_) return root_table()[v_[d]];
+    const Span a = truncate(cur(d, t), bound);
+    const Span b = neighbors_to_merge(v_[last->src], bound, a.n);
+    return gzk::intersect_count(a.p, a.n, b.p, b.n);
   }
 
   void found(std::uint64_t n) {
@@ -384,6 +402,8 @@ class Interpreter {
   std::size_t cap_ = 0;                            // scratch buffer length
   PopulatedVector<Vertex> iep_sets_, iep_scratch_;  // Plan::iep: filtered tail sets, intersections
   std::vector<IepRemoval> iep_removals_;           // Plan::iep: the earlier levels removed from tail sets
+  IepShares iep_shares_{};                         // Plan::iep: the masks whose intersections are reused
+  std::uint32_t iep_sized_ = 0;                    // Plan::iep: the tail sets counted by size alone
   std::vector<std::uint32_t> members_;            // certain_members per level
   std::uint32_t first_ = 0, last_ = kNoBound;      // the level-1 positions of run_root
 };

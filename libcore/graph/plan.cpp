@@ -234,14 +234,77 @@ struct Schedule {
     }
     return true;
   }
-  // The level whose set Plan::common_count may size, -1 when none: the counted set (the last level, or the
-  // ordered pair's S_{k-2}) is N(v_0) ∩ N(v_d), d its level minus 1 >= 1, unbounded and unlabeled.
+  bool edge(int x, int y) const { return x < y ? (adj[y] >> x) & 1u : (adj[x] >> y) & 1u; }
+  // See candidate_member.
+  int candidate_member(int t, int j) const {
+    if (edge(t, j) || ((upper[t] >> j) & 1u)) return 0;
+    if (label[t] >= 0) return -1;  // the set keeps one label: v_j may carry another
+    for (int s = 0; s < t; ++s)
+      if (s != j && (edge(s, t) ? !edge(j, s) : induced == Induced::vertex && edge(j, s))) return -1;
+    return 1;
+  }
+  // See iep_shares.
+  IepShares iep_share() const {
+    const int first = k - iep;
+    std::array<std::uint32_t, kMaxPatternSize> parents{}, bounds{};
+    const std::uint32_t earlier = (1u << first) - 1;
+    for (int i = 0; i < iep; ++i) {
+      parents[i] = adj[first + i] & earlier;
+      bounds[i] = upper[first + i] & earlier;
+    }
+    return iep_shares(iep, parents.data(), bounds.data(), label.data() + first);
+  }
+  // See Plan::iep_sized.
+  std::uint32_t iep_sized() const {
+    if (!iep) return 0;
+    const int first = k - iep, d = first - 1;
+    const IepShares share = iep_share();
+    std::uint32_t read = 0;  // tail sets whose lists iep_count merges, filters by label or searches
+    for (int m = 1; m < (1 << iep); ++m) {
+      if ((m & (m - 1)) == 0 || share[m] != m) continue;
+      const int low = m & -m, rest = share[m ^ low];
+      read |= low | ((rest & (rest - 1)) == 0 ? rest : 0);
+    }
+    for (int i = 0; i < iep; ++i) {
+      read |= label[first + i] >= 0 ? 1u << i : 0u;
+      for (int j = 0; j < first; ++j) read |= candidate_member(first + i, j) < 0 ? 1u << i : 0u;
+    }
+    // The sets whose last op at depth d is an intersection can be counted instead, unless an alias of one is read;
+    // an alias of a counted set takes its size.
+    std::uint32_t sized = 0;
+    for_each_op(d, [&](const SetOp& op) {
+      if (op.kind == SetOp::Kind::intersect) sized |= 1u << (op.target - first);
+    });
+    for_each_op(d, [&](const SetOp& op) {
+      if (op.kind == SetOp::Kind::alias && ((read >> (op.target - first)) & 1u)) sized &= ~(1u << (op.src - first));
+    });
+    sized &= ~read;
+    for_each_op(d, [&](const SetOp& op) {
+      if (op.kind == SetOp::Kind::alias && ((sized >> (op.src - first)) & 1u)) sized |= 1u << (op.target - first);
+    });
+    return sized;
+  }
+  // The depth after which the tail is counted: the last level's set at k-2, the pairs' at k-3, an
+  // inclusion-exclusion tail's at k-iep-1.
+  int counting_depth() const { return iep ? k - iep - 1 : pairs() != PairMode::none ? k - 3 : k - 2; }
+  // The level whose set Plan::common_count may size, -1 when none: the counted set (the last level, the ordered
+  // pair's S_{k-2}, or a tail set of Plan::iep counted by its size alone, Plan::iep_sized) is N(v_0) ∩ N(v_d), d
+  // the counting depth >= 1, unbounded and unlabeled.
   int common_counted() const {
-    if (induced != Induced::edge || !formulas || iep) return -1;
+    if (induced != Induced::edge || !formulas) return -1;
+    const int d = counting_depth();
+    const std::uint32_t table_set = 1u | (1u << d), earlier = (2u << d) - 1;
+    if (d < 1) return -1;
+    if (iep) {
+      const std::uint32_t sized = iep_sized();
+      for (int t = d + 1; t < k; ++t)
+        if (((sized >> (t - d - 1)) & 1u) && label[t] < 0 && adj[t] == table_set && !(upper[t] & earlier)) return t;
+      return -1;
+    }
     const PairMode pm = pairs();
-    const int t = pm == PairMode::ordered ? k - 2 : pm == PairMode::none ? k - 1 : -1;
-    if (t < 2 || label[t] >= 0 || upper[t] != 0) return -1;
-    return adj[t] == (1u | (1u << (t - 1))) ? t : -1;
+    if (pm == PairMode::independent) return -1;
+    const int t = d + 1;
+    return label[t] < 0 && upper[t] == 0 && adj[t] == table_set ? t : -1;
   }
   // Whether Plan::root_common applies: A = N(v_0) ∩ N(v_d) unbounded, B fixed before d.
   bool root_common_applies() const {
@@ -268,12 +331,12 @@ void fill_restrictions(Schedule& s, const std::vector<Perm>& autos, const std::a
   }
 }
 
-Schedule make_schedule(const Pattern& p, Induced induced, const std::vector<int>& order, const std::vector<Perm>& autos,
-                       std::vector<std::uint32_t>& scratch) {
+// The order's levels, labels and adjacency; no restrictions. level_of receives each vertex's level.
+Schedule levels_of_order(const Pattern& p, Induced induced, const std::vector<int>& order,
+                         std::array<int, kMaxPatternSize>& level_of) {
   Schedule s;
   s.k = p.size();
   s.induced = induced;
-  std::array<int, kMaxPatternSize> level_of{};
   level_of.fill(-1);
   if (static_cast<int>(order.size()) != s.k) throw UsageError("matching order has the wrong length");
   for (int l = 0; l < s.k; ++l) {
@@ -286,7 +349,24 @@ Schedule make_schedule(const Pattern& p, Induced induced, const std::vector<int>
     for (int j = 0; j < i; ++j) (p.has_edge(order[i], order[j]) ? s.adj[i] : s.non[i]) |= 1u << j;
     if (!s.adj[i]) throw UsageError("matching order: vertex " + std::to_string(order[i]) + " has no earlier neighbour");
   }
+  return s;
+}
+
+Schedule make_schedule(const Pattern& p, Induced induced, const std::vector<int>& order, const std::vector<Perm>& autos,
+                       std::vector<std::uint32_t>& scratch) {
+  std::array<int, kMaxPatternSize> level_of{};
+  Schedule s = levels_of_order(p, induced, order, level_of);
   fill_restrictions(s, autos, level_of, scratch);
+  return s;
+}
+
+// A plan's schedule (restrictions from its levels; formulas on), for the questions both answer.
+Schedule schedule_of(const Plan& plan) {
+  std::array<int, kMaxPatternSize> level_of{};
+  Schedule s = levels_of_order(plan.pattern, plan.induced, plan.order, level_of);
+  for (int t = 0; t < s.k; ++t)
+    for (int u : plan.levels[t].upper) s.upper[t] |= 1u << u;
+  s.iep = plan.iep;
   return s;
 }
 
@@ -364,35 +444,34 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
       if (op.target == k - 2) a_work += work - before;
       if (op.target == counted) counted_work += work - before;
     });
-    if (d == counted - 1) common_delta = kPairWalkStep * (root_tables + prefixes) - prefixes * (counted_work - 4);
+    if (counted >= 0 && d == sc.counting_depth()) common_delta = kPairWalkStep * (root_tables + prefixes) - prefixes * (counted_work - 4);
     if (sc.iep && d == k - sc.iep - 1) {
       // Per prefix: the tail sets filtered, then one merge per distinct intersection of two or
-      // more of them (equal sets, as the op signatures show, share theirs), then 3^t products.
+      // more of them (iep_shares: equal or nested sets share theirs), then 3^t products.
       const int t = sc.iep, first = k - t;
-      std::array<int, kMaxPatternSize> cls{};
+      const IepShares share = sc.iep_share();
       std::array<double, 1 << gzk::kMaxIep> est{};
       double iep_work = std::pow(3.0, t);
       for (int i = 0; i < t; ++i) {
-        cls[i] = i;
-        for (int j = 0; j < i && cls[i] == i; ++j)
-          if (sc.signature(first + i, d) == sc.signature(first + j, d)) cls[i] = cls[j];
         est[1 << i] = size[first + i];
         iep_work += size[first + i] * 0.25;
       }
       for (int m = 1; m < (1 << t); ++m) {
         if ((m & (m - 1)) == 0) continue;
-        int rep = 0;
-        for (int i = 0; i < t; ++i)
-          if ((m >> i) & 1) rep |= 1 << cls[i];
-        if (rep != m) {
-          est[m] = est[rep];
+        if (share[m] != m) {
+          est[m] = est[share[m]];
           continue;
         }
         const int low = m & -m, rest = m ^ low;
         iep_work += est[low] + est[rest];
         est[m] = std::min(est[low], est[rest]) * s.closure;
       }
-      return total + prefixes * (work + iep_work);
+      // The table of a tail set sized alone is taken where it saves work, but the plan keeps the cost of merging
+      // that set: the mean-field model underprices the merges left beside the table (q049 on as-22july06: a hub's
+      // list merged per wedge; priced below its decomposition with the table, it took 1.6 s against 0.53 s).
+      const double cost = total + prefixes * (work + iep_work);
+      choose_common(cost);
+      return cost;
     }
     if (pairs && d == k - 3) {
       const double direct = total + prefixes * (work + size[k - 2] + size[k - 1]);
@@ -595,26 +674,11 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
   return plan;
 }
 
-int candidate_member(const Plan& plan, int t, int j) {
-  auto edge = [&](int x, int y) { return plan.pattern.has_edge(plan.order[x], plan.order[y]); };
-  const auto& up = plan.levels[t].upper;
-  if (edge(t, j) || std::find(up.begin(), up.end(), j) != up.end()) return 0;
-  if (plan.levels[t].label >= 0) return -1;  // the set keeps one label: v_j may carry another
-  for (int s = 0; s < t; ++s)
-    if (s != j && (edge(s, t) ? !edge(j, s) : plan.induced == Induced::vertex && edge(j, s))) return -1;
-  return 1;
-}
+int candidate_member(const Plan& plan, int t, int j) { return schedule_of(plan).candidate_member(t, j); }
 
-int common_counted_level(const Plan& plan) {
-  const int k = plan.size();
-  const int t = plan.pairs == PairMode::ordered ? k - 2 : k - 1;
-  if (plan.induced != Induced::edge || plan.iep || plan.pairs == PairMode::independent || t < 2) return -1;
-  const Level& L = plan.levels[t];
-  if (L.label >= 0 || !L.upper.empty()) return -1;
-  for (int j = 0; j < t; ++j)
-    if (plan.pattern.has_edge(plan.order[j], plan.order[t]) != (j == 0 || j == t - 1)) return -1;
-  return t;
-}
+int common_counted_level(const Plan& plan) { return schedule_of(plan).common_counted(); }
+
+std::uint32_t iep_sized(const Plan& plan) { return schedule_of(plan).iep_sized(); }
 
 std::uint32_t certain_members(const Plan& plan, int t) {
   std::uint32_t certain = 0;
@@ -635,6 +699,49 @@ std::vector<IepRemoval> iep_removals(const Plan& plan) {
     if (r.removed_from) out.push_back(r);
   }
   return out;
+}
+
+IepShares iep_shares(int t, const std::uint32_t* parents, const std::uint32_t* bounds, const int* labels) {
+  static_assert(std::tuple_size_v<IepShares> == (1u << gzk::kMaxIep));
+  constexpr int kConflict = -2;  // two labels: an empty intersection
+  struct Key {
+    std::uint32_t parents = 0, bounds = 0;
+    int label = -1;
+    bool operator==(const Key&) const = default;
+  };
+  std::array<Key, 1 << gzk::kMaxIep> key{};
+  IepShares share{};
+  for (int m = 1; m < (1 << t); ++m) {
+    const int i = std::countr_zero(static_cast<unsigned>(m));
+    const Key& rest = key[m & (m - 1)];
+    Key& k = key[m];
+    k.parents = rest.parents | parents[i];
+    k.bounds = rest.bounds | bounds[i];
+    k.label = labels[i] < 0 ? rest.label : rest.label == -1 || rest.label == labels[i] ? labels[i] : kConflict;
+    if (rest.label == kConflict) k.label = kConflict;
+    share[m] = static_cast<std::uint8_t>(m);
+    for (int s = 1; s < m; ++s)
+      if (key[s] == k) {
+        share[m] = static_cast<std::uint8_t>(s);
+        break;
+      }
+  }
+  return share;
+}
+
+IepShares iep_shares(const Plan& plan) {
+  const int t = plan.iep, first = plan.size() - t;
+  std::array<std::uint32_t, kMaxPatternSize> parents{}, bounds{};
+  std::array<int, kMaxPatternSize> labels{};
+  for (int i = 0; i < t; ++i) {
+    const Level& L = plan.levels[first + i];
+    for (int j = 0; j < first; ++j)
+      if (plan.pattern.has_edge(plan.order[j], L.vertex)) parents[i] |= 1u << j;
+    for (int u : L.upper)
+      if (u < first) bounds[i] |= 1u << u;
+    labels[i] = L.label;
+  }
+  return iep_shares(t, parents.data(), bounds.data(), labels.data());
 }
 
 bool root_common_filters_b(const Plan& plan) {
@@ -724,11 +831,16 @@ std::string Plan::structure_text() const {
   if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
   if (common_count) {
     const int t = common_counted_level(*this);
-    os << "|S" << t << "| = |N(level 0) & N(level " << t - 1 << ")| from the root's wedge table, S" << t << " not built\n";
+    const int d = iep ? size() - iep - 1 : pairs == PairMode::ordered ? size() - 3 : size() - 2;
+    os << "|S" << t << "| = |N(level 0) & N(level " << d << ")| from the root's wedge table, S" << t << " not built\n";
   }
-  if (iep)
+  if (iep) {
     os << "last " << iep << " levels (pairwise non-adjacent) counted by inclusion-exclusion over their candidate sets, "
        << "restrictions among them dropped, divided by " << iep_redundancy << "\n";
+    const std::uint32_t sized = iep_sized(*this);
+    for (int i = 0; i < iep; ++i)
+      if ((sized >> i) & 1u) os << "S" << size() - iep + i << " sized, not built\n";
+  }
   if (local_graph)
     os << "cliques counted in each root's local graph: its oriented neighbours as bitmap rows, the last level a "
           "popcount\n";

@@ -113,10 +113,11 @@ struct Plan {
   // no set is built or intersected per 3-vertex prefix. Chosen by the cost model when the tables
   // are cheaper than the intersections.
   bool root_common = false;
-  // The counted set (the last level's, or with ordered pairs the pair's S) is exactly N(v_0) ∩ N(v_d) for the
-  // level d before it (d >= 1; unbounded, unlabeled): its size is common(v_0, v_d) from the same per-root wedge
-  // table as root_common's |A|, less the earlier vertices in it, and no list is merged per prefix (a tree of
-  // squares through an edge: q050's fan tables). Chosen by the cost model (common_counted_level).
+  // The counted set (the last level's, with ordered pairs the pair's S, or an inclusion-exclusion tail set sized
+  // alone, iep_sized) is exactly N(v_0) ∩ N(v_d) for the level d after which it is counted (d >= 1; unbounded,
+  // unlabeled): its size is common(v_0, v_d) from the same per-root wedge table as root_common's |A|, less the
+  // earlier vertices in it, and no list is merged per prefix (a tree of squares through an edge: q050's fan
+  // tables; q089's N(3) ∩ N(4)). Chosen by the cost model (common_counted_level).
   bool common_count = false;
   // Inclusion-exclusion tail (GraphPi, Zhang et al. SC'20): the last `iep` (>= 3) levels are
   // pairwise non-adjacent and unlabeled or labeled alike; right after level size()-iep-1 is chosen
@@ -161,8 +162,14 @@ int root_common_member(const Plan& plan, int t, int j);
 // filled (b not adjacent to the root, so B need not lie in N(v_0)).
 bool root_common_filters_b(const Plan& plan);
 
-// The level whose set Plan::common_count sizes (size()-1, or size()-2 with ordered pairs), -1 where it does not apply.
+// The level whose set Plan::common_count sizes (size()-1, size()-2 with ordered pairs, or a tail level of
+// Plan::iep in iep_sized), -1 where it does not apply.
 int common_counted_level(const Plan& plan);
+
+// For a Plan::iep plan, bit i for each tail level size()-iep+i whose set only gzk::iep_count's sizes need (no
+// intersection merges its list, no label filters it, no earlier vertex is searched in it) and whose last op, an
+// intersection at the counting depth, is therefore counted, not written (or that aliases such a set).
+std::uint32_t iep_sized(const Plan& plan);
 
 // Bit j for each distinct earlier level j of t that candidate_member puts in t's set: a count of the
 // set subtracts its vertex (when below the bound) without a search.
@@ -176,6 +183,14 @@ struct IepRemoval {
   std::array<std::int8_t, kMaxPatternSize> member{};
 };
 std::vector<IepRemoval> iep_removals(const Plan& plan);
+
+// For a Plan::iep tail of t sets, each the intersection of its earlier neighbours' lists below its earlier bounds
+// (parents[i], bounds[i]: masks over the levels before the tail) filtered by labels[i] (-1: none): per mask m of
+// the tail sets, the smallest mask whose sets intersect to the same set (equal, or nested: N(3) ∩ N(4) ∩ N(5) lies
+// in N(3) ∩ N(4), so their intersection is the first), which gzk::iep_count reuses instead of merging again.
+using IepShares = std::array<std::uint8_t, 64>;
+IepShares iep_shares(int t, const std::uint32_t* parents, const std::uint32_t* bounds, const int* labels);
+IepShares iep_shares(const Plan& plan);
 
 // Whether counting formulas replace the enumeration of the last levels (Plan::pairs,
 // Plan::root_common, Plan::iep): by the cost model, never (enumerate; list), or always where the

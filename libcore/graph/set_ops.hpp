@@ -359,33 +359,28 @@ inline std::size_t iep_label_filter(const u32*& p, std::size_t n, const std::int
 }
 
 // Injective tuples over the t sets (p[i], n[i]) by inclusion-exclusion. scratch holds 2^t buffers
-// of cap values (cap >= the largest set + kSlack). Equal sets (the same span, or equal contents) share
-// their intersections. Removed values (the earlier levels' vertices) stay in the lists and are taken
+// of cap values (cap >= the largest set + kSlack). share[m] (when given) names, for each mask m of the
+// sets, the smallest mask whose intersection is the same set (iep_shares: the same earlier neighbours and
+// bounds); only the masks that are their own share are intersected. Removed values (the earlier levels' vertices) stay in the lists and are taken
 // out of the sizes: value r < nr lies in the sets of member[r]'s bits and must not be counted in those
 // of removed[r]'s, so each intersection over sets within member[r] that meets removed[r] holds one
 // value fewer.
 inline i128 iep_count(int t, const u32* const* p, const std::size_t* n, u32* scratch, std::size_t cap,
-                      const std::uint32_t* member = nullptr, const std::uint32_t* removed = nullptr, int nr = 0) {
+                      const std::uint8_t* share = nullptr, const std::uint32_t* member = nullptr,
+                      const std::uint32_t* removed = nullptr, int nr = 0) {
   const int full = (1 << t) - 1;
   const u32* sp[1 << kMaxIep];
   std::uint64_t size[1 << kMaxIep];
-  std::uint32_t rep[1 << kMaxIep];  // the mask with each set replaced by the first equal one
-  int cls[kMaxIep];
-  for (int i = 0; i < t; ++i) {
-    cls[i] = i;
-    for (int j = 0; j < i && cls[i] == i; ++j)
-      if (n[j] == n[i] && (p[j] == p[i] || std::equal(p[i], p[i] + n[i], p[j]))) cls[i] = cls[j];
-    sp[1 << i] = p[i];
-    size[1 << i] = n[i];
-  }
   for (int m = 1; m <= full; ++m) {
-    rep[m] = 0;
-    for (int i = 0; i < t; ++i)
-      if ((m >> i) & 1) rep[m] |= 1u << cls[i];
-    if ((m & (m - 1)) == 0) continue;
-    if (rep[m] != static_cast<std::uint32_t>(m)) {  // a smaller mask with the same sets
-      sp[m] = sp[rep[m]];
-      size[m] = size[rep[m]];
+    if ((m & (m - 1)) == 0) {
+      const int i = __builtin_ctz(static_cast<unsigned>(m));
+      sp[m] = p[i];
+      size[m] = n[i];
+      continue;
+    }
+    if (share && share[m] != m) {  // a smaller mask with the same set
+      sp[m] = sp[share[m]];
+      size[m] = size[share[m]];
       continue;
     }
     const int low = m & -m, rest = m ^ low;
@@ -424,8 +419,13 @@ inline i128 iep_count(int t, const u32* const* p, const std::size_t* n, u32* scr
 // count += tuples / redundancy (exact: the tuples of one prefix come in whole classes); false, and
 // count unchanged, when the sum would pass 2^64 - 1.
 inline bool add_iep_matches(std::uint64_t& count, i128 tuples, std::uint64_t redundancy) {
-  const i128 m = tuples / static_cast<i128>(redundancy);
   std::uint64_t sum = 0;
+  if (tuples >= 0 && tuples <= static_cast<i128>(~std::uint64_t{0})) {  // 64-bit division: the common case
+    if (__builtin_add_overflow(count, static_cast<std::uint64_t>(tuples) / redundancy, &sum)) return false;
+    count = sum;
+    return true;
+  }
+  const i128 m = tuples / static_cast<i128>(redundancy);
   if (m > static_cast<i128>(~std::uint64_t{0}) || __builtin_add_overflow(count, static_cast<std::uint64_t>(m), &sum))
     return false;
   count = sum;

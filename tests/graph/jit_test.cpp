@@ -121,6 +121,17 @@ TEST_CASE("JIT kernels with an inclusion-exclusion tail (Plan::iep) count what e
     REQUIRE(plan.iep >= 3);
     check_back_ends(g, plan, count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {2, 0, 1}), cache.path());
   }
+  // q089 (nested tail sets): every tail set sized alone, N(3) ∩ N(4) merged or from the root's table.
+  const Pattern q089 = parse_pattern("0-3,0-4,1-3,1-4,1-5,2-3,2-4,2-5,3-5,4-5");
+  const std::uint64_t expect = count_matches(g, choose_plan(q089, Induced::edge, stats, Formula::never), {2, 0, 1});
+  for (RootCommon table : {RootCommon::never, RootCommon::where_applicable}) {
+    const Plan plan = make_plan(q089, Induced::edge, {3, 5, 4, 0, 1, 2}, stats, table, Formula::always);
+    CAPTURE(plan.to_text());
+    REQUIRE(plan.iep == 3);
+    CHECK(iep_sized(plan) == 7u);
+    CHECK(plan.common_count == (table == RootCommon::where_applicable));
+    check_back_ends(g, plan, expect, cache.path());
+  }
 }
 
 TEST_CASE("decomposed counts with JIT quotient plans, split over ranks, equal the single-rank interpreter") {

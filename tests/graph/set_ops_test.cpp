@@ -2,7 +2,8 @@
 // against the scalar merge and std::set_intersection, on sets of every length around the block
 // sizes, with few, many and all elements in common, and with the kSlack output slots untouched
 // beyond them; inclusion-exclusion over sets with removed values against brute force; merging a set below a
-// bound with a whole list where merge_whole_list allows gives what merging the list below the bound gives.
+// bound with a whole list where merge_whole_list allows gives what merging the list below the bound gives;
+// intersections shared by structure (iep_shares) give what merging every one gives.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "graph/plan.hpp"
 #include "graph/set_ops.hpp"
 
 using gzk::u32;
@@ -158,9 +160,56 @@ TEST_CASE("inclusion-exclusion with removed values equals the injective tuples o
         p[i] = sets[i].data();
         n[i] = sets[i].size();
       }
-      CHECK(gzk::iep_count(t, p, n, scratch.data(), cap, member.data(), removed.data(), static_cast<int>(values.size())) ==
+      CHECK(gzk::iep_count(t, p, n, scratch.data(), cap, nullptr, member.data(), removed.data(), static_cast<int>(values.size())) ==
             static_cast<gzk::i128>(expect));
       ++checked;
     }
   CHECK(checked == 180);
+}
+
+TEST_CASE("inclusion-exclusion reusing the intersections iep_shares names equals merging every one") {
+  // Tail sets built as a plan builds them: the lists of random earlier "parents" intersected, cut below the
+  // least of random earlier bounds, filtered by a label; equal and nested sets share their intersections.
+  std::mt19937 rng(11);
+  int shared = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int t = 3 + static_cast<int>(rng() % 3), earlier = 2 + static_cast<int>(rng() % 3);
+    const u32 range = 20 + rng() % 30;
+    std::vector<std::vector<u32>> lists(earlier);
+    std::vector<u32> bound_value(earlier), label_of(range);
+    for (auto& l : lists) l = random_set(rng, range / 2 + rng() % (range / 2), range);
+    for (auto& b : bound_value) b = static_cast<u32>(rng() % (range + 1));
+    for (auto& l : label_of) l = static_cast<u32>(rng() % 2);
+    std::vector<std::uint32_t> parents(t), bounds(t);
+    std::vector<int> labels(t);
+    std::vector<std::vector<u32>> sets(t);
+    for (int i = 0; i < t; ++i) {
+      // Few distinct shapes, so that sets repeat and nest.
+      parents[i] = 1u + rng() % ((1u << earlier) - 1);
+      bounds[i] = rng() % 3 == 0 ? 1u << (rng() % earlier) : 0u;
+      labels[i] = rng() % 4 == 0 ? static_cast<int>(rng() % 2) : -1;
+      u32 cut = range;
+      for (int j = 0; j < earlier; ++j)
+        if ((bounds[i] >> j) & 1u) cut = std::min(cut, bound_value[j]);
+      for (u32 x = 0; x < cut; ++x) {
+        bool in = labels[i] < 0 || static_cast<int>(label_of[x]) == labels[i];
+        for (int j = 0; j < earlier && in; ++j)
+          if ((parents[i] >> j) & 1u) in = std::binary_search(lists[j].begin(), lists[j].end(), x);
+        if (in) sets[i].push_back(x);
+      }
+    }
+    const core::graph::IepShares share = core::graph::iep_shares(t, parents.data(), bounds.data(), labels.data());
+    for (int m = 1; m < (1 << t); ++m) shared += share[m] != m;
+    const std::size_t cap = range + gzk::kSlack;
+    std::vector<u32> scratch((std::size_t{1} << t) * cap);
+    const u32* p[gzk::kMaxIep];
+    std::size_t n[gzk::kMaxIep];
+    for (int i = 0; i < t; ++i) {
+      p[i] = sets[i].data();
+      n[i] = sets[i].size();
+    }
+    const gzk::i128 merged = gzk::iep_count(t, p, n, scratch.data(), cap);
+    CHECK(gzk::iep_count(t, p, n, scratch.data(), cap, share.data()) == merged);
+  }
+  CHECK(shared > 400);
 }
