@@ -229,7 +229,7 @@ class Emitter {
   // The inclusion-exclusion tail (mirrors Interpreter::count_iep).
   void count_iep(int d, int in) {
     const int t = plan_.iep, first = k_ - t;
-    os_ << ind(in) << "{\n";
+    os_ << ind(in) << "do {  // left at the first empty set: no tuple\n";
     os_ << ind(in + 1) << "const u32* sp[" << t << "]; std::size_t sn[" << t << "];\n";
     const std::uint32_t sized = iep_sized(plan_);
     for (int i = 0; i < t; ++i) {
@@ -241,10 +241,12 @@ class Emitter {
       if ((sized >> i) & 1u) {
         count_sized(d, first + i, name, in + 1);
         os_ << ind(in + 1) << "sn[" << i << "] = n" << name << ";\n";
+        os_ << ind(in + 1) << "if (sn[" << i << "] == 0) break;\n";
         continue;
       }
       os_ << ind(in + 1) << "sn[" << i << "] = gzk::iep_label_filter(sp[" << i << "], n" << name << ", labels, "
           << plan_.levels[first + i].label << ", iep_sets + " << i << " * cap);\n";
+      os_ << ind(in + 1) << "if (sn[" << i << "] == 0) break;\n";
     }
     // The earlier vertices in the tail sets, searched where the pattern leaves it open (iep_removals).
     const std::vector<IepRemoval> removals = iep_removals(plan_);
