@@ -623,13 +623,22 @@ unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecO
   LowerDegrees own_lower;
   const auto& lower = lower_degrees(g, opt, own_lower);
   std::vector<std::unique_ptr<Interpreter<Mode::weigh>>> workers(opt.threads);
-  parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
+  auto worker = [&](int t) -> Interpreter<Mode::weigh>& {
     if (!workers[t]) {
       workers[t] = std::make_unique<Interpreter<Mode::weigh>>(g, plan, lower);
       workers[t]->weigh = &weight;
     }
-    for (Vertex v = begin; v < end; ++v) workers[t]->run_root(v);
-  });
+    return *workers[t];
+  };
+  // Heavy roots as pieces, as count_matches runs them: a hub's matches are most of a skewed graph's.
+  RootSplit split = balanced_tasks(g, plan, lower, opt);
+  split.body = [&](int t, const RootPiece& p) { worker(t).run_root(p.v, p.first, p.last); };
+  parallel_roots(
+      g.n(), opt,
+      [&](int t, Vertex begin, Vertex end) {
+        for (Vertex v = begin; v < end; ++v) worker(t).run_root(v);
+      },
+      nullptr, &split);
   unsigned __int128 total = 0;
   for (auto& w : workers)
     if (w && __builtin_add_overflow(total, w->weight_sum, &total))

@@ -41,7 +41,7 @@ struct ExecOptions {
   int rank = 0;        // this process's share of the outer loop ...
   int world_size = 1;  // ... among this many processes
   LocalGraph local_graph = LocalGraph::by_plan;
-  bool split_roots = true;    // count_matches: heavy roots become several tasks (RootSplit)
+  bool split_roots = true;    // count_matches, sum_over_matches: heavy roots become several tasks (RootSplit)
   ExecStats* stats = nullptr;  // when set, parallel_roots adds its measurements
   const LowerDegrees* lower = nullptr;  // the graph's, computed once with it (else by every call that needs them)
   double time_limit_s = 0;  // > 0: no task starts after this long (a timed sample; the count is then partial)

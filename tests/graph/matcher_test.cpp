@@ -969,6 +969,32 @@ TEST_CASE("split heavy roots give the same counts for every thread count and ran
   }
 }
 
+TEST_CASE("weighed sums over split heavy roots equal the unsplit sum for every thread count and rank split") {
+  // sum_over_matches (a decomposition's enumerated cut) runs a hub's level-1 candidates as several tasks too.
+  const Graph g = relabel_by_degree(gnp_with_hubs(70, 0.15, 2, 3));
+  const WeightFn weight = [](std::span<const Vertex> match) {
+    unsigned __int128 w = 1;
+    for (Vertex v : match) w += v;
+    return w;
+  };
+  for (const char* name : {"diamond", "house", "5-path"}) {
+    CAPTURE(name);
+    const Plan plan = choose_plan(named_pattern(name), Induced::edge, graph_stats(g), Formula::never);
+    ExecOptions unsplit{1};
+    unsplit.split_roots = false;
+    const unsigned __int128 expect = sum_over_matches(g, plan, unsplit, weight);
+    CHECK(expect > 0);
+    for (int threads : {1, 2, 4}) {
+      ExecOptions opt{threads};
+      CHECK(sum_over_matches(g, plan, opt, weight) == expect);
+      opt.world_size = 3;
+      unsigned __int128 sum = 0;
+      for (opt.rank = 0; opt.rank < 3; ++opt.rank) sum += sum_over_matches(g, plan, opt, weight);
+      CHECK(sum == expect);
+    }
+  }
+}
+
 TEST_CASE("the counted set sized from the root's wedge table (Plan::common_count) matches brute force on every order") {
   // Where the last level's set (or an ordered pair's) is N(v_0) ∩ N(v_d): its size is a look-up, less the
   // earlier vertices in it (the pattern decides some, a search the rest).
