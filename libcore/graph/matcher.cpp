@@ -64,6 +64,7 @@ class Interpreter {
       iep_removals_ = iep_removals(plan);
       iep_shares_ = iep_shares(plan);
       iep_sized_ = iep_sized(plan);
+      for (const SetOp& op : plan.levels[k_ - plan.iep - 1].ops) iep_last_op_[op.target - (k_ - plan.iep)] = &op;
     }
     for (int t = 0; t < k_; ++t) members_.push_back(certain_members(plan, t));
     v_.resize(k_);
@@ -353,9 +354,7 @@ class Interpreter {
   // |S_t| for a tail set in iep_sized, whose last op at depth d was not run: the intersection counted (from the
   // root's table under Plan::common_count), or the size of the set it aliases (sizes of earlier tail levels in n).
   std::size_t sized(int d, int t, Vertex bound, const std::size_t* n) {
-    const SetOp* last = nullptr;
-    for (const SetOp& op : plan_.levels[d].ops)
-      if (op.target == t) last = &op;
+    const SetOp* last = iep_last_op_[t - (k_ - plan_.iep)];
     if (last->kind == SetOp::Kind::alias) return n[last->src - (k_ - plan_.iep)];
     if (t == counted_) return root_table()[v_[d]];
     const Span a = truncate(cur(d, t), bound);
@@ -404,6 +403,7 @@ class Interpreter {
   std::vector<IepRemoval> iep_removals_;           // Plan::iep: the earlier levels removed from tail sets
   IepShares iep_shares_{};                         // Plan::iep: the masks whose intersections are reused
   std::uint32_t iep_sized_ = 0;                    // Plan::iep: the tail sets counted by size alone
+  std::array<const SetOp*, gzk::kMaxIep> iep_last_op_{};  // Plan::iep: each tail set's op at the counting depth
   std::vector<std::uint32_t> members_;            // certain_members per level
   std::uint32_t first_ = 0, last_ = kNoBound;      // the level-1 positions of run_root
 };

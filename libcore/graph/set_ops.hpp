@@ -365,6 +365,27 @@ inline std::size_t iep_label_filter(const u32*& p, std::size_t n, const std::int
 // out of the sizes: value r < nr lies in the sets of member[r]'s bits and must not be counted in those
 // of removed[r]'s, so each intersection over sets within member[r] that meets removed[r] holds one
 // value fewer.
+// The inclusion-exclusion sum over the set partitions of the mask `full`, from the size of every group's
+// intersection (iep_count), in the integer type T.
+template <class T>
+inline T partition_sum(int full, const std::uint64_t* size) {
+  static constexpr std::int64_t kSign[kMaxIep + 1] = {0, 1, -1, 2, -6, 24, -120};  // (-1)^(b-1) (b-1)!
+  T f[1 << kMaxIep];
+  f[0] = 1;
+  for (int r = 1; r <= full; ++r) {
+    const int low = r & -r, others = r ^ low;
+    T sum = 0;
+    // Every block B = low + a subset of the others.
+    for (int sub = others;; sub = (sub - 1) & others) {
+      const int b = low | sub;
+      if (size[b] != 0) sum += T(kSign[__builtin_popcount(b)]) * T(size[b]) * f[r ^ b];
+      if (sub == 0) break;
+    }
+    f[r] = sum;
+  }
+  return f[full];
+}
+
 inline i128 iep_count(int t, const u32* const* p, const std::size_t* n, u32* scratch, std::size_t cap,
                       const std::uint8_t* share = nullptr, const std::uint32_t* member = nullptr,
                       const std::uint32_t* removed = nullptr, int nr = 0) {
@@ -399,21 +420,10 @@ inline i128 iep_count(int t, const u32* const* p, const std::size_t* n, u32* scr
   for (int r = 0; r < nr; ++r)
     if (member[r] & removed[r])
       for (int m = 1; m <= full; ++m) size[m] -= (m & ~member[r]) == 0 && (m & removed[r]) ? 1 : 0;
-  static constexpr std::int64_t kSign[kMaxIep + 1] = {0, 1, -1, 2, -6, 24, -120};  // (-1)^(b-1) (b-1)!
-  i128 f[1 << kMaxIep];
-  f[0] = 1;
-  for (int r = 1; r <= full; ++r) {
-    const int low = r & -r, others = r ^ low;
-    i128 sum = 0;
-    // Every block B = low + a subset of the others.
-    for (int sub = others;; sub = (sub - 1) & others) {
-      const int b = low | sub;
-      if (size[b] != 0) sum += i128(kSign[__builtin_popcount(b)]) * i128(size[b]) * f[r ^ b];
-      if (sub == 0) break;
-    }
-    f[r] = sum;
-  }
-  return f[full];
+  // Every partial sum is bounded by (t-1)! prod |S_i| (< 2^7 prod |S_i|): 64-bit arithmetic where that fits.
+  int bits = 7;
+  for (int i = 0; i < t; ++i) bits += 64 - __builtin_clzll(size[1 << i] | 1);
+  return bits < 63 ? partition_sum<std::int64_t>(full, size) : partition_sum<i128>(full, size);
 }
 
 // count += tuples / redundancy (exact: the tuples of one prefix come in whole classes); false, and
