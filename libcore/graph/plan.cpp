@@ -831,7 +831,7 @@ std::string Plan::structure_text() const {
   if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
   if (common_count) {
     const int t = common_counted_level(*this);
-    const int d = iep ? size() - iep - 1 : pairs == PairMode::ordered ? size() - 3 : size() - 2;
+    const int d = schedule_of(*this).counting_depth();
     os << "|S" << t << "| = |N(level 0) & N(level " << d << ")| from the root's wedge table, S" << t << " not built\n";
   }
   if (iep) {

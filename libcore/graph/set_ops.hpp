@@ -358,13 +358,6 @@ inline std::size_t iep_label_filter(const u32*& p, std::size_t n, const std::int
   return k;
 }
 
-// Injective tuples over the t sets (p[i], n[i]) by inclusion-exclusion. scratch holds 2^t buffers
-// of cap values (cap >= the largest set + kSlack). share[m] (when given) names, for each mask m of the
-// sets, the smallest mask whose intersection is the same set (iep_shares: the same earlier neighbours and
-// bounds); only the masks that are their own share are intersected. Removed values (the earlier levels' vertices) stay in the lists and are taken
-// out of the sizes: value r < nr lies in the sets of member[r]'s bits and must not be counted in those
-// of removed[r]'s, so each intersection over sets within member[r] that meets removed[r] holds one
-// value fewer.
 // The inclusion-exclusion sum over the set partitions of the mask `full`, from the size of every group's
 // intersection (iep_count), in the integer type T.
 template <class T>
@@ -386,6 +379,13 @@ inline T partition_sum(int full, const std::uint64_t* size) {
   return f[full];
 }
 
+// Injective tuples over the t sets (p[i], n[i]) by inclusion-exclusion. scratch holds 2^t buffers
+// of cap values (cap >= the largest set + kSlack). share[m] (when given) names, for each mask m of the
+// sets, the smallest mask whose intersection is the same set (iep_shares: the same earlier neighbours and
+// bounds); only the masks that are their own share are intersected. Removed values (the earlier levels'
+// vertices) stay in the lists and are taken out of the sizes: value r < nr lies in the sets of member[r]'s
+// bits and must not be counted in those of removed[r]'s, so each intersection over sets within member[r]
+// that meets removed[r] holds one value fewer.
 inline i128 iep_count(int t, const u32* const* p, const std::size_t* n, u32* scratch, std::size_t cap,
                       const std::uint8_t* share = nullptr, const std::uint32_t* member = nullptr,
                       const std::uint32_t* removed = nullptr, int nr = 0) {
