@@ -2,11 +2,14 @@
 // pattern P with a vertex cut set C without enumerating the product of its pieces.
 //
 // C induces a connected subpattern, and every connected component K_i of P - C has as its
-// neighbours in C one vertex or two adjacent ones, A_i. For an embedding phi of P[C] (an injective,
-// edge-preserving map to the graph), ext_i(phi(A_i)) = the embeddings of P[A_i + K_i] that map A_i
-// to phi(A_i): a per-vertex or per-edge table (the gem's two hanging triangles: per-edge triangle
-// counts), filled once by a rooted plan (symmetry broken by the pointwise stabiliser of A_i, times
-// its order). Then
+// neighbours in C one vertex or two adjacent ones, A_i, or is a single vertex. For an embedding phi
+// of P[C] (an injective, edge-preserving map to the graph), ext_i(phi(A_i)) = the embeddings of
+// P[A_i + K_i] that map A_i to phi(A_i): a per-vertex or per-edge table (the gem's two hanging
+// triangles: per-edge triangle counts), filled once by a rooted plan (symmetry broken by the
+// pointwise stabiliser of A_i, times its order); for a single vertex attached to three or more cut
+// vertices, or two non-adjacent ones, the common neighbours of phi(A_i), counted while phi is
+// enumerated (K5 minus an edge with a pendant: the cut K4 enumerated from its triangle, whose common
+// neighbours are counted once for the fourth vertex's every choice). Then
 //   R = sum over embeddings phi of P[C] of prod_i ext_i(phi(A_i))
 // counts the maps f: V(P) -> V(G) that preserve edges and are injective on C and on each
 // A_i + K_i, but may send vertices of different pieces to one graph vertex. Grouping those maps
@@ -69,6 +72,11 @@ struct Decomposition {
     std::vector<int> vertices;  // K_i (pattern vertices)
     std::vector<int> attach;    // A_i, its neighbours in C: one vertex, or two adjacent ones (ordered)
     int table = 0;              // index into tables: components mapped onto each other by Aut(P) share one
+    // A single vertex attached to three or more cut vertices or to two non-adjacent ones (ascending): no table
+    // (table = -1); ext(phi(A_i)) = the common neighbours of phi(A_i) (of the vertex's label), counted while the
+    // cut is enumerated: from the candidate set of a cut level whose earlier neighbours lie in A_i
+    // (common_set_level), once per change of phi(A_i) (the cut plan's order is chosen with these counts priced).
+    bool common = false;
   };
   std::vector<Component> components;
   // Rooted plans of P[A_i + K_i] (vertices 0 (,1) = A_i), group = the pointwise stabiliser of A_i:

@@ -69,6 +69,7 @@ class Interpreter {
     for (int t = 0; t < k_; ++t) members_.push_back(certain_members(plan, t));
     v_.resize(k_);
     match_.resize(k_);
+    sets_.assign(k_, {});
   }
 
   // Matches with root v0 (level 0) and, when the plan enumerates level 1 (splits_level1), its
@@ -111,6 +112,7 @@ class Interpreter {
   std::uint64_t count = 0;
   unsigned __int128 weight_sum = 0;  // Mode::weigh
   const WeightFn* weigh = nullptr;
+  int thread = 0;  // Mode::weigh: the worker's index, passed to weigh
   const MatchFn* emit = nullptr;
   std::uint64_t* emitted = nullptr;
   std::uint64_t limit = 0;
@@ -374,7 +376,11 @@ class Interpreter {
       if (++*emitted >= limit) stop->store(true);
     } else if constexpr (kMode == Mode::weigh) {
       for (int l = 0; l < k_; ++l) match_[plan_.order[l]] = v_[l];
-      const unsigned __int128 w = (*weigh)(match_);
+      for (int l = 1; l < k_; ++l) {
+        const Span s = cur(k_ - 2, l);
+        sets_[plan_.order[l]] = {s.p, s.n};
+      }
+      const unsigned __int128 w = (*weigh)({match_, sets_, thread});
       if (__builtin_add_overflow(weight_sum, w, &weight_sum))
         throw DataError("the match count exceeds 2^128 in a decomposition's partial sum");
     } else {
@@ -392,6 +398,7 @@ class Interpreter {
   std::vector<Span> cur_;
   std::vector<Vertex> v_;
   std::vector<Vertex> match_;
+  std::vector<std::span<const Vertex>> sets_;  // Mode::weigh: WeighedMatch::sets
   PopulatedVector<std::uint32_t> common_;  // root_table()
   int counted_ = -1;                        // Plan::common_count: the level whose set it sizes
   bool common_ready_ = false;
@@ -627,6 +634,7 @@ unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecO
     if (!workers[t]) {
       workers[t] = std::make_unique<Interpreter<Mode::weigh>>(g, plan, lower);
       workers[t]->weigh = &weight;
+      workers[t]->thread = t;
     }
     return *workers[t];
   };

@@ -48,10 +48,17 @@ CountTable count_per_edge(const Graph& g, const Plan& plan, const ExecOptions& o
 // The per-edge table with every edge's entry moved to its reverse: out[slot of (v, w)] = table[slot of (w, v)].
 CountTable transposed_edge_table(const Graph& g, const CountTable& table, const ExecOptions& opt = {});
 
-// The sum of weight(match) over every match (match[p] = graph vertex of pattern vertex p); the plan
-// must enumerate every level (no Plan::pairs, root_common or iep: made with Formula::never).
-// weight is called from several threads at once. A sum past 2^128 - 1 is a DataError.
-using WeightFn = std::function<unsigned __int128(std::span<const Vertex>)>;
+// The sum of weight(match) over every match; the plan must enumerate every level (no Plan::pairs,
+// root_common or iep: made with Formula::never). weight is called from several threads at once. A sum
+// past 2^128 - 1 is a DataError.
+struct WeighedMatch {
+  std::span<const Vertex> vertices;  // [p]: the graph vertex of pattern vertex p
+  // [p]: p's candidate set as its level built it, before the distinct vertices are excluded: for a level without
+  // bounds or label, the common neighbours of its earlier neighbours' images (empty for the root).
+  std::span<const std::span<const Vertex>> sets;
+  int thread = 0;  // the calling worker (0..opt.threads-1), for its own scratch state
+};
+using WeightFn = std::function<unsigned __int128(const WeighedMatch&)>;
 unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight);
 
 // LowerDegrees (parallel.hpp) of g, on up to `threads` threads.

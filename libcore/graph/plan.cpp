@@ -306,6 +306,24 @@ struct Schedule {
     const int t = d + 1;
     return label[t] < 0 && upper[t] == 0 && adj[t] == table_set ? t : -1;
   }
+  // The pattern vertices of level l's earlier neighbours.
+  std::uint32_t parents(int l) const {
+    std::uint32_t out = 0;
+    for (int j = 0; j < l; ++j)
+      if ((adj[l] >> j) & 1u) out |= 1u << order[j];
+    return out;
+  }
+  // See common_set_level (plan.hpp).
+  int common_set_level(std::uint32_t set) const {
+    int best = -1;
+    for (int l = 1; l < k; ++l) {
+      const std::uint32_t p = parents(l);
+      if ((p & ~set) == 0 && std::popcount(p) >= 2 && upper[l] == 0 && label[l] < 0 &&
+          (best < 0 || std::popcount(p) > std::popcount(parents(best))))
+        best = l;
+    }
+    return best;
+  }
   // Whether Plan::root_common applies: A = N(v_0) ∩ N(v_d) unbounded, B fixed before d.
   bool root_common_applies() const {
     const int d = k - 3, a = k - 2, b = k - 1;
@@ -386,11 +404,14 @@ constexpr double kLookup = 1.0;
 constexpr double kStep = 8.0;
 // With Plan::common_count possible, *common_count (when given) says whether it is cheaper: per root the same
 // table, per prefix a look-up for the merge that builds the counted set.
+// *level_matches (when given): [d] the partial matches of levels 0..d (those before a counting formula).
 double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common = nullptr, bool* local_graph = nullptr,
-                    double* matches = nullptr, bool* common_count = nullptr) {
+                    double* matches = nullptr, bool* common_count = nullptr,
+                    std::array<double, kMaxPatternSize>* level_matches = nullptr) {
   const int k = sc.k;
   std::array<double, kMaxPatternSize> size{};
   double prefixes = s.n * label_factor(s, sc.label[0]);
+  if (level_matches) (*level_matches)[0] = prefixes;
   double total = prefixes;
   double prefixes_before = prefixes;  // partial matches of the levels before the current depth
   const bool pairs = sc.pairs() != PairMode::none;
@@ -503,6 +524,7 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     if (clique && d > 0 && k > 3) local += prefixes * (words + 1);
     prefixes_before = prefixes;
     prefixes *= std::max(cand, 1e-9);
+    if (level_matches) (*level_matches)[next] = prefixes;
     if (d + 2 < k) {
       total += prefixes * (d == 0 ? 1 : kStep);
       local += prefixes;
@@ -598,6 +620,47 @@ Plan expand(const Pattern& p, const Schedule& sc, const std::vector<Perm>& autos
   return plan;
 }
 
+// The full matches that predict_cost gives sc.
+double full_matches(const Schedule& sc, const GraphStats& s) {
+  double matches = 0;
+  predict_cost(sc, s, nullptr, nullptr, &matches);
+  return matches;
+}
+
+// What counting the common neighbours of each set in `sets` adds to a weighed enumeration by sc: per match a
+// look-up, and per partial match of the level placing the set's last vertex, the merge of the set's whole lists
+// (the following matches of that prefix look the count up), from the set a level built of the common neighbours of
+// part of it (common_set_level), none where an earlier set is the same. `matches` estimates the full matches: the mean field
+// gives orders of one pattern estimates 100x apart (K4 with three vertices bounded), so the caller takes the
+// largest over its orders.
+double counted_sets_cost(const Schedule& sc, const GraphStats& s, std::span<const std::uint32_t> sets, double matches) {
+  std::array<double, kMaxPatternSize> partial{};
+  predict_cost(sc, s, nullptr, nullptr, nullptr, nullptr, &partial);
+  double cost = 0;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const std::uint32_t set = sets[i];
+    int last = 0;
+    for (int l = 0; l < sc.k; ++l)
+      if ((set >> sc.order[l]) & 1u) last = l;
+    // The merges left after the largest part built by a level (its set's size estimated as its merges'), none
+    // where an earlier set is the same.
+    const int level = sc.common_set_level(set);
+    const int built = level < 0 ? 1 : std::popcount(sc.parents(level));
+    const bool again = std::find(sets.begin(), sets.begin() + static_cast<std::ptrdiff_t>(i), set) != sets.begin() + static_cast<std::ptrdiff_t>(i);
+    // Two or more merges per match are not taken: the estimates of the matches are least reliable there (r26, a K5
+    // cut merging four and five hub lists per match on as-22july06, was priced below its plan and took 11x longer).
+    if (!again && std::popcount(set) - built >= 2 && last == sc.k - 1) return std::numeric_limits<double>::infinity();
+    double size = s.degree_biased, merge = 0;
+    for (int j = 1; j < std::popcount(set) && !again; ++j) {
+      if (j >= built) merge += gzk::intersection_work(size, s.degree_biased);
+      size = std::min(size, s.degree_biased) * s.closure;
+    }
+    const double merges = last == sc.k - 1 ? matches : std::min(partial[last], matches);
+    cost += matches * kLookup + merges * merge;
+  }
+  return cost;
+}
+
 }  // namespace
 
 double weighed_cost(const Plan& plan) { return plan.predicted_cost + kStep * plan.predicted_matches; }
@@ -621,12 +684,15 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, For
 }
 
 Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Induced induced, const GraphStats& stats,
-                          Formula formula, const std::vector<int>& prefix) {
+                          Formula formula, const std::vector<int>& prefix, std::span<const std::uint32_t> counted_sets) {
   const int k = p.size();
   Schedule best;
   double best_cost = std::numeric_limits<double>::infinity();
   int best_tail = -1;  // Formula::always: the longest tail counted by a formula wins, then the cost
   std::uint64_t considered = 0;
+  // With counted_sets, the orders priced once the largest estimate of the full matches is known.
+  std::vector<std::pair<Schedule, double>> counted;
+  double full = 0;
   std::vector<int> order;
   std::vector<std::uint32_t> scratch;
   std::uint32_t used = 0;
@@ -637,6 +703,11 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
       double cost = 0;
       const Schedule sc = with_formula(make_schedule(p, induced, order, autos, scratch), formula, stats, &cost);
       ++considered;
+      if (!counted_sets.empty()) {
+        counted.emplace_back(sc, cost);
+        full = std::max(full, full_matches(sc, stats));
+        return;
+      }
       const int tail = formula != Formula::always ? 0 : sc.iep ? sc.iep : sc.pairs() != PairMode::none ? 2 : 0;
       if (tail > best_tail || (tail == best_tail && cost < best_cost)) {
         best_tail = tail;
@@ -669,14 +740,28 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
   std::vector<std::uint32_t> all(autos.size());
   for (std::size_t i = 0; i < autos.size(); ++i) all[i] = static_cast<std::uint32_t>(i);
   extend(extend, all);
+  // Where no order counts the sets at a finite price, the cheapest plan, priced infinite.
+  double counted_cost = 0, best_total = std::numeric_limits<double>::infinity();
+  for (const auto& [sc, cost] : counted) {
+    const double c = counted_sets_cost(sc, stats, counted_sets, full);
+    if (cost + c < best_total || (cost + c == best_total && cost < best_cost)) {
+      best_total = cost + c;
+      best_cost = cost;
+      counted_cost = c;
+      best = sc;
+    }
+  }
   Plan plan = expand(p, best, autos, stats);
   plan.orders_considered = considered;
+  plan.predicted_cost += counted_cost;
   return plan;
 }
 
 int candidate_member(const Plan& plan, int t, int j) { return schedule_of(plan).candidate_member(t, j); }
 
 int common_counted_level(const Plan& plan) { return schedule_of(plan).common_counted(); }
+
+int common_set_level(const Plan& plan, std::uint32_t set) { return schedule_of(plan).common_set_level(set); }
 
 std::uint32_t iep_sized(const Plan& plan) { return schedule_of(plan).iep_sized(); }
 

@@ -11,6 +11,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,12 @@ bool root_common_filters_b(const Plan& plan);
 // Plan::iep in iep_sized), -1 where it does not apply.
 int common_counted_level(const Plan& plan);
 
+// The level of a plan (made with Formula::never) whose candidate set, as built, is the common neighbours of the
+// most pattern vertices of `set` (a mask): its earlier neighbours, two or more, all lie in `set`, and it has no
+// bounds or label (the earliest of the largest); -1 when none. The common neighbours of `set` are that set
+// (WeighedMatch::sets) merged with the lists of the rest.
+int common_set_level(const Plan& plan, std::uint32_t set);
+
 // For a Plan::iep plan, bit i for each tail level size()-iep+i whose set only gzk::iep_count's sizes need (no
 // intersection merges its list, no label filters it, no earlier vertex is searched in it) and whose last op, an
 // intersection at the counting depth, is therefore counted, not written (or that aliases such a set).
@@ -223,7 +230,13 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, For
 // orbit of `group`, and Plan::automorphisms is |group|. With `group` the pointwise stabiliser of
 // the prefix, the count of matches with prefix (v, w) times |group| is the number of embeddings
 // mapping the prefix to (v, w) (the per-vertex and per-edge tables of pattern decomposition).
+// `counted_sets` (masks of p's vertices; Formula::never): a weighed enumeration (sum_over_matches) whose weight
+// counts the common neighbours of each set's images (a decomposition's components of one vertex attached to three
+// or more cut vertices, or two non-adjacent ones): each order is priced with a look-up per match and a merge of the
+// set's lists per partial match of the level placing its last vertex added, which predicted_cost includes; an order
+// that would merge two or more lists per match is not taken (predicted_cost is infinite where every order would).
 Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& group, Induced induced, const GraphStats& stats,
-                          Formula formula, const std::vector<int>& prefix = {});
+                          Formula formula, const std::vector<int>& prefix = {},
+                          std::span<const std::uint32_t> counted_sets = {});
 
 }  // namespace core::graph
