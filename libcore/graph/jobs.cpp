@@ -254,17 +254,24 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   // every back-end and rank split, its quotients' plans in the chosen back-end.
   const GraphStats graph_summary = graph_stats(in.graph, o.seed);
   CountPlan cp = count_plan_for(pattern, mode, o.order, graph_summary, parse_formula(o.formula));
-  // A dear enumeration races its counting-tail alternative on sampled roots (plan_race.hpp); every rank
-  // takes rank 0's verdict (timed, not deterministic).
+  // A dear enumeration races its counting-tail plan and decomposition on sampled roots (plan_race.hpp); every
+  // rank takes rank 0's verdict (timed, not deterministic).
   std::optional<PlanRace> race;
   if (o.order.empty() && parse_formula(o.formula) == Formula::by_cost)
     race = race_counting_tail(in.graph, pattern, cp, graph_summary, &in.lower);
-  if (race && (race->challenger_won = ranks.gather<std::uint8_t>(race->challenger_won)[0] != 0)) {
-    race->challenger.predicted_cost = cp.plan.predicted_cost * race->challenger_s / race->incumbent_s;
-    cp.plan = race->challenger;
-    cp.predicted_cost = cp.plan.predicted_cost;
-    log::info("plan race: the counting tail took {:.4f} s on the sampled roots, the enumeration {:.4f} s",
-              race->challenger_s, race->incumbent_s);
+  // Rank 0's winner (candidate + 1, 0: none), from this rank's same candidates.
+  const int won = race ? ranks.gather<std::uint8_t>(race->challenger_won ? race->candidate + 1 : 0)[0] - 1 : -1;
+  if (race) race->challenger_won = won >= 0;
+  if (won >= 0) {
+    if (won != race->candidate) race->challenger = race_candidates(pattern, cp, graph_summary)[won];
+    const double predicted = cp.predicted_cost * race->challenger_s / race->incumbent_s;
+    const Plan enumerating = cp.plan;
+    cp = race->challenger;
+    cp.predicted_cost = predicted;
+    if (cp.decomposition) cp.plan = enumerating;  // reported as the enumerating plan
+    else cp.plan.predicted_cost = predicted;
+    log::info("plan race: the {} took {:.4f} s on the sampled roots, the enumeration {:.4f} s",
+              cp.decomposition ? "decomposition" : "counting tail", race->challenger_s, race->incumbent_s);
   }
   const Plan& plan = cp.plan;
   const double plan_s = t.seconds();

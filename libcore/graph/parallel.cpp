@@ -255,9 +255,7 @@ void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(i
     if (begin < end) body(t, begin, end);
   };
   std::atomic<std::uint64_t> next{0};
-  const auto deadline = opt.time_limit_s > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                                  std::chrono::duration<double>(opt.time_limit_s))
-                                             : Clock::time_point::max();
+  const auto deadline = opt.deadline;
   std::exception_ptr error;
   std::atomic<bool> failed{false};
   std::vector<Clock::time_point> finished(opt.threads, Clock::now());

@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -44,7 +45,9 @@ struct ExecOptions {
   bool split_roots = true;    // count_matches, sum_over_matches: heavy roots become several tasks (RootSplit)
   ExecStats* stats = nullptr;  // when set, parallel_roots adds its measurements
   const LowerDegrees* lower = nullptr;  // the graph's, computed once with it (else by every call that needs them)
-  double time_limit_s = 0;  // > 0: no task starts after this long (a timed sample; the count is then partial)
+  // No task starts after this time (a timed sample: the count is then partial; every pass of a decomposition
+  // under the same deadline); none by default.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 // A task of one heavy root: its level-1 candidates at positions [first, last).

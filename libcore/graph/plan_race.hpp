@@ -5,12 +5,14 @@
 // 1.6e9 against 2.3e9. Where the chosen plain plan is predicted dear enough, it and the plan with the
 // longest counting tail (Formula::always) count the same 1/share of the root tasks (every share-th
 // task of the work-balanced split: a hub's pieces are sampled like the rest) on one thread: the
-// challenger first, then the incumbent, stopped once it has lost (ExecOptions::time_limit_s); a second
+// challenger first, then the incumbent, stopped once it has lost (ExecOptions::deadline); a second
 // round where the first is close. The share is 1/kRaceShare, or where that sample is short, a larger
 // one (up to 1/32) expected to take 20 ms: at 1/256, q095's and q108's samples on as-22july06 took
 // 1-4 ms of tasks and misjudged their pairs, 1.3-1.5x faster in full. The challenger wins on its best time below 0.85 of the
-// incumbent's, the times of the sampled tasks without the calls' set-up. Timed, so under MPI every rank
-// takes rank 0's verdict.
+// incumbent's, the times of the sampled tasks without the calls' set-up. A decomposition whose tables are cheap
+// (race_candidates) is raced the other way round: the incumbent first, the decomposition's sample (its tables
+// whole, its cut and quotients over the share) stopped once it has lost. Of several winners the one whose sample
+// projects the least time for all roots is taken. Timed, so under MPI every rank takes rank 0's verdict.
 #pragma once
 #include <optional>
 
@@ -22,9 +24,13 @@ namespace core::graph {
 
 constexpr double kRaceWorthCost = 3e7;  // predicted cost units (~0.03-0.15 s) from which a race pays off
 constexpr int kRaceShare = 256;
+// From here a decomposition is raced too: each of its passes runs up to the incumbent's sample time, so racing one
+// that loses costs several samples (q062 on as-22july06: 0.14 s of a 3.6 s count).
+constexpr double kRaceDecompositionWorth = 10;  // x the race's worth_cost
 
 struct PlanRace {
-  Plan challenger;              // choose_plan with Formula::always
+  CountPlan challenger;         // race_candidates(...)[candidate]
+  int candidate = 0;
   double incumbent_s = 0;       // best sampled task seconds of cp.plan (about the limit where stopped)
   double challenger_s = 0;      // of challenger
   bool challenger_won = false;
@@ -32,8 +38,17 @@ struct PlanRace {
   nlohmann::json to_json() const;
 };
 
-// The race for cp (chosen by cost for p on g with `stats`; a plain enumerating plan predicted above
-// worth_cost, edge-induced, whose Formula::always plan differs), or none when there is nothing to race.
+// The alternatives raced against cp (p's plain plan): the plan with Formula::always where it ends in a counting
+// tail and differs, and where cp is predicted above kRaceDecompositionWorth x worth_cost, the decomposition Formula::always
+// takes where its tables are passes over the vertices or none (a sample fills tables whole: K_{2,2} joined to a
+// triangle's vertex and a pendant, q043 on as-22july06, 1.5 s enumerated, 0.5 s by its cut counting the sixth
+// vertex). The same on every rank.
+std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, const GraphStats& stats,
+                                       double worth_cost = kRaceWorthCost);
+
+// The race for cp (chosen by cost for p on g with `stats`; a plain enumerating plan predicted above worth_cost,
+// edge-induced): each candidate raced in turn, the winner projecting the least time (else the first race); none
+// when there is nothing to race.
 std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                            const LowerDegrees* lower, double worth_cost = kRaceWorthCost);
 
