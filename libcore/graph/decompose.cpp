@@ -1081,7 +1081,8 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   auto cut_index = [&](int v) { return static_cast<int>(std::find(d.cut.begin(), d.cut.end(), v) - d.cut.begin()); };
   for (const auto& c : d.components)
     if (!c.common)
-      factors.push_back({ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1});
+      factors.push_back(
+          {ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1});
   if (oriented) return oriented_edge_cut_sum(g, *tri, factors, opt);
   if (summed_directly(d)) return direct_cut_sum(g, factors, d.cut.size() == 2, opt);
   std::vector<std::optional<CommonCounts>> common(opt.threads);  // per worker

@@ -630,9 +630,9 @@ double full_matches(const Schedule& sc, const GraphStats& s) {
 // What counting the common neighbours of each set in `sets` adds to a weighed enumeration by sc: per match a
 // look-up, and per partial match of the level placing the set's last vertex, the merge of the set's whole lists
 // (the following matches of that prefix look the count up), from the set a level built of the common neighbours of
-// part of it (common_set_level), none where an earlier set is the same. `matches` estimates the full matches: the mean field
-// gives orders of one pattern estimates 100x apart (K4 with three vertices bounded), so the caller takes the
-// largest over its orders.
+// part of it (common_set_level), none where an earlier set is the same. `matches` estimates the full matches: the
+// mean field gives orders of one pattern estimates 100x apart (K4 with three vertices bounded), so the caller takes
+// the largest over its orders.
 double counted_sets_cost(const Schedule& sc, const GraphStats& s, std::span<const std::uint32_t> sets, double matches) {
   std::array<double, kMaxPatternSize> partial{};
   predict_cost(sc, s, nullptr, nullptr, nullptr, nullptr, &partial);
@@ -646,7 +646,8 @@ double counted_sets_cost(const Schedule& sc, const GraphStats& s, std::span<cons
     // where an earlier set is the same.
     const int level = sc.common_set_level(set);
     const int built = level < 0 ? 1 : std::popcount(sc.parents(level));
-    const bool again = std::find(sets.begin(), sets.begin() + static_cast<std::ptrdiff_t>(i), set) != sets.begin() + static_cast<std::ptrdiff_t>(i);
+    const auto earlier = sets.first(i);
+    const bool again = std::find(earlier.begin(), earlier.end(), set) != earlier.end();
     // Two or more merges per match are not taken: the estimates of the matches are least reliable there (r26, a K5
     // cut merging four and five hub lists per match on as-22july06, was priced below its plan and took 11x longer).
     if (!again && std::popcount(set) - built >= 2 && last == sc.k - 1) return std::numeric_limits<double>::infinity();
@@ -684,7 +685,8 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, For
 }
 
 Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Induced induced, const GraphStats& stats,
-                          Formula formula, const std::vector<int>& prefix, std::span<const std::uint32_t> counted_sets) {
+                          Formula formula, const std::vector<int>& prefix,
+                          std::span<const std::uint32_t> counted_sets) {
   const int k = p.size();
   Schedule best;
   double best_cost = std::numeric_limits<double>::infinity();

@@ -27,9 +27,9 @@ double sampled_seconds(const Graph& g, const CountPlan& cp, const LowerDegrees* 
   opt.threads = 1;
   opt.world_size = share;
   opt.lower = lower;
+  using Clock = std::chrono::steady_clock;
   if (limit_s > 0)
-    opt.deadline = std::chrono::steady_clock::now() +
-                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limit_s));
+    opt.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s));
   Timer t;
   embedding_share(g, cp, opt);
   return t.seconds();
@@ -66,7 +66,8 @@ void run_capped(const Graph& g, const CountPlan& incumbent, const LowerDegrees* 
   race.incumbent_s = task_seconds(g, incumbent, lower, race.share, setup_seconds(g, incumbent, lower, race.share));
   if (sample_again(race)) return;
   const double limit = std::max(race.incumbent_s * kRaceMargin, kMinSampleSeconds);
-  race.challenger_s = task_seconds(g, race.challenger, lower, race.share, setup_seconds(g, race.challenger, lower, race.share), limit);
+  const double setup = setup_seconds(g, race.challenger, lower, race.share);
+  race.challenger_s = task_seconds(g, race.challenger, lower, race.share, setup, limit);
 }
 
 // The rounds of the race at race.share: the challenger first; the incumbent stops once it has lost. A second
