@@ -319,6 +319,13 @@ double table_cost(const Plan& t, int fixed, const GraphStats& stats, Formula for
   return t.predicted_cost;
 }
 
+// The mask of the positions in `cut` of `vertices` (pattern vertices in the cut).
+std::uint32_t cut_index_mask(const std::vector<int>& cut, const std::vector<int>& vertices) {
+  std::uint32_t mask = 0;
+  for (int v : vertices) mask |= 1u << (std::find(cut.begin(), cut.end(), v) - cut.begin());
+  return mask;
+}
+
 // Whether a component (of one vertex: admissible_components) attached at `attach` is counted during the cut's
 // enumeration (Decomposition::Component::common): no vertex or edge table is indexed by its attachment.
 bool counted_in_cut(const Pattern& p, const std::vector<int>& attach) {
@@ -364,12 +371,8 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
   // ones): their common neighbours are counted during the cut's enumeration, which should place their attachments
   // early (masks over the cut's indices).
   std::vector<std::uint32_t> counted_sets;
-  for (const auto& at : attach) {
-    if (!counted_in_cut(p, at)) continue;
-    std::uint32_t set = 0;
-    for (int a : at) set |= 1u << (std::find(d->cut.begin(), d->cut.end(), a) - d->cut.begin());
-    counted_sets.push_back(set);
-  }
+  for (const auto& at : attach)
+    if (counted_in_cut(p, at)) counted_sets.push_back(cut_index_mask(d->cut, at));
   d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
                                      Formula::never, {}, counted_sets);
   if (std::isinf(d->cut_plan.predicted_cost)) return std::nullopt;
@@ -903,8 +906,7 @@ class CommonCounts {
     for (const auto& c : d.components) {
       if (!c.common) continue;
       Counted x;
-      std::uint32_t set = 0;
-      for (int a : c.attach) set |= 1u << (std::find(d.cut.begin(), d.cut.end(), a) - d.cut.begin());
+      const std::uint32_t set = cut_index_mask(d.cut, c.attach);
       x.label = d.pattern.label(c.vertices[0]);
       std::uint32_t rest = set;
       if (const int level = common_set_level(plan, set); level >= 0) {
@@ -914,9 +916,8 @@ class CommonCounts {
       }
       x.rest = members(rest);
       x.all = members(set);
-      x.at = set;
       for (std::size_t j = 0; j < counted_.size() && x.same_as < 0; ++j)
-        if (counted_[j].at == x.at && counted_[j].label == x.label) x.same_as = static_cast<int>(j);
+        if (counted_[j].all == x.all && counted_[j].label == x.label) x.same_as = static_cast<int>(j);
       counted_.push_back(std::move(x));
     }
   }
@@ -939,7 +940,6 @@ class CommonCounts {
 
  private:
   struct Counted {
-    std::uint32_t at = 0;   // the attachment (cut indices)
     int label = -1;
     int built = -1;         // the cut index whose candidate set holds the common neighbours of part of it, or -1
     std::vector<int> rest;  // the attachment's other cut indices, whose lists are merged

@@ -620,22 +620,14 @@ Plan expand(const Pattern& p, const Schedule& sc, const std::vector<Perm>& autos
   return plan;
 }
 
-// The full matches that predict_cost gives sc.
-double full_matches(const Schedule& sc, const GraphStats& s) {
-  double matches = 0;
-  predict_cost(sc, s, nullptr, nullptr, &matches);
-  return matches;
-}
-
 // What counting the common neighbours of each set in `sets` adds to a weighed enumeration by sc: per match a
 // look-up, and per partial match of the level placing the set's last vertex, the merge of the set's whole lists
 // (the following matches of that prefix look the count up), from the set a level built of the common neighbours of
-// part of it (common_set_level), none where an earlier set is the same. `matches` estimates the full matches: the
-// mean field gives orders of one pattern estimates 100x apart (K4 with three vertices bounded), so the caller takes
-// the largest over its orders.
-double counted_sets_cost(const Schedule& sc, const GraphStats& s, std::span<const std::uint32_t> sets, double matches) {
-  std::array<double, kMaxPatternSize> partial{};
-  predict_cost(sc, s, nullptr, nullptr, nullptr, nullptr, &partial);
+// part of it (common_set_level), none where an earlier set is the same. partial[l]: predict_cost's partial matches
+// of levels 0..l; `matches` estimates the full matches: the mean field gives orders of one pattern estimates 100x
+// apart (K4 with three vertices bounded), so the caller takes the largest over its orders.
+double counted_sets_cost(const Schedule& sc, const GraphStats& s, std::span<const std::uint32_t> sets,
+                         const std::array<double, kMaxPatternSize>& partial, double matches) {
   double cost = 0;
   for (std::size_t i = 0; i < sets.size(); ++i) {
     const std::uint32_t set = sets[i];
@@ -692,8 +684,14 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
   double best_cost = std::numeric_limits<double>::infinity();
   int best_tail = -1;  // Formula::always: the longest tail counted by a formula wins, then the cost
   std::uint64_t considered = 0;
-  // With counted_sets, the orders priced once the largest estimate of the full matches is known.
-  std::vector<std::pair<Schedule, double>> counted;
+  // With counted_sets, the orders (their plan cost and partial matches per level) priced once the largest estimate
+  // of the full matches is known.
+  struct CountedOrder {
+    Schedule sc;
+    double cost;
+    std::array<double, kMaxPatternSize> partial;
+  };
+  std::vector<CountedOrder> counted;
   double full = 0;
   std::vector<int> order;
   std::vector<std::uint32_t> scratch;
@@ -706,8 +704,9 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
       const Schedule sc = with_formula(make_schedule(p, induced, order, autos, scratch), formula, stats, &cost);
       ++considered;
       if (!counted_sets.empty()) {
-        counted.emplace_back(sc, cost);
-        full = std::max(full, full_matches(sc, stats));
+        CountedOrder& c = counted.emplace_back(CountedOrder{sc, cost, {}});
+        predict_cost(sc, stats, nullptr, nullptr, nullptr, nullptr, &c.partial);
+        full = std::max(full, c.partial[k - 1]);
         return;
       }
       const int tail = formula != Formula::always ? 0 : sc.iep ? sc.iep : sc.pairs() != PairMode::none ? 2 : 0;
@@ -744,8 +743,8 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
   extend(extend, all);
   // Where no order counts the sets at a finite price, the cheapest plan, priced infinite.
   double counted_cost = 0, best_total = std::numeric_limits<double>::infinity();
-  for (const auto& [sc, cost] : counted) {
-    const double c = counted_sets_cost(sc, stats, counted_sets, full);
+  for (const auto& [sc, cost, partial] : counted) {
+    const double c = counted_sets_cost(sc, stats, counted_sets, partial, full);
     if (cost + c < best_total || (cost + c == best_total && cost < best_cost)) {
       best_total = cost + c;
       best_cost = cost;
