@@ -51,6 +51,15 @@ class CsrArray {
   const T& front() const { return data_[0]; }
   const T& back() const { return data_[size_ - 1]; }
 
+  // The elements as a vector (its own, moved out; a mapped view's, copied), leaving the array empty: a builder
+  // that makes many small graphs reuses their allocations.
+  std::vector<T> release() {
+    std::vector<T> out = mapped() ? std::vector<T>(begin(), end()) : std::move(own_);
+    own_.clear();
+    point_at_own();
+    return out;
+  }
+
   friend bool operator==(const CsrArray& a, const CsrArray& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
 
  private:

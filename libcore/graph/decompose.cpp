@@ -430,25 +430,27 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
 constexpr double kApexWorthPricing = 4e7;
 constexpr double kApexWorthPricingDecomposed = 1e8;
 
-// p through its apex, without the enumerating plan (CountPlan::plan); *enumerated as apex_count_plan says.
-std::optional<CountPlan> priced_apex(const Pattern& p, const GraphStats& stats, Formula formula, double* enumerated) {
-  const int a = apex_vertex(p);
-  if (a < 0 || !stats.graph) return std::nullopt;
-  std::vector<int> others;
-  for (int v = 0; v < p.size(); ++v)
-    if (v != a) others.push_back(v);
-  const Pattern rest = subpattern(p, others);
-  if (!rest.connected()) return std::nullopt;
-  ApexPricing priced = apex_pricing(*stats.graph, rest, formula);
-  CountPlan cp;
-  cp.apex = std::make_shared<const ApexPlan>(ApexPlan{a, std::move(priced.rest)});
-  cp.predicted_cost = priced.cost;
-  // Enumerating p breaks the symmetry between apexes in one orbit (K5 minus an edge has three), which the
-  // neighbourhoods' own enumeration, the apex fixed, does not.
-  std::uint32_t orbit = 0;
-  for (const Perm& sigma : automorphisms(p)) orbit |= 1u << sigma[a];
-  if (enumerated) *enumerated = priced.enumerated / std::popcount(orbit);
-  return cp;
+// p through each of its cone forms, without the enumerating plan (CountPlan::plan); *enumerated as
+// cone_count_plans says.
+std::vector<CountPlan> priced_cones(const Pattern& p, const GraphStats& stats, Formula formula, double* enumerated) {
+  std::vector<CountPlan> out;
+  if (enumerated) *enumerated = 0;
+  if (!stats.graph) return out;
+  for (const Cone& c : cones(p)) {
+    const ConeRest rest = cone_rest(p, c);
+    ApexPricing priced = apex_pricing(*stats.graph, rest, c.twin >= 0, formula);
+    CountPlan cp;
+    cp.apex = std::make_shared<const ApexPlan>(ApexPlan{c.vertex, c.twin, rest.isolated, std::move(priced.rest)});
+    cp.predicted_cost = priced.cost;
+    out.push_back(std::move(cp));
+    if (c.twin >= 0 || !enumerated) continue;
+    // Enumerating p breaks the symmetry between apexes in one orbit (K5 minus an edge has three), which the
+    // neighbourhoods' own enumeration, the apex fixed, does not.
+    std::uint32_t orbit = 0;
+    for (const Perm& sigma : automorphisms(p)) orbit |= 1u << sigma[c.vertex];
+    *enumerated = priced.enumerated / std::popcount(orbit);
+  }
+  return out;
 }
 
 CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Memo& memo) {
@@ -497,13 +499,18 @@ CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Mem
   // An enumerating plan is priced by the sampled neighbourhoods too where that says more: the whole graph's
   // closure underprices the dense neighbourhoods (wiki-Vote's 4-wheel: 2.5e8 units for 3.6 CPU s).
   if (!keep && best.predicted_cost > (best.decomposition ? kApexWorthPricingDecomposed : kApexWorthPricing))
-    if (double enumerated = 0; auto cone = priced_apex(p, stats, formula, &enumerated)) {
-      const double incumbent = best.decomposition ? best.predicted_cost : std::max(best.predicted_cost, enumerated);
-      if (cone->predicted_cost < incumbent) {
-        cone->plan = std::move(best.plan);
-        best = std::move(*cone);
-      }
+  {
+    double enumerated = 0;
+    auto cones = priced_cones(p, stats, formula, &enumerated);
+    const double incumbent = best.decomposition ? best.predicted_cost : std::max(best.predicted_cost, enumerated);
+    auto cheapest = std::min_element(cones.begin(), cones.end(), [](const CountPlan& a, const CountPlan& b) {
+      return a.predicted_cost < b.predicted_cost;
+    });
+    if (cheapest != cones.end() && cheapest->predicted_cost < incumbent) {
+      cheapest->plan = std::move(best.plan);
+      best = std::move(*cheapest);
     }
+  }
   memo[key] = best;
   return best;
 }
@@ -539,10 +546,10 @@ std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats,
   return out;
 }
 
-std::optional<CountPlan> apex_count_plan(const Pattern& p, const GraphStats& stats, Formula formula, double* enumerated) {
-  auto cp = priced_apex(p, stats, formula, enumerated);
-  if (cp) cp->plan = choose_plan(p, Induced::edge, stats, formula);
-  return cp;
+std::vector<CountPlan> cone_count_plans(const Pattern& p, const GraphStats& stats, Formula formula, double* enumerated) {
+  auto out = priced_cones(p, stats, formula, enumerated);
+  for (CountPlan& cp : out) cp.plan = choose_plan(p, Induced::edge, stats, formula);
+  return out;
 }
 
 namespace {
@@ -1221,7 +1228,10 @@ nlohmann::json CountPlan::to_json() const {
   if (apex) {
     j["formula"] = "apex";
     j["decomposition"] = nullptr;
-    j["apex"] = {{"vertex", apex->vertex}, {"rest", apex->rest.to_json()}};
+    j["apex"] = {{"vertex", apex->vertex},
+                 {"twin", apex->twin >= 0 ? nlohmann::json(apex->twin) : nlohmann::json(nullptr)},
+                 {"isolated", apex->isolated},
+                 {"rest", apex->rest.to_json()}};
     return j;
   }
   j["apex"] = nullptr;
@@ -1272,9 +1282,14 @@ std::string CountPlan::to_text() const {
   }
   if (apex) {
     std::ostringstream os;
-    os << "pattern " << plan.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms
-       << ") counted through its apex, vertex " << apex->vertex
-       << ": the rest counted in every vertex's neighbourhood graph, by\n"
+    os << "pattern " << plan.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms << ") counted through ";
+    if (apex->twin >= 0)
+      os << "its twin apexes, vertices " << apex->vertex << " and " << apex->twin
+         << " (not adjacent): the rest counted in every vertex pair's common-neighbourhood graph";
+    else
+      os << "its apex, vertex " << apex->vertex << ": the rest counted in every vertex's neighbourhood graph";
+    if (apex->isolated) os << ", less " << apex->isolated << " vertices with no edge there, chosen among the others";
+    os << ", by\n"
        << apex->rest.to_text() << "predicted cost " << predicted_cost << " (enumerating plan: " << plan.predicted_cost
        << ")\n";
     return os.str();

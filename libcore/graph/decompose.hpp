@@ -110,10 +110,14 @@ struct Decomposition {
   bool pair_cut() const { return common_power + path3_power + path4_power + edge_power > 0; }
 };
 
-// A cone pattern counted through its apex (apex.hpp): `vertex` is adjacent to every other pattern vertex,
-// and `rest` counts the others (the pattern without it) in each graph vertex's neighbourhood.
+// A cone pattern counted through its apex or twin apexes (apex.hpp): `vertex` is adjacent to every other
+// pattern vertex, and so is `twin` (-1: none), which is not adjacent to `vertex`; `rest` counts the others
+// with an edge among them (Q') in each graph vertex's neighbourhood, or each pair's common neighbourhood, and
+// `isolated` others without one are chosen among the remaining vertices there.
 struct ApexPlan {
   int vertex = -1;
+  int twin = -1;
+  int isolated = 0;
   CountPlan rest;
 };
 
@@ -128,12 +132,12 @@ CountPlan choose_count_plan(const Pattern& p, Induced induced, const GraphStats&
 // masks; quotients are counted by their best strategy. Empty when p has no admissible cut.
 std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats, Formula formula = Formula::by_cost);
 
-// p counted through an apex (apex.hpp), priced by sampled neighbourhoods: for a cone pattern (an unlabeled,
-// non-complete pattern of 4 or more vertices with a vertex adjacent to all others, the others connected) when
-// `stats` know their graph (graph_stats), else none. The planner takes it where it is the cheapest way.
-// *enumerated (when given): the sampled neighbourhoods' price of enumerating p from its apex (ApexPricing).
-std::optional<CountPlan> apex_count_plan(const Pattern& p, const GraphStats& stats, Formula formula = Formula::by_cost,
-                                         double* enumerated = nullptr);
+// p counted through each of its cone forms (apex.hpp: an apex, twin apexes), each priced by sampled local
+// graphs, when `stats` know their graph (graph_stats); none for other patterns. The planner takes one where it
+// is the cheapest way. *enumerated (when given): the apex's sampled neighbourhoods' price of enumerating p from
+// it (ApexPricing), 0 without an apex form.
+std::vector<CountPlan> cone_count_plans(const Pattern& p, const GraphStats& stats, Formula formula = Formula::by_cost,
+                                        double* enumerated = nullptr);
 
 // The number of matches under `cp` (the same as count_matches of any plan of the pattern).
 // Exact or a DataError when it exceeds 2^64 - 1. Single process (opt.world_size 1).

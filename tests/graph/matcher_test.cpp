@@ -1321,56 +1321,84 @@ TEST_CASE("the planner counts cliques hanging off a vertex or an edge from cliqu
   CHECK(rooted_clique_size(choose_plan(labeled, Induced::edge, stats), 1) == 0);
 }
 
-TEST_CASE("cone patterns counted through their apex: the rest in every neighbourhood = brute force") {
-  // Every connected 4-6-vertex pattern with an apex whose rest is connected (the 4-wheel, K5 minus an edge,
-  // the diamond, K4 with a triangle on an edge, the 5-wheel, ...) on a hub graph (raw and degree-ordered ids)
-  // against brute force and on R-MAT against the enumerating plan, at 1-3 threads and split over 3 ranks.
+TEST_CASE("cone patterns counted through their apex or twin apexes: the rest in every local graph = brute force") {
+  // Every cone form of every connected 4-6-vertex pattern: an apex (the 4-wheel, K5 minus an edge, the
+  // diamond, the tailed triangle with its tail left out of the rest, ...) or two non-adjacent twin apexes (the
+  // diamond's tips, K_{2,2} joined to a path of four, ...), on a hub graph (raw and degree-ordered ids) against
+  // brute force and on R-MAT against the enumerating plan, at 1-3 threads and split over 3 ranks.
   const std::vector<Graph> graphs = {gnp_with_hubs(16, 0.4, 3, 17), relabel_by_degree(gnp_with_hubs(16, 0.4, 3, 17)),
                                      relabel_by_degree(generate_rmat({8, 8}, 9))};
-  int cones = 0;
+  int apexes = 0, twins = 0, isolated = 0;
   for (int k = 4; k <= 6; ++k)
     for (const Pattern& p : connected_patterns(k)) {
-      const GraphStats stats0 = graph_stats(graphs[0]);
-      if (!apex_count_plan(p, stats0)) continue;
-      ++cones;
+      const auto forms = cone_count_plans(p, graph_stats(graphs[0]));
+      for (const CountPlan& cp : forms) {
+        ++(cp.apex->twin >= 0 ? twins : apexes);
+        isolated += cp.apex->isolated > 0;
+      }
       for (const Graph& g : graphs) {
         const GraphStats stats = graph_stats(g);
-        const auto cp = apex_count_plan(p, stats);
-        REQUIRE(cp);
-        CAPTURE(cp->to_text());
+        const auto cps = cone_count_plans(p, stats);
+        REQUIRE(cps.size() == forms.size());
         // Brute force on the small graphs, the enumerating plan on R-MAT.
         const std::uint64_t expect = g.n() <= 32 ? test::brute_force_count(g, p, false)
                                                  : count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {2});
-        for (int threads : {1, 2, 3}) CHECK(count_with(g, *cp, {threads, 0, 1}) == expect);
-        std::vector<__int128> shares;
-        for (int rank = 0; rank < 3; ++rank) shares.push_back(embedding_share(g, *cp, {2, rank, 3}));
-        CHECK(count_from_shares(*cp, shares) == expect);
+        for (const CountPlan& cp : cps) {
+          CAPTURE(cp.to_text());
+          for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
+          std::vector<__int128> shares;
+          for (int rank = 0; rank < 3; ++rank) shares.push_back(embedding_share(g, cp, {2, rank, 3}));
+          CHECK(count_from_shares(cp, shares) == expect);
+        }
       }
     }
-  MESSAGE("cone patterns checked: " << cones);
-  CHECK(cones == 26);  // the diamond alone among the 4-vertex patterns
-  // Which patterns are cones: a vertex adjacent to all others, the others connected; not cliques, not labeled.
+  MESSAGE("cone forms checked: " << apexes << " apexes, " << twins << " twin pairs, " << isolated << " with isolated vertices");
+  CHECK(apexes == 36);  // as an independent enumeration of the 4-6-vertex graphs counts them
+  CHECK(twins == 10);
+  CHECK(isolated == 12);
+  // Which patterns are cones: an apex adjacent to all others, or two non-adjacent twins adjacent to all others,
+  // the others with an edge among them connected; not cliques, not labeled.
   const GraphStats stats = graph_stats(graphs[1]);
   CHECK(apex_vertex(parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4")) == 4);  // the 4-wheel's hub
   CHECK(apex_vertex(named_pattern("diamond")) == 1);
   CHECK(apex_vertex(named_pattern("4-clique")) == -1);
   CHECK(apex_vertex(named_pattern("4-cycle")) == -1);
   CHECK(apex_vertex(named_pattern("triangle")) == -1);
-  CHECK_FALSE(apex_count_plan(named_pattern("tailed-triangle"), stats));  // its rest is an edge and a vertex
-  CHECK_FALSE(apex_count_plan(named_pattern("4-star"), stats));
+  const auto diamond = cones(named_pattern("diamond"));  // the spine's first vertex (the tips: an edge between)
+  REQUIRE(diamond.size() == 1);
+  CHECK((diamond[0].vertex == 1 && diamond[0].twin == -1));
+  const Pattern wheel_tail = parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4,4-5");  // the 4-wheel, a pendant at the hub
+  const auto tailed = cone_rest(wheel_tail, cones(wheel_tail).at(0));
+  CHECK(tailed.pattern.to_string() == "0-1,0-2,1-3,2-3");  // the pendant left out
+  CHECK(tailed.isolated == 1);
+  CHECK(cones(named_pattern("tailed-triangle")).empty());  // an edge and a vertex: the triangle tables'
+  CHECK(cones(named_pattern("4-star")).empty());            // a rest of isolated vertices
+  CHECK(cones(named_pattern("4-cycle")).empty());
+  CHECK(cones(parse_pattern("0-1,0-2,1-3,1-4,2-3,2-4,3-4")).empty());  // twins over an edge and a vertex: a pair cut
+  CHECK(cones(parse_pattern("0-2,0-3,0-4,1-2,1-3,1-4")).empty());  // K_{2,3}: the pair cut's
+  const auto twin_path = cones(parse_pattern("0-2,0-3,0-4,1-2,1-3,1-5,2-4,2-5,3-4,3-5,4-5"));
+  REQUIRE(twin_path.size() == 1);
+  CHECK((twin_path[0].vertex == 2 && twin_path[0].twin == 3));
   Pattern labeled = named_pattern("diamond");
   labeled.set_labels({0, 1, 1, 0});
-  CHECK(apex_vertex(labeled) == -1);
+  CHECK(cones(labeled).empty());
   GraphStats by_hand = stats;
-  by_hand.graph = nullptr;  // no graph to sample: no apex plan
-  CHECK_FALSE(apex_count_plan(named_pattern("diamond"), by_hand));
-  // The report names the apex and the rest's plan.
-  const auto wheel = apex_count_plan(parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4"), stats);
-  REQUIRE(wheel);
-  CHECK(wheel->to_json()["formula"] == "apex");
-  CHECK(wheel->to_json()["apex"]["vertex"] == 4);
-  CHECK(wheel->to_json()["apex"]["rest"]["pattern"] == "0-1,0-2,1-3,2-3");
-  CHECK(wheel->to_text().find("counted through its apex, vertex 4") != std::string::npos);
+  by_hand.graph = nullptr;  // no graph to sample: no cone plan
+  CHECK(cone_count_plans(named_pattern("diamond"), by_hand).empty());
+  // The report names the apexes and the rest's plan.
+  const auto wheel = cone_count_plans(parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4"), stats);
+  REQUIRE(wheel.size() == 2);  // the hub; the opposite rim vertices 0 and 3, a wedge in their common neighbours
+  CHECK(wheel[1].to_json()["apex"]["twin"] == 3);
+  CHECK(wheel[0].to_json()["formula"] == "apex");
+  CHECK(wheel[0].to_json()["apex"]["vertex"] == 4);
+  CHECK(wheel[0].to_json()["apex"]["twin"].is_null());
+  CHECK(wheel[0].to_json()["apex"]["rest"]["pattern"] == "0-1,0-2,1-3,2-3");
+  CHECK(wheel[0].to_text().find("counted through its apex, vertex 4") != std::string::npos);
+  const auto path = cone_count_plans(parse_pattern("0-2,0-3,0-4,1-2,1-3,1-5,2-4,2-5,3-4,3-5,4-5"), stats);
+  REQUIRE(path.size() == 1);
+  CHECK(path[0].to_json()["apex"]["twin"] == 3);
+  CHECK(path[0].to_json()["apex"]["rest"]["pattern"] == "0-2,1-3,2-3");
+  CHECK(path[0].to_text().find("its twin apexes, vertices 2 and 3") != std::string::npos);
 }
 
 TEST_CASE("the planner counts the 4-wheel through its apex where the hubs' neighbourhoods make enumeration dear") {
