@@ -268,10 +268,10 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
     const Plan enumerating = cp.plan;
     cp = race->challenger;
     cp.predicted_cost = predicted;
-    if (cp.decomposition) cp.plan = enumerating;  // reported as the enumerating plan
+    if (cp.decomposition || cp.apex) cp.plan = enumerating;  // reported as the enumerating plan
     else cp.plan.predicted_cost = predicted;
-    log::info("plan race: the {} took {:.4f} s on the sampled roots, the enumeration {:.4f} s",
-              cp.decomposition ? "decomposition" : "counting tail", race->challenger_s, race->incumbent_s);
+    log::info("plan race: the {} took {:.4f} s on the sampled roots, the enumeration {:.4f} s", race_formula(cp),
+              race->challenger_s, race->incumbent_s);
   }
   const Plan& plan = cp.plan;
   const double plan_s = t.seconds();

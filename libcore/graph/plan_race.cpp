@@ -52,7 +52,7 @@ double task_seconds(const Graph& g, const CountPlan& plan, const LowerDegrees* l
 // A decomposition is raced the other way round: the incumbent first, the decomposition stopped once it has lost
 // (its passes under one deadline: its tables are filled whole in every sample, so a losing sample could take far
 // longer than the incumbent's). The sample judged for its length is the one taken first.
-bool capped(const PlanRace& race) { return race.challenger.decomposition != nullptr; }
+bool capped(const PlanRace& race) { return race.challenger.decomposition || race.challenger.apex; }
 double first_sample(const PlanRace& race) { return capped(race) ? race.incumbent_s : race.challenger_s; }
 
 // Whether the first sample is too short to judge and a larger share is left to sample.
@@ -118,11 +118,17 @@ bool tables_linear(const Decomposition& d) {
 
 }  // namespace
 
+const char* race_formula(const CountPlan& challenger) {
+  return challenger.decomposition            ? "decomposition"
+         : challenger.apex && challenger.apex->twin >= 0 ? "twin apexes"
+         : challenger.apex                   ? "apex"
+         : challenger.plan.iep               ? "inclusion-exclusion"
+                                             : "pairs";
+}
+
 nlohmann::json PlanRace::to_json() const {
   return {{"challenger", challenger.plan.hash()},
-          {"challenger_formula", challenger.decomposition ? "decomposition"
-                                 : challenger.plan.iep    ? "inclusion-exclusion"
-                                                          : "pairs"},
+          {"challenger_formula", race_formula(challenger)},
           {"incumbent_sample_s", incumbent_s},
           {"challenger_sample_s", challenger_s},
           {"sample_share", 1.0 / share},
@@ -137,6 +143,8 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
   tail.predicted_cost = tail.plan.predicted_cost;
   if ((tail.plan.iep || tail.plan.pairs != PairMode::none) && tail.plan.hash() != cp.plan.hash())
     out.push_back(std::move(tail));
+  for (CountPlan& cone : cone_count_plans(p, stats))
+    if (cone.apex->twin >= 0) out.push_back(std::move(cone));
   if (cp.predicted_cost < kRaceDecompositionWorth * worth_cost) return out;
   CountPlan cut = choose_count_plan(p, Induced::edge, stats, Formula::always);
   if (cut.decomposition && tables_linear(*cut.decomposition)) out.push_back(std::move(cut));

@@ -11,8 +11,12 @@
 // 1-4 ms of tasks and misjudged their pairs, 1.3-1.5x faster in full. The challenger wins on its best time below 0.85 of the
 // incumbent's, the times of the sampled tasks without the calls' set-up. A decomposition whose tables are cheap
 // (race_candidates) is raced the other way round: the incumbent first, the decomposition's sample (its tables
-// whole, its cut and quotients over the share) stopped once it has lost. Of several winners the one whose sample
-// projects the least time for all roots is taken. Timed, so under MPI every rank takes rank 0's verdict.
+// whole, its cut and quotients over the share) stopped once it has lost; so is a pattern's twin-apex form
+// (apex.hpp), which the mean field's plan prices lose to by 10-60x on these graphs (q095, a triangle and a vertex
+// joined to two twins: 2e8 units for 6.9 s enumerated on wiki-Vote, 1.7 s through the twins, priced 2.5e9). A
+// single apex is not raced: a hub's neighbourhood is one task, which a sample cannot stop or split (q108 on
+// email-Enron: its sample won 2.5x, its count lost 1.2x). Of several winners the one whose sample projects the
+// least time for all roots is taken. Timed, so under MPI every rank takes rank 0's verdict.
 #pragma once
 #include <optional>
 
@@ -28,6 +32,9 @@ constexpr int kRaceShare = 256;
 // that loses costs several samples (q062 on as-22july06: 0.14 s of a 3.6 s count).
 constexpr double kRaceDecompositionWorth = 10;  // x the race's worth_cost
 
+// What a challenger counts by: "decomposition", "apex", "twin apexes", "inclusion-exclusion" or "pairs".
+const char* race_formula(const CountPlan& challenger);
+
 struct PlanRace {
   CountPlan challenger;         // race_candidates(...)[candidate]
   int candidate = 0;
@@ -39,7 +46,8 @@ struct PlanRace {
 };
 
 // The alternatives raced against cp (p's plain plan): the plan with Formula::always where it ends in a counting
-// tail and differs, and where cp is predicted above kRaceDecompositionWorth x worth_cost, the decomposition
+// tail and differs, p's twin-apex form where it has one, and where cp is predicted above
+// kRaceDecompositionWorth x worth_cost, the decomposition
 // Formula::always takes where its tables are passes over the vertices or none (a sample fills tables whole: a
 // 4-cycle with a vertex on three of its vertices and a pendant on the fourth, q043 on as-22july06, 1.5 s
 // enumerated, 0.5 s by its cut counting the sixth vertex). The same on every rank.
