@@ -228,7 +228,8 @@ std::vector<Cone> cones(const Pattern& p) {
   if (k < 4 || p.labeled()) return out;
   const auto admissible = [&](const Cone& c) {
     const ConeRest r = cone_rest(p, c);
-    return r.pattern.size() >= 3 && r.pattern.connected();
+    const bool tree = r.pattern.edge_count() < r.pattern.size();
+    return r.pattern.size() >= 3 && r.pattern.connected() && (c.twin >= 0 || r.isolated == 0 || !tree);
   };
   if (const int a = apex_vertex(p); a >= 0 && admissible({a, -1})) out.push_back({a, -1});
   const std::uint32_t all = (1u << k) - 1;
