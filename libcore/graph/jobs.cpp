@@ -182,7 +182,7 @@ CountPlan count_plan_for(const Pattern& p, Induced mode, const std::vector<int>&
 }
 
 // The plans a count under cp enumerates on the graph: cp's own, those of its decomposition's quotients, or
-// none through an apex (the rest is counted in neighbourhood graphs, by the interpreter) or a complete split.
+// none through apexes (the rest is counted in local graphs, by the interpreter) or a complete split.
 void collect_enumerated(const CountPlan& cp, std::vector<const Plan*>& out) {
   if (cp.apex || cp.complete_split) return;
   if (!cp.decomposition) return out.push_back(&cp.plan);
