@@ -498,8 +498,7 @@ CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Mem
   // A cone pattern whose best count takes long enough to pay for sampling its neighbourhoods.
   // An enumerating plan is priced by the sampled neighbourhoods too where that says more: the whole graph's
   // closure underprices the dense neighbourhoods (wiki-Vote's 4-wheel: 2.5e8 units for 3.6 CPU s).
-  if (!keep && best.predicted_cost > (best.decomposition ? kApexWorthPricingDecomposed : kApexWorthPricing))
-  {
+  if (!keep && best.predicted_cost > (best.decomposition ? kApexWorthPricingDecomposed : kApexWorthPricing)) {
     double enumerated = 0;
     auto cones = priced_cones(p, stats, formula, &enumerated);
     const double incumbent = best.decomposition ? best.predicted_cost : std::max(best.predicted_cost, enumerated);
