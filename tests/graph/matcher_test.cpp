@@ -1434,6 +1434,29 @@ TEST_CASE("cone patterns counted through their apex or twin apexes: the rest in 
   CHECK(path[0].to_text().find("its twin apexes, vertices 2 and 3") != std::string::npos);
 }
 
+TEST_CASE("twin apexes over large common neighbourhoods: a full batch counted early, a large graph alone") {
+  // Two hubs on a dense graph share ~260 common neighbours: the 4-wheel's twins (a wedge in each pair's common
+  // neighbours) fill a batch past its 32K slots with that one graph, and q089's twins (a wedge and a vertex)
+  // count a graph of 256 vertices or more alone. Against the enumerating plan and the inclusion-exclusion plan.
+  const Graph g = relabel_by_degree(gnp_with_hubs(320, 0.5, 2, 41));
+  const GraphStats stats = graph_stats(g);
+  const auto twin_form = [&](const Pattern& p) {
+    for (CountPlan& cp : cone_count_plans(p, stats))
+      if (cp.apex->twin >= 0) return cp;
+    FAIL("no twin form");
+    return CountPlan{};
+  };
+  const Pattern wheel = parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4");
+  CHECK(count_with(g, twin_form(wheel), {2}) ==
+        count_matches(g, choose_plan(wheel, Induced::edge, stats, Formula::never), {2}));
+  const Pattern q089 = parse_pattern("0-3,0-4,1-3,1-4,1-5,2-3,2-4,2-5,3-5,4-5");
+  const CountPlan q089_twins = twin_form(q089);
+  CHECK(q089_twins.apex->isolated == 1);
+  const Plan iep = choose_plan(q089, Induced::edge, stats, Formula::always);
+  REQUIRE(iep.iep);
+  CHECK(count_with(g, q089_twins, {2}) == count_matches(g, iep, {2}));
+}
+
 TEST_CASE("the planner counts the 4-wheel through its apex where the hubs' neighbourhoods make enumeration dear") {
   // Dense neighbourhoods under hubs: enumerating the wheel intersects N(hub) at every level, the apex plan
   // counts 4-cycles in each neighbourhood by its pair cut.
