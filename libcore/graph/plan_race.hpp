@@ -32,6 +32,16 @@ constexpr int kRaceShare = 256;
 // that loses costs several samples (q062 on as-22july06: 0.14 s of a 3.6 s count).
 constexpr double kRaceDecompositionWorth = 10;  // x the race's worth_cost
 
+// A sample stopped by its limit took at least the limit: it is reported as just over it, so that it loses every
+// comparison against the threshold the limit was set from.
+constexpr double kStoppedOverLimit = 1 + 1e-6;
+
+// Seconds of the root tasks of cp's sample (1/share of them, a decomposition's tables whole) on one thread: the
+// call's time less setup_s, its set-up. With limit_s, no task starts once the tasks have had limit_s; a sample so
+// stopped is reported as kStoppedOverLimit x limit_s where it measured less.
+double sample_task_seconds(const Graph& g, const CountPlan& cp, const LowerDegrees* lower, int share, double setup_s,
+                           double limit_s = 0);
+
 // What a challenger counts by: "decomposition", "apex", "twin apexes", "inclusion-exclusion" or "pairs".
 const char* race_formula(const CountPlan& challenger);
 

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "brute_force.hpp"
+#include "common/timer.hpp"
 #include "graph/apex.hpp"
 #include "graph/clique_tables.hpp"
 #include "graph/complete_split.hpp"
@@ -557,6 +558,19 @@ TEST_CASE("a dear enumeration races its counting-tail plan on sampled roots; a t
   ExecOptions opt;
   opt.deadline = std::chrono::steady_clock::now();
   CHECK(count_matches(g, cp.plan, opt) == 0);
+}
+
+TEST_CASE("a raced sample's limit counts from the end of its set-up; a sample it stops reports just over it") {
+  // setup_s stands for a set-up of 50 ms: the tasks still get their 10 ms, run past it and report just over it.
+  // Were the deadline counted from the call's start, it would pass inside those 50 ms and the sample read 0 s,
+  // a finished sample far below its limit (r08 on as-22july06 kept a plan 10x slower so).
+  const Graph g = generate_gnp(3000, 0.01, 7);
+  CountPlan cp;
+  cp.plan = choose_plan(parse_pattern("0-1,1-2,2-3,3-4,4-0"), Induced::edge, graph_stats(g), Formula::never);
+  const core::Timer call;
+  CHECK(sample_task_seconds(g, cp, nullptr, 1, 0.05, 0.01) >= 0.01 * kStoppedOverLimit);
+  CHECK(call.seconds() >= 0.06);
+  CHECK(sample_task_seconds(g, cp, nullptr, 4096, 0, 60) < 60);  // a few tasks, finished far below the limit
 }
 
 TEST_CASE("a decomposition whose tables are passes over the vertices is raced too: q043, a counted vertex") {
