@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
+#include <numeric>
 
 #include "common/timer.hpp"
 #include "graph/matcher.hpp"
@@ -64,7 +66,8 @@ namespace {
 // A decomposition is raced the other way round: the incumbent first, the decomposition stopped once it has lost
 // (its passes under one deadline: its tables are filled whole in every sample, so a losing sample could take far
 // longer than the incumbent's). The sample judged for its length is the one taken first.
-bool capped(const PlanRace& race) { return race.challenger.decomposition || race.challenger.apex; }
+bool capped_challenger(const CountPlan& challenger) { return challenger.decomposition || challenger.apex; }
+bool capped(const PlanRace& race) { return capped_challenger(race.challenger); }
 double first_sample(const PlanRace& race) { return capped(race) ? race.incumbent_s : race.challenger_s; }
 
 // Whether the first sample is too short to judge and a larger share is left to sample.
@@ -72,10 +75,43 @@ bool sample_again(const PlanRace& race) {
   return first_sample(race) < kShortSampleSeconds && race.share > kRaceShareLargest;
 }
 
+// The incumbent's samples, shared by the races of one pattern: per share, its set-up, its best finished sample and
+// the largest limit that stopped it. A later race takes a sample from here where it tells the outcome: q095 on
+// as-22july06 sampled its enumeration at 1/256 and 1/32 again for the twins' race after the pairs' race.
+class IncumbentSamples {
+ public:
+  IncumbentSamples(const Graph& g, const CountPlan& cp, const LowerDegrees* lower) : g_(g), cp_(cp), lower_(lower) {}
+
+  // The incumbent's task seconds at share, stopped at limit (0: none) as sample_task_seconds; fresh: sampled again
+  // where it is known (a second round, against timer noise).
+  double tasks(int share, double limit = 0, bool fresh = false) {
+    Known& k = known_[share];
+    if (!fresh && k.finished < kUnknown) return k.finished;  // at or past the limit, it would have been stopped
+    if (!fresh && limit > 0 && k.stopped_at >= limit) return limit * kStoppedOverLimit;
+    if (k.setup < 0) k.setup = setup_seconds(g_, cp_, lower_, share);
+    const double s = sample_task_seconds(g_, cp_, lower_, share, k.setup, limit);
+    if (limit > 0 && s >= limit) k.stopped_at = std::max(k.stopped_at, limit);
+    else k.finished = std::min(k.finished, s);
+    return s;
+  }
+
+ private:
+  static constexpr double kUnknown = std::numeric_limits<double>::infinity();
+  struct Known {
+    double setup = -1;
+    double finished = kUnknown;
+    double stopped_at = 0;
+  };
+  const Graph& g_;
+  const CountPlan& cp_;
+  const LowerDegrees* lower_;
+  std::map<int, Known> known_;
+};
+
 // The capped race of a decomposition at race.share (one round).
-void run_capped(const Graph& g, const CountPlan& incumbent, const LowerDegrees* lower, PlanRace& race) {
+void run_capped(const Graph& g, IncumbentSamples& incumbent, const LowerDegrees* lower, PlanRace& race) {
   race.incumbent_s = race.challenger_s = std::numeric_limits<double>::infinity();
-  race.incumbent_s = sample_task_seconds(g, incumbent, lower, race.share, setup_seconds(g, incumbent, lower, race.share));
+  race.incumbent_s = incumbent.tasks(race.share);
   if (sample_again(race)) return;
   const double limit = std::max(race.incumbent_s * kRaceMargin, kMinSampleSeconds);
   const double setup = setup_seconds(g, race.challenger, lower, race.share);
@@ -85,15 +121,14 @@ void run_capped(const Graph& g, const CountPlan& incumbent, const LowerDegrees* 
 // The rounds of the race at race.share: the challenger first; the incumbent stops once it has lost. A second
 // round only where the first is close and long enough not to be sampled again; none for the incumbent where the
 // challenger's sample is to be taken again.
-void run_rounds(const Graph& g, const CountPlan& incumbent, const LowerDegrees* lower, PlanRace& race) {
+void run_rounds(const Graph& g, IncumbentSamples& incumbent, const LowerDegrees* lower, PlanRace& race) {
   race.incumbent_s = race.challenger_s = std::numeric_limits<double>::infinity();
   const double challenger_setup = setup_seconds(g, race.challenger, lower, race.share);
   race.challenger_s = sample_task_seconds(g, race.challenger, lower, race.share, challenger_setup);
   if (sample_again(race)) return;
-  const double incumbent_setup = setup_seconds(g, incumbent, lower, race.share);
   for (int round = 0;; ++round) {
     const double limit = std::max(race.challenger_s / kRaceMargin, kMinSampleSeconds);
-    race.incumbent_s = std::min(race.incumbent_s, sample_task_seconds(g, incumbent, lower, race.share, incumbent_setup, limit));
+    race.incumbent_s = std::min(race.incumbent_s, incumbent.tasks(race.share, limit, round == 1));
     if (round == 1 || race.incumbent_s >= limit || race.share != kRaceShare ||
         std::min(race.incumbent_s, race.challenger_s) < kClearWin * std::max(race.incumbent_s, race.challenger_s))
       break;
@@ -102,7 +137,7 @@ void run_rounds(const Graph& g, const CountPlan& incumbent, const LowerDegrees* 
 }
 
 // The race of one challenger against the incumbent: its share grown while the challenger's sample is short.
-PlanRace race_one(const Graph& g, const CountPlan& incumbent, CountPlan challenger, int candidate,
+PlanRace race_one(const Graph& g, IncumbentSamples& incumbent, CountPlan challenger, int candidate,
                   const LowerDegrees* lower) {
   PlanRace race;
   race.challenger = std::move(challenger);
@@ -170,10 +205,15 @@ std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, con
     return std::nullopt;
   std::optional<PlanRace> best;
   const auto candidates = race_candidates(p, cp, stats, worth_cost);
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    PlanRace race = race_one(g, cp, candidates[i], static_cast<int>(i), lower);
+  // The capped races first: they sample the incumbent whole, which the other races' capped samples then reuse.
+  std::vector<std::size_t> order(candidates.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return capped_challenger(candidates[i]); });
+  IncumbentSamples incumbent(g, cp, lower);
+  for (const std::size_t i : order) {
+    PlanRace race = race_one(g, incumbent, candidates[i], static_cast<int>(i), lower);
     // Of the winners the one whose sample projects the least time for all roots (a stopped incumbent's time is
-    // about its limit, so the ratios of two races do not compare); where none wins, the first race is reported.
+    // about its limit, so the ratios of two races do not compare); where none wins, the first race run is reported.
     if (!best || (race.challenger_won && !best->challenger_won) ||
         (race.challenger_won && race.challenger_s * race.share < best->challenger_s * best->share))
       best = std::move(race);

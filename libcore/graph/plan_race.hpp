@@ -65,8 +65,9 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
                                        double worth_cost = kRaceWorthCost);
 
 // The race for cp (chosen by cost for p on g with `stats`; a plain enumerating plan predicted above worth_cost,
-// edge-induced): each candidate raced in turn, the winner projecting the least time (else the first race); none
-// when there is nothing to race.
+// edge-induced): each candidate raced in turn, the capped ones (a decomposition, twins) first, as their whole
+// samples of cp serve the later races; the winner projecting the least time (else the first race run); none when
+// there is nothing to race.
 std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                            const LowerDegrees* lower, double worth_cost = kRaceWorthCost);
 
