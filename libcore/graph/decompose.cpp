@@ -218,7 +218,7 @@ bool joined_edge(const Pattern& p, std::uint32_t comp, int a, int b) {
 
 // Whether `cut` is two non-adjacent vertices a < b joined by the components of p - cut, two or more,
 // each a path of one, two or three inner vertices (inner_path_length) or a joined edge (joined_edge,
-// with common neighbours only; Decomposition::pair_cut; unlabeled). Fills comps and attach.
+// with paths of one or two inner vertices only; Decomposition::pair_cut; unlabeled). Fills comps and attach.
 bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
                    std::vector<std::vector<int>>& attach) {
   const auto ab = members(cut);
@@ -226,7 +226,7 @@ bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_
   const std::uint32_t all = (1u << p.size()) - 1;
   comps.clear();
   attach.clear();
-  bool edges = false, long_paths = false;
+  bool edges = false, long_paths = false;  // long: three inner vertices
   for (std::uint32_t rest = all & ~cut; rest;) {
     const std::uint32_t comp = reach(p, rest & -rest, all & ~cut);
     rest &= ~comp;
@@ -234,7 +234,7 @@ bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_
     const bool edge = !inner && joined_edge(p, comp, ab[0], ab[1]);
     if (!inner && !edge) return false;
     edges = edges || edge;
-    long_paths = long_paths || inner > 1;
+    long_paths = long_paths || inner > 2;
     comps.push_back(comp);
     attach.push_back(ab);
   }
@@ -261,11 +261,15 @@ double pair_path_cost(const GraphStats& stats, bool long_paths) {
 // triangle a-x-y the part of N(y) below a. Degree and closure alone (2 m d wedges, closure x wedges
 // triangles, a quarter of d scanned each) priced as-22july06's pass 6x its measured steps (its
 // closure sample misses the hubs' open wedges), so K_{2,2} plus a joined edge stayed enumerated there
-// at 5x the time of the cut.
-double pair_edge_cost(const GraphStats& stats) {
+// at 5x the time of the cut. With paths of two inner vertices, every root's whole wedge walk and its ends' lists
+// below the root (p3) on top.
+double pair_edge_cost(const GraphStats& stats, bool paths) {
   const auto& w = stats.walks;
+  const double p3 = paths ? kPairWalkStep * (2 * stats.m * stats.degree_biased +
+                                             stats.n * (w.wedge_ends + w.wedge_end_scan - w.wedge_end_scan_up))
+                          : 0;
   return kPairWalkStep * stats.n * (w.wedge_walk_below + w.wedge_ends_below) + 3 * 2 * stats.m * stats.degree_biased +
-         stats.n * w.triangle_scan_below + 2 * stats.n;
+         stats.n * w.triangle_scan_below + 2 * stats.n + p3;
 }
 
 // The predicted cost of a k-cycle's table rooted at `fixed` vertices (rooted_cycle_length): for the
@@ -360,7 +364,7 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
          : inner == 2                                   ? d->path3_power
                                                         : d->path4_power);
     }
-    if (d->edge_power) return with_quotients(pair_edge_cost(stats));
+    if (d->edge_power) return with_quotients(pair_edge_cost(stats, d->path3_power > 0));
     // Common neighbours alone: K_{2,r} from the wedge walks below the root (half of all), one pass
     // over the touched vertices per root; the 4-cycle (r = 2) from the walks a-w-y with w, y > a.
     const bool paths = d->path3_power + d->path4_power > 0;
@@ -597,6 +601,27 @@ unsigned __int128 pair_root_sums(const Graph& g, const ExecOptions& opt, const R
   return doubled_total(sums);
 }
 
+// p3(a, b) for the b on one side of a (b > a where `above`, else b < a) into paths[b] (zero on entry), each b
+// touched appended to ends once: the walks a-x-y-b over every wedge end y (wedges: c(a, .) of an unbounded walk),
+// less for b ~ a the deg(b) - 1 walks a-b-y-b, which are not paths.
+void add_three_paths(const Graph& g, Vertex a, bool above, const WedgeScratch& wedges,
+                     PopulatedVector<std::uint64_t>& paths, std::vector<Vertex>& ends) {
+  const auto add = [&](Vertex b, std::uint64_t c) {
+    if (paths[b] == 0) ends.push_back(b);
+    paths[b] += c;
+  };
+  for (Vertex y : wedges.ends) {
+    const std::uint32_t c = wedges.common[y];
+    const auto nb = g.neighbors(y);
+    if (above)
+      for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) add(*--it, c);
+    else
+      for (auto it = nb.begin(); it != nb.end() && *it < a; ++it) add(*it, c);
+  }
+  for (Vertex b : g.neighbors(a))
+    if (above ? b > a : b < a) paths[b] -= g.degree(b) - 1;
+}
+
 // A pair cut's R (Decomposition::pair_cut): 2 sum over a, b of c(a, b)^r1 p3(a, b)^r2, over b < a
 // when r2 = 0 and b > a otherwise (the path ends above the root: fewer, as ids fall with degree).
 // With per_vertex (n entries, zero; r2 > 0): per vertex v also its own sum over b != v, each pair's
@@ -631,17 +656,7 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
     for (Vertex a = begin; a < end; ++a) {
       walk_wedges(g, a, r2 ? g.n() : a, s.wedges);  // every wedge end when paths continue from it
       if (r2) {
-        for (Vertex y : s.wedges.ends) {
-          const std::uint32_t c = common[y];
-          const auto nb = g.neighbors(y);
-          for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) {
-            const Vertex b = *--it;
-            if (s.paths[b] == 0) s.path_ends.push_back(b);
-            s.paths[b] += c;
-          }
-        }
-        for (Vertex b : g.neighbors(a))  // the walks a-b-y-b are not paths
-          if (b > a) s.paths[b] -= g.degree(b) - 1;
+        add_three_paths(g, a, true, s.wedges, s.paths, s.path_ends);
         unsigned __int128 at_a = 0;
         for (Vertex b : s.path_ends) {
           const unsigned __int128 x = add(common[b], s.paths[b]);
@@ -663,25 +678,29 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
   return doubled_total(sums);
 }
 
-// A pair cut with joined edges (Decomposition::edge_power r2 > 0, common_power r1): R = 2 sum over
-// b < a of c(a, b)^r1 e2(a, b)^r2. Per root a: c(a, b) from the wedge walks below a; e2(a, b) = the
-// ordered pairs (x, y) of adjacent common neighbours, found from N(a) marked, then for every x in N(a)
-// N(x) marked and every y in N(a) ∩ N(x) scanning N(y) below a for marked b. Every b with e2 > 0 is
-// a wedge end, whose entries are summed and cleared.
-unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, const ExecOptions& opt) {
+// A pair cut with joined edges (Decomposition::edge_power r2 > 0, common_power r1, path3_power r3): R = 2 sum
+// over b < a of c(a, b)^r1 e2(a, b)^r2 p3(a, b)^r3. Per root a: c(a, b) from the wedge walks below a (every
+// wedge end, with paths: add_three_paths below a); e2(a, b) = the ordered pairs (x, y) of adjacent common
+// neighbours, found from N(a) marked, then for every x in N(a) N(x) marked and every y in N(a) ∩ N(x) scanning
+// N(y) below a for marked b. Every b with e2 > 0 is a wedge end below a, whose entries are summed and cleared.
+unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const ExecOptions& opt) {
   struct alignas(64) Scratch {
     WedgeScratch wedges;
     PopulatedVector<std::uint32_t> pairs;      // e2(a, b), b < a
     PopulatedVector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
+    PopulatedVector<std::uint64_t> paths;      // p3(a, b), b < a
+    std::vector<Vertex> path_ends;
   };
   return pair_root_sums<Scratch>(g, opt, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
     if (s.pairs.empty()) {
       s.pairs.assign(g.n(), 0);
       s.in_a.assign(g.n(), 0);
       s.in_x.assign(g.n(), 0);
+      if (r3) s.paths.assign(g.n(), 0);
     }
-    walk_wedges(g, a, a, s.wedges);
+    walk_wedges(g, a, r3 ? g.n() : a, s.wedges);
     if (s.wedges.ends.empty()) return;
+    if (r3) add_three_paths(g, a, false, s.wedges, s.paths, s.path_ends);
     const auto na = g.neighbors(a);
     for (Vertex x : na) s.in_a[x] = 1;
     for (Vertex x : na) {
@@ -698,11 +717,15 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, const ExecOptio
     }
     for (Vertex x : na) s.in_a[x] = 0;
     for (Vertex b : s.wedges.ends) {
+      if (b > a) continue;  // ends above a: from the unbounded walk for the paths
       unsigned __int128 x = checked_power(s.wedges.common[b], r1);
-      if (__builtin_mul_overflow(x, checked_power(s.pairs[b], r2), &x) || __builtin_add_overflow(sum, x, &sum))
+      if (__builtin_mul_overflow(x, checked_power(s.pairs[b], r2), &x) ||
+          (r3 && __builtin_mul_overflow(x, checked_power(s.paths[b], r3), &x)) || __builtin_add_overflow(sum, x, &sum))
         partial_overflow();
       s.pairs[b] = 0;
     }
+    for (Vertex b : s.path_ends) s.paths[b] = 0;
+    s.path_ends.clear();
     reset_wedges(s.wedges);
   });
 }
@@ -1133,7 +1156,7 @@ __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt
     return static_cast<__int128>(n) * cp.plan.automorphisms;  // < 2^64 x 7!
   }
   const Decomposition& d = *cp.decomposition;
-  const unsigned __int128 relaxed = d.edge_power ? sum_pair_edges(g, d.common_power, d.edge_power, opt)
+  const unsigned __int128 relaxed = d.edge_power ? sum_pair_edges(g, d.common_power, d.edge_power, d.path3_power, opt)
                                : d.path4_power ? sum_pair_long_paths(g, d.common_power, d.path3_power, d.path4_power, opt)
                                : d.common_power == 2 && !d.path3_power ? sum_pair_four_cycles(g, opt)
                                : d.pair_cut() ? sum_pair_paths(g, d.common_power, d.path3_power, opt)

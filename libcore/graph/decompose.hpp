@@ -99,10 +99,11 @@ struct Decomposition {
   // root a, c(a, .) from wedge walks, p3(a, b) = sum over y in N(b) - a of c(a, y), less deg(b) - 1
   // when b ~ a (the walks a-b-y-b), p4 from p3 likewise (sum_pair_long_paths); over b on one side
   // of a, doubled; the 4-cycle's R (common_power 2 alone) from its cycles counted at their smallest
-  // vertex (sum_pair_four_cycles); no cut plan or tables. edge_power (with common neighbours only):
-  // components that are an edge x-y with x and y adjacent to both a and b (a diamond's tips a, b),
-  // e2(a, b) = the ordered adjacent pairs in N(a) ∩ N(b), per root a from its triangles a-x-y and
-  // the lists N(y) marked by N(x) (sum_pair_edges). All 0: a connected cut.
+  // vertex (sum_pair_four_cycles); no cut plan or tables. edge_power (with common neighbours and paths of
+  // two inner vertices only): components that are an edge x-y with x and y adjacent to both a and b (a
+  // diamond's tips a, b), e2(a, b) = the ordered adjacent pairs in N(a) ∩ N(b), per root a from its
+  // triangles a-x-y and the lists N(y) marked by N(x) (sum_pair_edges; p3 there for b below a). All 0: a
+  // connected cut.
   int common_power = 0;
   int path3_power = 0;
   int path4_power = 0;

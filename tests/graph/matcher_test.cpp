@@ -734,18 +734,20 @@ TEST_CASE("pair cuts join paths of one, two or three inner vertices: cycles and 
 
 TEST_CASE("pair cuts with joined edges (a diamond's tips) match brute force, the enumerating plan and formula on") {
   // Two non-adjacent cut vertices a, b joined by edges x-y with x, y adjacent to both, with or
-  // without common neighbours: K_{2,2} plus a joined edge (a quotient of the houses with a pendant),
-  // two joined edges, two common neighbours and a joined edge. Every such decomposition at 1-3
-  // threads, by cost and with formulas forced on and off, against brute force; not with paths.
+  // without common neighbours and paths of two inner vertices: K_{2,2} plus a joined edge (a quotient of the
+  // houses with a pendant), two joined edges, two common neighbours and a joined edge, a joined edge and a path
+  // a-x-y-b (q038), the same with a common neighbour. Every such decomposition at 1-3 threads, by cost and with
+  // formulas forced on and off, against brute force; not with paths of three inner vertices.
   const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(22, 0.35, 2, 51)), gnp_with_hubs(20, 0.4, 2, 52),
                                      relabel_by_degree(generate_rmat({6, 5}, 9))};
   struct Case {
     const char* pattern;
-    int common, edges;
+    int common, edges, paths;
   };
-  for (const auto& [name, common, edges] :
-       {Case{"0-1,0-2,1-3,1-4,2-3,2-4,3-4", 1, 1}, Case{"0-2,0-3,1-2,1-3,2-3,0-4,0-5,1-4,1-5,4-5", 0, 2},
-        Case{"0-2,1-2,0-3,1-3,0-4,0-5,1-4,1-5,4-5", 2, 1}}) {
+  for (const auto& [name, common, edges, paths] :
+       {Case{"0-1,0-2,1-3,1-4,2-3,2-4,3-4", 1, 1, 0}, Case{"0-2,0-3,1-2,1-3,2-3,0-4,0-5,1-4,1-5,4-5", 0, 2, 0},
+        Case{"0-2,1-2,0-3,1-3,0-4,0-5,1-4,1-5,4-5", 2, 1, 0}, Case{"0-1,0-2,1-3,2-4,2-5,3-4,3-5,4-5", 0, 1, 1},
+        Case{"0-2,0-3,1-2,1-3,2-3,0-4,4-5,5-1,0-6,1-6", 1, 1, 1}}) {
     const Pattern p = parse_pattern(name);
     CAPTURE(name);
     for (const Graph& g : graphs) {
@@ -758,6 +760,7 @@ TEST_CASE("pair cuts with joined edges (a diamond's tips) match brute force, the
         CAPTURE(cp.to_text());
         CHECK(cp.decomposition->common_power == common);
         CHECK(cp.decomposition->edge_power == edges);
+        CHECK(cp.decomposition->path3_power == paths);
         CHECK(cp.to_json()["decomposition"]["edge_power"] == edges);
         CHECK(cp.to_text().find("joined edges ^ " + std::to_string(edges)) != std::string::npos);
         for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
@@ -768,9 +771,9 @@ TEST_CASE("pair cuts with joined edges (a diamond's tips) match brute force, the
         CHECK(count_with(g, choose_count_plan(p, Induced::edge, stats, f), {2}) == expect);
     }
   }
-  // A joined edge beside a path of two inner vertices is not a pair cut.
+  // A joined edge beside a path of three inner vertices is not a pair cut.
   const GraphStats stats = graph_stats(graphs[0]);
-  for (const CountPlan& cp : decompositions(parse_pattern("0-2,0-3,1-2,1-3,2-3,0-4,4-5,5-1"), stats))
+  for (const CountPlan& cp : decompositions(parse_pattern("0-2,0-3,1-2,1-3,2-3,0-4,4-5,5-6,6-1"), stats))
     CHECK_FALSE(cp.decomposition->edge_power);
 }
 
