@@ -294,6 +294,22 @@ double square_pendant_cost(const GraphStats& stats) {
   return kPairWalkStep * 2 * (2 * stats.m * stats.degree_biased) + 2 * stats.m + stats.n;
 }
 
+// The edge lists of a pendant triangle cut (Decomposition::pendant_triangle) are built where they take at most this
+// (8 bytes per edge among a neighbourhood, 3 per triangle); beyond it the cut is enumerated, weighed.
+constexpr std::size_t kTriangleEdgeBytes = std::size_t{2} << 30;
+
+// The predicted cost of sum_pendant_triangles: the edge lists, every root's full wedge walk (2 m d scattered steps),
+// and per root a and b in N(a) the edges among N(b), each with two scattered reads of c(a, .) for both orders: half
+// the cut's embeddings (its plan's matches times its symmetry). Infinite where the lists, their triangles
+// estimated from the closure (3 T = closure x the wedges), would not fit in kTriangleEdgeBytes.
+double pendant_triangle_cost(const GraphStats& stats, const Plan& cut_plan) {
+  const double edge_list_entries = stats.closure * stats.m * std::max(0.0, stats.degree_biased - 1);
+  if (8 * edge_list_entries > static_cast<double>(kTriangleEdgeBytes)) return std::numeric_limits<double>::infinity();
+  return triangle_edge_lists_cost(stats) +
+         kPairWalkStep * (2 * stats.m * stats.degree_biased +
+                          cut_plan.predicted_matches * static_cast<double>(cut_plan.automorphisms) / 2);
+}
+
 // The plan of a component's table: P[attach + vertices] rooted at the attachment (its first levels, in order),
 // symmetry broken by the attachment's pointwise stabiliser.
 Plan table_plan(const Pattern& p, const std::vector<int>& attach, const std::vector<int>& vertices, const GraphStats& stats,
@@ -334,6 +350,29 @@ std::uint32_t cut_index_mask(const std::vector<int>& cut, const std::vector<int>
 // enumeration (Decomposition::Component::common): no vertex or edge table is indexed by its attachment.
 bool counted_in_cut(const Pattern& p, const std::vector<int>& attach) {
   return attach.size() > 2 || (attach.size() == 2 && !p.has_edge(attach[0], attach[1]));
+}
+
+// The pendant triangle form of a cut (Decomposition::pendant_triangle), or none.
+std::optional<Decomposition::PendantTriangle> pendant_triangle_form(const Decomposition& d) {
+  const Pattern& p = d.pattern;
+  if (p.labeled() || d.cut.size() != 4) return std::nullopt;
+  Decomposition::PendantTriangle t;
+  std::uint32_t cut = 0;
+  for (int v : d.cut) cut |= 1u << v;
+  for (int v : d.cut)
+    if (std::popcount(p.neighbor_mask(v) & cut) == 1) t.a = v;
+  if (t.a < 0) return std::nullopt;
+  t.b = std::countr_zero(p.neighbor_mask(t.a) & cut);
+  const std::uint32_t rest = cut & ~(1u << t.a) & ~(1u << t.b);
+  t.x = std::countr_zero(rest);
+  t.y = 31 - std::countl_zero(rest);
+  if (!p.has_edge(t.x, t.y) || !p.has_edge(t.b, t.x) || !p.has_edge(t.b, t.y)) return std::nullopt;
+  // Each component at a and a vertex not adjacent to a: x or y.
+  for (const auto& c : d.components) {
+    if (!c.common || c.attach.size() != 2 || (c.attach[0] != t.a && c.attach[1] != t.a)) return std::nullopt;
+    ++(c.attach[0] + c.attach[1] - t.a == t.x ? t.power_x : t.power_y);
+  }
+  return t;
 }
 
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'; none where no order of the cut counts
@@ -423,6 +462,13 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
       cost += table;
     }
     d->components.push_back(std::move(c));
+  }
+  if (const auto t = pendant_triangle_form(*d)) {
+    const double summed = pendant_triangle_cost(stats, d->cut_plan);
+    if (summed < cost) {
+      d->pendant_triangle = t;
+      cost = summed;
+    }
   }
   return with_quotients(cost);
 }
@@ -577,13 +623,13 @@ ExecOptions whole_graph(const ExecOptions& opt) {
   return whole;
 }
 
-// Twice the threads' partial sums of a pair cut's R (each sums one orientation of every vertex pair),
+// The threads' partial sums times `times` (a pair cut's, 2: each sums one orientation of every vertex pair),
 // checked against overflow and kept below 2^126 for the signed embedding share.
-unsigned __int128 doubled_total(const std::vector<unsigned __int128>& sums) {
+unsigned __int128 checked_total(const std::vector<unsigned __int128>& sums, unsigned times) {
   unsigned __int128 total = 0;
   for (auto x : sums)
     if (__builtin_add_overflow(total, x, &total)) partial_overflow();
-  if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(2), &total) || total >> 126) partial_overflow();
+  if (__builtin_mul_overflow(total, static_cast<unsigned __int128>(times), &total) || total >> 126) partial_overflow();
   return total;
 }
 
@@ -598,7 +644,7 @@ unsigned __int128 pair_root_sums(const Graph& g, const ExecOptions& opt, const R
     for (Vertex a = begin; a < end; ++a) root(scratch[t], a, sum);
     if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
   });
-  return doubled_total(sums);
+  return checked_total(sums, 2);
 }
 
 // p3(a, b) for the b on one side of a (b > a where `above`, else b < a) into paths[b] (zero on entry), each b
@@ -675,7 +721,7 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
     }
     if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
   });
-  return doubled_total(sums);
+  return checked_total(sums, 2);
 }
 
 // A pair cut with joined edges (Decomposition::edge_power r2 > 0, common_power r1, path3_power r3): R = 2 sum
@@ -728,6 +774,49 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const E
     s.path_ends.clear();
     reset_wedges(s.wedges);
   });
+}
+
+// R of a pendant triangle cut (Decomposition::pendant_triangle): per root a, c(a, .) from its full wedge walk, then
+// for every b in N(a) and every edge (x, y) among N(b) without a, in both orders, c(a, x)^px c(a, y)^py. Roots in
+// chunks of about equal work (their walks and the lists they read).
+unsigned __int128 sum_pendant_triangles(const Graph& g, const TriangleEdges& te, const Decomposition::PendantTriangle& t,
+                                        const ExecOptions& opt) {
+  const int px = t.power_x, py = t.power_y;
+  // c < 2^32 and px + py <= 3 (seven pattern vertices): each product below 2^96.
+  if (px + py > 3) throw std::logic_error("sum_pendant_triangles: more than three components");
+  const auto power = [](std::uint64_t c, int r) {
+    unsigned __int128 y = 1;
+    for (int i = 0; i < r; ++i) y *= c;
+    return y;
+  };
+  std::vector<std::uint64_t> work(g.n());
+  for (Vertex a = 0; a < g.n(); ++a) {
+    work[a] = 1;
+    for (Vertex b : g.neighbors(a)) work[a] += g.degree(b) + (te.first[b + 1] - te.first[b]);
+  }
+  const RootSplit chunks = chunk_roots(work, opt.threads * opt.world_size);
+  std::vector<WedgeScratch> scratch(opt.threads);
+  std::vector<unsigned __int128> sums(opt.threads, 0);
+  parallel_roots(g.n(), opt, [&](int th, Vertex begin, Vertex end) {
+    WedgeScratch& w = scratch[th];
+    unsigned __int128 sum = 0;
+    for (Vertex a = begin; a < end; ++a) {
+      walk_wedges(g, a, g.n(), w);
+      const std::uint32_t* c = w.common.data();
+      for (Vertex b : g.neighbors(a)) {
+        const auto e = te.at(b);
+        for (std::size_t i = 0; i < e.size(); i += 2) {
+          const Vertex x = e[i], y = e[i + 1];
+          if (x == a || y == a) continue;
+          const unsigned __int128 both = power(c[x], px) * power(c[y], py) + power(c[y], px) * power(c[x], py);
+          if (__builtin_add_overflow(sum, both, &sum)) partial_overflow();
+        }
+      }
+      reset_wedges(w);
+    }
+    if (__builtin_add_overflow(sums[th], sum, &sums[th])) partial_overflow();
+  }, nullptr, &chunks);
+  return checked_total(sums, 1);
 }
 
 // The 4-cycle's pair cut (Decomposition::common_power 2 alone): R = sum over a != b of c(a, b)^2 =
@@ -1016,6 +1105,9 @@ using KnownCounts = std::map<std::string, __int128>;
 unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, const ExecOptions& opt, KnownCounts& known) {
   const auto overflow = [] { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); };
   const ExecOptions whole = whole_graph(opt);
+  if (d.pendant_triangle)
+    if (const auto te = triangle_edge_lists(g, whole, kTriangleEdgeBytes))
+      return sum_pendant_triangles(g, *te, *d.pendant_triangle, opt);
   // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
   // embeddings of table t's rooted pattern with its first levels at v (and w).
   std::vector<CountTable> ext(d.tables.size());
@@ -1282,6 +1374,7 @@ nlohmann::json CountPlan::to_json() const {
                         {"cut_order", d.cut_plan.order},
                         {"cut_symmetry", d.cut_plan.automorphisms},
                         {"cut_summed_directly", !d.pair_cut() && summed_directly(d)},
+                        {"pendant_triangle", d.pendant_triangle.has_value()},
                         {"common_power", d.common_power},
                         {"path3_power", d.path3_power},
                         {"path4_power", d.path4_power},
@@ -1331,6 +1424,10 @@ std::string CountPlan::to_text() const {
        << (d.path4_power ? " paths of length 4 ^ " + std::to_string(d.path4_power) : "")
        << (d.common_power && d.edge_power ? " x" : "")
        << (d.edge_power ? " joined edges ^ " + std::to_string(d.edge_power) : "") << ", from wedges)\n";
+  else if (d.pendant_triangle)
+    os << " (a triangle " << d.pendant_triangle->b << "-" << d.pendant_triangle->x << "-" << d.pendant_triangle->y
+       << " with a pendant " << d.pendant_triangle->a
+       << ": summed per root from its wedge walk and the edges among each neighbourhood)\n";
   else if (summed_directly(d))
     os << (d.cut.size() == 1 ? " (summed over the vertices in one pass)\n" : " (summed over the edges in one pass)\n");
   else

@@ -109,6 +109,16 @@ struct Decomposition {
   int path4_power = 0;
   int edge_power = 0;
   bool pair_cut() const { return common_power + path3_power + path4_power + edge_power > 0; }
+  // A cut of a triangle b-x-y with a pendant a at b, whose components are all single vertices counted in the cut,
+  // power_x of them at (a, x) and power_y at (a, y) (unlabeled; x and y as the pattern numbers them): R = sum over
+  // a, b in N(a) and the ordered adjacent pairs (x, y) in N(b) - a of c(a, x)^power_x c(a, y)^power_y, per root a
+  // c(a, .) from one wedge walk and the edges among each N(b) listed once (triangle_edge_lists), instead of the
+  // cut's weighed enumeration with a merge per match (`0-2,0-3,1-2,1-4,2-5,3-4,3-5,4-5` at the cut 2-5, 3-4-5).
+  struct PendantTriangle {
+    int a = -1, b = -1, x = -1, y = -1;
+    int power_x = 0, power_y = 0;
+  };
+  std::optional<PendantTriangle> pendant_triangle;
 };
 
 // A cone pattern counted through its apex or twin apexes (apex.hpp): `vertex` is adjacent to every other

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -59,5 +60,19 @@ bool is_rooted_triangle(const Plan& table, int fixed);
 
 // The predicted cost of edge_triangle_counts in the plan cost model's units (merged elements).
 double triangle_table_cost(const GraphStats& stats);
+
+// Per vertex b, the edges among its neighbours, each once as (x, y) with y < x: the triangles through b. Found
+// per b from N(b) marked, every x in N(b) scanning N(x) below x (the sum over x of deg(x) |N(x) below x| marks
+// tested, short lists under degree ordering), counted in one pass and written in a second. 8 bytes per edge.
+struct TriangleEdges {
+  PopulatedVector<EdgeIndex> first;  // n + 1 prefix sums of tri(b)
+  std::vector<Vertex> ends;          // x, y of edge i of b at ends[2 (first[b] + i)], [.. + 1]
+  std::span<const Vertex> at(Vertex b) const { return {ends.data() + 2 * first[b], 2 * (first[b + 1] - first[b])}; }
+};
+// None where the lists would take more than max_bytes. Single process (opt.world_size 1).
+std::optional<TriangleEdges> triangle_edge_lists(const Graph& g, const ExecOptions& opt, std::size_t max_bytes);
+
+// The predicted cost of triangle_edge_lists (its two passes), in the plan cost model's units.
+double triangle_edge_lists_cost(const GraphStats& stats);
 
 }  // namespace core::graph

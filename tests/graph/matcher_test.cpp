@@ -1240,6 +1240,76 @@ TEST_CASE("triangle tables from the oriented pass equal |N(v) ∩ N(w)| per edge
   CHECK(vertex_triangle_counts(complete_graph(9), {2})[0] == 28);  // C(8, 2)
 }
 
+TEST_CASE("triangle edge lists hold every edge among each neighbourhood once, or none beyond their memory") {
+  const std::vector<Graph> graphs = {gnp_with_hubs(70, 0.3, 4, 11), relabel_by_degree(generate_rmat({10, 8}, 3)),
+                                     complete_graph(9)};
+  for (const Graph& g : graphs) {
+    std::vector<std::set<std::pair<Vertex, Vertex>>> expect(g.n());
+    std::size_t total = 0;
+    for (Vertex b = 0; b < g.n(); ++b)
+      for (Vertex x : g.neighbors(b))
+        for (Vertex y : g.neighbors(b))
+          if (y < x && g.has_edge(x, y)) total += expect[b].insert({x, y}).second ? 1 : 0;
+    for (int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      const auto te = triangle_edge_lists(g, {threads, 0, 1}, std::size_t{1} << 30);
+      REQUIRE(te);
+      CHECK(te->ends.size() == 2 * total);
+      for (Vertex b = 0; b < g.n(); ++b) {
+        std::set<std::pair<Vertex, Vertex>> got;
+        const auto e = te->at(b);
+        for (std::size_t i = 0; i < e.size(); i += 2) got.insert({e[i], e[i + 1]});
+        CHECK(got.size() * 2 == e.size());
+        CHECK(got == expect[b]);
+      }
+    }
+    CHECK_FALSE(triangle_edge_lists(g, {2}, 8 * total - 1));
+  }
+}
+
+TEST_CASE("a triangle with a pendant, its components joining the pendant to the triangle, is summed per root (q045)") {
+  // The cut a-b, b-x-y (a = 0, b = 1, x = 2, y = 3) with single vertices adjacent to a and x (px) or a and y (py):
+  // q045 (px = py = 1, as the motifs number it), two at x (2 + 0), three (2 + 1, 3 + 0). Each at 1-3 threads
+  // against brute force, the enumerating plan and the same cut enumerated and weighed; not for labels.
+  const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(22, 0.35, 2, 51)), gnp_with_hubs(20, 0.4, 2, 52),
+                                     relabel_by_degree(generate_rmat({6, 5}, 9))};
+  struct Case {
+    const char* pattern;
+    int px, py;  // the components at the cut's x and y as the pattern numbers them
+  };
+  for (const auto& [name, px, py] :
+       {Case{"0-2,0-3,1-2,1-4,2-5,3-4,3-5,4-5", 1, 1}, Case{"0-1,1-2,1-3,2-3,0-4,2-4,0-5,2-5", 2, 0},
+        Case{"0-1,1-2,1-3,2-3,0-4,2-4,0-5,2-5,0-6,3-6", 2, 1}, Case{"0-1,1-2,1-3,2-3,0-4,2-4,0-5,2-5,0-6,2-6", 3, 0}}) {
+    Pattern p = parse_pattern(name);
+    CAPTURE(std::string(name));
+    for (const Graph& g : graphs) {
+      const GraphStats stats = graph_stats(g);
+      const std::uint64_t expect = test::brute_force_count(g, p, false);
+      int summed = 0;
+      for (const CountPlan& cp : decompositions(p, stats)) {
+        if (!cp.decomposition->pendant_triangle) continue;
+        ++summed;
+        CAPTURE(cp.to_text());
+        const auto& t = *cp.decomposition->pendant_triangle;
+        CHECK(std::multiset{t.power_x, t.power_y} == std::multiset{px, py});
+        CHECK(cp.to_json()["decomposition"]["pendant_triangle"] == true);
+        CHECK(cp.to_text().find("with a pendant") != std::string::npos);
+        for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
+        auto weighed = std::make_shared<Decomposition>(*cp.decomposition);
+        weighed->pendant_triangle.reset();
+        CountPlan enumerated = cp;
+        enumerated.decomposition = weighed;
+        CHECK(count_with(g, enumerated, {2, 0, 1}) == expect);
+      }
+      CHECK(summed == 1);
+      CHECK(count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {2, 0, 1}) == expect);
+    }
+    p.set_labels(std::vector<int>(p.size(), 0));
+    for (const CountPlan& cp : decompositions(p, graph_stats(labeled_gnp(12, 0.6, 9, 2))))
+      CHECK_FALSE(cp.decomposition->pendant_triangle);
+  }
+}
+
 TEST_CASE("the planner counts triangles hanging off a vertex or an edge from triangle tables, by structure") {
   // The diamond (sum over edges of C(t, 2)), the tailed triangle (sum over triangles of the degrees
   // minus 6), a book of three pages and the dumbbell: each pattern whose cheapest cut leaves triangles
