@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "common/errors.hpp"
@@ -300,8 +301,11 @@ constexpr std::size_t kTriangleEdgeBytes = std::size_t{2} << 30;
 
 // The predicted cost of sum_pendant_triangles: the edge lists, every root's full wedge walk (2 m d scattered steps),
 // and per root a and b in N(a) the edges among N(b), each with two scattered reads of c(a, .) for both orders: half
-// the cut's embeddings (its plan's matches times its symmetry). Infinite where the lists, their triangles
-// estimated from the closure (3 T = closure x the wedges), would not fit in kTriangleEdgeBytes.
+// the cut's embeddings (its plan's matches times its symmetry), a pass step each. Infinite where the lists, their
+// triangles estimated from the closure (3 T = closure x the wedges), would not fit in kTriangleEdgeBytes. The mean
+// field's matches err by graph: q050 (`0-3,0-5,1-3,1-5,2-4,2-5,3-4,4-5`) takes this cut on all four test graphs, 2.5x
+// faster than its edge cut on as-22july06 but 15-20% slower on astro-ph and wiki-Vote; a dearer step (1.25-1.5)
+// turned those choices the wrong way round.
 double pendant_triangle_cost(const GraphStats& stats, const Plan& cut_plan) {
   const double edge_list_entries = stats.closure * stats.m * std::max(0.0, stats.degree_biased - 1);
   if (8 * edge_list_entries > static_cast<double>(kTriangleEdgeBytes)) return std::numeric_limits<double>::infinity();
@@ -776,19 +780,43 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const E
   });
 }
 
-// R of a pendant triangle cut (Decomposition::pendant_triangle): per root a, c(a, .) from its full wedge walk, then
-// for every b in N(a) and every edge (x, y) among N(b) without a, in both orders, c(a, x)^px c(a, y)^py. Roots in
-// chunks of about equal work (their walks and the lists they read).
-unsigned __int128 sum_pendant_triangles(const Graph& g, const TriangleEdges& te, const Decomposition::PendantTriangle& t,
-                                        const ExecOptions& opt) {
-  const int px = t.power_x, py = t.power_y;
-  // c < 2^32 and px + py <= 3 (seven pattern vertices): each product below 2^96.
-  if (px + py > 3) throw std::logic_error("sum_pendant_triangles: more than three components");
-  const auto power = [](std::uint64_t c, int r) {
-    unsigned __int128 y = 1;
-    for (int i = 0; i < r; ++i) y *= c;
+// One root's terms of a pendant triangle cut's R: for every b in N(a) and every edge (x, y) among N(b) without a,
+// c^px(x) c^py(y) + c^px(y) c^py(x) (both orders), c = c(a, .). With px + py <= 2 each product is below 2^64 (c <
+// 2^32) and is taken in 64 bits; each term is below 2^97 and the root's sum below 2^125 (its terms are at most the
+// lists' 2^28 edges, kTriangleEdgeBytes).
+template <int kPx, int kPy>
+unsigned __int128 pendant_triangle_root(const Graph& g, const TriangleEdges& te, Vertex a, const std::uint32_t* c) {
+  using Product = std::conditional_t<kPx + kPy <= 2, std::uint64_t, unsigned __int128>;
+  const auto term = [](Product u, Product v) {
+    Product y = 1;
+    for (int i = 0; i < kPx; ++i) y *= u;
+    for (int i = 0; i < kPy; ++i) y *= v;
     return y;
   };
+  unsigned __int128 sum = 0;
+  for (Vertex b : g.neighbors(a)) {
+    const auto e = te.at(b);
+    for (std::size_t i = 0; i < e.size(); i += 2) {
+      const Vertex x = e[i], y = e[i + 1];
+      if (x == a || y == a) continue;
+      sum += static_cast<unsigned __int128>(term(c[x], c[y])) + term(c[y], c[x]);
+    }
+  }
+  return sum;
+}
+
+// R of a pendant triangle cut (Decomposition::pendant_triangle): per root a, c(a, .) from its full wedge walk, then
+// pendant_triangle_root (R is the same with px and py swapped: both orders are summed). Roots in chunks of about
+// equal work (their walks and the lists they read).
+unsigned __int128 sum_pendant_triangles(const Graph& g, const TriangleEdges& te, const Decomposition::PendantTriangle& t,
+                                        const ExecOptions& opt) {
+  const int px = std::max(t.power_x, t.power_y), py = std::min(t.power_x, t.power_y);
+  // px + py <= 3 (seven pattern vertices, four in the cut), 2 or more (two components or more).
+  const auto root = px == 1 ? pendant_triangle_root<1, 1>
+                    : px == 2 ? (py ? pendant_triangle_root<2, 1> : pendant_triangle_root<2, 0>)
+                    : px == 3 && !py ? pendant_triangle_root<3, 0>
+                                     : nullptr;
+  if (!root || px + py < 2) throw std::logic_error("sum_pendant_triangles: not two or three components");
   std::vector<std::uint64_t> work(g.n());
   for (Vertex a = 0; a < g.n(); ++a) {
     work[a] = 1;
@@ -802,16 +830,7 @@ unsigned __int128 sum_pendant_triangles(const Graph& g, const TriangleEdges& te,
     unsigned __int128 sum = 0;
     for (Vertex a = begin; a < end; ++a) {
       walk_wedges(g, a, g.n(), w);
-      const std::uint32_t* c = w.common.data();
-      for (Vertex b : g.neighbors(a)) {
-        const auto e = te.at(b);
-        for (std::size_t i = 0; i < e.size(); i += 2) {
-          const Vertex x = e[i], y = e[i + 1];
-          if (x == a || y == a) continue;
-          const unsigned __int128 both = power(c[x], px) * power(c[y], py) + power(c[y], px) * power(c[x], py);
-          if (__builtin_add_overflow(sum, both, &sum)) partial_overflow();
-        }
-      }
+      if (__builtin_add_overflow(sum, root(g, te, a, w.common.data()), &sum)) partial_overflow();
       reset_wedges(w);
     }
     if (__builtin_add_overflow(sums[th], sum, &sums[th])) partial_overflow();
