@@ -188,6 +188,23 @@ int rooted_common_power(const Plan& table, int fixed) {
   return q.size() - 2;
 }
 
+// r + 1 when a table rooted at an edge (vertices 0, 1) counts a diamond hanging off it by a tip's neighbour: root r
+// adjacent to the other root and to v2 only, v2 adjacent to r and to an edge v3-v4 whose both ends are adjacent to
+// the other root (a diamond with tips v2 and the other root; unlabeled, edge-induced). The table then comes from the
+// joined pairs' walks (tip_diamond_edge_table). 0 otherwise.
+int rooted_tip_diamond(const Plan& table, int fixed) {
+  const Pattern& p = table.pattern;
+  if (fixed != 2 || p.labeled() || table.induced != Induced::edge || p.size() != 5 || p.edge_count() != 7) return 0;
+  for (int r = 0; r < 2; ++r) {
+    const std::uint32_t root = 1u << r, other = 1u << (1 - r), tip_neighbour = p.neighbor_mask(r) & ~other;
+    if (std::popcount(tip_neighbour) != 1) continue;
+    const std::uint32_t edge = 0b11111u & ~(root | other | tip_neighbour);
+    if (p.neighbor_mask(std::countr_zero(tip_neighbour)) == (root | edge) && p.neighbor_mask(1 - r) == (root | edge))
+      return r + 1;
+  }
+  return 0;
+}
+
 // Whether R is summed over the cut's embeddings directly (one vertex: every vertex; an edge: every
 // CSR slot, both directions) instead of through the cut plan's weighted enumeration.
 bool summed_directly(const Decomposition& d) { return d.cut.size() <= 2 && !d.pattern.labeled(); }
@@ -314,6 +331,14 @@ double pendant_triangle_cost(const GraphStats& stats, const Plan& cut_plan) {
                           cut_plan.predicted_matches * static_cast<double>(cut_plan.automorphisms) / 2);
 }
 
+// The predicted cost of tip_diamond_edge_table: per root its joined pairs over every b (N(x) marked for every
+// neighbour x, 2 m d sequential; per ordered triangle a-x-y all of N(y), scattered: GraphStats::walks), then per
+// neighbour u of the root N(u) read and cleared (2 x 2 m d), plus the triangle pass and its CSR table.
+double tip_diamond_cost(const GraphStats& stats) {
+  return kPairWalkStep * stats.n * stats.walks.triangle_scan + 3 * 2 * stats.m * stats.degree_biased +
+         triangle_table_cost(stats) + 2 * stats.m;
+}
+
 // The plan of a component's table: P[attach + vertices] rooted at the attachment (its first levels, in order),
 // symmetry broken by the attachment's pointwise stabiliser.
 Plan table_plan(const Pattern& p, const std::vector<int>& attach, const std::vector<int>& vertices, const GraphStats& stats,
@@ -339,6 +364,7 @@ double table_cost(const Plan& t, int fixed, const GraphStats& stats, Formula for
   if (const int cycle = rooted_cycle_length(t, fixed)) return cycle_table_cost(stats, cycle, fixed);
   if (rooted_square_pendant(t, fixed)) return square_pendant_cost(stats);
   if (rooted_common_power(t, fixed)) return 2 * (stats.m * stats.degree_biased + 2 * stats.n);
+  if (rooted_tip_diamond(t, fixed)) return tip_diamond_cost(stats);
   generic = true;
   return t.predicted_cost;
 }
@@ -728,6 +754,29 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
   return checked_total(sums, 2);
 }
 
+// e2(a, b) for every b below `bound` added to pairs[b] (b = a too): the ordered pairs (x, y) of adjacent common
+// neighbours of a and b, found from N(a) marked in in_a, then for every x in N(a) N(x) marked in in_x and every y in
+// N(a) ∩ N(x) scanning N(y) below bound for marked b. in_a and in_x are zero on entry and on return. Every b with
+// e2 > 0 is a wedge end of a.
+void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<std::uint32_t>& pairs,
+                      PopulatedVector<std::uint8_t>& in_a, PopulatedVector<std::uint8_t>& in_x) {
+  const auto na = g.neighbors(a);
+  for (Vertex x : na) in_a[x] = 1;
+  for (Vertex x : na) {
+    const auto nx = g.neighbors(x);
+    for (Vertex y : nx) in_x[y] = 1;
+    for (Vertex y : nx) {
+      if (!in_a[y]) continue;
+      for (Vertex b : g.neighbors(y)) {
+        if (b >= bound) break;
+        pairs[b] += in_x[b];
+      }
+    }
+    for (Vertex y : nx) in_x[y] = 0;
+  }
+  for (Vertex x : na) in_a[x] = 0;
+}
+
 // A pair cut with joined edges (Decomposition::edge_power r2 > 0, common_power r1, path3_power r3): R = 2 sum
 // over b < a of c(a, b)^r1 e2(a, b)^r2 p3(a, b)^r3. Per root a: c(a, b) from the wedge walks below a (every
 // wedge end, with paths: add_three_paths below a); e2(a, b) = the ordered pairs (x, y) of adjacent common
@@ -751,21 +800,7 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const E
     walk_wedges(g, a, r3 ? g.n() : a, s.wedges);
     if (s.wedges.ends.empty()) return;
     if (r3) add_three_paths(g, a, false, s.wedges, s.paths, s.path_ends);
-    const auto na = g.neighbors(a);
-    for (Vertex x : na) s.in_a[x] = 1;
-    for (Vertex x : na) {
-      const auto nx = g.neighbors(x);
-      for (Vertex y : nx) s.in_x[y] = 1;
-      for (Vertex y : nx) {
-        if (!s.in_a[y]) continue;
-        for (Vertex b : g.neighbors(y)) {
-          if (b >= a) break;
-          s.pairs[b] += s.in_x[b];
-        }
-      }
-      for (Vertex y : nx) s.in_x[y] = 0;
-    }
-    for (Vertex x : na) s.in_a[x] = 0;
+    add_joined_pairs(g, a, a, s.pairs, s.in_a, s.in_x);
     for (Vertex b : s.wedges.ends) {
       if (b > a) continue;  // ends above a: from the unbounded walk for the paths
       unsigned __int128 x = checked_power(s.wedges.common[b], r1);
@@ -803,6 +838,55 @@ unsigned __int128 pendant_triangle_root(const Graph& g, const TriangleEdges& te,
     }
   }
   return sum;
+}
+
+// The table of a diamond hanging off an edge by a tip's neighbour (rooted_tip_diamond): for the edge (u, w), the maps
+// (v2, v3, v4) with v2 in N(u) - w and (v3, v4) an ordered adjacent pair of common neighbours of v2 and w other than
+// u. u is always one of those common neighbours, paired with each of N(u) ∩ N(v2) ∩ N(w), so
+//   T(u, w) = sum over v2 in N(u) - w of e2(w, v2) - 2 sum over v4 in N(u) ∩ N(w) of (t(u, v4) - 1)
+// (the pairs through u counted from its side: v2 ranges over N(u) ∩ N(v4) - w). Per root w: e2(w, .) from its
+// joined pairs over every b (add_joined_pairs), N(w) marked, then for every u in N(w) one scan of N(u) that sums
+// e2 and, at the marked v4, the triangle table t (CSR slots); e2 cleared by a second scan. The sum for (u, w) lands
+// at the slot of w's row; at u's (the table indexed from the tip's neighbour first) after a transposition.
+CountTable tip_diamond_edge_table(const Graph& g, const CountTable& t, bool tip_neighbour_first, const ExecOptions& opt) {
+  CountTable table(g.adj.size(), 0);  // each slot written once, by one root
+  struct alignas(64) Scratch {
+    PopulatedVector<std::uint32_t> pairs;  // e2(w, .)
+    PopulatedVector<std::uint8_t> in_w, in_x;
+  };
+  std::vector<Scratch> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int th, Vertex begin, Vertex end) {
+    Scratch& s = scratch[th];
+    if (s.pairs.empty()) {
+      s.pairs.assign(g.n(), 0);
+      s.in_w.assign(g.n(), 0);
+      s.in_x.assign(g.n(), 0);
+    }
+    for (Vertex w = begin; w < end; ++w) {
+      add_joined_pairs(g, w, g.n(), s.pairs, s.in_w, s.in_x);
+      const auto nw = g.neighbors(w);
+      for (Vertex u : nw) s.in_w[u] = 1;
+      for (std::size_t j = 0; j < nw.size(); ++j) {
+        const Vertex u = nw[j];
+        const auto nu = g.neighbors(u);
+        __int128 sum = 0;
+        for (std::size_t i = 0; i < nu.size(); ++i) {
+          const Vertex v = nu[i];
+          if (v == w) continue;
+          sum += s.pairs[v];
+          if (s.in_w[v]) sum -= 2 * (static_cast<__int128>(t[g.offsets[u] + i]) - 1);
+        }
+        if (sum < 0) throw std::logic_error("tip_diamond_edge_table: negative count");
+        if (sum > static_cast<__int128>(~std::uint64_t{0})) table_overflow();
+        table[g.offsets[w] + j] = static_cast<std::uint64_t>(sum);
+      }
+      for (Vertex u : nw) {
+        s.in_w[u] = 0;
+        for (Vertex v : g.neighbors(u)) s.pairs[v] = 0;
+      }
+    }
+  });
+  return tip_neighbour_first ? transposed_edge_table(g, table, opt) : table;
 }
 
 // R of a pendant triangle cut (Decomposition::pendant_triangle): per root a, c(a, .) from its full wedge walk, then
@@ -1208,6 +1292,10 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       known[canonical_form(t.pattern).to_string()] = opt.rank == 0 ? static_cast<__int128>(cycles) : 0;
       continue;
     }
+    if (const int r = rooted_tip_diamond(t, fixed)) {  // a diamond off the edge by a tip's neighbour
+      ext[c.table] = tip_diamond_edge_table(g, edge_triangle_counts(g, triangles()), r == 1, whole);
+      continue;
+    }
     if (const int r = rooted_common_power(t, fixed)) {  // K_{2,r} at the vertex: from its wedge walks
       ext[c.table] = rooted_pair_star_counts(g, r, whole);
       continue;
@@ -1341,6 +1429,7 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
          : rooted_cycle_length(t, fixed) ? cycle_table_kind(rooted_cycle_length(t, fixed), fixed)
          : rooted_square_pendant(t, fixed) ? "4-cycles with a pendant through the edge, from wedge walks"
          : rooted_common_power(t, fixed) ? "common neighbours of the vertex and each other vertex"
+         : rooted_tip_diamond(t, fixed)  ? "diamonds off the edge by a tip's neighbour, from joined pairs"
                                          : d.reversed[c.table] ? "rooted plan from the edge's second end, transposed"
                                                                : "rooted plan";
 }

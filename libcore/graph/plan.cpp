@@ -61,7 +61,10 @@ GraphStats::Walks sample_walks(const Graph& g, Rng& rng, double effort) {
       visited += g.degree(x);
       w.wedge_walk_below += below(x, a) + 1;
       for (Vertex y : g.neighbors(x)) {
-        if (in_a[y]) w.triangle_scan_below += below(y, a) + 1;
+        if (in_a[y]) {
+          w.triangle_scan_below += below(y, a) + 1;
+          w.triangle_scan += static_cast<double>(g.degree(y));
+        }
         if (y != a && !seen[y]) {
           seen[y] = 1;
           ends.push_back(y);
@@ -81,7 +84,7 @@ GraphStats::Walks sample_walks(const Graph& g, Rng& rng, double effort) {
     ends.clear();
   }
   for (double* x : {&w.wedge_ends, &w.wedge_end_scan, &w.wedge_end_scan_up, &w.wedge_walk_below, &w.wedge_ends_below,
-                    &w.triangle_scan_below})
+                    &w.triangle_scan_below, &w.triangle_scan})
     *x /= static_cast<double>(roots);
   return w;
 }

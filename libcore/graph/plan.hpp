@@ -51,6 +51,8 @@ struct GraphStats {
     double wedge_walk_below = 0;
     double wedge_ends_below = 0;
     double triangle_scan_below = 0;
+    // Per ordered triangle a-x-y, deg(y): the scans of a's joined pairs over every b (tip diamond tables).
+    double triangle_scan = 0;
   } walks;
   // The walks a-w-y with w, y > a (exact): the steps of the passes that find each 4-cycle once at
   // its smallest vertex (cycle_tables.hpp, the 4-cycle's pair cut).

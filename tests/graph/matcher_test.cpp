@@ -1310,6 +1310,34 @@ TEST_CASE("a triangle with a pendant, its components joining the pendant to the 
   }
 }
 
+TEST_CASE("a diamond hanging off an edge by a tip's neighbour is tabled from joined pairs (q065)") {
+  // The edge cut 1-5 of q065 (`0-1,0-5,1-2,1-5,2-3,2-4,3-4,3-5,4-5`): a triangle, and the diamond 2-3-4-5 hanging
+  // off 1 by its tip 2. The same with the ends swapped (the table filled without its transposition), and with a
+  // pendant at the diamond's end instead of the triangle. Each decomposition with the table, at 1-3 threads, by cost
+  // and formulas forced on, against brute force.
+  const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(22, 0.35, 2, 51)), gnp_with_hubs(20, 0.4, 2, 52),
+                                     relabel_by_degree(generate_rmat({6, 5}, 9))};
+  for (const char* name : {"0-1,0-5,1-2,1-5,2-3,2-4,3-4,3-5,4-5", "0-1,0-5,1-5,2-5,2-3,2-4,3-4,1-3,1-4",
+                           "0-1,0-2,2-3,2-4,3-4,1-3,1-4,1-5"}) {
+    const Pattern p = parse_pattern(name);
+    CAPTURE(std::string(name));
+    for (const Graph& g : graphs) {
+      const GraphStats stats = graph_stats(g);
+      const std::uint64_t expect = test::brute_force_count(g, p, false);
+      int tabled = 0;
+      for (const CountPlan& cp : decompositions(p, stats)) {
+        if (cp.to_text().find("diamonds off the edge") == std::string::npos) continue;
+        ++tabled;
+        CAPTURE(cp.to_text());
+        for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
+      }
+      CHECK(tabled >= 1);
+      for (Formula f : {Formula::by_cost, Formula::always})
+        CHECK(count_with(g, choose_count_plan(p, Induced::edge, stats, f), {2}) == expect);
+    }
+  }
+}
+
 TEST_CASE("the planner counts triangles hanging off a vertex or an edge from triangle tables, by structure") {
   // The diamond (sum over edges of C(t, 2)), the tailed triangle (sum over triangles of the degrees
   // minus 6), a book of three pages and the dumbbell: each pattern whose cheapest cut leaves triangles
