@@ -58,9 +58,9 @@ struct PlanRace {
 // The alternatives raced against cp (p's plain plan): the plan with Formula::always where it ends in a counting
 // tail and differs, p's twin-apex form where it has one, and where cp is predicted above
 // kRaceDecompositionWorth x worth_cost, the decomposition
-// Formula::always takes where its tables are passes over the vertices or none (a sample fills tables whole: a
-// 4-cycle with a vertex on three of its vertices and a pendant on the fourth, q043 on as-22july06, 1.5 s
-// enumerated, 0.5 s by its cut counting the sixth vertex). The same on every rank.
+// Formula::always takes where its tables are passes over the vertices or none, else the cheapest cut whose are (a
+// sample fills tables whole: a 4-cycle with a vertex on three of its vertices and a pendant on the fourth, q043 on
+// wiki-Vote, 44 s enumerated, 4.5 s by its cut counting the sixth vertex). The same on every rank.
 std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                        double worth_cost = kRaceWorthCost);
 
