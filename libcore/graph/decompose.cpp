@@ -663,18 +663,20 @@ unsigned __int128 checked_total(const std::vector<unsigned __int128>& sums, unsi
   return total;
 }
 
-// A pair cut's R from per-root passes: twice the sum over this rank's roots a of root(s, a, sum),
-// which adds a's terms (one side of its pairs) to its thread's partial sum with its thread's Scratch.
+// R from per-root passes: `times` the sum over this rank's roots a of root(s, a, sum), which adds a's terms to its
+// thread's partial sum with its thread's Scratch (a pair cut's: one side of its pairs, times 2); the roots in the
+// tasks of `split` where given.
 template <class Scratch, class Root>
-unsigned __int128 pair_root_sums(const Graph& g, const ExecOptions& opt, const Root& root) {
+unsigned __int128 root_sums(const Graph& g, const ExecOptions& opt, unsigned times, const Root& root,
+                            const RootSplit* split = nullptr) {
   std::vector<unsigned __int128> sums(opt.threads, 0);
   std::vector<Scratch> scratch(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     unsigned __int128 sum = 0;
     for (Vertex a = begin; a < end; ++a) root(scratch[t], a, sum);
     if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
-  });
-  return checked_total(sums, 2);
+  }, nullptr, split);
+  return checked_total(sums, times);
 }
 
 // p3(a, b) for the b on one side of a (b > a where `above`, else b < a) into paths[b] (zero on entry), each b
@@ -790,7 +792,7 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const E
     PopulatedVector<std::uint64_t> paths;      // p3(a, b), b < a
     std::vector<Vertex> path_ends;
   };
-  return pair_root_sums<Scratch>(g, opt, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
+  return root_sums<Scratch>(g, opt, 2, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
     if (s.pairs.empty()) {
       s.pairs.assign(g.n(), 0);
       s.in_a.assign(g.n(), 0);
@@ -907,19 +909,11 @@ unsigned __int128 sum_pendant_triangles(const Graph& g, const TriangleEdges& te,
     for (Vertex b : g.neighbors(a)) work[a] += g.degree(b) + (te.first[b + 1] - te.first[b]);
   }
   const RootSplit chunks = chunk_roots(work, opt.threads * opt.world_size);
-  std::vector<WedgeScratch> scratch(opt.threads);
-  std::vector<unsigned __int128> sums(opt.threads, 0);
-  parallel_roots(g.n(), opt, [&](int th, Vertex begin, Vertex end) {
-    WedgeScratch& w = scratch[th];
-    unsigned __int128 sum = 0;
-    for (Vertex a = begin; a < end; ++a) {
-      walk_wedges(g, a, g.n(), w);
-      if (__builtin_add_overflow(sum, root(g, te, a, w.common.data()), &sum)) partial_overflow();
-      reset_wedges(w);
-    }
-    if (__builtin_add_overflow(sums[th], sum, &sums[th])) partial_overflow();
-  }, nullptr, &chunks);
-  return checked_total(sums, 1);
+  return root_sums<WedgeScratch>(g, opt, 1, [&](WedgeScratch& w, Vertex a, unsigned __int128& sum) {
+    walk_wedges(g, a, g.n(), w);
+    if (__builtin_add_overflow(sum, root(g, te, a, w.common.data()), &sum)) partial_overflow();
+    reset_wedges(w);
+  }, &chunks);
 }
 
 // The 4-cycle's pair cut (Decomposition::common_power 2 alone): R = sum over a != b of c(a, b)^2 =
@@ -967,7 +961,7 @@ unsigned __int128 sum_pair_long_paths(const Graph& g, int r1, int r2, int r3, co
     std::vector<Vertex> p4_ends;
     PopulatedVector<std::uint8_t> adjacent;  // N(a) marked
   };
-  return pair_root_sums<Scratch>(g, opt, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
+  return root_sums<Scratch>(g, opt, 2, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
     if (s.p4.empty()) {
       s.p4.assign(g.n(), 0);
       s.adjacent.assign(g.n(), 0);
