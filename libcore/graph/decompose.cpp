@@ -65,9 +65,15 @@ std::uint32_t reach(const Pattern& p, std::uint32_t from, std::uint32_t within) 
   return seen;
 }
 
-// The components of P - cut when `cut` is admissible: P[cut] connected, two or more components,
-// each with one neighbour in the cut or two adjacent ones, or a single vertex with any neighbours in
-// the cut (written to attach, ascending). Empty otherwise.
+// Whether a component (of one vertex: admissible_components) attached at `attach` is counted during the cut's
+// enumeration (Decomposition::Component::common): no vertex or edge table is indexed by its attachment.
+bool counted_in_cut(const Pattern& p, const std::vector<int>& attach) {
+  return attach.size() > 2 || (attach.size() == 2 && !p.has_edge(attach[0], attach[1]));
+}
+
+// The components of P - cut when `cut` is admissible: P[cut] connected, two or more components (or one vertex
+// counted in the cut), each with one neighbour in the cut or two adjacent ones, or a single vertex with any
+// neighbours in the cut (written to attach, ascending). Empty otherwise.
 std::vector<std::uint32_t> admissible_components(const Pattern& p, std::uint32_t cut,
                                                  std::vector<std::vector<int>>& attach) {
   const std::uint32_t all = (1u << p.size()) - 1;
@@ -85,8 +91,10 @@ std::vector<std::uint32_t> admissible_components(const Pattern& p, std::uint32_t
     comps.push_back(comp);
     attach.push_back(at);
   }
-  if (comps.size() < 2) return {};
-  return comps;
+  // One component only where it is a single vertex counted in the cut's enumeration (counted_in_cut): the cut's
+  // matches weighed by its common neighbours, the distinct vertices left to the quotients.
+  if (comps.size() == 1 && std::popcount(comps[0]) == 1 && counted_in_cut(p, attach[0])) return comps;
+  return comps.size() < 2 ? std::vector<std::uint32_t>{} : comps;
 }
 
 // H_C: the automorphisms of p mapping `cut` onto itself, restricted to it (in cut-index numbering),
@@ -376,16 +384,10 @@ std::uint32_t cut_index_mask(const std::vector<int>& cut, const std::vector<int>
   return mask;
 }
 
-// Whether a component (of one vertex: admissible_components) attached at `attach` is counted during the cut's
-// enumeration (Decomposition::Component::common): no vertex or edge table is indexed by its attachment.
-bool counted_in_cut(const Pattern& p, const std::vector<int>& attach) {
-  return attach.size() > 2 || (attach.size() == 2 && !p.has_edge(attach[0], attach[1]));
-}
-
 // The pendant triangle form of a cut (Decomposition::pendant_triangle), or none.
 std::optional<Decomposition::PendantTriangle> pendant_triangle_form(const Decomposition& d) {
   const Pattern& p = d.pattern;
-  if (p.labeled() || d.cut.size() != 4) return std::nullopt;
+  if (p.labeled() || d.cut.size() != 4 || d.components.size() < 2) return std::nullopt;  // as sum_pendant_triangles
   Decomposition::PendantTriangle t;
   std::uint32_t cut = 0;
   for (int v : d.cut) cut |= 1u << v;
@@ -404,6 +406,9 @@ std::optional<Decomposition::PendantTriangle> pendant_triangle_form(const Decomp
   }
   return t;
 }
+
+// A step of a binary search in a list elsewhere in memory (a cache miss), in merged elements.
+constexpr double kSearchStep = 12;
 
 // The decomposition of p at `cut`, its predicted cost the sum of its parts'; none where no order of the cut counts
 // its components' common neighbours at a finite price (choose_plan_in_group).
@@ -443,11 +448,16 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
   // Components of one vertex attached where no table is indexed (three or more cut vertices, two non-adjacent
   // ones): their common neighbours are counted during the cut's enumeration, which should place their attachments
   // early (masks over the cut's indices).
-  std::vector<std::uint32_t> counted_sets;
-  for (const auto& at : attach)
-    if (counted_in_cut(p, at)) counted_sets.push_back(cut_index_mask(d->cut, at));
-  d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
-                                     Formula::never, {}, counted_sets);
+  std::vector<CountedSet> counted_sets;
+  std::uint32_t weighed = 0;  // the cut vertices some component is attached at (cut indices)
+  for (std::size_t i = 0; i < attach.size(); ++i) {
+    weighed |= cut_index_mask(d->cut, attach[i]);
+    if (counted_in_cut(p, attach[i]))
+      counted_sets.push_back({cut_index_mask(d->cut, attach[i]), p.label(std::countr_zero(comps[i])) < 0});
+  }
+  const Pattern cut_pattern = subpattern(p, d->cut);
+  const auto group = cut_group(autos, d->cut);
+  d->cut_plan = choose_plan_in_group(cut_pattern, group, Induced::edge, stats, Formula::never, {}, counted_sets, weighed);
   if (std::isinf(d->cut_plan.predicted_cost)) return std::nullopt;
   // A vertex or edge cut of an unlabeled pattern is summed in one pass over the vertices or the CSR.
   double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : weighed_cost(d->cut_plan);
@@ -491,11 +501,18 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
       }
       cost += table;
     }
+    // Each weight call finds its edge's entry by a binary search in the first end's list, a cache miss a step
+    // (as-22july06: q050's cut 3-4-5 weighed by the triangles of 4-5 took 50 ns a call and, unpriced, was taken over
+    // its pendant triangle sum, 5x faster; at 24 a step q036, q057 and q072 left faster weighed cuts).
+    if (c.attach.size() == 2 && !summed_directly(*d))
+      cost += d->cut_plan.predicted_calls * kSearchStep * std::log2(std::max(2.0, stats.degree_biased));
     d->components.push_back(std::move(c));
   }
+  // The same sum as the cut's weighed enumeration, without a merge or look-up per match: taken wherever the lists
+  // fit (the weighed cut, its ends looked up in the root's table, took 0.33 s on as-22july06 for q050, this 0.12 s).
   if (const auto t = pendant_triangle_form(*d)) {
     const double summed = pendant_triangle_cost(stats, d->cut_plan);
-    if (summed < cost) {
+    if (std::isfinite(summed)) {
       d->pendant_triangle = t;
       cost = summed;
     }
@@ -1131,6 +1148,9 @@ class CommonCounts {
       }
       x.rest = members(rest);
       x.all = members(set);
+      // The root and one other vertex, any label: the root's wedge table (Plan::weigh_root_common).
+      if (plan.weigh_root_common && x.label < 0 && x.all.size() == 2 && ((set >> plan.order[0]) & 1u))
+        x.looked_up = x.all[0] + x.all[1] - plan.order[0];
       for (std::size_t j = 0; j < counted_.size() && x.same_as < 0; ++j)
         if (counted_[j].all == x.all && counted_[j].label == x.label) x.same_as = static_cast<int>(j);
       counted_.push_back(std::move(x));
@@ -1142,6 +1162,7 @@ class CommonCounts {
   std::uint64_t count(std::size_t i, const WeighedMatch& m) {
     Counted& x = counted_[i];
     if (x.same_as >= 0) return counted_[x.same_as].count;  // counted just before, for the same match
+    if (x.looked_up >= 0) return x.count = m.root_common[m.vertices[x.looked_up]];
     if (x.built >= 0 && x.rest.empty() && x.label < 0) return x.count = m.sets[x.built].size();
     bool same = x.valid;
     for (std::size_t j = 0; j < x.all.size(); ++j) {
@@ -1159,6 +1180,7 @@ class CommonCounts {
     int built = -1;         // the cut index whose candidate set holds the common neighbours of part of it, or -1
     std::vector<int> rest;  // the attachment's other cut indices, whose lists are merged
     std::vector<int> all;   // the attachment's cut indices
+    int looked_up = -1;     // all = the root and this cut index: the count is the root's wedge table's, or -1
     int same_as = -1;       // an earlier component with the same attachment and label, or -1
     std::array<Vertex, kMaxPatternSize> images{};  // of all, at the last count
     bool valid = false;

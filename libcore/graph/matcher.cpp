@@ -48,7 +48,8 @@ class Interpreter {
     cap_ = cap;
     storage_.resize(static_cast<std::size_t>(k_) * k_ * 2 * cap);
     cur_.resize(static_cast<std::size_t>(k_) * k_);
-    if (plan.root_common || plan.common_count) common_.assign(g.n(), 0);
+    if (plan.root_common || plan.common_count || (kMode == Mode::weigh && plan.weigh_root_common))
+      common_.assign(g.n(), 0);
     if (plan.common_count) counted_ = common_counted_level(plan);
     if (plan.root_common) {
       bcommon_.assign(g.n(), 0);
@@ -134,7 +135,8 @@ class Interpreter {
     const Span all = neighbors(v);
     return gzk::merge_whole_list(all.p, all.n, n, bound) ? all : truncate(all, bound);
   }
-  // common_[x] = |N(v_0) ∩ N(x)| for every x (Plan::root_common, Plan::common_count), filled on first use per root.
+  // common_[x] = |N(v_0) ∩ N(x)| for every x (Plan::root_common, Plan::common_count, Plan::weigh_root_common),
+  // filled on first use per root.
   const std::uint32_t* root_table() {
     if (!common_ready_) gzk::wedge_fill(g_.offsets.data(), g_.adj.data(), v_[0], common_.data());
     common_ready_ = true;
@@ -192,6 +194,10 @@ class Interpreter {
     const int next = d + 1;
     if (!kEnum && next == k_ - 1 && plan_.levels[next].label < 0) {  // the last level: counted
       count += count_candidates(d, next);
+      return;
+    }
+    if (kMode == Mode::weigh && plan_.weigh_counts_last && next == k_ - 1) {  // counted, each prefix weighed once
+      if (const std::uint64_t n = count_candidates(d, next)) found(n);
       return;
     }
     if (!kEnum && plan_.iep && next == k_ - plan_.iep) {
@@ -375,13 +381,16 @@ class Interpreter {
       (*emit)(match_);
       if (++*emitted >= limit) stop->store(true);
     } else if constexpr (kMode == Mode::weigh) {
+      // Plan::weigh_counts_last: n matches share the weighed levels; the last one's vertex and set are not built.
       for (int l = 0; l < k_; ++l) match_[plan_.order[l]] = v_[l];
       for (int l = 1; l < k_; ++l) {
         const Span s = cur(k_ - 2, l);
         sets_[plan_.order[l]] = {s.p, s.n};
       }
-      const unsigned __int128 w = (*weigh)({match_, sets_, thread});
-      if (__builtin_add_overflow(weight_sum, w, &weight_sum))
+      if (plan_.weigh_counts_last) sets_[plan_.order[k_ - 1]] = {};
+      unsigned __int128 w = (*weigh)({match_, sets_, plan_.weigh_root_common ? root_table() : nullptr, thread});
+      if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(n), &w) ||
+          __builtin_add_overflow(weight_sum, w, &weight_sum))
         throw DataError("the match count exceeds 2^128 in a decomposition's partial sum");
     } else {
       count += n;

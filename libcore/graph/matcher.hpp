@@ -51,11 +51,15 @@ CountTable transposed_edge_table(const Graph& g, const CountTable& table, const 
 // The sum of weight(match) over every match; the plan must enumerate every level (no Plan::pairs,
 // root_common or iep: made with Formula::never). weight is called from several threads at once. A sum
 // past 2^128 - 1 is a DataError.
+// With Plan::weigh_counts_last, weight is called once per match of the levels before the last, whose candidates
+// are counted, and multiplied by their number; the last level's vertex and set are then not given.
 struct WeighedMatch {
   std::span<const Vertex> vertices;  // [p]: the graph vertex of pattern vertex p
   // [p]: p's candidate set as its level built it, before the distinct vertices are excluded: for a level without
   // bounds or label, the common neighbours of its earlier neighbours' images (empty for the root).
   std::span<const std::span<const Vertex>> sets;
+  // Plan::weigh_root_common: [x] = |N(v) ∩ N(x)| for every graph vertex x, v the root (level 0's vertex); else null.
+  const std::uint32_t* root_common = nullptr;
   int thread = 0;  // the calling worker (0..opt.threads-1), for its own scratch state
 };
 using WeightFn = std::function<unsigned __int128(const WeighedMatch&)>;

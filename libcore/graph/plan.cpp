@@ -317,9 +317,9 @@ struct Schedule {
     return out;
   }
   // See common_set_level (plan.hpp).
-  int common_set_level(std::uint32_t set) const {
+  int common_set_level(std::uint32_t set, bool counts_last) const {
     int best = -1;
-    for (int l = 1; l < k; ++l) {
+    for (int l = 1; l < k - (counts_last ? 1 : 0); ++l) {
       const std::uint32_t p = parents(l);
       if ((p & ~set) == 0 && std::popcount(p) >= 2 && upper[l] == 0 && label[l] < 0 &&
           (best < 0 || std::popcount(p) > std::popcount(parents(best))))
@@ -619,6 +619,7 @@ Plan expand(const Pattern& p, const Schedule& sc, const std::vector<Perm>& autos
   if (sc.iep) plan.iep_redundancy = stabiliser_order(autos, sc, k - sc.iep);
   plan.predicted_cost =
       predict_cost(sc, stats, &plan.root_common, &plan.local_graph, &plan.predicted_matches, &plan.common_count);
+  plan.predicted_calls = plan.predicted_matches;
   plan.orders_considered = 1;
   return plan;
 }
@@ -628,38 +629,49 @@ Plan expand(const Pattern& p, const Schedule& sc, const std::vector<Perm>& autos
 // (the following matches of that prefix look the count up), from the set a level built of the common neighbours of
 // part of it (common_set_level), none where an earlier set is the same. partial[l]: predict_cost's partial matches
 // of levels 0..l; `matches` estimates the full matches: the mean field gives orders of one pattern estimates 100x
-// apart (K4 with three vertices bounded), so the caller takes the largest over its orders.
-double counted_sets_cost(const Schedule& sc, const GraphStats& s, std::span<const std::uint32_t> sets,
-                         const std::array<double, kMaxPatternSize>& partial, double matches) {
-  double cost = 0;
+// apart (K4 with three vertices bounded), so the caller takes the largest over its orders (`matches`: the weight's
+// calls, fewer where the last level is counted: counts_last). The sets of the root and one other vertex are instead
+// looked up in the root's wedge table where the tables and the scattered look-ups cost less than their merges
+// (root_table set).
+double counted_sets_cost(const Schedule& sc, const GraphStats& s, std::span<const CountedSet> sets,
+                         const std::array<double, kMaxPatternSize>& partial, double matches, bool counts_last,
+                         bool& root_table) {
+  double merged = 0, looked_up = 0, cost = 0;
   for (std::size_t i = 0; i < sets.size(); ++i) {
-    const std::uint32_t set = sets[i];
+    const std::uint32_t set = sets[i].vertices;
+    const bool lookup = sets[i].any_label && std::popcount(set) == 2 && ((set >> sc.order[0]) & 1u);
     int last = 0;
     for (int l = 0; l < sc.k; ++l)
       if ((set >> sc.order[l]) & 1u) last = l;
     // The merges left after the largest part built by a level (its set's size estimated as its merges'), none
     // where an earlier set is the same.
-    const int level = sc.common_set_level(set);
+    const int level = sc.common_set_level(set, counts_last);
     const int built = level < 0 ? 1 : std::popcount(sc.parents(level));
     const auto earlier = sets.first(i);
-    const bool again = std::find(earlier.begin(), earlier.end(), set) != earlier.end();
+    const bool again = std::any_of(earlier.begin(), earlier.end(), [&](const CountedSet& e) { return e.vertices == set; });
     // Two or more merges per match are not taken: the estimates of the matches are least reliable there (r26, a K5
     // cut merging four and five hub lists per match on as-22july06, was priced below its plan and took 11x longer).
-    if (!again && std::popcount(set) - built >= 2 && last == sc.k - 1) return std::numeric_limits<double>::infinity();
+    const int weighed_last = sc.k - (counts_last ? 2 : 1);  // the level whose every partial match is weighed
+    if (!again && std::popcount(set) - built >= 2 && last == weighed_last) return std::numeric_limits<double>::infinity();
     double size = s.degree_biased, merge = 0;
     for (int j = 1; j < std::popcount(set) && !again; ++j) {
       if (j >= built) merge += gzk::intersection_work(size, s.degree_biased);
       size = std::min(size, s.degree_biased) * s.closure;
     }
-    const double merges = last == sc.k - 1 ? matches : std::min(partial[last], matches);
-    cost += matches * kLookup + merges * merge;
+    const double merges = last == weighed_last ? matches : std::min(partial[last], matches);
+    cost += matches * kLookup;
+    (lookup ? merged : cost) += merges * merge;
+    if (lookup) looked_up += matches * kPairWalkStep;
   }
-  return cost;
+  // The root tables as Plan::common_count's: every root walks its wedges twice (fill, clear).
+  const double tables = kPairWalkStep * 4 * s.m * s.degree_biased * label_factor(s, sc.label[0]);
+  root_table = looked_up > 0 && tables + looked_up < merged;
+  return cost + (root_table ? tables + looked_up : merged);
 }
 
 }  // namespace
 
-double weighed_cost(const Plan& plan) { return plan.predicted_cost + kStep * plan.predicted_matches; }
+double weighed_cost(const Plan& plan) { return plan.predicted_cost + kStep * plan.predicted_calls; }
 
 Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats,
                RootCommon root_common, Formula formula) {
@@ -681,12 +693,14 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, For
 
 Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Induced induced, const GraphStats& stats,
                           Formula formula, const std::vector<int>& prefix,
-                          std::span<const std::uint32_t> counted_sets) {
+                          std::span<const CountedSet> counted_sets, std::uint32_t weighed) {
   const int k = p.size();
   Schedule best;
   double best_cost = std::numeric_limits<double>::infinity();
   int best_tail = -1;  // Formula::always: the longest tail counted by a formula wins, then the cost
   std::uint64_t considered = 0;
+  const std::uint32_t vertices = (1u << k) - 1;
+  const bool weigh = !counted_sets.empty() || (weighed & vertices) != vertices;  // orders priced with the weight's calls
   // With counted_sets, the orders (their plan cost and partial matches per level) priced once the largest estimate
   // of the full matches is known.
   struct CountedOrder {
@@ -706,7 +720,7 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
       double cost = 0;
       const Schedule sc = with_formula(make_schedule(p, induced, order, autos, scratch), formula, stats, &cost);
       ++considered;
-      if (!counted_sets.empty()) {
+      if (weigh) {
         CountedOrder& c = counted.emplace_back(CountedOrder{sc, cost, {}});
         predict_cost(sc, stats, nullptr, nullptr, nullptr, nullptr, &c.partial);
         full = std::max(full, c.partial[k - 1]);
@@ -745,19 +759,35 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
   for (std::size_t i = 0; i < autos.size(); ++i) all[i] = static_cast<std::uint32_t>(i);
   extend(extend, all);
   // Where no order counts the sets at a finite price, the cheapest plan, priced infinite.
-  double counted_cost = 0, best_total = std::numeric_limits<double>::infinity();
+  double counted_cost = 0, best_total = std::numeric_limits<double>::infinity(), best_calls = 0;
+  bool root_table = false, counts_last = false;
   for (const auto& [sc, cost, partial] : counted) {
-    const double c = counted_sets_cost(sc, stats, counted_sets, partial, full);
-    if (cost + c < best_total || (cost + c == best_total && cost < best_cost)) {
-      best_total = cost + c;
+    // The weight's calls: every match, or with the last level counted its prefixes with candidates, as many fewer
+    // as the order's own estimates say.
+    const bool last = !((weighed >> sc.order[k - 1]) & 1u) && sc.label[k - 1] < 0;
+    const double calls = !last || partial[k - 1] <= 0 ? full : std::min(full, partial[k - 2] * full / partial[k - 1]);
+    bool table = false;
+    const double c = counted_sets_cost(sc, stats, counted_sets, partial, calls, last, table);
+    const double total = cost + c + kStep * calls;
+    if (total < best_total || (total == best_total && cost < best_cost)) {
+      best_total = total;
       best_cost = cost;
       counted_cost = c;
+      best_calls = calls;
+      root_table = table;
+      counts_last = last;
       best = sc;
     }
   }
   Plan plan = expand(p, best, autos, stats);
   plan.orders_considered = considered;
-  plan.predicted_cost += counted_cost;
+  if (weigh) {
+    plan.predicted_cost += counted_cost;
+    // The order's own estimate of its matches (as weighed_cost prices other plans), scaled as its calls were.
+    if (full > 0) plan.predicted_calls = plan.predicted_matches * best_calls / full;
+    plan.weigh_root_common = root_table;
+    plan.weigh_counts_last = counts_last;
+  }
   return plan;
 }
 
@@ -765,7 +795,9 @@ int candidate_member(const Plan& plan, int t, int j) { return schedule_of(plan).
 
 int common_counted_level(const Plan& plan) { return schedule_of(plan).common_counted(); }
 
-int common_set_level(const Plan& plan, std::uint32_t set) { return schedule_of(plan).common_set_level(set); }
+int common_set_level(const Plan& plan, std::uint32_t set) {
+  return schedule_of(plan).common_set_level(set, plan.weigh_counts_last);
+}
 
 std::uint32_t iep_sized(const Plan& plan) { return schedule_of(plan).iep_sized(); }
 
@@ -852,7 +884,8 @@ std::string Plan::hash() const {
     for (const SetOp& op : L.ops) os << "o" << int(op.kind) << "." << op.target << "." << op.src;
     os << ";";
   }
-  os << "pairs" << static_cast<int>(pairs) << (root_common ? "r" : "") << (common_count ? "c" : "");
+  os << "pairs" << static_cast<int>(pairs) << (root_common ? "r" : "") << (common_count ? "c" : "")
+     << (weigh_root_common ? "w" : "") << (weigh_counts_last ? "l" : "");
   if (iep) os << "iep" << iep << "/" << iep_redundancy;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(os.str())));
@@ -882,6 +915,8 @@ nlohmann::json Plan::to_json() const {
   j["pairs"] = pairs == PairMode::none ? "none" : pairs == PairMode::independent ? "independent" : "ordered";
   j["root_common"] = root_common;
   j["common_count"] = common_count;
+  j["weigh_root_common"] = weigh_root_common;
+  j["weigh_counts_last"] = weigh_counts_last;
   j["local_graph"] = local_graph;
   if (iep) {
     std::vector<int> vertices(order.end() - iep, order.end());
@@ -923,6 +958,8 @@ std::string Plan::structure_text() const {
     const int d = schedule_of(*this).counting_depth();
     os << "|S" << t << "| = |N(level 0) & N(level " << d << ")| from the root's wedge table, S" << t << " not built\n";
   }
+  if (weigh_root_common) os << "the root's wedge table, |N(level 0) & N(x)| for every x, passed to the weight\n";
+  if (weigh_counts_last) os << "weighed per match of the first " << size() - 1 << " levels, times the last level's count\n";
   if (iep) {
     os << "last " << iep << " levels (pairwise non-adjacent) counted by inclusion-exclusion over their candidate sets, "
        << "restrictions among them dropped, divided by " << iep_redundancy << "\n";

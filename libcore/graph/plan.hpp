@@ -100,8 +100,11 @@ struct Plan {
   std::uint64_t automorphisms = 1;
   double predicted_cost = 0;
   // The cost model's estimate of the matches (partial matches of the last level; set only when no
-  // counting formula ends the plan): the steps a weighed enumeration (sum_over_matches) adds.
+  // counting formula ends the plan).
   double predicted_matches = 0;
+  // The weight's calls in a weighed enumeration (sum_over_matches), each a step it adds: the matches, or with
+  // weigh_counts_last the partial matches of the level before the last.
+  double predicted_calls = 0;
   std::uint64_t orders_considered = 0;
   // Closed-form counting of the last two levels a, b (edge-induced, unlabeled, b not adjacent to
   // a), right after level size()-3 is chosen. independent: no restriction between them, pairs
@@ -138,6 +141,13 @@ struct Plan {
   // lists (count_matches only, which ExecOptions::local_graph can override; listing, the JIT and
   // the per-root/per-edge tables run the levels).
   bool local_graph = false;
+  // A weighed enumeration (sum_over_matches) fills each root's wedge table, c(v_0, x) = |N(v_0) ∩ N(x)| for every
+  // x, and passes it to the weight (WeighedMatch::root_common): the common neighbours of the root and one other
+  // vertex (a CountedSet of any label) are looked up, not merged per match (choose_plan_in_group).
+  bool weigh_root_common = false;
+  // The last level's vertex does not enter the weight (choose_plan_in_group's `weighed`): a weighed enumeration
+  // counts its candidates, as count_matches does, and weighs each partial match once, times that count.
+  bool weigh_counts_last = false;
 
   int size() const { return static_cast<int>(levels.size()); }
   // Stable digest of pattern, mode, order, restrictions and ops (names JIT cache entries).
@@ -172,7 +182,8 @@ int common_counted_level(const Plan& plan);
 // The level of a plan (made with Formula::never) whose candidate set, as built, is the common neighbours of the
 // most pattern vertices of `set` (a mask): its earlier neighbours, two or more, all lie in `set`, and it has no
 // bounds or label (the earliest of the largest); -1 when none. The common neighbours of `set` are that set
-// (WeighedMatch::sets) merged with the lists of the rest.
+// (WeighedMatch::sets) merged with the lists of the rest. Never the last level of a Plan::weigh_counts_last plan,
+// whose set is counted, not built.
 int common_set_level(const Plan& plan, std::uint32_t set);
 
 // For a Plan::iep plan, bit i for each tail level size()-iep+i whose set only gzk::iep_count's sizes need (no
@@ -217,7 +228,7 @@ Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order,
                RootCommon root_common = RootCommon::by_cost, Formula formula = Formula::by_cost);
 
 // The predicted cost of sum_over_matches with `plan` (made with Formula::never): its enumeration,
-// whose last level is only counted, plus an interpreter step and a weight call per match (a
+// whose last level is only counted, plus an interpreter step and a weight call per call (Plan::predicted_calls; a
 // decomposition's cut enumerated with its tables: the 2-path cut of the fork on as-22july06 weighs
 // 2.5e7 matches, 0.22 CPU s, which the count alone priced at 2e5).
 double weighed_cost(const Plan& plan);
@@ -232,13 +243,22 @@ Plan choose_plan(const Pattern& p, Induced induced, const GraphStats& stats, For
 // orbit of `group`, and Plan::automorphisms is |group|. With `group` the pointwise stabiliser of
 // the prefix, the count of matches with prefix (v, w) times |group| is the number of embeddings
 // mapping the prefix to (v, w) (the per-vertex and per-edge tables of pattern decomposition).
-// `counted_sets` (masks of p's vertices; Formula::never): a weighed enumeration (sum_over_matches) whose weight
-// counts the common neighbours of each set's images (a decomposition's components of one vertex attached to three
-// or more cut vertices, or two non-adjacent ones): each order is priced with a look-up per match and a merge of the
-// set's lists per partial match of the level placing its last vertex added, which predicted_cost includes; an order
-// that would merge two or more lists per match is not taken (predicted_cost is infinite where every order would).
+// `counted_sets` (Formula::never): a weighed enumeration (sum_over_matches) whose weight counts the common neighbours
+// of each set's images (a decomposition's components of one vertex attached to three or more cut vertices, or two
+// non-adjacent ones): each order is priced with a look-up per match and a merge of the set's lists per partial
+// match of the level placing its last vertex added, which predicted_cost includes; an order that would merge two
+// or more lists per match is not taken (predicted_cost is infinite where every order would). A set of the root and
+// one other vertex, of any label, is priced as a look-up in the root's wedge table instead, where that is cheaper
+// (Plan::weigh_root_common). `weighed` (a mask of p's vertices): the vertices the weight reads; an order whose last
+// vertex is unlabeled and not among them weighs its partial matches before that level, whose candidates are counted
+// (Plan::weigh_counts_last). With counted sets or such vertices, the orders are chosen with the weight's calls
+// priced (Plan::predicted_matches: the calls).
+struct CountedSet {
+  std::uint32_t vertices = 0;  // a mask of p's vertices
+  bool any_label = true;       // the counted vertex is unlabeled (all common neighbours count)
+};
 Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& group, Induced induced, const GraphStats& stats,
                           Formula formula, const std::vector<int>& prefix = {},
-                          std::span<const std::uint32_t> counted_sets = {});
+                          std::span<const CountedSet> counted_sets = {}, std::uint32_t weighed = ~0u);
 
 }  // namespace core::graph

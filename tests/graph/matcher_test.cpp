@@ -730,7 +730,7 @@ TEST_CASE("pair cuts join paths of one, two or three inner vertices: cycles and 
   CHECK(long_cuts == 6);  // the six pairs of vertices at distance 2
   Pattern labeled = parse_pattern("6-cycle");
   labeled.set_labels({0, 1, 0, 1, 0, 1});
-  CHECK_FALSE(choose_count_plan(labeled, Induced::edge, stats, Formula::always).decomposition);
+  for (const CountPlan& cp : decompositions(labeled, stats, Formula::always)) CHECK_FALSE(cp.decomposition->pair_cut());
   for (const CountPlan& cp : decompositions(parse_pattern("0-1,1-2,2-3,3-4,4-5,5-0,1-3"), stats, Formula::always))
     CHECK_FALSE(cp.decomposition->path4_power);
 }
@@ -853,8 +853,8 @@ TEST_CASE("a pair cut with joined edges is priced by the steps it takes: hub gra
 }
 
 TEST_CASE("an enumerated cut is priced per weighed match: the fork is summed over its edge cut") {
-  // sum_over_matches visits every match of the cut plan (the last level too) and weighs it, so the
-  // cut is priced weighed_cost: its plan plus kStep per predicted match. The fork's 2-path cut
+  // sum_over_matches visits every match of the cut plan (the last level too, unless no component reads it) and
+  // weighs it, so the cut is priced weighed_cost: its plan plus kStep per predicted call. The fork's 2-path cut
   // weighs every wedge (sum of d (d - 1)); priced by its count alone it beat the edge cut summed in
   // one pass on hub graphs (the fork on as-22july06: 0.22 CPU s against 0.02).
   const Graph g = relabel_by_degree(gnp_with_hubs(800, 0.004, 4, 22));
@@ -871,8 +871,8 @@ TEST_CASE("an enumerated cut is priced per weighed match: the fork is summed ove
     if (d.cut.size() != 3) continue;
     const Plan& cut = d.cut_plan;
     CHECK(cut.predicted_matches == doctest::Approx(wedges).epsilon(0.25));
-    CHECK(weighed_cost(cut) == doctest::Approx(cut.predicted_cost + 8 * cut.predicted_matches));
-    count_only = std::min(count_only, cp.predicted_cost - 8 * cut.predicted_matches);
+    CHECK(weighed_cost(cut) == doctest::Approx(cut.predicted_cost + 8 * cut.predicted_calls));
+    count_only = std::min(count_only, cp.predicted_cost - 8 * cut.predicted_calls);
     CHECK(cp.predicted_cost > best.predicted_cost);
   }
   CHECK(count_only < best.predicted_cost);
@@ -925,6 +925,97 @@ TEST_CASE("weighed matches carry each level's set: the common neighbours where t
   CHECK(matches == count_matches(g, plan, {1}));
   CHECK(matches > 0);
   CHECK(wrong == 0);
+}
+
+TEST_CASE("weighed enumerations pass the root's wedge table and count a last level the weight does not read") {
+  // Plan::weigh_root_common: m.root_common[x] = |N(root) ∩ N(x)|, against a merge per match. Plan::weigh_counts_last:
+  // a weight of the other levels only, called once per prefix times the last level's count, equals the weight of
+  // every match summed; each at 1, 2 and 4 threads with heavy roots split, and over three ranks.
+  const Graph g = relabel_by_degree(gnp_with_hubs(70, 0.15, 2, 3));
+  for (const char* name : {"diamond", "house", "5-path", "0-1,0-2,0-3,1-2,1-3"}) {
+    CAPTURE(name);
+    Plan plan = choose_plan(parse_pattern(name), Induced::edge, graph_stats(g), Formula::never);
+    const int k = plan.size();
+    const int last = plan.order[k - 1], other = plan.order[k - 2];  // `other` as the counted set's second vertex
+    std::atomic<int> wrong{0};
+    const WeightFn prefix_weight = [&](const WeighedMatch& m) -> unsigned __int128 {
+      unsigned __int128 w = 1;
+      for (int v = 0; v < k; ++v)
+        if (v != last) w += m.vertices[v];
+      if (m.root_common) {
+        const auto a = g.neighbors(m.vertices[plan.order[0]]), b = g.neighbors(m.vertices[other]);
+        std::vector<Vertex> common;
+        std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
+        if (m.root_common[m.vertices[other]] != common.size()) ++wrong;
+        w *= 1 + common.size();
+      }
+      return w;
+    };
+    for (const bool table : {false, true}) {
+      plan.weigh_root_common = table;
+      plan.weigh_counts_last = false;
+      ExecOptions unsplit{1};
+      unsplit.split_roots = false;
+      const unsigned __int128 expect = sum_over_matches(g, plan, unsplit, prefix_weight);
+      CHECK(expect > 0);
+      plan.weigh_counts_last = true;
+      for (int threads : {1, 2, 4}) {
+        ExecOptions opt{threads};
+        CHECK(sum_over_matches(g, plan, opt, prefix_weight) == expect);
+        opt.world_size = 3;
+        unsigned __int128 sum = 0;
+        for (opt.rank = 0; opt.rank < 3; ++opt.rank) sum += sum_over_matches(g, plan, opt, prefix_weight);
+        CHECK(sum == expect);
+      }
+    }
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("a cut with one counted vertex: q062's gem weighed by its ends' common neighbours from the root's table") {
+  // q062 (`0-1,0-2,1-3,1-5,2-4,2-5,3-4,3-5,4-5`) less vertex 0 is the gem 1-3-4-2 with hub 5; 0 is a common
+  // neighbour of 1 and 2, which are not adjacent. The cut of the other five vertices has that one component: its
+  // plan roots at 1 or 2, looks the other up in the root's wedge table and counts vertex 3 or 4, which no
+  // component reads. At 1-3 threads against brute force, also with 0 labelled (no table: merged per match).
+  const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(24, 0.35, 2, 61)), gnp_with_hubs(20, 0.4, 2, 62),
+                                     relabel_by_degree(generate_rmat({6, 5}, 19))};
+  int tables = 0;
+  for (const bool labeled : {false, true}) {
+    Pattern p = parse_pattern("0-1,0-2,1-3,1-5,2-4,2-5,3-4,3-5,4-5");
+    if (labeled) p.set_labels({1, 0, 0, 0, 0, 0});
+    CAPTURE(labeled);
+    for (const Graph& plain : graphs) {
+      Graph g = plain;
+      if (labeled)
+        for (Vertex v = 0; v < g.n(); ++v) g.labels.push_back(static_cast<std::int32_t>((v * 7 + 3) % 2));
+      const GraphStats stats = graph_stats(g);
+      const std::uint64_t expect = test::brute_force_count(g, p, false);
+      int found = 0;
+      for (const CountPlan& cp : decompositions(p, stats)) {
+        const Decomposition& d = *cp.decomposition;
+        if (d.cut != std::vector<int>{1, 2, 3, 4, 5}) continue;
+        ++found;
+        CAPTURE(cp.to_text());
+        REQUIRE(d.components.size() == 1);
+        CHECK(d.components[0].common);
+        CHECK(d.components[0].attach == std::vector<int>{1, 2});
+        if (labeled) CHECK_FALSE(d.cut_plan.weigh_root_common);
+        for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
+        // The table where the cost model merges (these graphs are small): the plan rooted at 1 or 2 (cut indices
+        // 0, 1) looks the other up.
+        if (labeled || d.cut_plan.weigh_root_common || d.cut_plan.order[0] > 1) continue;
+        auto forced = std::make_shared<Decomposition>(d);
+        forced->cut_plan.weigh_root_common = true;
+        CountPlan looked_up = cp;
+        looked_up.decomposition = forced;
+        for (int threads : {1, 2, 3}) CHECK(count_with(g, looked_up, {threads, 0, 1}) == expect);
+        ++tables;
+      }
+      CHECK(found == 1);
+      CHECK(count_with(g, choose_count_plan(p, Induced::edge, stats), {2, 0, 1}) == expect);
+    }
+  }
+  CHECK(tables == 3);
 }
 
 TEST_CASE("K6 minus an edge stays a complete split: its clique cut is not taken for the same sum") {
