@@ -927,6 +927,22 @@ TEST_CASE("weighed matches carry each level's set: the common neighbours where t
   CHECK(wrong == 0);
 }
 
+namespace {
+
+// sum_over_matches at 1, 2 and 4 threads (heavy roots split) and summed over three ranks equals `expect`.
+void check_weighed_sum(const Graph& g, const Plan& plan, const WeightFn& weight, unsigned __int128 expect) {
+  for (int threads : {1, 2, 4}) {
+    ExecOptions opt{threads};
+    CHECK(sum_over_matches(g, plan, opt, weight) == expect);
+    opt.world_size = 3;
+    unsigned __int128 sum = 0;
+    for (opt.rank = 0; opt.rank < 3; ++opt.rank) sum += sum_over_matches(g, plan, opt, weight);
+    CHECK(sum == expect);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("weighed enumerations pass the root's wedge table and count a last level the weight does not read") {
   // Plan::weigh_root_common: m.root_common[x] = |N(root) ∩ N(x)|, against a merge per match. Plan::weigh_counts_last:
   // a weight of the other levels only, called once per prefix times the last level's count, equals the weight of
@@ -959,14 +975,7 @@ TEST_CASE("weighed enumerations pass the root's wedge table and count a last lev
       const unsigned __int128 expect = sum_over_matches(g, plan, unsplit, prefix_weight);
       CHECK(expect > 0);
       plan.weigh_counts_last = true;
-      for (int threads : {1, 2, 4}) {
-        ExecOptions opt{threads};
-        CHECK(sum_over_matches(g, plan, opt, prefix_weight) == expect);
-        opt.world_size = 3;
-        unsigned __int128 sum = 0;
-        for (opt.rank = 0; opt.rank < 3; ++opt.rank) sum += sum_over_matches(g, plan, opt, prefix_weight);
-        CHECK(sum == expect);
-      }
+      check_weighed_sum(g, plan, prefix_weight, expect);
     }
     CHECK(wrong == 0);
   }
@@ -1215,14 +1224,7 @@ TEST_CASE("weighed sums over split heavy roots equal the unsplit sum for every t
     unsplit.split_roots = false;
     const unsigned __int128 expect = sum_over_matches(g, plan, unsplit, weight);
     CHECK(expect > 0);
-    for (int threads : {1, 2, 4}) {
-      ExecOptions opt{threads};
-      CHECK(sum_over_matches(g, plan, opt, weight) == expect);
-      opt.world_size = 3;
-      unsigned __int128 sum = 0;
-      for (opt.rank = 0; opt.rank < 3; ++opt.rank) sum += sum_over_matches(g, plan, opt, weight);
-      CHECK(sum == expect);
-    }
+    check_weighed_sum(g, plan, weight, expect);
   }
 }
 
