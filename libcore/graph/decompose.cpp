@@ -1350,7 +1350,10 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
     }
     return w;
   };
-  unsigned __int128 relaxed = sum_over_matches(g, d.cut_plan, opt, weight);
+  // An edge's common neighbours that the cut plan would merge under several prefixes are listed once (q062).
+  std::optional<EdgeCommonLists> lists;
+  if (merges_edge_common(d.cut_plan)) lists = edge_common_lists(g, whole, kTriangleEdgeBytes);
+  unsigned __int128 relaxed = sum_over_matches(g, d.cut_plan, opt, weight, lists ? &*lists : nullptr);
   if (__builtin_mul_overflow(relaxed, static_cast<unsigned __int128>(d.cut_plan.automorphisms), &relaxed) ||
       relaxed >> 126)
     partial_overflow();

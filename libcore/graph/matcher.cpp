@@ -8,6 +8,7 @@
 #include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "common/errors.hpp"
 #include "common/signals.hpp"
@@ -40,8 +41,8 @@ class Interpreter {
   static constexpr bool kEnum = kMode != Mode::count;  // every level enumerated
 
  public:
-  Interpreter(const Graph& g, const Plan& plan, const LowerDegrees& lower)
-      : g_(g), plan_(plan), k_(plan.size()), lower_(lower) {
+  Interpreter(const Graph& g, const Plan& plan, const LowerDegrees& lower, const EdgeCommonLists* lists = nullptr)
+      : g_(g), plan_(plan), k_(plan.size()), lower_(lower), lists_(lists) {
     if (kMode == Mode::weigh && (plan.pairs != PairMode::none || plan.root_common || plan.iep))
       throw std::logic_error("sum_over_matches needs a plan without counting formulas");
     const std::size_t cap = g.max_degree() + gzk::kSlack;
@@ -68,6 +69,11 @@ class Interpreter {
       for (const SetOp& op : plan.levels[k_ - plan.iep - 1].ops) iep_last_op_[op.target - (k_ - plan.iep)] = &op;
     }
     for (int t = 0; t < k_; ++t) members_.push_back(certain_members(plan, t));
+    if (lists_) {
+      owner_.assign(static_cast<std::size_t>(k_) * k_, kNoOwner);
+      slot_.assign(k_, 0);
+      slot_owner_.assign(k_, kNoOwner);
+    }
     v_.resize(k_);
     match_.resize(k_);
     sets_.assign(k_, {});
@@ -102,6 +108,7 @@ class Interpreter {
     for (std::size_t i = first; i < std::min<std::size_t>(nb.n, last); ++i) {
       if (excluded(plan_.levels[1], nb.p[i])) continue;
       v_[1] = nb.p[i];
+      if (lists_) slot_[1] = g_.offsets[v0] + i, slot_owner_[1] = v0;
       const std::uint64_t before = count;
       if (k_ == 2) ++count;
       else descend(1);
@@ -148,6 +155,8 @@ class Interpreter {
   }
 
   Span& cur(int depth, int target) { return cur_[static_cast<std::size_t>(depth) * k_ + target]; }
+  // With lists_: the vertex v whose list N(v) (a prefix of it) cur(depth, target) is, else kNoOwner.
+  Vertex& owner(int depth, int target) { return owner_[static_cast<std::size_t>(depth) * k_ + target]; }
 
   Vertex bound_at(int target, int depth) const {
     Vertex b = kNoBound;
@@ -162,13 +171,27 @@ class Interpreter {
     Span& s = cur(d, op.target);
     if (op.kind == SetOp::Kind::alias) {
       s = cur(d, op.src);
+      if (lists_) owner(d, op.target) = owner(d, op.src);
       return;
     }
     if (op.kind == SetOp::Kind::start) {
       s = neighbors_below(v_[op.src], bound);
+      if (lists_) owner(d, op.target) = v_[op.src];
       return;
     }
     const Span a = truncate(s, bound);
+    if (lists_) {
+      const Vertex o = std::exchange(owner(d, op.target), kNoOwner);
+      // a is a prefix of N(o) and v_src was picked from N(o) at slot_: a ∩ N(v_src) is the edge's list below the
+      // first vertex of N(o) that a leaves out.
+      if (op.kind == SetOp::Kind::intersect && o != kNoOwner && slot_owner_[op.src] == o) {
+        const auto common = lists_->at(slot_[op.src]);
+        std::size_t n = common.size();
+        if (a.n < g_.degree(o)) n = gzk::lower_index(common.data(), n, g_.adj[g_.offsets[o] + a.n]);
+        s = {common.data(), n};
+        return;
+      }
+    }
     const Span nb = neighbors_to_merge(v_[op.src], bound, a.n);
     Vertex* slot = storage_.data() + (static_cast<std::size_t>(d) * k_ + op.target) * 2 * cap_;
     Vertex* out = a.p == slot ? slot + cap_ : slot;
@@ -190,6 +213,8 @@ class Interpreter {
     if (stop_requested()) return;
     if (d > 0)
       std::copy_n(cur_.begin() + static_cast<std::ptrdiff_t>(d - 1) * k_, k_, cur_.begin() + static_cast<std::ptrdiff_t>(d) * k_);
+    if (d > 0 && lists_)
+      std::copy_n(owner_.begin() + static_cast<std::ptrdiff_t>(d - 1) * k_, k_, owner_.begin() + static_cast<std::ptrdiff_t>(d) * k_);
     const auto& ops = plan_.levels[d].ops;
     const int next = d + 1;
     if (!kEnum && next == k_ - 1 && plan_.levels[next].label < 0) {  // the last level: counted
@@ -230,6 +255,10 @@ class Interpreter {
       const Vertex x = c.p[i];
       if (excluded(L, x)) continue;
       v_[next] = x;
+      if (lists_) {  // c, when a prefix of N(o), lies in the CSR: x's position there is the edge (o, x)'s slot
+        slot_owner_[next] = owner(d, next);
+        slot_[next] = static_cast<EdgeIndex>(c.p + i - g_.adj.data());
+      }
       if (next == k_ - 1) {
         found(1);
         if (kList && stop->load(std::memory_order_relaxed)) return;
@@ -397,10 +426,15 @@ class Interpreter {
     }
   }
 
+  static constexpr Vertex kNoOwner = std::numeric_limits<Vertex>::max();
   const Graph& g_;
   const Plan& plan_;
   const int k_;
   const LowerDegrees& lower_;
+  const EdgeCommonLists* lists_;         // see sum_over_matches
+  std::vector<Vertex> owner_;            // with lists_: owner(depth, target)
+  std::vector<EdgeIndex> slot_;          // with lists_: [level] the CSR slot of its vertex in N(slot_owner_[level])
+  std::vector<Vertex> slot_owner_;       // ... or kNoOwner where it was not picked from a list
   // Two result buffers of cap_ per (depth, target), one populated block (a first parallel phase's new thread
   // would fault its many 4 KiB heap pages one at a time; see populated.hpp).
   PopulatedVector<Vertex> storage_;
@@ -634,14 +668,30 @@ CountTable transposed_edge_table(const Graph& g, const CountTable& table, const 
   return out;
 }
 
-unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight) {
+bool merges_edge_common(const Plan& plan) {
+  // The level whose vertex each target's set is a list (prefix) of, as the ops build them in level order.
+  std::array<int, kMaxPatternSize> owner;
+  owner.fill(-1);
+  for (int l = 0; l < plan.size(); ++l) {
+    const int picked_from = l > 0 ? owner[l] : -1;
+    for (const SetOp& op : plan.levels[l].ops) {
+      if (op.kind == SetOp::Kind::intersect && op.src == l && owner[op.target] >= 1 && owner[op.target] == picked_from)
+        return true;
+      owner[op.target] = op.kind == SetOp::Kind::start ? op.src : op.kind == SetOp::Kind::alias ? owner[op.src] : -1;
+    }
+  }
+  return false;
+}
+
+unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight,
+                                   const EdgeCommonLists* lists) {
   check_plan_fits(g, plan);
   LowerDegrees own_lower;
   const auto& lower = lower_degrees(g, opt, own_lower);
   std::vector<std::unique_ptr<Interpreter<Mode::weigh>>> workers(opt.threads);
   auto worker = [&](int t) -> Interpreter<Mode::weigh>& {
     if (!workers[t]) {
-      workers[t] = std::make_unique<Interpreter<Mode::weigh>>(g, plan, lower);
+      workers[t] = std::make_unique<Interpreter<Mode::weigh>>(g, plan, lower, lists);
       workers[t]->weigh = &weight;
       workers[t]->thread = t;
     }

@@ -51,6 +51,16 @@ CountTable transposed_edge_table(const Graph& g, const CountTable& table, const 
 // The sum of weight(match) over every match; the plan must enumerate every level (no Plan::pairs,
 // root_common or iep: made with Formula::never). weight is called from several threads at once. A sum
 // past 2^128 - 1 is a DataError.
+// The common neighbours of every edge's ends, one sorted list per CSR slot (offsets[a] + rank of b in N(a)):
+// N(a) ∩ N(b), six entries per triangle (edge_common_lists, triangle_tables.hpp).
+struct EdgeCommonLists {
+  std::vector<EdgeIndex> first;  // 2 m + 1 prefix sums of t(a, b) over the slots
+  std::vector<Vertex> vertices;
+  std::span<const Vertex> at(EdgeIndex slot) const { return {vertices.data() + first[slot], first[slot + 1] - first[slot]}; }
+};
+
+// With `lists`, a set the plan builds as N(v_a) ∩ N(v_d) (a prefix of it), v_d picked from N(v_a) itself, is read
+// from the edge's list instead of merged (q062's cut: N(5) ∩ N(4) for every root 1 that reaches the edge 5-4).
 // With Plan::weigh_counts_last, weight is called once per match of the levels before the last, whose candidates
 // are counted, and multiplied by their number; the last level's vertex and set are then not given.
 struct WeighedMatch {
@@ -63,7 +73,12 @@ struct WeighedMatch {
   int thread = 0;  // the calling worker (0..opt.threads-1), for its own scratch state
 };
 using WeightFn = std::function<unsigned __int128(const WeighedMatch&)>;
-unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight);
+unsigned __int128 sum_over_matches(const Graph& g, const Plan& plan, const ExecOptions& opt, const WeightFn& weight,
+                                   const EdgeCommonLists* lists = nullptr);
+
+// Whether `plan` builds a set N(v_a) ∩ N(v_d) (or a prefix of it) with v_d picked from N(v_a) and a >= 1, so that the
+// same edge's merge recurs under several prefixes: where sum_over_matches gains from EdgeCommonLists.
+bool merges_edge_common(const Plan& plan);
 
 // LowerDegrees (parallel.hpp) of g, on up to `threads` threads.
 LowerDegrees lower_degrees(const Graph& g, int threads = 1);

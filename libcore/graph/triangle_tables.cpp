@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <numeric>
 #include <stdexcept>
 
 #include "graph/oriented_edges.hpp"
+#include "graph/set_ops.hpp"
 
 namespace core::graph {
 
@@ -157,6 +159,35 @@ std::optional<TriangleEdges> triangle_edge_lists(const Graph& g, const ExecOptio
     }
   });
   return te;
+}
+
+std::optional<EdgeCommonLists> edge_common_lists(const Graph& g, const ExecOptions& opt, std::size_t max_bytes) {
+  if (opt.world_size != 1) throw std::logic_error("triangle tables are computed in one process");
+  const CountTable t = edge_triangle_counts(g, opt);
+  const std::size_t slots = t.size();
+  EdgeCommonLists lists;
+  const std::uint64_t entries = std::accumulate(t.begin(), t.end(), std::uint64_t{0});
+  if ((slots + 1) * sizeof(EdgeIndex) + entries * sizeof(Vertex) > max_bytes) return std::nullopt;
+  lists.first.resize(slots + 1);
+  lists.first[0] = 0;
+  for (std::size_t s = 0; s < slots; ++s) lists.first[s + 1] = lists.first[s] + t[s];
+  lists.vertices.resize(entries);
+  std::vector<std::vector<Vertex>> scratch(opt.threads);
+  parallel_roots(g.n(), opt, [&](int th, Vertex begin, Vertex end) {
+    auto& out = scratch[th];
+    for (Vertex a = begin; a < end; ++a) {
+      const auto na = g.neighbors(a);
+      for (std::size_t i = 0; i < na.size(); ++i) {
+        const EdgeIndex slot = g.offsets[a] + i;
+        if (lists.first[slot + 1] == lists.first[slot]) continue;
+        const auto nb = g.neighbors(na[i]);
+        out.resize(std::min(na.size(), nb.size()) + gzk::kSlack);
+        const std::size_t n = gzk::intersect(na.data(), na.size(), nb.data(), nb.size(), out.data());
+        std::copy_n(out.data(), n, lists.vertices.data() + lists.first[slot]);
+      }
+    }
+  });
+  return lists;
 }
 
 double triangle_edge_lists_cost(const GraphStats& s) {

@@ -75,4 +75,8 @@ std::optional<TriangleEdges> triangle_edge_lists(const Graph& g, const ExecOptio
 // The predicted cost of triangle_edge_lists (its two passes), in the plan cost model's units.
 double triangle_edge_lists_cost(const GraphStats& stats);
 
+// N(a) ∩ N(b) for every CSR slot (matcher.hpp's EdgeCommonLists), sized by edge_triangle_counts and each merged
+// once: 8 bytes per slot and 4 per entry. None where that would exceed max_bytes. Single process.
+std::optional<EdgeCommonLists> edge_common_lists(const Graph& g, const ExecOptions& opt, std::size_t max_bytes);
+
 }  // namespace core::graph
