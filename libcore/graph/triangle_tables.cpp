@@ -163,8 +163,9 @@ std::optional<TriangleEdges> triangle_edge_lists(const Graph& g, const ExecOptio
 
 std::optional<EdgeCommonLists> edge_common_lists(const Graph& g, const ExecOptions& opt, std::size_t max_bytes) {
   if (opt.world_size != 1) throw std::logic_error("triangle tables are computed in one process");
+  const std::size_t slots = g.adj.size();
+  if ((slots + 1) * sizeof(EdgeIndex) > max_bytes) return std::nullopt;  // before the counts' own 8 bytes a slot
   const CountTable t = edge_triangle_counts(g, opt);
-  const std::size_t slots = t.size();
   EdgeCommonLists lists;
   const std::uint64_t entries = std::accumulate(t.begin(), t.end(), std::uint64_t{0});
   if ((slots + 1) * sizeof(EdgeIndex) + entries * sizeof(Vertex) > max_bytes) return std::nullopt;

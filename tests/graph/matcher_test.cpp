@@ -1000,8 +1000,11 @@ TEST_CASE("edge common-neighbour lists equal the merges they replace in weighed 
           CHECK(std::ranges::equal(lists->at(g.offsets[a] + i), common));
         }
     }
-    CHECK_FALSE(edge_common_lists(g, {1}, 8 * g.adj.size()));
     const auto lists = edge_common_lists(g, {2}, std::size_t{1} << 30);
+    const std::size_t bytes = 8 * (g.adj.size() + 1) + 4 * lists->vertices.size();  // the offsets, the entries
+    CHECK(edge_common_lists(g, {1}, bytes));
+    CHECK_FALSE(edge_common_lists(g, {1}, bytes - 1));
+    CHECK_FALSE(edge_common_lists(g, {1}, 8 * g.adj.size()));
     const GraphStats stats = graph_stats(g);
     const WeightFn weight = [](const WeighedMatch& m) {
       unsigned __int128 w = 1;
