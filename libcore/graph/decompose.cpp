@@ -504,7 +504,10 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
     // Each weight call finds its edge's entry by a binary search in the first end's list, a cache miss a step
     // (as-22july06: q050's cut 3-4-5 weighed by the triangles of 4-5 took 50 ns a call and, unpriced, was taken over
     // its pendant triangle sum, 5x faster; at 24 a step q036, q057 and q072 left faster weighed cuts).
-    if (c.attach.size() == 2 && !summed_directly(*d))
+    const bool searched = std::none_of(d->components.begin(), d->components.end(), [&](const auto& e) {
+      return !e.common && e.attach == c.attach;  // an earlier component at the same edge: found once per call
+    });
+    if (c.attach.size() == 2 && !summed_directly(*d) && searched)
       cost += d->cut_plan.predicted_calls * kSearchStep * std::log2(std::max(2.0, stats.degree_biased));
     d->components.push_back(std::move(c));
   }
@@ -1327,15 +1330,22 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
     if (!c.common)
       factors.push_back(
           {ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1});
+  // Factors of one edge side by side: the weight finds its slot once.
+  std::stable_sort(factors.begin(), factors.end(), [](const Factor& x, const Factor& y) {
+    return std::pair{x.a, x.b} < std::pair{y.a, y.b};
+  });
   if (oriented) return oriented_edge_cut_sum(g, *tri, factors, opt);
   if (summed_directly(d)) return direct_cut_sum(g, factors, d.cut.size() == 2, opt);
   std::vector<std::optional<CommonCounts>> common(opt.threads);  // per worker
   const WeightFn weight = [&](const WeighedMatch& match) -> unsigned __int128 {
     unsigned __int128 w = 1;
     const auto m = match.vertices;
-    for (const Factor& f : factors) {
-      std::size_t at = m[f.a];
-      if (f.b >= 0) {
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+      const Factor& f = factors[i];
+      if (f.b < 0) {
+        at = m[f.a];
+      } else if (i == 0 || f.a != factors[i - 1].a || f.b != factors[i - 1].b) {  // the edge's slot, once per edge
         const auto nb = g.neighbors(m[f.a]);
         at = g.offsets[m[f.a]] + static_cast<std::size_t>(std::lower_bound(nb.begin(), nb.end(), m[f.b]) - nb.begin());
       }
