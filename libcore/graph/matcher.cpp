@@ -255,10 +255,9 @@ class Interpreter {
       const Vertex x = c.p[i];
       if (excluded(L, x)) continue;
       v_[next] = x;
-      if (lists_) {  // c, when a prefix of N(o), lies in the CSR: x's position there is the edge (o, x)'s slot
-        slot_owner_[next] = owner(d, next);
+      // c, when a prefix of N(o), lies in the CSR: x's position there is the edge (o, x)'s slot.
+      if (lists_ && (slot_owner_[next] = owner(d, next)) != kNoOwner)
         slot_[next] = static_cast<EdgeIndex>(c.p + i - g_.adj.data());
-      }
       if (next == k_ - 1) {
         found(1);
         if (kList && stop->load(std::memory_order_relaxed)) return;
