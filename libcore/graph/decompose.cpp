@@ -455,9 +455,8 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
     if (counted_in_cut(p, attach[i]))
       counted_sets.push_back({cut_index_mask(d->cut, attach[i]), p.label(std::countr_zero(comps[i])) < 0});
   }
-  const Pattern cut_pattern = subpattern(p, d->cut);
-  const auto group = cut_group(autos, d->cut);
-  d->cut_plan = choose_plan_in_group(cut_pattern, group, Induced::edge, stats, Formula::never, {}, counted_sets, weighed);
+  d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
+                                     Formula::never, {}, counted_sets, weighed);
   if (std::isinf(d->cut_plan.predicted_cost)) return std::nullopt;
   // A vertex or edge cut of an unlabeled pattern is summed in one pass over the vertices or the CSR.
   double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : weighed_cost(d->cut_plan);
