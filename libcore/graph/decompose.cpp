@@ -320,20 +320,16 @@ double square_pendant_cost(const GraphStats& stats) {
   return kPairWalkStep * 2 * (2 * stats.m * stats.degree_biased) + 2 * stats.m + stats.n;
 }
 
-// The edge lists of a pendant triangle cut (Decomposition::pendant_triangle) are built where they take at most this
-// (8 bytes per edge among a neighbourhood, 3 per triangle); beyond it the cut is enumerated, weighed.
-constexpr std::size_t kTriangleEdgeBytes = std::size_t{2} << 30;
-
 // The predicted cost of sum_pendant_triangles: the edge lists, every root's full wedge walk (2 m d scattered steps),
 // and per root a and b in N(a) the edges among N(b), each with two scattered reads of c(a, .) for both orders: half
 // the cut's embeddings (its plan's matches times its symmetry), a pass step each. Infinite where the lists, their
-// triangles estimated from the closure (3 T = closure x the wedges), would not fit in kTriangleEdgeBytes. The mean
+// triangles estimated from the closure (3 T = closure x the wedges), would not fit in kTriangleListBytes. The mean
 // field's matches err by graph: q050 (`0-3,0-5,1-3,1-5,2-4,2-5,3-4,4-5`) takes this cut on all four test graphs, 2.5x
 // faster than its edge cut on as-22july06 but 15-20% slower on astro-ph and wiki-Vote; a dearer step (1.25-1.5)
 // turned those choices the wrong way round.
 double pendant_triangle_cost(const GraphStats& stats, const Plan& cut_plan) {
   const double edge_list_entries = stats.closure * stats.m * std::max(0.0, stats.degree_biased - 1);
-  if (8 * edge_list_entries > static_cast<double>(kTriangleEdgeBytes)) return std::numeric_limits<double>::infinity();
+  if (8 * edge_list_entries > static_cast<double>(kTriangleListBytes)) return std::numeric_limits<double>::infinity();
   return triangle_edge_lists_cost(stats) +
          kPairWalkStep * (2 * stats.m * stats.degree_biased +
                           cut_plan.predicted_matches * static_cast<double>(cut_plan.automorphisms) / 2);
@@ -664,14 +660,6 @@ unsigned __int128 checked_power(std::uint64_t x, int r) {
   return y;
 }
 
-// The options of a table every rank fills whole (it is read at any vertex, not only this rank's).
-ExecOptions whole_graph(const ExecOptions& opt) {
-  ExecOptions whole = opt;
-  whole.rank = 0;
-  whole.world_size = 1;
-  return whole;
-}
-
 // The threads' partial sums times `times` (a pair cut's, 2: each sums one orientation of every vertex pair),
 // checked against overflow and kept below 2^126 for the signed embedding share.
 unsigned __int128 checked_total(const std::vector<unsigned __int128>& sums, unsigned times) {
@@ -839,7 +827,7 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const E
 // One root's terms of a pendant triangle cut's R: for every b in N(a) and every edge (x, y) among N(b) without a,
 // c^px(x) c^py(y) + c^px(y) c^py(x) (both orders), c = c(a, .). With px + py <= 2 each product is below 2^64 (c <
 // 2^32) and is taken in 64 bits; each term is below 2^97 and the root's sum below 2^125 (its terms are at most the
-// lists' 2^28 edges, kTriangleEdgeBytes).
+// lists' 2^28 edges, kTriangleListBytes).
 template <int kPx, int kPy>
 unsigned __int128 pendant_triangle_root(const Graph& g, const TriangleEdges& te, Vertex a, const std::uint32_t* c) {
   using Product = std::conditional_t<kPx + kPy <= 2, std::uint64_t, unsigned __int128>;
@@ -1227,7 +1215,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   const auto overflow = [] { throw DataError("the match count exceeds 2^64 - 1 (counts are exact or an error)"); };
   const ExecOptions whole = whole_graph(opt);
   if (d.pendant_triangle)
-    if (const auto te = triangle_edge_lists(g, whole, kTriangleEdgeBytes))
+    if (const auto te = triangle_edge_lists(g, whole, kTriangleListBytes))
       return sum_pendant_triangles(g, *te, *d.pendant_triangle, opt);
   // ext[t][v] (one attachment) or ext[t][offsets[v] + rank of w in N(v)] (two, the edge v-w):
   // embeddings of table t's rooted pattern with its first levels at v (and w).
@@ -1361,7 +1349,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   };
   // An edge's common neighbours that the cut plan would merge under several prefixes are listed once (q062).
   std::optional<EdgeCommonLists> lists;
-  if (merges_edge_common(d.cut_plan)) lists = edge_common_lists(g, whole, kTriangleEdgeBytes);
+  if (merges_edge_common(d.cut_plan)) lists = edge_common_lists(g, whole, kTriangleListBytes);
   unsigned __int128 relaxed = sum_over_matches(g, d.cut_plan, opt, weight, lists ? &*lists : nullptr);
   if (__builtin_mul_overflow(relaxed, static_cast<unsigned __int128>(d.cut_plan.automorphisms), &relaxed) ||
       relaxed >> 126)

@@ -201,27 +201,30 @@ class Emitter {
     for (int j : plan_.levels[b].distinct)
       if (j != a) db += (ndb++ ? ", " : "") + v(j);
     os_ << ind(in + 1) << "const u32 dA[] = {" << (nda ? da : "0") << "}, dB[] = {" << (ndb ? db : "0") << "};\n";
-    if (!plan_.root_common) {
-      os_ << ind(in + 1) << "count += gzk::pair_count(pA, nA, pB, nB, dA, " << nda << ", dB, " << ndb << ");\n";
-      os_ << ind(in) << "}\n";
-      return;
-    }
-    os_ << ind(in + 1) << "if (!common_ready) gzk::wedge_fill(off, adj, v0, common);\n";
-    os_ << ind(in + 1) << "common_ready = true;\n";
-    neighbours("N0", 0, "", in + 1);
-    neighbours("Nd", d, "", in + 1);
-    os_ << ind(in + 1) << "count += gzk::pair_count_from(common[" << v(d) << "], nB, bcommon[" << v(d) << "], dA, "
-        << nda << ", dB, " << ndb << ",\n";
-    // Memberships the pattern decides are answered without a search (root_common_member).
+    // Memberships the pattern decides are answered without a search (candidate_member).
     auto member = [&](int t, const std::string& search) {
       std::string known;
+      const std::string bt = bound(t, d);
       for (int j = 0; j <= d; ++j) {
-        const int m = root_common_member(plan_, t, j);
-        if (m >= 0) known += "if (x == " + v(j) + ") return " + (m ? "true" : "false") + "; ";
+        const int m = candidate_member(plan_, t, j);
+        if (m < 0) continue;
+        known += "if (x == " + v(j) + ") return " + (m == 0 ? "false" : bt.empty() ? "true" : "x < " + bt) + "; ";
       }
       return "[&](u32 x) { " + known + "return " + search + "; }";
     };
-    os_ << ind(in + 2) << member(a, "gzk::contains(pN0, nN0, x) && gzk::contains(pNd, nNd, x)") << ",\n";
+    if (!plan_.root_common) {
+      os_ << ind(in + 1) << "count += gzk::pair_count_from(nA, nB, gzk::intersect_count(pA, nA, pB, nB), dA, " << nda
+          << ", dB, " << ndb << ",\n";
+      os_ << ind(in + 2) << member(a, "gzk::contains(pA, nA, x)") << ",\n";
+    } else {
+      os_ << ind(in + 1) << "if (!common_ready) gzk::wedge_fill(off, adj, v0, common);\n";
+      os_ << ind(in + 1) << "common_ready = true;\n";
+      neighbours("N0", 0, "", in + 1);
+      neighbours("Nd", d, "", in + 1);
+      os_ << ind(in + 1) << "count += gzk::pair_count_from(common[" << v(d) << "], nB, bcommon[" << v(d) << "], dA, "
+          << nda << ", dB, " << ndb << ",\n";
+      os_ << ind(in + 2) << member(a, "gzk::contains(pN0, nN0, x) && gzk::contains(pNd, nNd, x)") << ",\n";
+    }
     os_ << ind(in + 2) << member(b, "gzk::contains(pB, nB, x)") << ");\n";
     os_ << ind(in) << "}\n";
   }

@@ -194,19 +194,28 @@ std::vector<const Plan*> enumerated_plans(const CountPlan& cp) {
   return out;
 }
 
+// Whether an enumerated plan counts its pairs against marked sets (Plan::marked_pairs, which the JIT's kernels count
+// per level-(k-3) vertex instead).
+bool marks_pairs(const CountPlan& cp) {
+  const auto plans = enumerated_plans(cp);
+  return std::any_of(plans.begin(), plans.end(), [](const Plan* p) { return p->marked_pairs; });
+}
+
 // The JIT's compile (0.6-0.9 s a kernel on first use) pays off once the matching is long: its kernels run the
 // enumerating plans ~1.5x faster than the interpreter. Predicted seconds of a plan: its predicted cost at
 // kSecondsPerCost (the low end measured for enumerating plans, 0.55-2 ns a unit, so short counts stay interpreted).
 constexpr double kSecondsPerCost = 1e-9;
 constexpr double kJitPaysOffSeconds = 3.0;
 
-// backend "auto": the interpreter where it counts cliques in local graphs (which the JIT has no kernel for) or
-// where the predicted matching time is short and a kernel would have to be compiled; else the JIT. Also why.
+// backend "auto": the interpreter where it counts cliques in local graphs or pairs against marks (which the JIT has no
+// kernel for) or where the predicted matching time is short and a kernel would have to be compiled; else the JIT.
+// Also why.
 std::pair<std::string, std::string> choose_backend(const CountPlan& cp, bool local_graph, int threads,
                                                    const std::filesystem::path& jit_dir) {
   if (local_graph) return {"interp", "cliques in local graphs (interpreter only)"};
   const auto plans = enumerated_plans(cp);
   if (plans.empty()) return {"interp", "no plan enumerated on the graph (tables and neighbourhood counts: library code)"};
+  if (marks_pairs(cp)) return {"interp", "pairs counted against marked sets (interpreter only)"};
   if (std::all_of(plans.begin(), plans.end(), [&](const Plan* p) { return jit_kernel_cached(*p, jit_dir); }))
     return {"jit", "kernels cached"};
   // Only the enumerated plans run in a kernel (tables, pair sums and neighbourhood counts are library code), so
@@ -338,6 +347,7 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"graph", in.info},
                       {"plan", plan_summary(cp)}};
   r["plan"]["local_graph"] = backend == "interp" && local_graph;
+  r["plan"]["marked_pairs"] = backend == "interp" && marks_pairs(cp);
   r["plan"]["race"] = race ? race->to_json() : nlohmann::json(nullptr);
   if (backend == "jit") {
     r["jit_cached"] = jit_cached;

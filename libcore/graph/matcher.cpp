@@ -14,6 +14,7 @@
 #include "common/signals.hpp"
 #include "graph/local_graph.hpp"
 #include "graph/set_ops.hpp"
+#include "graph/triangle_tables.hpp"
 
 namespace core::graph {
 
@@ -55,11 +56,12 @@ class Interpreter {
     if (plan.root_common) {
       bcommon_.assign(g.n(), 0);
       if (root_common_filters_b(plan)) b_filtered_.resize(cap);
-      for (int j = 0; j + 2 < k_; ++j) {
-        member_a_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 2, j)));
-        member_b_.push_back(static_cast<std::int8_t>(root_common_member(plan, k_ - 1, j)));
-      }
     }
+    if (plan.pairs == PairMode::independent)
+      for (int j = 0; j + 2 < k_; ++j) {
+        member_a_.push_back(static_cast<std::int8_t>(candidate_member(plan, k_ - 2, j)));
+        member_b_.push_back(static_cast<std::int8_t>(candidate_member(plan, k_ - 1, j)));
+      }
     if (plan.iep) {
       iep_sets_.resize(static_cast<std::size_t>(plan.iep) * cap);
       iep_scratch_.resize((std::size_t{1} << plan.iep) * cap);
@@ -69,6 +71,11 @@ class Interpreter {
       for (const SetOp& op : plan.levels[k_ - plan.iep - 1].ops) iep_last_op_[op.target - (k_ - plan.iep)] = &op;
     }
     for (int t = 0; t < k_; ++t) members_.push_back(certain_members(plan, t));
+    if (plan.marked_pairs) {
+      if (!marked_pairs_applies(plan)) throw std::logic_error("Plan::marked_pairs on a plan it does not apply to");
+      marks_.assign(g.n(), 0);
+      marked_level_ = marked_pairs_list_level(plan);
+    }
     if (lists_) {
       owner_.assign(static_cast<std::size_t>(k_) * k_, kNoOwner);
       slot_.assign(k_, 0);
@@ -182,10 +189,11 @@ class Interpreter {
     const Span a = truncate(s, bound);
     if (lists_) {
       const Vertex o = std::exchange(owner(d, op.target), kNoOwner);
-      // a is a prefix of N(o) and v_src was picked from N(o) at slot_: a ∩ N(v_src) is the edge's list below the
-      // first vertex of N(o) that a leaves out.
-      if (op.kind == SetOp::Kind::intersect && o != kNoOwner && slot_owner_[op.src] == o) {
-        const auto common = lists_->at(slot_[op.src]);
+      // a is a prefix of N(o) and v_src lies in N(o) (picked from it at slot_, else found by a binary search): a ∩
+      // N(v_src) is the edge's list below the first vertex of N(o) that a leaves out.
+      const EdgeIndex slot = op.kind == SetOp::Kind::intersect && o != kNoOwner ? slot_in(o, op.src) : kNoSlot;
+      if (slot != kNoSlot) {
+        const auto common = lists_->at(slot);
         std::size_t n = common.size();
         if (a.n < g_.degree(o)) n = gzk::lower_index(common.data(), n, g_.adj[g_.offsets[o] + a.n]);
         s = {common.data(), n};
@@ -198,6 +206,14 @@ class Interpreter {
     const std::size_t n = op.kind == SetOp::Kind::intersect ? gzk::intersect(a.p, a.n, nb.p, nb.n, out)
                                                             : gzk::subtract(a.p, a.n, nb.p, nb.n, out);
     s = {out, n};
+  }
+
+  // With lists_: the CSR slot of level t's vertex in N(o), kNoSlot where it is not o's neighbour.
+  EdgeIndex slot_in(Vertex o, int t) const {
+    if (slot_owner_[t] == o) return slot_[t];
+    const Span no = neighbors(o);
+    const std::size_t i = gzk::lower_index(no.p, no.n, v_[t]);
+    return i < no.n && no.p[i] == v_[t] ? g_.offsets[o] + i : kNoSlot;
   }
 
   bool excluded(const Level& L, Vertex x) const {
@@ -250,6 +266,8 @@ class Interpreter {
     const bool table = !kEnum && plan_.root_common && next == k_ - 3;
     const Span B = table ? table_source(d) : Span{};
     for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_fill_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
+    const bool marked = !kEnum && plan_.marked_pairs && next == k_ - 3;
+    if (marked) mark_pair_sets(d, true);
     const std::size_t end = d == 0 ? std::min<std::size_t>(c.n, last_) : c.n;
     for (std::size_t i = d == 0 ? first_ : 0; i < end; ++i) {
       const Vertex x = c.p[i];
@@ -261,10 +279,13 @@ class Interpreter {
       if (next == k_ - 1) {
         found(1);
         if (kList && stop->load(std::memory_order_relaxed)) return;
+      } else if (marked) {
+        count_marked_pairs(next);
       } else {
         descend(next);
       }
     }
+    if (marked) mark_pair_sets(d, false);
     for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_clear_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
   }
 
@@ -323,37 +344,74 @@ class Interpreter {
   // The last two levels in closed form (Plan::pairs, independent).
   void count_pairs(int d) {
     const int a = k_ - 2, b = k_ - 1;
-    Vertex da[kMaxPatternSize], db[kMaxPatternSize];
-    int nda = 0, ndb = 0;
-    for (int j : plan_.levels[a].distinct) da[nda++] = v_[j];
     const Span B = truncate(cur(d, b), bound_at(b, d));
-    for (int j : plan_.levels[b].distinct)
-      if (j != a) db[ndb++] = v_[j];
+    const auto in_b = [&](Vertex x) { return gzk::contains(B.p, B.n, x); };
     if (!plan_.root_common) {
       const Span A = truncate(cur(d, a), bound_at(a, d));
-      count += gzk::pair_count(A.p, A.n, B.p, B.n, da, nda, db, ndb);
+      count += pairs_from(d, A.n, B.n, gzk::intersect_count(A.p, A.n, B.p, B.n),
+                          [&](Vertex x) { return gzk::contains(A.p, A.n, x); }, in_b);
       return;
     }
     // A = N(v_0) ∩ N(v_d), A ∩ B = (B ∩ N(v_0)) ∩ N(v_d) (Plan::root_common).
     const std::uint32_t* common = root_table();
     const Span N0 = neighbors(v_[0]), Nd = neighbors(v_[d]);
-    // Memberships the pattern decides (root_common_member) skip the search; the queried vertices
-    // are those of distinct earlier levels, so a value names its level.
-    auto known = [&](const std::vector<std::int8_t>& member, Vertex x) {
+    count += pairs_from(
+        d, common[v_[d]], B.n, bcommon_[v_[d]],
+        [&](Vertex x) { return gzk::contains(N0.p, N0.n, x) && gzk::contains(Nd.p, Nd.n, x); }, in_b);
+  }
+
+  // Plan::marked_pairs, for x = v_d (d = k-3, its ops not run): |B| = |S ∩ N(x)| and |A ∩ B| from one scan against
+  // the marks (bit 0: S, bit 1: A; mark_pair_sets), of N(v_o) ∩ N(x) where the edge lists are given, else of N(x).
+  void count_marked_pairs(int d) {
+    const int a = k_ - 2;
+    Span scan = neighbors(v_[d]);
+    if (lists_ && marked_level_ >= 0) {
+      const auto list = lists_->at(slot_in(v_[marked_level_], d));
+      scan = {list.data(), list.size()};
+    }
+    std::uint64_t nb = 0, nab = 0;
+    for (std::size_t i = 0; i < scan.n; ++i) {
+      const std::uint8_t m = marks_[scan.p[i]];
+      nb += m & 1u;
+      nab += m == 3 ? 1 : 0;
+    }
+    count += pairs_from(
+        d, truncate(cur(d - 1, a), bound_at(a, d)).n, nb, nab, [&](Vertex x) { return (marks_[x] & 2u) != 0; },
+        [&](Vertex x) { return (marks_[x] & 1u) && gzk::contains(scan.p, scan.n, x); });
+  }
+
+  // Plan::marked_pairs: marks (on) or clears A and S, the sets of levels k-2 and k-1 after the ops of depth d = k-4.
+  void mark_pair_sets(int d, bool on) {
+    const std::uint8_t bits[2] = {2, 1};
+    for (int i = 0; i < 2; ++i) {
+      const int t = k_ - 2 + i;
+      const Span set = truncate(cur(d, t), bound_at(t, d));
+      for (std::size_t j = 0; j < set.n; ++j) marks_[set.p[j]] = on ? marks_[set.p[j]] | bits[i] : 0;
+    }
+  }
+
+  // The injective pairs of the last two levels after level d from |A|, |B| and |A ∩ B| (gzk::pair_count_from), the
+  // earlier vertices the pattern leaves open searched with search_a and search_b.
+  template <class SearchA, class SearchB>
+  std::uint64_t pairs_from(int d, std::uint64_t ca, std::uint64_t cb, std::uint64_t cab, SearchA&& search_a,
+                           SearchB&& search_b) {
+    const int a = k_ - 2, b = k_ - 1;
+    Vertex da[kMaxPatternSize], db[kMaxPatternSize];
+    int nda = 0, ndb = 0;
+    for (int j : plan_.levels[a].distinct) da[nda++] = v_[j];
+    for (int j : plan_.levels[b].distinct)
+      if (j != a) db[ndb++] = v_[j];
+    // Memberships the pattern decides (candidate_member) skip the search; the queried vertices are those of
+    // distinct earlier levels, so a value names its level.
+    const auto in_set = [&](const std::vector<std::int8_t>& member, Vertex bound, Vertex x, auto&& search) {
       for (int j = 0; j <= d; ++j)
-        if (v_[j] == x) return static_cast<int>(member[j]);
-      return -1;
+        if (v_[j] == x) return member[j] == 1 ? x < bound : member[j] == 0 ? false : search(x);
+      return search(x);
     };
-    count += gzk::pair_count_from(
-        common[v_[d]], B.n, bcommon_[v_[d]], da, nda, db, ndb,
-        [&](Vertex x) {
-          const int m = known(member_a_, x);
-          return m >= 0 ? m == 1 : gzk::contains(N0.p, N0.n, x) && gzk::contains(Nd.p, Nd.n, x);
-        },
-        [&](Vertex x) {
-          const int m = known(member_b_, x);
-          return m >= 0 ? m == 1 : gzk::contains(B.p, B.n, x);
-        });
+    const Vertex bound_a = bound_at(a, d), bound_b = bound_at(b, d);
+    return gzk::pair_count_from(
+        ca, cb, cab, da, nda, db, ndb, [&](Vertex x) { return in_set(member_a_, bound_a, x, search_a); },
+        [&](Vertex x) { return in_set(member_b_, bound_b, x, search_b); });
   }
 
   // The last plan_.iep levels by inclusion-exclusion (Plan::iep), after the ops of depth d.
@@ -426,6 +484,7 @@ class Interpreter {
   }
 
   static constexpr Vertex kNoOwner = std::numeric_limits<Vertex>::max();
+  static constexpr EdgeIndex kNoSlot = std::numeric_limits<EdgeIndex>::max();
   const Graph& g_;
   const Plan& plan_;
   const int k_;
@@ -446,7 +505,9 @@ class Interpreter {
   bool common_ready_ = false;
   PopulatedVector<std::uint32_t> bcommon_;  // Plan::root_common: |B ∩ N(x)| while level k-3 is chosen
   PopulatedVector<Vertex> b_filtered_;      // Plan::root_common: B ∩ N(v_0), where B need not lie in N(v_0)
-  std::vector<std::int8_t> member_a_, member_b_;  // root_common_member per earlier level
+  std::vector<std::int8_t> member_a_, member_b_;  // Plan::pairs: candidate_member of A and B per earlier level
+  PopulatedVector<std::uint8_t> marks_;           // Plan::marked_pairs: bit 0 on S, bit 1 on A
+  int marked_level_ = -1;                          // Plan::marked_pairs: marked_pairs_list_level
   std::size_t cap_ = 0;                            // scratch buffer length
   PopulatedVector<Vertex> iep_sets_, iep_scratch_;  // Plan::iep: filtered tail sets, intersections
   std::vector<IepRemoval> iep_removals_;           // Plan::iep: the earlier levels removed from tail sets
@@ -524,6 +585,10 @@ std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions&
   LowerDegrees own_lower;
   const auto& lower = lower_degrees(g, opt, own_lower);
   const bool local = uses_local_graph(plan, opt);
+  // Plan::marked_pairs scans the edges' lists where they fit.
+  std::optional<EdgeCommonLists> lists;
+  if (plan.marked_pairs && marked_pairs_list_level(plan) >= 0)
+    lists = edge_common_lists(g, whole_graph(opt), kTriangleListBytes);
   // Per thread: the interpreter, and with Plan::local_graph the local-graph counter (roots too
   // wide for it go to the interpreter).
   // One cache line each: the threads add to their own counts.
@@ -535,7 +600,7 @@ std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions&
   std::vector<Worker> workers(opt.threads);
   // The interpreter is made on first use: with the local graph only for roots too wide for it.
   auto interp = [&](Worker& w) -> Interpreter<Mode::count>& {
-    if (!w.interp) w.interp = std::make_unique<Interpreter<Mode::count>>(g, plan, lower);
+    if (!w.interp) w.interp = std::make_unique<Interpreter<Mode::count>>(g, plan, lower, lists ? &*lists : nullptr);
     return *w.interp;
   };
   auto worker = [&](int t) -> Worker& {

@@ -234,6 +234,13 @@ RootSplit chunk_roots(std::span<const std::uint64_t> work, int parts) {
   return split;
 }
 
+ExecOptions whole_graph(const ExecOptions& opt) {
+  ExecOptions whole = opt;
+  whole.rank = 0;
+  whole.world_size = 1;
+  return whole;
+}
+
 void parallel_roots(Vertex n, const ExecOptions& opt, const std::function<void(int, Vertex, Vertex)>& body,
                     const std::atomic<bool>* stop, const RootSplit* split) {
   if (opt.threads < 1) throw UsageError("threads must be >= 1");

@@ -50,6 +50,9 @@ struct ExecOptions {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
+// The options of a table every rank fills whole (it is read at any vertex, not only this rank's).
+ExecOptions whole_graph(const ExecOptions& opt);
+
 // A task of one heavy root: its level-1 candidates at positions [first, last).
 struct RootPiece {
   Vertex v;

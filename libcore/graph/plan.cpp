@@ -11,6 +11,7 @@
 #include "common/errors.hpp"
 #include "common/rng.hpp"
 #include "graph/set_ops.hpp"
+#include "graph/triangle_tables.hpp"
 
 namespace core::graph {
 
@@ -333,6 +334,24 @@ struct Schedule {
     if (d < 1 || pairs() != PairMode::independent) return false;
     return adj[a] == (1u | (1u << d)) && upper[a] == 0 && !(((adj[b] | upper[b]) >> d) & 1u);
   }
+  // Whether Plan::marked_pairs applies: independent pairs, the only op at depth d = k-3 B's intersection with
+  // N(v_d), and neither set bounded by v_d.
+  bool marked_pairs_applies() const {
+    const int d = k - 3, a = k - 2, b = k - 1;
+    if (d < 1 || pairs() != PairMode::independent || (((upper[a] | upper[b]) >> d) & 1u)) return false;
+    int ops = 0;
+    bool b_meets = false;
+    for_each_op(d, [&](const SetOp& op) {
+      ++ops;
+      b_meets = op.kind == SetOp::Kind::intersect && op.target == b;
+    });
+    return ops == 1 && b_meets;
+  }
+  // See marked_pairs_list_level.
+  int marked_list_level() const {
+    const std::uint32_t both = adj[k - 1] & adj[k - 3];
+    return both ? std::countr_zero(both) : -1;
+  }
 };
 
 // Restrictions of the stabiliser chain along the order, as upper-bound masks per level.
@@ -410,7 +429,7 @@ constexpr double kStep = 8.0;
 // *level_matches (when given): [d] the partial matches of levels 0..d (those before a counting formula).
 double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common = nullptr, bool* local_graph = nullptr,
                     double* matches = nullptr, bool* common_count = nullptr,
-                    std::array<double, kMaxPatternSize>* level_matches = nullptr) {
+                    std::array<double, kMaxPatternSize>* level_matches = nullptr, bool* marked_pairs = nullptr) {
   const int k = sc.k;
   std::array<double, kMaxPatternSize> size{};
   double prefixes = s.n * label_factor(s, sc.label[0]);
@@ -421,6 +440,7 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
   if (root_common) *root_common = false;
   if (local_graph) *local_graph = false;
   if (common_count) *common_count = false;
+  if (marked_pairs) *marked_pairs = false;
   const int counted = sc.common_counted();
   // The root tables of Plan::root_common and Plan::common_count: every root walks its wedges twice (fill, clear).
   const double root_tables = 4 * s.m * s.degree_biased * label_factor(s, sc.label[0]);
@@ -441,8 +461,10 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     double work = 1.0;
     double a_work = 0;  // at depth k-3: the work of building the set of level k-2
     double counted_work = 0;  // at depth counted-1: the work of building the counted set
+    double b_before = 0;      // at depth k-3: the size of b's set before its op there (Plan::marked_pairs' S)
     sc.for_each_op(d, [&](const SetOp& op) {
       const double before = work;
+      if (op.target == k - 1) b_before = size[op.target];
       const std::uint32_t up = sc.upper[op.target];
       const bool oriented = (up >> op.src) & 1u;
       const bool bounded = (up & ((2u << d) - 1)) != 0;
@@ -499,17 +521,41 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     }
     if (pairs && d == k - 3) {
       const double direct = total + prefixes * (work + size[k - 2] + size[k - 1]);
-      if (!sc.root_common_applies()) return choose_common(direct);
-      // The tables: the root's, and every prefix of levels 0..d-1 walks the neighbours of B (of B ∩
-      // N(v_0), merged first, when b is not adjacent to the root) twice; per prefix, table look-ups and
-      // membership tests.
-      const bool filtered = !(sc.adj[k - 1] & 1u);
-      const double b = size[k - 1] * (filtered ? s.closure : 1.0);
-      const double filter = filtered ? size[k - 1] + s.degree_biased : 0.0;
-      const double tables = root_tables + prefixes_before * (filter + 2 * b * s.degree_biased);
-      const double common = total + tables + prefixes * (work - a_work + 4);
-      if (root_common) *root_common = common < direct;
-      return std::min(direct, common);
+      double cost = direct;
+      if (!sc.root_common_applies()) {
+        cost = choose_common(direct);
+      } else {
+        // The tables: the root's, and every prefix of levels 0..d-1 walks the neighbours of B (of B ∩
+        // N(v_0), merged first, when b is not adjacent to the root) twice; per prefix, table look-ups and
+        // membership tests.
+        const bool filtered = !(sc.adj[k - 1] & 1u);
+        const double b = size[k - 1] * (filtered ? s.closure : 1.0);
+        const double filter = filtered ? size[k - 1] + s.degree_biased : 0.0;
+        const double tables = root_tables + prefixes_before * (filter + 2 * b * s.degree_biased);
+        const double common = total + tables + prefixes * (work - a_work + 4);
+        if (root_common) *root_common = common < direct;
+        cost = std::min(direct, common);
+      }
+      if (sc.marked_pairs_applies()) {
+        // Per prefix of levels 0..d-1, A and S marked and cleared; per x = v_d, a binary search for the edge's
+        // slot and the scan of its list (a fraction closure of N(x)), or without lists the scan of N(x):
+        // scattered reads.
+        const double lists = sc.marked_list_level() >= 0 ? edge_common_lists_cost(s, kTriangleListBytes)
+                                                         : std::numeric_limits<double>::infinity();
+        const double scan = std::isfinite(lists)
+                                ? s.closure * std::max(0.0, s.degree_biased - 1) + std::log2(s.degree_biased + 1)
+                                : s.degree_biased;
+        const double marked = total + (std::isfinite(lists) ? lists : 0.0) +
+                              prefixes_before * kPairWalkStep * 2 * (size[k - 2] + b_before) +
+                              prefixes * (kPairWalkStep * scan + 4);
+        if (marked < cost) {
+          if (marked_pairs) *marked_pairs = true;
+          if (root_common) *root_common = false;
+          if (common_count) *common_count = false;
+          cost = marked;
+        }
+      }
+      return cost;
     }
     total += prefixes * work;
     const int next = d + 1;
@@ -618,7 +664,8 @@ Plan expand(const Pattern& p, const Schedule& sc, const std::vector<Perm>& autos
   plan.iep = sc.iep;
   if (sc.iep) plan.iep_redundancy = stabiliser_order(autos, sc, k - sc.iep);
   plan.predicted_cost =
-      predict_cost(sc, stats, &plan.root_common, &plan.local_graph, &plan.predicted_matches, &plan.common_count);
+      predict_cost(sc, stats, &plan.root_common, &plan.local_graph, &plan.predicted_matches, &plan.common_count, nullptr,
+                   &plan.marked_pairs);
   plan.predicted_calls = plan.predicted_matches;
   plan.orders_considered = 1;
   return plan;
@@ -682,6 +729,7 @@ Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order,
   if (root_common != RootCommon::by_cost) {
     plan.root_common = root_common == RootCommon::where_applicable && sc.root_common_applies();
     plan.common_count = root_common == RootCommon::where_applicable && sc.common_counted() >= 0;
+    plan.marked_pairs = false;
   }
   return plan;
 }
@@ -795,6 +843,12 @@ int candidate_member(const Plan& plan, int t, int j) { return schedule_of(plan).
 
 int common_counted_level(const Plan& plan) { return schedule_of(plan).common_counted(); }
 
+bool marked_pairs_applies(const Plan& plan) {
+  return plan.pairs == PairMode::independent && schedule_of(plan).marked_pairs_applies();
+}
+
+int marked_pairs_list_level(const Plan& plan) { return schedule_of(plan).marked_list_level(); }
+
 int common_set_level(const Plan& plan, std::uint32_t set) {
   return schedule_of(plan).common_set_level(set, plan.weigh_counts_last);
 }
@@ -869,11 +923,6 @@ bool root_common_filters_b(const Plan& plan) {
   return !plan.pattern.has_edge(plan.order.front(), plan.order.back());
 }
 
-int root_common_member(const Plan& plan, int t, int j) {
-  const int m = candidate_member(plan, t, j);
-  return m == 1 && t != plan.size() - 2 ? -1 : m;  // B may be bounded by other levels: searched
-}
-
 std::string Plan::hash() const {
   std::ostringstream os;
   os << "gzplan-v3|" << pattern.to_string() << "|" << to_string(induced) << "|";
@@ -884,7 +933,8 @@ std::string Plan::hash() const {
     for (const SetOp& op : L.ops) os << "o" << int(op.kind) << "." << op.target << "." << op.src;
     os << ";";
   }
-  os << "pairs" << static_cast<int>(pairs) << (root_common ? "r" : "") << (common_count ? "c" : "")
+  os << "pairs" << static_cast<int>(pairs) << (root_common ? "r" : "") << (marked_pairs ? "m" : "")
+     << (common_count ? "c" : "")
      << (weigh_root_common ? "w" : "") << (weigh_counts_last ? "l" : "");
   if (iep) os << "iep" << iep << "/" << iep_redundancy;
   char hex[17];
@@ -914,6 +964,7 @@ nlohmann::json Plan::to_json() const {
   j["levels"] = lv;
   j["pairs"] = pairs == PairMode::none ? "none" : pairs == PairMode::independent ? "independent" : "ordered";
   j["root_common"] = root_common;
+  j["marked_pairs"] = marked_pairs;
   j["common_count"] = common_count;
   j["weigh_root_common"] = weigh_root_common;
   j["weigh_counts_last"] = weigh_counts_last;
@@ -952,6 +1003,12 @@ std::string Plan::structure_text() const {
   if (root_common)
     os << "|A| = |N(level 0) & N(level " << size() - 3 << ")| and |A & B| = |B & N(level " << size() - 3
        << ")| from wedge tables, A not built\n";
+  if (marked_pairs) {
+    const int d = size() - 3, o = marked_pairs_list_level(*this);
+    os << "A and S" << size() - 1 << " marked before level " << d << "; |B| and |A & B| counted in a scan of ";
+    if (o >= 0) os << "N(level " << o << ") & N(level " << d << ") (edge lists where they fit, else ";
+    os << "N(level " << d << ")" << (o >= 0 ? ")" : "") << ", B not built\n";
+  }
   if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
   if (common_count) {
     const int t = common_counted_level(*this);

@@ -119,6 +119,15 @@ struct Plan {
   // no set is built or intersected per 3-vertex prefix. Chosen by the cost model when the tables
   // are cheaper than the intersections.
   bool root_common = false;
+  // With independent pairs whose sets are fixed before level d = k-3 but for B's one intersection with N(x),
+  // x = v_d, the only op at depth d (marked_pairs_applies): once per prefix of levels 0..d-1 the vertices of A
+  // and of B's set before that op, S, are marked in a byte table; per x, one scan of N(x) against the marks
+  // gives |B| = |S ∩ N(x)| and |A ∩ B|, and neither B nor A ∩ B is merged (q088: per wheel hub 5 and rim edge
+  // 3-4, 1 ranges over N(5) ∩ N(3) and B = N(5) ∩ N(4) ∩ N(1)). S lies in N(v_o) for the level o that
+  // marked_pairs_list_level names (-1: none adjacent to d), so count_matches scans the edge list N(v_o) ∩ N(x)
+  // instead (EdgeCommonLists), where the lists fit. Chosen by the cost model; count_matches' interpreter only
+  // (the JIT and the per-root and per-edge tables count the pairs per x).
+  bool marked_pairs = false;
   // The counted set (the last level's, with ordered pairs the pair's S, or an inclusion-exclusion tail set sized
   // alone, iep_sized) is exactly N(v_0) ∩ N(v_d) for the level d after which it is counted (d >= 1; unbounded,
   // unlabeled): its size is common(v_0, v_d) from the same per-root wedge table as root_common's |A|, less the
@@ -167,9 +176,11 @@ struct Plan {
 // earlier non-neighbour, whose lists are subtracted; t unlabeled), -1 unknown (search).
 int candidate_member(const Plan& plan, int t, int j);
 
-// For a root_common plan, candidate_member for the set of level t (size()-2: A = N(v_0) ∩ N(v_{k-3}),
-// unbounded, so a 1 needs no bound check; size()-1: B, where a 1 becomes -1: its bounds are not checked).
-int root_common_member(const Plan& plan, int t, int j);
+// Whether Plan::marked_pairs may be set on `plan` (see there).
+bool marked_pairs_applies(const Plan& plan);
+// For Plan::marked_pairs: an earlier level o < k-3 adjacent to level b = k-1 and to level k-3 (the lowest), so that
+// b's set before level k-3 lies in N(v_o) and N(v_o) ∩ N(v_{k-3}) is an edge's list; -1 when there is none.
+int marked_pairs_list_level(const Plan& plan);
 
 // For a root_common plan, whether b's set B must be intersected with N(v_0) before its table is
 // filled (b not adjacent to the root, so B need not lie in N(v_0)).

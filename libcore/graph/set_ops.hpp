@@ -327,14 +327,6 @@ inline std::uint64_t pair_count_from(std::uint64_t ca, std::uint64_t cb, std::ui
   return ca * cb - cab;
 }
 
-// pair_count_from for materialised sorted sets a and b.
-inline std::uint64_t pair_count(const u32* a, std::size_t na, const u32* b, std::size_t nb, const u32* da,
-                                int nda, const u32* db, int ndb) {
-  return pair_count_from(
-      na, nb, intersect_count(a, na, b, nb), da, nda, db, ndb, [&](u32 x) { return contains(a, na, x); },
-      [&](u32 x) { return contains(b, nb, x); });
-}
-
 // GraphPi's inclusion-exclusion (Zhang et al., SC'20, sec. 4) for t pairwise non-adjacent last
 // pattern vertices with candidate sets S_0..S_{t-1}: the number of injective tuples (x_0..x_{t-1}),
 // x_i in S_i, from the sizes of the intersections alone. Over the set partitions of the t

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -189,6 +190,12 @@ std::optional<EdgeCommonLists> edge_common_lists(const Graph& g, const ExecOptio
     }
   });
   return lists;
+}
+
+double edge_common_lists_cost(const GraphStats& s, std::size_t max_bytes) {
+  const double entries = 2 * s.closure * s.m * std::max(0.0, s.degree_biased - 1);  // 6 per triangle
+  if (4 * entries + 8 * (2 * s.m + 1) > static_cast<double>(max_bytes)) return std::numeric_limits<double>::infinity();
+  return triangle_table_cost(s) + 2 * s.m * 2 * s.degree_biased;
 }
 
 double triangle_edge_lists_cost(const GraphStats& s) {

@@ -79,4 +79,12 @@ double triangle_edge_lists_cost(const GraphStats& stats);
 // once: 8 bytes per slot and 4 per entry. None where that would exceed max_bytes. Single process.
 std::optional<EdgeCommonLists> edge_common_lists(const Graph& g, const ExecOptions& opt, std::size_t max_bytes);
 
+// The predicted cost of edge_common_lists: the edge triangle counts, then a merge of two lists per slot. Infinite
+// where the lists, their triangles estimated from the closure (3 T = closure x the wedges), would exceed max_bytes.
+double edge_common_lists_cost(const GraphStats& stats, std::size_t max_bytes);
+
+// The triangle and edge lists above are built where they take at most this; beyond it their users fall back to
+// merging lists.
+constexpr std::size_t kTriangleListBytes = std::size_t{2} << 30;
+
 }  // namespace core::graph

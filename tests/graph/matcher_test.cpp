@@ -132,6 +132,40 @@ TEST_CASE("root-table pair counting (Plan::root_common) matches brute force on e
   MESSAGE("root_common plans checked: " << applied << ", " << filtered << " of them with B ∩ N(v_0)");
 }
 
+TEST_CASE("marked pair counting (Plan::marked_pairs) matches brute force on every order where it applies") {
+  const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(14, 0.5, 5)), generate_gnp(13, 0.6, 2)};
+  // The 4- and 5-vertex patterns, and q088 (a 4-wheel, hub 5, with a triangle on its rim edge 3-4), whose cost
+  // model picks the order 5 3 4 1 0 2: B = N(5) ∩ N(4) ∩ N(1), scanned in the lists N(5) ∩ N(1).
+  std::vector<Pattern> patterns = connected_patterns(4);
+  for (const Pattern& p : connected_patterns(5)) patterns.push_back(p);
+  patterns.push_back(parse_pattern("0-3,0-4,1-2,1-3,1-5,2-4,2-5,3-4,3-5,4-5"));
+  int applied = 0, with_lists = 0;
+  for (const Pattern& p : patterns) {
+    for (const auto& order : connected_orders(p)) {
+      for (const Graph& g : graphs) {
+        const GraphStats stats = graph_stats(g);
+        Plan plan = make_plan(p, Induced::edge, order, stats, RootCommon::never);
+        if (!marked_pairs_applies(plan)) break;
+        plan.marked_pairs = true;
+        ++applied;
+        with_lists += marked_pairs_list_level(plan) >= 0;
+        CAPTURE(plan.to_text());
+        const std::uint64_t expect = test::brute_force_count(g, p, false);
+        CHECK(count_matches(g, plan) == expect);
+        CHECK(count_matches(g, plan, {3, 0, 1}) == expect);
+        CHECK(count_matches(g, plan, {1, 0, 2}) + count_matches(g, plan, {2, 1, 2}) == expect);
+        // The per-root counts run the interpreter without the edge lists: every scan reads N(x).
+        const CountTable per_root = count_per_root(g, plan, {2, 0, 1});
+        CHECK(std::accumulate(per_root.begin(), per_root.end(), std::uint64_t{0}) == expect);
+      }
+    }
+  }
+  CHECK(applied >= 100);
+  CHECK(with_lists >= 50);
+  CHECK(with_lists < applied);
+  MESSAGE("marked_pairs plans checked: " << applied << ", " << with_lists << " of them scanning edge lists");
+}
+
 TEST_CASE("restrictions count every 6- and 7-vertex pattern exactly once on complete graphs") {
   for (int k = 6; k <= 7; ++k) {
     const Graph g = complete_graph(k + 1);
