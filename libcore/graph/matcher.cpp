@@ -75,6 +75,7 @@ class Interpreter {
       if (!marked_pairs_applies(plan)) throw std::logic_error("Plan::marked_pairs on a plan it does not apply to");
       marks_.assign(g.n(), 0);
       marked_level_ = marked_pairs_list_level(plan);
+      marks_s_ = !(lists && marked_pairs_s_is_list(plan));
     }
     if (lists_) {
       owner_.assign(static_cast<std::size_t>(k_) * k_, kNoOwner);
@@ -362,6 +363,7 @@ class Interpreter {
 
   // Plan::marked_pairs, for x = v_d (d = k-3, its ops not run): |B| = |S ∩ N(x)| and |A ∩ B| from one scan against
   // the marks (bit 0: S, bit 1: A; mark_pair_sets), of N(v_o) ∩ N(x) where the edge lists are given, else of N(x).
+  // Where S is N(v_o) itself (marks_s_ false), B is that list below B's bound and only A is marked.
   void count_marked_pairs(int d) {
     const int a = k_ - 2;
     Span scan = neighbors(v_[d]);
@@ -370,20 +372,26 @@ class Interpreter {
       scan = {list.data(), list.size()};
     }
     std::uint64_t nb = 0, nab = 0;
-    for (std::size_t i = 0; i < scan.n; ++i) {
-      const std::uint8_t m = marks_[scan.p[i]];
-      nb += m & 1u;
-      nab += m == 3 ? 1 : 0;
+    if (!marks_s_) {
+      scan = truncate(scan, bound_at(k_ - 1, d));
+      nb = scan.n;
+      for (std::size_t i = 0; i < scan.n; ++i) nab += marks_[scan.p[i]] >> 1;
+    } else {
+      for (std::size_t i = 0; i < scan.n; ++i) {
+        const std::uint8_t m = marks_[scan.p[i]];
+        nb += m & 1u;
+        nab += m == 3 ? 1 : 0;
+      }
     }
     count += pairs_from(
         d, truncate(cur(d - 1, a), bound_at(a, d)).n, nb, nab, [&](Vertex x) { return (marks_[x] & 2u) != 0; },
-        [&](Vertex x) { return (marks_[x] & 1u) && gzk::contains(scan.p, scan.n, x); });
+        [&](Vertex x) { return (!marks_s_ || (marks_[x] & 1u)) && gzk::contains(scan.p, scan.n, x); });
   }
 
   // Plan::marked_pairs: marks (on) or clears A and S, the sets of levels k-2 and k-1 after the ops of depth d = k-4.
   void mark_pair_sets(int d, bool on) {
     const std::uint8_t bits[2] = {2, 1};
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < (marks_s_ ? 2 : 1); ++i) {
       const int t = k_ - 2 + i;
       const Span set = truncate(cur(d, t), bound_at(t, d));
       for (std::size_t j = 0; j < set.n; ++j) marks_[set.p[j]] = on ? marks_[set.p[j]] | bits[i] : 0;
@@ -508,6 +516,7 @@ class Interpreter {
   std::vector<std::int8_t> member_a_, member_b_;  // Plan::pairs: candidate_member of A and B per earlier level
   PopulatedVector<std::uint8_t> marks_;           // Plan::marked_pairs: bit 0 on S, bit 1 on A
   int marked_level_ = -1;                          // Plan::marked_pairs: marked_pairs_list_level
+  bool marks_s_ = true;                            // Plan::marked_pairs: S marked (else the lists give B)
   std::size_t cap_ = 0;                            // scratch buffer length
   PopulatedVector<Vertex> iep_sets_, iep_scratch_;  // Plan::iep: filtered tail sets, intersections
   std::vector<IepRemoval> iep_removals_;           // Plan::iep: the earlier levels removed from tail sets
@@ -585,10 +594,16 @@ std::uint64_t count_matches(const Graph& g, const Plan& plan, const ExecOptions&
   LowerDegrees own_lower;
   const auto& lower = lower_degrees(g, opt, own_lower);
   const bool local = uses_local_graph(plan, opt);
-  // Plan::marked_pairs scans the edges' lists where they fit.
+  // Plan::marked_pairs scans the edges' lists where they fit. They are set-up: built whole, past any deadline, and
+  // outside the tasks' statistics, so that a plan race's sample of a share of the roots does not carry them (at
+  // 1/256 of astro-ph's roots they took q088's sample above its decomposition's, which then ran 3.2x longer).
   std::optional<EdgeCommonLists> lists;
-  if (plan.marked_pairs && marked_pairs_list_level(plan) >= 0)
-    lists = edge_common_lists(g, whole_graph(opt), kTriangleListBytes);
+  if (plan.marked_pairs && marked_pairs_list_level(plan) >= 0) {
+    ExecOptions setup = whole_graph(opt);
+    setup.deadline = std::chrono::steady_clock::time_point::max();
+    setup.stats = nullptr;
+    lists = edge_common_lists(g, setup, kTriangleListBytes);
+  }
   // Per thread: the interpreter, and with Plan::local_graph the local-graph counter (roots too
   // wide for it go to the interpreter).
   // One cache line each: the threads add to their own counts.

@@ -352,6 +352,11 @@ struct Schedule {
     const std::uint32_t both = adj[k - 1] & adj[k - 3];
     return both ? std::countr_zero(both) : -1;
   }
+  // See marked_pairs_s_is_list.
+  bool marked_s_is_list() const {
+    const int o = marked_list_level();
+    return o >= 0 && (adj[k - 1] & ((1u << (k - 3)) - 1)) == (1u << o);
+  }
 };
 
 // Restrictions of the stabiliser chain along the order, as upper-bound masks per level.
@@ -424,6 +429,10 @@ constexpr double kLookup = 1.0;
 // the next level's set operations dispatched), in merged elements: measured ~8 (tailed triangle on
 // wiki-Vote: 1.8 M level-3 steps cost more than the level-2 merges).
 constexpr double kStep = 8.0;
+// Plan::marked_pairs: a byte mark read or written at a vertex taken from a list. Priced as a scattered step
+// (kPairWalkStep, 4), astro-ph's q081 and q088 kept their merges (6.3 and 5.5 s against 4.0 and 2.0 marked); at 2
+// one pattern measured leaves a faster cut for the marks, q046 on wiki-Vote (4.0 -> 10.4 s; GraphPi > 60 s).
+constexpr double kMarkStep = 2.0;
 // With Plan::common_count possible, *common_count (when given) says whether it is cheaper: per root the same
 // table, per prefix a look-up for the merge that builds the counted set.
 // *level_matches (when given): [d] the partial matches of levels 0..d (those before a counting formula).
@@ -545,9 +554,10 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
         const double scan = std::isfinite(lists)
                                 ? s.closure * std::max(0.0, s.degree_biased - 1) + std::log2(s.degree_biased + 1)
                                 : s.degree_biased;
+        const double s_marks = std::isfinite(lists) && sc.marked_s_is_list() ? 0.0 : b_before;
         const double marked = total + (std::isfinite(lists) ? lists : 0.0) +
-                              prefixes_before * kPairWalkStep * 2 * (size[k - 2] + b_before) +
-                              prefixes * (kPairWalkStep * scan + 4);
+                              prefixes_before * kMarkStep * 2 * (size[k - 2] + s_marks) +
+                              prefixes * (kMarkStep * scan + 4);
         if (marked < cost) {
           if (marked_pairs) *marked_pairs = true;
           if (root_common) *root_common = false;
@@ -848,6 +858,8 @@ bool marked_pairs_applies(const Plan& plan) {
 }
 
 int marked_pairs_list_level(const Plan& plan) { return schedule_of(plan).marked_list_level(); }
+
+bool marked_pairs_s_is_list(const Plan& plan) { return schedule_of(plan).marked_s_is_list(); }
 
 int common_set_level(const Plan& plan, std::uint32_t set) {
   return schedule_of(plan).common_set_level(set, plan.weigh_counts_last);

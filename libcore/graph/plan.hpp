@@ -181,6 +181,9 @@ bool marked_pairs_applies(const Plan& plan);
 // For Plan::marked_pairs: an earlier level o < k-3 adjacent to level b = k-1 and to level k-3 (the lowest), so that
 // b's set before level k-3 lies in N(v_o) and N(v_o) ∩ N(v_{k-3}) is an edge's list; -1 when there is none.
 int marked_pairs_list_level(const Plan& plan);
+// For Plan::marked_pairs: whether b's set before level k-3 is N(v_o) itself (o = marked_pairs_list_level, b's only
+// earlier neighbour before k-3), so that B is a prefix of the edge's list, not marked.
+bool marked_pairs_s_is_list(const Plan& plan);
 
 // For a root_common plan, whether b's set B must be intersected with N(v_0) before its table is
 // filled (b not adjacent to the root, so B need not lie in N(v_0)).

@@ -139,7 +139,7 @@ TEST_CASE("marked pair counting (Plan::marked_pairs) matches brute force on ever
   std::vector<Pattern> patterns = connected_patterns(4);
   for (const Pattern& p : connected_patterns(5)) patterns.push_back(p);
   patterns.push_back(parse_pattern("0-3,0-4,1-2,1-3,1-5,2-4,2-5,3-4,3-5,4-5"));
-  int applied = 0, with_lists = 0;
+  int applied = 0, with_lists = 0, b_from_lists = 0;
   for (const Pattern& p : patterns) {
     for (const auto& order : connected_orders(p)) {
       for (const Graph& g : graphs) {
@@ -149,6 +149,7 @@ TEST_CASE("marked pair counting (Plan::marked_pairs) matches brute force on ever
         plan.marked_pairs = true;
         ++applied;
         with_lists += marked_pairs_list_level(plan) >= 0;
+        b_from_lists += marked_pairs_s_is_list(plan);  // S = N(v_o): B a prefix of the lists, unmarked
         CAPTURE(plan.to_text());
         const std::uint64_t expect = test::brute_force_count(g, p, false);
         CHECK(count_matches(g, plan) == expect);
@@ -163,7 +164,9 @@ TEST_CASE("marked pair counting (Plan::marked_pairs) matches brute force on ever
   CHECK(applied >= 100);
   CHECK(with_lists >= 50);
   CHECK(with_lists < applied);
-  MESSAGE("marked_pairs plans checked: " << applied << ", " << with_lists << " of them scanning edge lists");
+  CHECK(b_from_lists >= 20);
+  MESSAGE("marked_pairs plans checked: " << applied << ", " << with_lists << " of them scanning edge lists, "
+                                          << b_from_lists << " with B a prefix of them");
 }
 
 TEST_CASE("restrictions count every 6- and 7-vertex pattern exactly once on complete graphs") {
