@@ -63,6 +63,14 @@ std::vector<std::vector<int>> connected_orders(const Pattern& p) {
   return out;
 }
 
+// The connected 4- and 5-vertex patterns and one larger pattern (edge list).
+std::vector<Pattern> small_patterns_and(const char* extra) {
+  std::vector<Pattern> patterns = connected_patterns(4);
+  for (const Pattern& p : connected_patterns(5)) patterns.push_back(p);
+  patterns.push_back(parse_pattern(extra));
+  return patterns;
+}
+
 }  // namespace
 
 TEST_CASE("every connected 3..5-vertex pattern matches brute force in both modes") {
@@ -136,9 +144,7 @@ TEST_CASE("marked pair counting (Plan::marked_pairs) matches brute force on ever
   const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(14, 0.5, 5)), generate_gnp(13, 0.6, 2)};
   // The 4- and 5-vertex patterns, and q088 (a 4-wheel, hub 5, with a triangle on its rim edge 3-4), whose cost
   // model picks the order 5 3 4 1 0 2: B = N(5) ∩ N(4) ∩ N(1), scanned in the lists N(5) ∩ N(1).
-  std::vector<Pattern> patterns = connected_patterns(4);
-  for (const Pattern& p : connected_patterns(5)) patterns.push_back(p);
-  patterns.push_back(parse_pattern("0-3,0-4,1-2,1-3,1-5,2-4,2-5,3-4,3-5,4-5"));
+  const std::vector<Pattern> patterns = small_patterns_and("0-3,0-4,1-2,1-3,1-5,2-4,2-5,3-4,3-5,4-5");
   int applied = 0, with_lists = 0, b_from_lists = 0;
   for (const Pattern& p : patterns) {
     for (const auto& order : connected_orders(p)) {
@@ -282,9 +288,7 @@ TEST_CASE("inclusion-exclusion tails (Plan::iep) match brute force and enumerati
   // 5 joined to 1, 2, 3, 4: nested tail sets): the redundancy divisor, the removal of earlier vertices from the
   // tail sets and the bounds they keep; tail sets sized alone (iep_sized), by merges or from the root's table.
   const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(14, 0.5, 5)), generate_gnp(12, 0.6, 2)};
-  std::vector<Pattern> patterns = connected_patterns(4);
-  for (const Pattern& p : connected_patterns(5)) patterns.push_back(p);
-  patterns.push_back(parse_pattern("0-3,0-4,1-3,1-4,1-5,2-3,2-4,2-5,3-5,4-5"));
+  const std::vector<Pattern> patterns = small_patterns_and("0-3,0-4,1-3,1-4,1-5,2-3,2-4,2-5,3-5,4-5");
   int applied = 0, sized = 0, tabled = 0;
   for (const Pattern& p : patterns) {
     std::vector<std::uint64_t> expect;
