@@ -1020,6 +1020,8 @@ std::string Plan::structure_text() const {
     os << "A and S" << size() - 1 << " marked before level " << d << "; |B| and |A & B| counted in a scan of ";
     if (o >= 0) os << "N(level " << o << ") & N(level " << d << ") (edge lists where they fit, else ";
     os << "N(level " << d << ")" << (o >= 0 ? ")" : "") << ", B not built\n";
+    if (marked_pairs_s_is_list(*this))
+      os << "S" << size() - 1 << " = N(level " << o << "): with the lists, B is the list below its bound, S not marked\n";
   }
   if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
   if (common_count) {
