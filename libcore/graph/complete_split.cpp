@@ -1,10 +1,12 @@
-// Complete split patterns counted from clique rows over whole neighbourhoods (see complete_split.hpp).
+// Complete split patterns counted from clique rows over whole neighbourhoods or from per-edge scatters of
+// common neighbours (see complete_split.hpp).
 #include "graph/complete_split.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <limits>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "graph/matcher.hpp"
@@ -84,11 +86,79 @@ class SplitCounter {
   std::uint32_t words_ = 0;
 };
 
+// Per thread, for a 3-vertex core x-y (+ z): an edge's common neighbours T and the scatter's counts cnt[w] =
+// |N(w) ∩ T| (zero again after each edge). choose[c] = C(c, r) for every c up to the largest degree.
+class EdgeCoreCounter {
+ public:
+  EdgeCoreCounter(const Graph& g, const LowerDegrees& lower, CompleteSplit split,
+                  std::span<const unsigned __int128> choose)
+      : g_(g), lower_(lower), path_(split.core == SplitCore::path), r_(split.independent), choose_(choose),
+        cnt_(g.n(), 0) {}
+
+  // Over a's edges a-b with b < a (each edge once): sum over z of C(c(a, b, z), r), with z outside {a, b}, or
+  // for a path z in N(b) \ {a} (y = b) and z in N(a) \ {b} (y = a).
+  unsigned __int128 count_root(Vertex a) {
+    const auto na = g_.neighbors(a);
+    common_.resize(na.size() + gzk::kSlack);  // the kernel's vector stores run past the result
+    unsigned __int128 sum = 0;
+    for (std::uint32_t i = 0; i < lower_[a]; ++i) {
+      const Vertex b = na[i];
+      const auto nb = g_.neighbors(b);
+      const std::size_t c = gzk::intersect(nb.data(), nb.size(), na.data(), na.size(), common_.data());
+      if (c < static_cast<std::size_t>(r_)) continue;  // every c(a, b, z) <= c
+      for (std::size_t j = 0; j < c; ++j)
+        for (const Vertex w : g_.neighbors(common_[j]))
+          if (cnt_[w]++ == 0) touched_.push_back(w);
+      if (path_) {  // a and b are in each other's lists with cnt = c
+        sum += read(na) - choose_[c];
+        sum += read(nb) - choose_[c];
+      } else {
+        cnt_[a] = cnt_[b] = 0;
+        sum += read(touched_);
+      }
+      for (const Vertex w : touched_) cnt_[w] = 0;
+      touched_.clear();
+    }
+    return sum;
+  }
+
+ private:
+  unsigned __int128 read(std::span<const Vertex> zs) const {
+    unsigned __int128 sum = 0;
+    for (const Vertex z : zs) sum += choose_[cnt_[z]];
+    return sum;
+  }
+
+  const Graph& g_;
+  const LowerDegrees& lower_;
+  bool path_;
+  int r_;
+  std::span<const unsigned __int128> choose_;
+  PopulatedVector<std::uint32_t> cnt_;
+  std::vector<Vertex> common_, touched_;
+};
+
+// The number of core embeddings each root's sum stands for: the clique's once (as a set: k! maps), an edge's
+// both orientations for a lone z, a path's sums already both.
+unsigned __int128 core_maps_per_term(CompleteSplit split) {
+  switch (split.core) {
+    case SplitCore::clique: {
+      unsigned __int128 f = 1;
+      for (int i = 2; i <= split.clique; ++i) f *= static_cast<unsigned>(i);
+      return f;
+    }
+    case SplitCore::edge_and_vertex: return 2;
+    case SplitCore::path: return 1;
+  }
+  return 1;
+}
+
 }  // namespace
 
 std::optional<CompleteSplit> as_complete_split(const Pattern& p) {
   const int n = p.size();
   if (p.labeled()) return std::nullopt;
+  const std::uint32_t all = (1u << n) - 1;
   CompleteSplit s;
   std::uint32_t others = 0;
   for (int v = 0; v < n; ++v) {
@@ -96,40 +166,93 @@ std::optional<CompleteSplit> as_complete_split(const Pattern& p) {
     else others |= 1u << v;
   }
   s.independent = std::popcount(others);
-  for (int v = 0; v < n; ++v)
-    if (((others >> v) & 1u) && (p.neighbor_mask(v) & others)) return std::nullopt;
-  if (s.clique < 3 || s.independent < 2) return std::nullopt;
-  return s;
+  const auto independent = [&](std::uint32_t set) {
+    for (int v = 0; v < n; ++v)
+      if (((set >> v) & 1u) && (p.neighbor_mask(v) & set)) return false;
+    return true;
+  };
+  if (s.clique >= 3 && s.independent >= 2 && independent(others)) return s;
+  // A 3-vertex core: some vertex's neighbourhood is 3 vertices, and its non-neighbours (itself too) are
+  // independent with that same neighbourhood.
+  for (int v = 0; v < n; ++v) {
+    const std::uint32_t core = p.neighbor_mask(v), rest = all & ~core;
+    if (std::popcount(core) != 3 || std::popcount(rest) < 2) continue;
+    bool twins = true;
+    for (int u = 0; u < n; ++u)
+      if ((rest >> u) & 1u) twins = twins && p.neighbor_mask(u) == core;
+    if (!twins) continue;
+    int edges = 0;
+    for (int u = 0; u < n; ++u)
+      if ((core >> u) & 1u) edges += std::popcount(p.neighbor_mask(u) & core);
+    edges /= 2;
+    if (edges == 1 || edges == 2)
+      return CompleteSplit{edges == 1 ? SplitCore::edge_and_vertex : SplitCore::path, 0, std::popcount(rest)};
+  }
+  return std::nullopt;
 }
 
-unsigned __int128 complete_split_count(const Graph& g, CompleteSplit split, const ExecOptions& opt) {
+std::string core_name(CompleteSplit split) {
+  switch (split.core) {
+    case SplitCore::clique: return std::to_string(split.clique) + "-clique";
+    case SplitCore::edge_and_vertex: return "edge and vertex";
+    case SplitCore::path: return "path";
+  }
+  return "";
+}
+
+unsigned __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const ExecOptions& opt) {
   LowerDegrees own;
   const LowerDegrees& lower = lower_degrees(g, opt, own);
-  // Tasks of about equal row-building work (merges with hubs' lists dominate, not the rows' words).
+  // Tasks of about equal intersection work (merges with hubs' lists dominate, not the rows' words).
   std::vector<std::uint64_t> work(g.n());
   for (Vertex a = 0; a < g.n(); ++a) work[a] = 1 + static_cast<std::uint64_t>(neighbour_intersection_work(g, a, true));
   const RootSplit chunks = chunk_roots(work, opt.threads * opt.world_size);
-  std::vector<std::unique_ptr<SplitCounter>> counters(opt.threads);
+  std::vector<unsigned __int128> choose;
+  if (split.core != SplitCore::clique) {
+    std::uint32_t max_degree = 0;
+    for (Vertex v = 0; v < g.n(); ++v) max_degree = std::max<std::uint32_t>(max_degree, g.neighbors(v).size());
+    choose.resize(std::size_t{max_degree} + 1);
+    for (std::uint32_t c = 0; c <= max_degree; ++c) choose[c] = binomial(c, split.independent);
+  }
+  std::vector<std::unique_ptr<SplitCounter>> cliques(opt.threads);
+  std::vector<std::unique_ptr<EdgeCoreCounter>> edges(opt.threads);
   struct alignas(64) Sum {
     unsigned __int128 count = 0;
   };
   std::vector<Sum> sums(opt.threads);
   parallel_roots(g.n(), opt, [&](int th, Vertex begin, Vertex end) {
-    if (!counters[th]) counters[th] = std::make_unique<SplitCounter>(g, lower, split);
-    for (Vertex a = begin; a < end; ++a) sums[th].count += counters[th]->count_root(a);
+    if (split.core == SplitCore::clique) {
+      if (!cliques[th]) cliques[th] = std::make_unique<SplitCounter>(g, lower, split);
+      for (Vertex a = begin; a < end; ++a) sums[th].count += cliques[th]->count_root(a);
+    } else {
+      if (!edges[th]) edges[th] = std::make_unique<EdgeCoreCounter>(g, lower, split, choose);
+      for (Vertex a = begin; a < end; ++a) sums[th].count += edges[th]->count_root(a);
+    }
   }, nullptr, &chunks);
   unsigned __int128 total = 0;
   for (const Sum& s : sums) total += s.count;
-  return total;
+  // Times the core's maps per term and r! (the independent vertices' orders): below 2^100 x 7! for any count
+  // that fits 64 bits.
+  unsigned __int128 maps = core_maps_per_term(split);
+  for (int i = 2; i <= split.independent; ++i) maps *= static_cast<unsigned>(i);
+  return total * maps;
 }
 
-double complete_split_cost(const Graph& g, const GraphStats& stats, const Plan& clique) {
+double complete_split_cost(const Graph& g, const GraphStats& stats, CompleteSplit split, Formula formula) {
   double rows = 0;
   for (Vertex a = 0; a < g.n(); ++a) rows += neighbour_intersection_work(g, a, true);
-  // Per clique (and per partial clique, about as many) an AND and a popcount over a root's words: the
-  // roots are the cliques' smallest-degree vertices, d about the mean degree.
-  const double words = 1 + stats.m / std::max(1.0, stats.n) / 32;
-  return rows + 2 * clique.predicted_matches * (2 + words);
+  if (split.core == SplitCore::clique) {
+    // Per clique (and per partial clique, about as many) an AND and a popcount over a root's words: the
+    // roots are the cliques' smallest-degree vertices, d about the mean degree.
+    const Plan clique = choose_plan(named_pattern(core_name(split)), Induced::edge, stats, formula);
+    const double words = 1 + stats.m / std::max(1.0, stats.n) / 32;
+    return rows + 2 * clique.predicted_matches * (2 + words);
+  }
+  // The scatter: per ordered triangle a-x-y, d(y) sums to twice the steps (each triangle at t for both
+  // orders of the edge); a lone z reads what was touched (at most those steps), a path's z both ends' lists.
+  const double scatter = stats.n * stats.walks.triangle_scan / 2;
+  const double reads = split.core == SplitCore::path ? 2 * stats.m * stats.degree_biased : scatter;
+  return rows + kPairWalkStep * scatter + reads;
 }
 
 }  // namespace core::graph

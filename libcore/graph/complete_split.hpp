@@ -1,17 +1,27 @@
-// Complete split patterns: a k-clique joined to r >= 2 independent vertices (K_k + E_r: K5 minus an edge is
-// K3 + E2, K6 minus an edge K4 + E2, K6 minus a triangle K3 + E3). Every match is a k-clique T and r of
-// its common neighbours, so
-//   count = sum over k-cliques T of C(c(T), r),   c(T) = |N(t_1) ∩ ... ∩ N(t_k)|,
-// each clique found once, at its largest id a (its smallest degree under degree ordering). Per root a the
-// rows of its oriented neighbours b are bitmaps over the whole N(a) (b's neighbours among a's, from
-// N(b) ∩ N(a), galloped where b is a hub); the clique's other vertices are chosen among the bits below
-// the last chosen (N+(a) is N(a)'s prefix) and c(T) is the popcount of the chosen rows' AND: one pass of
-// d(a)/64 words per clique where enumerating the pattern merges the clique's full lists for every prefix
-// (the pair plan of K5 minus an edge: a 3-way intersection per triangle). k >= 3 (k = 2, the diamond and
-// books, are edge cuts with triangle tables); r = 1 is a clique.
+// Complete split patterns: a core joined to r >= 2 independent vertices, every independent vertex adjacent
+// to every core vertex. Every match is an embedding T of the core and r of its common neighbours, so
+//   inj(P) = r! sum over the core's embeddings T of C(c(T), r),   c(T) = |N(t_1) ∩ ... ∩ N(t_k)|.
+// Two kinds of core:
+//  - a k-clique, k >= 3 (K_k + E_r: K5 minus an edge is K3 + E2, K6 minus an edge K4 + E2, K6 minus a triangle
+//    K3 + E3). Each clique is found once, at its largest id a (its smallest degree under degree ordering).
+//    Per root a the rows of its oriented neighbours b are bitmaps over the whole N(a) (b's neighbours among
+//    a's, from N(b) ∩ N(a), galloped where b is a hub); the clique's other vertices are chosen among the bits
+//    below the last chosen (N+(a) is N(a)'s prefix) and c(T) is the popcount of the chosen rows' AND: one pass
+//    of d(a)/64 words per clique where enumerating the pattern merges the clique's full lists for every prefix
+//    (the pair plan of K5 minus an edge: a 3-way intersection per triangle). k = 2, the diamond and books, are
+//    edge cuts with triangle tables; r = 1 is a clique.
+//  - three vertices x, y, z with the edge x-y, z adjacent to neither (K_{3,3} plus an edge) or to y alone
+//    (K_{3,3} plus two edges at one vertex). Per edge x-y (once) its common neighbours T = N(x) ∩ N(y) are
+//    scattered: every t in T adds one to cnt[w] for each w in N(t), so cnt[w] = c(x, y, w) for every vertex
+//    w at once, in sum over t in T of d(t) steps (sum over vertices of d(t) times the triangles at t in all).
+//    z is then every w outside {x, y}, or every w in N(y) \ {x} and, for y <-> x, N(x) \ {y}. Enumerating
+//    the pattern instead intersects three lists per choice of z (astro-ph's K_{3,3} plus an edge: 11 CPU s
+//    by cut, the scatter well under one).
+// Vertex ids are the graph's; unlabeled, edge-induced patterns only.
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "graph/csr.hpp"
 #include "graph/parallel.hpp"
@@ -20,19 +30,32 @@
 
 namespace core::graph {
 
-struct CompleteSplit {
-  int clique = 0;       // k: the vertices adjacent to every other one
-  int independent = 0;  // r: the others, pairwise non-adjacent
+enum class SplitCore {
+  clique,           // k vertices, pairwise adjacent
+  edge_and_vertex,  // x-y and z: 3 vertices, one edge
+  path,             // x-y-z: 3 vertices, two edges
 };
 
-// p's split when p is unlabeled and K_k + E_r with k >= 3, r >= 2.
+struct CompleteSplit {
+  SplitCore core = SplitCore::clique;
+  int clique = 0;       // k where the core is a clique (the vertices adjacent to every other one), else 0
+  int independent = 0;  // r: the vertices outside the core, pairwise non-adjacent
+};
+
+// p's split when p is unlabeled and its core is a k-clique (k >= 3) or one of the 3-vertex cores, r >= 2.
 std::optional<CompleteSplit> as_complete_split(const Pattern& p);
 
-// opt's share (by roots a) of the count of K_k + E_r; threads as opt says.
-unsigned __int128 complete_split_count(const Graph& g, CompleteSplit split, const ExecOptions& opt);
+// The name of the core in reports ("3-clique", "edge and vertex", "path").
+std::string core_name(CompleteSplit split);
 
-// The predicted cost in plan units: the rows (the kernel's work for N(b) ∩ N(a) over the oriented edges,
-// from g) plus per predicted k-clique (clique: the k-clique's plan) a pass over a low-degree root's words.
-double complete_split_cost(const Graph& g, const GraphStats& stats, const Plan& clique);
+// opt's share (by roots) of inj(P), the injective edge-preserving maps of P = core + E_r; threads as opt
+// says. The count is inj(P) / |Aut(P)| once the shares are summed.
+unsigned __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const ExecOptions& opt);
+
+// The predicted cost in plan units. A clique core: the rows (the kernel's work for N(b) ∩ N(a) over the
+// oriented edges, from g) plus per predicted k-clique a pass over a low-degree root's words. A 3-vertex core:
+// the same intersections (T per edge) plus the scatter's steps (from stats.walks.triangle_scan) at
+// kPairWalkStep and the reads of z's counts.
+double complete_split_cost(const Graph& g, const GraphStats& stats, CompleteSplit split, Formula formula);
 
 }  // namespace core::graph

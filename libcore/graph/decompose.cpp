@@ -577,12 +577,11 @@ CountPlan choose(const Pattern& p, const GraphStats& stats, Formula formula, Mem
       }
     }
   }
-  // A complete split pattern (K5 minus an edge): its cliques' common neighbours from rows over whole
-  // neighbourhoods.
+  // A complete split pattern (K5 minus an edge, K_{3,3} plus an edge): its core's common neighbours from rows
+  // over whole neighbourhoods or per-edge scatters.
   if (!keep && stats.graph)
     if (const auto split = as_complete_split(p)) {
-      const Plan clique = choose_plan(named_pattern(std::to_string(split->clique) + "-clique"), Induced::edge, stats, formula);
-      if (const double cost = complete_split_cost(*stats.graph, stats, clique); cost < best.predicted_cost) {
+      if (const double cost = complete_split_cost(*stats.graph, stats, *split, formula); cost < best.predicted_cost) {
         CountPlan cp;
         cp.plan = std::move(best.plan);
         cp.complete_split = split;
@@ -1361,10 +1360,10 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
 __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt, const PlanCounter& count_plan,
                      KnownCounts& known) {
   if (cp.apex) return apex_embedding_share(g, *cp.apex, opt);
-  if (cp.complete_split) {  // the count below 2^100, so times |Aut| = k! r! <= 7! it stays far inside 2^127
-    const unsigned __int128 count = complete_split_count(g, *cp.complete_split, opt);
-    if (count >> 100) partial_overflow();
-    return static_cast<__int128>(count) * static_cast<__int128>(cp.plan.automorphisms);
+  if (cp.complete_split) {
+    const unsigned __int128 inj = complete_split_embeddings(g, *cp.complete_split, opt);
+    if (inj >> 120) partial_overflow();
+    return static_cast<__int128>(inj);
   }
   if (!cp.decomposition) {
     const std::uint64_t n = count_plan ? count_plan(cp.plan, opt) : count_matches(g, cp.plan, opt);
@@ -1459,7 +1458,9 @@ nlohmann::json CountPlan::to_json() const {
     j["formula"] = "complete split";
     j["decomposition"] = nullptr;
     j["apex"] = nullptr;
-    j["complete_split"] = {{"clique", complete_split->clique}, {"independent", complete_split->independent}};
+    j["complete_split"] = {{"core", core_name(*complete_split)},
+                           {"clique", complete_split->clique},
+                           {"independent", complete_split->independent}};
     return j;
   }
   j["complete_split"] = nullptr;
@@ -1512,10 +1513,13 @@ nlohmann::json CountPlan::to_json() const {
 std::string CountPlan::to_text() const {
   if (complete_split) {
     std::ostringstream os;
-    os << "pattern " << plan.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms << ") is a "
-       << complete_split->clique << "-clique joined to " << complete_split->independent
-       << " independent vertices: summed over the cliques of C(common neighbours, " << complete_split->independent
-       << "), from rows over whole neighbourhoods\npredicted cost " << predicted_cost
+    const bool clique = complete_split->core == SplitCore::clique;
+    os << "pattern " << plan.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms << ") is a"
+       << (clique ? " " : "n ") << core_name(*complete_split) << " joined to " << complete_split->independent
+       << " independent vertices: summed over the " << (clique ? "cliques" : "core's embeddings")
+       << " of C(common neighbours, " << complete_split->independent << "), from "
+       << (clique ? "rows over whole neighbourhoods" : "each edge's common neighbours scattered to their neighbours")
+       << "\npredicted cost " << predicted_cost
        << " (enumerating plan: " << plan.predicted_cost << ")\n";
     return os.str();
   }

@@ -98,7 +98,7 @@ TEST_CASE("--backend auto: the interpreter for short counts and local-graph cliq
 }
 
 TEST_CASE("a dear enumeration reports its race against the counting-tail plan; the count stays the same") {
-  // K_{3,3} plus an edge on R-MAT scale 10: the by-cost plan enumerates (predicted above the race's 3e7
+  // The triangular prism on R-MAT scale 10: the by-cost plan enumerates (predicted above the race's 3e7
   // units), so it races the pair plan on sampled roots; with --formula on nothing is raced.
   TempDir dir("gz-cli-race");
   const auto count = [&](const char* pattern, const char* formula) {
@@ -108,8 +108,8 @@ TEST_CASE("a dear enumeration reports its race against the counting-tail plan; t
     REQUIRE(r.exit_code == 0);
     return json::parse(r.out);
   };
-  const char* k33e = "0-1,0-2,0-3,1-4,1-5,2-4,2-5,3-4,3-5,4-5";
-  const json raced = count(k33e, "auto");
+  const char* prism = "0-1,0-2,0-3,1-2,1-4,2-5,3-4,3-5,4-5";
+  const json raced = count(prism, "auto");
   const json& race = raced["plan"]["race"];
   REQUIRE(race.is_object());
   CHECK(race["challenger_formula"] == "pairs");
@@ -120,7 +120,7 @@ TEST_CASE("a dear enumeration reports its race against the counting-tail plan; t
   CHECK(race["sample_share"].get<double>() <= 1.0 / 32);
   CHECK(race["challenger_won"].is_boolean());
   CHECK(raced["plan"]["formula"] == (race["challenger_won"].get<bool>() ? "pairs" : "none"));
-  const json fixed = count(k33e, "on");
+  const json fixed = count(prism, "on");
   CHECK(fixed["plan"]["race"].is_null());
   CHECK(fixed["count"] == raced["count"]);
   CHECK(count("triangle", "auto")["plan"]["race"].is_null());

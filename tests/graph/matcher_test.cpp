@@ -886,11 +886,16 @@ TEST_CASE("a pair cut with joined edges is priced by the steps it takes: hub gra
   const double old_price = 4 * wedges / 2 + 2 * wedges + stats.closure * wedges * stats.degree_biased / 4 + 2 * stats.n;
   const Plan plan = choose_plan(p, Induced::edge, stats);
   CHECK(old_price > plan.predicted_cost);
+  const auto cuts = decompositions(p, stats);
+  const auto cut = std::find_if(cuts.begin(), cuts.end(), [](const CountPlan& c) { return c.decomposition->edge_power == 1; });
+  REQUIRE(cut != cuts.end());
+  CHECK(cut->predicted_cost < plan.predicted_cost);
+  CHECK(count_with(hubs, *cut, {2, 0, 1}) == count_matches(hubs, choose_plan(p, Induced::edge, stats, Formula::never), {2, 0, 1}));
+  // The planner takes the cut or, cheaper still here, the pattern's complete split (K_{2,3} plus an edge: an edge and
+  // a vertex joined to two).
   const CountPlan cp = choose_count_plan(p, Induced::edge, stats);
-  REQUIRE(cp.decomposition);
-  CHECK(cp.decomposition->edge_power == 1);
-  CHECK(cp.predicted_cost < plan.predicted_cost);
-  CHECK(count_with(hubs, cp, {2, 0, 1}) == count_matches(hubs, choose_plan(p, Induced::edge, stats, Formula::never), {2, 0, 1}));
+  CHECK((cp.decomposition || cp.complete_split));
+  CHECK(cp.predicted_cost <= cut->predicted_cost);
 }
 
 TEST_CASE("an enumerated cut is priced per weighed match: the fork is summed over its edge cut") {
@@ -1780,10 +1785,12 @@ TEST_CASE("the planner counts the 4-wheel through its apex where the hubs' neigh
   CHECK_FALSE(choose_count_plan(wheel, Induced::edge, stats, Formula::never).apex);
 }
 
-TEST_CASE("complete split patterns: the cliques' common neighbours from whole-neighbourhood rows = brute force") {
-  // K_k + E_r for every connected 5-6-vertex pattern of that shape (K5 minus an edge, K6 minus an edge, K6
-  // minus a triangle) and K7 minus an edge: on a hub graph (raw and degree-ordered ids, rows of several
-  // words) against brute force, on R-MAT against the enumerating plan; 1-3 threads and 3 ranks.
+TEST_CASE("complete split patterns: cores' common neighbours from rows or per-edge scatters = brute force") {
+  // Every connected 5-6-vertex pattern of that shape: K_k + E_r (K5 minus an edge, K6 minus an edge, K6 minus
+  // a triangle) and 3-vertex cores with one or two edges joined to 2 or 3 independent vertices (K_{2,3} and
+  // K_{3,3} plus one or two edges), and K7 minus an edge and K_{3,4} plus an edge: on a hub graph (raw and
+  // degree-ordered ids, rows of several words) against brute force, on R-MAT against the enumerating plan;
+  // 1-3 threads and 3 ranks.
   const std::vector<Graph> graphs = {gnp_with_hubs(18, 0.5, 3, 29), relabel_by_degree(gnp_with_hubs(18, 0.5, 3, 29)),
                                      relabel_by_degree(gnp_with_hubs(90, 0.3, 6, 31)),
                                      relabel_by_degree(generate_rmat({8, 8}, 9))};
@@ -1791,20 +1798,25 @@ TEST_CASE("complete split patterns: the cliques' common neighbours from whole-ne
   for (int k = 4; k <= 6; ++k)
     for (const Pattern& p : connected_patterns(k))
       if (as_complete_split(p)) patterns.push_back(p);
-  CHECK(patterns.size() == 3);
+  CHECK(patterns.size() == 7);
   patterns.push_back(parse_pattern("0-1,0-2,0-3,0-4,0-5,0-6,1-2,1-3,1-4,1-5,1-6,2-3,2-4,2-5,2-6,3-4,3-5,3-6,4-5,4-6"));
+  patterns.push_back(parse_pattern("0-1,0-3,0-4,0-5,0-6,1-3,1-4,1-5,1-6,2-3,2-4,2-5,2-6"));
   for (const Pattern& p : patterns) {
     const auto split = as_complete_split(p);
     REQUIRE(split);
     CAPTURE(p.to_string());
     for (const Graph& g : graphs) {
       const GraphStats stats = graph_stats(g);
-      const std::uint64_t expect = g.n() <= 24 ? test::brute_force_count(g, p, false)
-                                               : count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {2});
-      for (int threads : {1, 2, 3}) CHECK(complete_split_count(g, *split, {threads, 0, 1}) == expect);
+      const Plan plan = choose_plan(p, Induced::edge, stats, Formula::never);
+      const std::uint64_t expect = g.n() <= 24 ? test::brute_force_count(g, p, false) : count_matches(g, plan, {2});
+      const auto count = [&](unsigned __int128 inj) {
+        CHECK(inj % plan.automorphisms == 0);
+        return static_cast<std::uint64_t>(inj / plan.automorphisms);
+      };
+      for (int threads : {1, 2, 3}) CHECK(count(complete_split_embeddings(g, *split, {threads, 0, 1})) == expect);
       unsigned __int128 sum = 0;
-      for (int rank = 0; rank < 3; ++rank) sum += complete_split_count(g, *split, {2, rank, 3});
-      CHECK(sum == expect);
+      for (int rank = 0; rank < 3; ++rank) sum += complete_split_embeddings(g, *split, {2, rank, 3});
+      CHECK(count(sum) == expect);
       CountPlan cp;  // the planner's form of it: counted through embedding shares like any plan
       cp.plan = choose_plan(p, Induced::edge, stats);
       cp.complete_split = split;
@@ -1816,7 +1828,22 @@ TEST_CASE("complete split patterns: the cliques' common neighbours from whole-ne
   CHECK(as_complete_split(parse_pattern("0-2,0-3,0-4,1-2,1-3,1-4,2-3,2-4,3-4"))->independent == 2);
   CHECK_FALSE(as_complete_split(named_pattern("diamond")));   // K2 + E2: an edge cut with triangle tables
   CHECK_FALSE(as_complete_split(named_pattern("5-clique")));  // r = 0
-  CHECK_FALSE(as_complete_split(parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4")));  // the 4-wheel: its rim is a cycle
+  // The 4-wheel: its rim is a cycle, not a clique's neighbours, but two opposite rim vertices are joined to the
+  // path through the hub.
+  CHECK(as_complete_split(parse_pattern("0-1,0-2,0-4,1-3,1-4,2-3,2-4,3-4"))->core == SplitCore::path);
+  // 3-vertex cores: K_{3,3} plus an edge (4-5), plus two at 4 (a path 0-4-5); not K_{3,3} itself (no edge) nor
+  // K_{3,3} plus two disjoint edges (the other side is not independent).
+  const Pattern k33_plus_edge = parse_pattern("0-1,0-2,0-3,1-4,1-5,2-4,2-5,3-4,3-5,4-5");
+  const auto k33_edge = as_complete_split(k33_plus_edge);
+  REQUIRE(k33_edge);
+  CHECK(k33_edge->core == SplitCore::edge_and_vertex);
+  CHECK(k33_edge->independent == 3);
+  const auto k33_path = as_complete_split(parse_pattern("0-1,0-2,0-3,0-4,1-4,1-5,2-4,2-5,3-4,3-5,4-5"));
+  REQUIRE(k33_path);
+  CHECK(k33_path->core == SplitCore::path);
+  CHECK(core_name(*k33_path) == "path");
+  CHECK_FALSE(as_complete_split(parse_pattern("0-1,0-2,0-3,1-4,1-5,2-4,2-5,3-4,3-5")));
+  CHECK_FALSE(as_complete_split(parse_pattern("0-1,0-2,0-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5")));
   Pattern labeled = parse_pattern("0-2,0-3,0-4,1-2,1-3,1-4,2-3,2-4,3-4");
   labeled.set_labels({0, 0, 1, 1, 1});
   CHECK_FALSE(as_complete_split(labeled));
@@ -1827,6 +1854,10 @@ TEST_CASE("complete split patterns: the cliques' common neighbours from whole-ne
   CHECK(cp.complete_split);
   CHECK(cp.to_json()["formula"] == "complete split");
   CHECK(cp.to_json()["complete_split"]["independent"] == 2);
+  // K_{3,3} plus an edge: by its edges' scatters where the enumerating plan intersects three lists per z.
+  const CountPlan edge_core = choose_count_plan(k33_plus_edge, Induced::edge, graph_stats(hubs));
+  CAPTURE(edge_core.to_text());
+  CHECK(edge_core.to_json()["complete_split"]["core"] == "edge and vertex");
   CHECK_FALSE(choose_count_plan(parse_pattern("0-2,0-3,0-4,1-2,1-3,1-4,2-3,2-4,3-4"), Induced::edge, graph_stats(hubs),
                                 Formula::never).complete_split);
 }
