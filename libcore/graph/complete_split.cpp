@@ -86,17 +86,17 @@ class SplitCounter {
   std::uint32_t words_ = 0;
 };
 
-// Per thread, for a 3-vertex core x-y (+ z): an edge's common neighbours T and the scatter's counts cnt[w] =
-// |N(w) ∩ T| (zero again after each edge). choose[c] = C(c, r) for every c up to the largest degree.
+// Per thread, for a 3-vertex or edge core: an edge's common neighbours T and the scatter's counts cnt[w] =
+// |N(w) ∩ T| (zero again after each edge). choose[c] = C(c, r) (3-vertex cores) or C(c, s) (an edge's star) for
+// every c up to the largest degree.
 class EdgeCoreCounter {
  public:
   EdgeCoreCounter(const Graph& g, const LowerDegrees& lower, CompleteSplit split,
                   std::span<const unsigned __int128> choose)
-      : g_(g), lower_(lower), path_(split.core == SplitCore::path), r_(split.independent), choose_(choose),
-        cnt_(g.n(), 0) {}
+      : g_(g), lower_(lower), split_(split), choose_(choose), cnt_(g.n(), 0),
+        in_common_(split.core == SplitCore::edge && split.star == 0 ? g.n() : 0, 0) {}
 
-  // Over a's edges a-b with b < a (each edge once): sum over z of C(c(a, b, z), r), with z outside {a, b}, or
-  // for a path z in N(b) \ {a} (y = b) and z in N(a) \ {b} (y = a).
+  // Over a's edges a-b with b < a (each edge once), the terms of the core's sum (see terms).
   unsigned __int128 count_root(Vertex a) {
     const auto na = g_.neighbors(a);
     common_.resize(na.size() + gzk::kSlack);  // the kernel's vector stores run past the result
@@ -105,17 +105,11 @@ class EdgeCoreCounter {
       const Vertex b = na[i];
       const auto nb = g_.neighbors(b);
       const std::size_t c = gzk::intersect(nb.data(), nb.size(), na.data(), na.size(), common_.data());
-      if (c < static_cast<std::size_t>(r_)) continue;  // every c(a, b, z) <= c
+      if (c < min_common()) continue;  // the rest lies in T
       for (std::size_t j = 0; j < c; ++j)
         for (const Vertex w : g_.neighbors(common_[j]))
           if (cnt_[w]++ == 0) touched_.push_back(w);
-      if (path_) {  // a and b are in each other's lists with cnt = c
-        sum += read(na) - choose_[c];
-        sum += read(nb) - choose_[c];
-      } else {
-        cnt_[a] = cnt_[b] = 0;
-        sum += read(touched_);
-      }
+      sum += terms(a, b, na, nb, {common_.data(), c});
       for (const Vertex w : touched_) cnt_[w] = 0;
       touched_.clear();
     }
@@ -123,32 +117,76 @@ class EdgeCoreCounter {
   }
 
  private:
+  // The fewest common neighbours whose edge adds terms: the rest's size, but 3 for the 4-path (a triangle T walks
+  // its closing edge, which the 5-clique correction takes off for every edge).
+  std::size_t min_common() const {
+    if (split_.core != SplitCore::edge) return static_cast<std::size_t>(split_.independent);
+    return static_cast<std::size_t>(split_.star ? split_.star + 1 + split_.independent : 3);
+  }
+
+  // Edge a-b with common neighbours t: sum over z of C(c(a, b, z), r), with z outside {a, b} (edge and vertex), or
+  // z in N(b) \ {a} (y = b) and z in N(a) \ {b} (y = a) for a path; an edge core's rest in G_T: its stars' C(d_T, s)
+  // C(|T| - s - 1, i), or for the 4-path the sum over T's ordered edges of (d_T - 1)(d_T - 1).
+  unsigned __int128 terms(Vertex a, Vertex b, std::span<const Vertex> na, std::span<const Vertex> nb,
+                          std::span<const Vertex> t) {
+    const std::size_t c = t.size();
+    switch (split_.core) {
+      case SplitCore::path:  // a and b are in each other's lists with cnt = c
+        return read(na) - choose_[c] + read(nb) - choose_[c];
+      case SplitCore::edge_and_vertex:
+        cnt_[a] = cnt_[b] = 0;
+        return read(touched_);
+      case SplitCore::edge:
+        if (split_.star) return read(t) * binomial(c - static_cast<std::size_t>(split_.star) - 1, split_.independent);
+        return path_pairs(t);
+      case SplitCore::clique: break;
+    }
+    return 0;
+  }
+
   unsigned __int128 read(std::span<const Vertex> zs) const {
     unsigned __int128 sum = 0;
     for (const Vertex z : zs) sum += choose_[cnt_[z]];
     return sum;
   }
 
+  // Over the ordered edges u-w of G_T: (d_T(u) - 1)(d_T(w) - 1).
+  unsigned __int128 path_pairs(std::span<const Vertex> t) {
+    for (const Vertex u : t) in_common_[u] = 1;
+    unsigned __int128 sum = 0;
+    for (const Vertex u : t) {
+      std::uint64_t row = 0;
+      for (const Vertex w : g_.neighbors(u))
+        if (in_common_[w]) row += cnt_[w] - 1;
+      sum += static_cast<unsigned __int128>(row) * (cnt_[u] - 1);
+    }
+    for (const Vertex u : t) in_common_[u] = 0;
+    return sum;
+  }
+
   const Graph& g_;
   const LowerDegrees& lower_;
-  bool path_;
-  int r_;
+  CompleteSplit split_;
   std::span<const unsigned __int128> choose_;
   PopulatedVector<std::uint32_t> cnt_;
+  PopulatedVector<std::uint8_t> in_common_;
   std::vector<Vertex> common_, touched_;
 };
 
-// The number of core embeddings each root's sum stands for: the clique's once (as a set: k! maps), an edge's
-// both orientations for a lone z, a path's sums already both.
-unsigned __int128 core_maps_per_term(CompleteSplit split) {
+// inj(P) per unit of the roots' sums: the core's maps per term (a clique's k! orders, an edge's two orientations
+// for a lone z or a rest, a path's sums already both) times the rest's automorphisms (r!; a star's s! i!; the
+// 4-path's 2, with its terms over ordered edges: 2 per path).
+unsigned __int128 maps_per_term(CompleteSplit split) {
+  const auto factorial = [](int k) {
+    unsigned __int128 f = 1;
+    for (int i = 2; i <= k; ++i) f *= static_cast<unsigned>(i);
+    return f;
+  };
   switch (split.core) {
-    case SplitCore::clique: {
-      unsigned __int128 f = 1;
-      for (int i = 2; i <= split.clique; ++i) f *= static_cast<unsigned>(i);
-      return f;
-    }
-    case SplitCore::edge_and_vertex: return 2;
-    case SplitCore::path: return 1;
+    case SplitCore::clique: return factorial(split.clique) * factorial(split.independent);
+    case SplitCore::edge_and_vertex: return 2 * factorial(split.independent);
+    case SplitCore::path: return factorial(split.independent);
+    case SplitCore::edge: return split.star ? 2 * factorial(split.star) * factorial(split.independent) : 2;
   }
   return 1;
 }
@@ -188,6 +226,23 @@ std::optional<CompleteSplit> as_complete_split(const Pattern& p) {
     if (edges == 1 || edges == 2)
       return CompleteSplit{edges == 1 ? SplitCore::edge_and_vertex : SplitCore::path, 0, std::popcount(rest)};
   }
+  // An edge core: exactly two vertices adjacent to every other one (more make a clique core or no split), and the
+  // rest a star with isolated vertices or a 4-path.
+  if (s.clique != 2) return std::nullopt;
+  int leaves = 0, isolated = 0, inner = 0, centres = 0, star = 0;  // the rest's vertices by degree in the rest
+  for (int v = 0; v < n; ++v) {
+    if (!((others >> v) & 1u)) continue;
+    const int d = std::popcount(p.neighbor_mask(v) & others);
+    leaves += d == 1;
+    isolated += d == 0;
+    inner += d == 2;
+    if (d >= 2) ++centres, star = d;
+  }
+  // One centre whose neighbours are all the leaves; isolated vertices besides (none would make the centre a third
+  // vertex adjacent to every other one).
+  if (centres == 1 && leaves == star && isolated >= 1) return CompleteSplit{SplitCore::edge, 0, isolated, star};
+  // Degrees 1, 2, 2, 1 on four vertices: a 4-path.
+  if (s.independent == 4 && leaves == 2 && inner == 2) return CompleteSplit{SplitCore::edge, 0, 0, 0};
   return std::nullopt;
 }
 
@@ -196,11 +251,12 @@ std::string core_name(CompleteSplit split) {
     case SplitCore::clique: return std::to_string(split.clique) + "-clique";
     case SplitCore::edge_and_vertex: return "edge and vertex";
     case SplitCore::path: return "path";
+    case SplitCore::edge: return split.star ? "edge (rest: a star and isolated vertices)" : "edge (rest: a 4-path)";
   }
   return "";
 }
 
-unsigned __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const ExecOptions& opt) {
+__int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const ExecOptions& opt) {
   LowerDegrees own;
   const LowerDegrees& lower = lower_degrees(g, opt, own);
   // Tasks of about equal intersection work (merges with hubs' lists dominate, not the rows' words).
@@ -212,7 +268,8 @@ unsigned __int128 complete_split_embeddings(const Graph& g, CompleteSplit split,
     std::uint32_t max_degree = 0;
     for (Vertex v = 0; v < g.n(); ++v) max_degree = std::max<std::uint32_t>(max_degree, g.neighbors(v).size());
     choose.resize(std::size_t{max_degree} + 1);
-    for (std::uint32_t c = 0; c <= max_degree; ++c) choose[c] = binomial(c, split.independent);
+    const int r = split.core == SplitCore::edge ? split.star : split.independent;
+    for (std::uint32_t c = 0; c <= max_degree; ++c) choose[c] = binomial(c, r);
   }
   std::vector<std::unique_ptr<SplitCounter>> cliques(opt.threads);
   std::vector<std::unique_ptr<EdgeCoreCounter>> edges(opt.threads);
@@ -231,11 +288,13 @@ unsigned __int128 complete_split_embeddings(const Graph& g, CompleteSplit split,
   }, nullptr, &chunks);
   unsigned __int128 total = 0;
   for (const Sum& s : sums) total += s.count;
-  // Times the core's maps per term and r! (the independent vertices' orders): below 2^100 x 7! for any count
-  // that fits 64 bits.
-  unsigned __int128 maps = core_maps_per_term(split);
-  for (int i = 2; i <= split.independent; ++i) maps *= static_cast<unsigned>(i);
-  return total * maps;
+  // Below 2^100 x 7! for any count that fits 64 bits.
+  const auto inj = static_cast<__int128>(total * maps_per_term(split));
+  if (split.core != SplitCore::edge || split.star) return inj;
+  // The 4-path's terms count each triangle of G_T 3 times as a path (its closing edge walked): 12 maps per
+  // triangle, 10 triangles of some G_T per 5-clique (one per edge).
+  const Plan k5 = choose_plan(named_pattern("5-clique"), Induced::edge, GraphStats{});
+  return inj - 120 * static_cast<__int128>(count_matches(g, k5, opt));  // a rank's share may be negative
 }
 
 double complete_split_cost(const Graph& g, const GraphStats& stats, CompleteSplit split, Formula formula) {
@@ -249,9 +308,14 @@ double complete_split_cost(const Graph& g, const GraphStats& stats, CompleteSpli
     return rows + 2 * clique.predicted_matches * (2 + words);
   }
   // The scatter: per ordered triangle a-x-y, d(y) sums to twice the steps (each triangle at t for both
-  // orders of the edge); a lone z reads what was touched (at most those steps), a path's z both ends' lists.
+  // orders of the edge); a lone z reads what was touched (at most those steps), a path's z both ends' lists, an
+  // edge's star T alone, its 4-path the scatter's lists again (marks and counts) and the 5-cliques.
   const double scatter = stats.n * stats.walks.triangle_scan / 2;
-  const double reads = split.core == SplitCore::path ? 2 * stats.m * stats.degree_biased : scatter;
+  double reads = 0;
+  if (split.core == SplitCore::path) reads = 2 * stats.m * stats.degree_biased;
+  if (split.core == SplitCore::edge_and_vertex) reads = scatter;
+  if (split.core == SplitCore::edge && !split.star)
+    reads = 2 * scatter + choose_plan(named_pattern("5-clique"), Induced::edge, stats, formula).predicted_cost;
   return rows + kPairWalkStep * scatter + reads;
 }
 

@@ -17,6 +17,11 @@
 //    z is then every w outside {x, y}, or every w in N(y) \ {x} and, for y <-> x, N(x) \ {y}. Enumerating
 //    the pattern instead intersects three lists per choice of z (astro-ph's K_{3,3} plus an edge: 11 CPU s
 //    by cut, the scatter well under one).
+//  - an edge x-y joined to a rest R that is not independent, counted in G_T, the graph T = N(x) ∩ N(y) induces,
+//    from the same scatter (cnt[t] = d_T(t) for t in T): a star K_{1,s} (s >= 2) with i >= 1 isolated vertices,
+//    sum over t in T of C(d_T(t), s) C(|T| - s - 1, i) (q101: an edge joined to a wedge and a vertex), or a 4-path,
+//    sum over T's edges a-b of (d_T(a) - 1)(d_T(b) - 1) less 3 triangles of G_T, which summed over the edges are
+//    10 per 5-clique of the graph (q105: an edge joined to a 4-path). inj(P) = 2 |Aut(R)| sum over edges.
 // Vertex ids are the graph's; unlabeled, edge-induced patterns only.
 #pragma once
 #include <cstdint>
@@ -34,28 +39,31 @@ enum class SplitCore {
   clique,           // k vertices, pairwise adjacent
   edge_and_vertex,  // x-y and z: 3 vertices, one edge
   path,             // x-y-z: 3 vertices, two edges
+  edge,             // x-y, joined to a star with isolated vertices or to a 4-path
 };
 
 struct CompleteSplit {
   SplitCore core = SplitCore::clique;
   int clique = 0;       // k where the core is a clique (the vertices adjacent to every other one), else 0
-  int independent = 0;  // r: the vertices outside the core, pairwise non-adjacent
+  int independent = 0;  // r: the vertices outside the core, pairwise non-adjacent (edge core: the isolated ones)
+  int star = 0;         // edge core: the rest's star has this many leaves (0: the rest is a 4-path)
 };
 
-// p's split when p is unlabeled and its core is a k-clique (k >= 3) or one of the 3-vertex cores, r >= 2.
+// p's split when p is unlabeled and its core is a k-clique (k >= 3) or one of the 3-vertex cores, r >= 2, or an
+// edge joined to a star with isolated vertices or to a 4-path.
 std::optional<CompleteSplit> as_complete_split(const Pattern& p);
 
-// The name of the core in reports ("3-clique", "edge and vertex", "path").
+// The name of the core in reports ("3-clique", "edge and vertex", "path", "edge").
 std::string core_name(CompleteSplit split);
 
-// opt's share (by roots) of inj(P), the injective edge-preserving maps of P = core + E_r; threads as opt
-// says. The count is inj(P) / |Aut(P)| once the shares are summed.
-unsigned __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const ExecOptions& opt);
+// opt's share (by roots) of inj(P), the injective edge-preserving maps of P; threads as opt says. The count is
+// inj(P) / |Aut(P)| once the shares are summed (a share may be negative: the 4-path's 5-clique correction).
+__int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const ExecOptions& opt);
 
 // The predicted cost in plan units. A clique core: the rows (the kernel's work for N(b) ∩ N(a) over the
 // oriented edges, from g) plus per predicted k-clique a pass over a low-degree root's words. A 3-vertex core:
 // the same intersections (T per edge) plus the scatter's steps (from stats.walks.triangle_scan) at
-// kPairWalkStep and the reads of z's counts.
+// kPairWalkStep and the reads of z's counts; an edge core's 4-path reads its scatter twice and counts the 5-cliques.
 double complete_split_cost(const Graph& g, const GraphStats& stats, CompleteSplit split, Formula formula);
 
 }  // namespace core::graph

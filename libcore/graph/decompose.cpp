@@ -1361,9 +1361,9 @@ __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt
                      KnownCounts& known) {
   if (cp.apex) return apex_embedding_share(g, *cp.apex, opt);
   if (cp.complete_split) {
-    const unsigned __int128 inj = complete_split_embeddings(g, *cp.complete_split, opt);
-    if (inj >> 120) partial_overflow();
-    return static_cast<__int128>(inj);
+    const __int128 inj = complete_split_embeddings(g, *cp.complete_split, opt);
+    if (inj > (static_cast<__int128>(1) << 120) || -inj > (static_cast<__int128>(1) << 120)) partial_overflow();
+    return inj;
   }
   if (!cp.decomposition) {
     const std::uint64_t n = count_plan ? count_plan(cp.plan, opt) : count_matches(g, cp.plan, opt);

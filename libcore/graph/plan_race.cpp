@@ -167,6 +167,7 @@ bool tables_linear(const Decomposition& d) {
 
 const char* race_formula(const CountPlan& challenger) {
   return challenger.decomposition            ? "decomposition"
+         : challenger.complete_split         ? "complete split"
          : challenger.apex && challenger.apex->twin >= 0 ? "twin apexes"
          : challenger.apex                   ? "apex"
          : challenger.plan.iep               ? "inclusion-exclusion"
@@ -192,6 +193,15 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
     out.push_back(std::move(tail));
   for (CountPlan& cone : cone_count_plans(p, stats))
     if (cone.apex->twin >= 0) out.push_back(std::move(cone));
+  // A complete split is priced by its scatter's steps exactly, the enumeration by the mean field: q105 (an edge
+  // joined to a 4-path) on wiki-Vote, 5.3e8 units for 7.1 CPU s enumerated, the split 1.3 s priced 2.5e9.
+  if (const auto split = stats.graph ? as_complete_split(p) : std::nullopt) {
+    CountPlan whole;
+    whole.plan = cp.plan;
+    whole.complete_split = split;
+    whole.predicted_cost = complete_split_cost(*stats.graph, stats, *split, Formula::by_cost);
+    out.push_back(std::move(whole));
+  }
   if (cp.predicted_cost < kRaceDecompositionWorth * worth_cost) return out;
   CountPlan cut = choose_count_plan(p, Induced::edge, stats, Formula::always);
   if (!cut.decomposition) return out;

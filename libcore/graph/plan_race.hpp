@@ -42,7 +42,8 @@ constexpr double kStoppedOverLimit = 1 + 1e-6;
 double sample_task_seconds(const Graph& g, const CountPlan& cp, const LowerDegrees* lower, int share, double setup_s,
                            double limit_s = 0);
 
-// What a challenger counts by: "decomposition", "apex", "twin apexes", "inclusion-exclusion" or "pairs".
+// What a challenger counts by: "decomposition", "complete split", "apex", "twin apexes", "inclusion-exclusion" or
+// "pairs".
 const char* race_formula(const CountPlan& challenger);
 
 struct PlanRace {
@@ -56,7 +57,8 @@ struct PlanRace {
 };
 
 // The alternatives raced against cp (p's plain plan): the plan with Formula::always where it ends in a counting
-// tail and differs, p's twin-apex form where it has one, and where cp is predicted above
+// tail and differs, p's twin-apex form where it has one, its complete split (complete_split.hpp) where it is one
+// and stats know their graph, and where cp is predicted above
 // kRaceDecompositionWorth x worth_cost, the decomposition
 // Formula::always takes where its tables are passes over the vertices or none, else the cheapest cut whose are (a
 // sample fills tables whole: a 4-cycle with a vertex on three of its vertices and a pendant on the fourth, q043 on

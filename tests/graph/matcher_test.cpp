@@ -584,7 +584,10 @@ TEST_CASE("a dear enumeration races its counting-tail plan on sampled roots; a t
   CHECK(race->challenger_won == (race->challenger_s <= 0.85 * race->incumbent_s && race->incumbent_s >= 1e-3));
   CHECK(count_with(g, race->challenger, {1}) == expect);
   CHECK(count_matches(g, cp.plan) == expect);
-  CHECK(race->to_json()["challenger_formula"] == (race->challenger.decomposition ? "decomposition" : "pairs"));
+  CHECK(race->to_json()["challenger_formula"] ==
+        (race->challenger.decomposition ? "decomposition" : race->challenger.complete_split ? "complete split" : "pairs"));
+  // Its complete split (an edge and a vertex joined to three) is raced too: priced exactly, raced all the same.
+  CHECK(std::any_of(candidates.begin(), candidates.end(), [](const CountPlan& c) { return c.complete_split.has_value(); }));
   CHECK_FALSE(race_counting_tail(g, p, cp, stats, nullptr));  // far below kRaceWorthCost
   CountPlan tails = cp;
   tails.plan = candidates[0].plan;
@@ -1787,10 +1790,11 @@ TEST_CASE("the planner counts the 4-wheel through its apex where the hubs' neigh
 
 TEST_CASE("complete split patterns: cores' common neighbours from rows or per-edge scatters = brute force") {
   // Every connected 5-6-vertex pattern of that shape: K_k + E_r (K5 minus an edge, K6 minus an edge, K6 minus
-  // a triangle) and 3-vertex cores with one or two edges joined to 2 or 3 independent vertices (K_{2,3} and
-  // K_{3,3} plus one or two edges), and K7 minus an edge and K_{3,4} plus an edge: on a hub graph (raw and
-  // degree-ordered ids, rows of several words) against brute force, on R-MAT against the enumerating plan;
-  // 1-3 threads and 3 ranks.
+  // a triangle), 3-vertex cores with one or two edges joined to 2 or 3 independent vertices (K_{2,3} and
+  // K_{3,3} plus one or two edges) and an edge joined to a wedge and a vertex or to a 4-path; K7 minus an edge,
+  // K_{3,4} plus an edge and an edge joined to a 3-star and a vertex or to a wedge and two vertices: on a hub graph
+  // (raw and degree-ordered ids, rows of several words) against brute force, on R-MAT against the enumerating plan;
+  // 1-3 threads and 3 ranks (a 4-path's share may be negative).
   const std::vector<Graph> graphs = {gnp_with_hubs(18, 0.5, 3, 29), relabel_by_degree(gnp_with_hubs(18, 0.5, 3, 29)),
                                      relabel_by_degree(gnp_with_hubs(90, 0.3, 6, 31)),
                                      relabel_by_degree(generate_rmat({8, 8}, 9))};
@@ -1798,9 +1802,11 @@ TEST_CASE("complete split patterns: cores' common neighbours from rows or per-ed
   for (int k = 4; k <= 6; ++k)
     for (const Pattern& p : connected_patterns(k))
       if (as_complete_split(p)) patterns.push_back(p);
-  CHECK(patterns.size() == 7);
+  CHECK(patterns.size() == 9);
   patterns.push_back(parse_pattern("0-1,0-2,0-3,0-4,0-5,0-6,1-2,1-3,1-4,1-5,1-6,2-3,2-4,2-5,2-6,3-4,3-5,3-6,4-5,4-6"));
   patterns.push_back(parse_pattern("0-1,0-3,0-4,0-5,0-6,1-3,1-4,1-5,1-6,2-3,2-4,2-5,2-6"));
+  patterns.push_back(parse_pattern("0-1,0-2,0-3,0-4,0-5,0-6,1-2,1-3,1-4,1-5,1-6,2-3,2-4,2-5"));
+  patterns.push_back(parse_pattern("0-1,0-2,0-3,0-4,0-5,0-6,1-2,1-3,1-4,1-5,1-6,2-3,2-4"));
   for (const Pattern& p : patterns) {
     const auto split = as_complete_split(p);
     REQUIRE(split);
@@ -1809,12 +1815,12 @@ TEST_CASE("complete split patterns: cores' common neighbours from rows or per-ed
       const GraphStats stats = graph_stats(g);
       const Plan plan = choose_plan(p, Induced::edge, stats, Formula::never);
       const std::uint64_t expect = g.n() <= 24 ? test::brute_force_count(g, p, false) : count_matches(g, plan, {2});
-      const auto count = [&](unsigned __int128 inj) {
+      const auto count = [&](__int128 inj) {
         CHECK(inj % plan.automorphisms == 0);
         return static_cast<std::uint64_t>(inj / plan.automorphisms);
       };
       for (int threads : {1, 2, 3}) CHECK(count(complete_split_embeddings(g, *split, {threads, 0, 1})) == expect);
-      unsigned __int128 sum = 0;
+      __int128 sum = 0;
       for (int rank = 0; rank < 3; ++rank) sum += complete_split_embeddings(g, *split, {2, rank, 3});
       CHECK(count(sum) == expect);
       CountPlan cp;  // the planner's form of it: counted through embedding shares like any plan
@@ -1843,6 +1849,17 @@ TEST_CASE("complete split patterns: cores' common neighbours from rows or per-ed
   CHECK(k33_path->core == SplitCore::path);
   CHECK(core_name(*k33_path) == "path");
   CHECK_FALSE(as_complete_split(parse_pattern("0-1,0-2,0-3,1-4,1-5,2-4,2-5,3-4,3-5")));
+  // An edge core (4-5): joined to a wedge and a vertex (q101), to a 4-path (q105); not to a triangle and a vertex.
+  const auto wedge_rest = as_complete_split(parse_pattern("0-4,0-5,1-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5"));
+  REQUIRE(wedge_rest);
+  CHECK(wedge_rest->core == SplitCore::edge);
+  CHECK(wedge_rest->star == 2);
+  CHECK(wedge_rest->independent == 1);
+  const auto path_rest = as_complete_split(parse_pattern("0-2,0-4,0-5,1-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5"));
+  REQUIRE(path_rest);
+  CHECK(path_rest->core == SplitCore::edge);
+  CHECK(path_rest->star == 0);
+  CHECK_FALSE(as_complete_split(parse_pattern("0-4,0-5,1-2,1-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5")));
   CHECK_FALSE(as_complete_split(parse_pattern("0-1,0-2,0-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5")));
   Pattern labeled = parse_pattern("0-2,0-3,0-4,1-2,1-3,1-4,2-3,2-4,3-4");
   labeled.set_labels({0, 0, 1, 1, 1});
