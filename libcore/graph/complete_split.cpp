@@ -117,8 +117,8 @@ class EdgeCoreCounter {
   }
 
  private:
-  // The fewest common neighbours whose edge adds terms: the rest's size, but 3 for the 4-path (a triangle T walks
-  // its closing edge, which the 5-clique correction takes off for every edge).
+  // The fewest common neighbours whose edge adds terms: the rest's size, but 3 for the 4-path (a triangle T holds
+  // no 4-path, but its terms are among those the 5-clique correction takes off).
   std::size_t min_common() const {
     if (split_.core != SplitCore::edge) return static_cast<std::size_t>(split_.independent);
     return static_cast<std::size_t>(split_.star ? split_.star + 1 + split_.independent : 3);
@@ -126,7 +126,7 @@ class EdgeCoreCounter {
 
   // Edge a-b with common neighbours t: sum over z of C(c(a, b, z), r), with z outside {a, b} (edge and vertex), or
   // z in N(b) \ {a} (y = b) and z in N(a) \ {b} (y = a) for a path; an edge core's rest in G_T: its stars' C(d_T, s)
-  // C(|T| - s - 1, i), or for the 4-path the sum over T's ordered edges of (d_T - 1)(d_T - 1).
+  // C(|T| - s - 1, i), or for the 4-path the sum over T's ordered edges u-w of (d_T(u) - 1)(d_T(w) - 1).
   unsigned __int128 terms(Vertex a, Vertex b, std::span<const Vertex> na, std::span<const Vertex> nb,
                           std::span<const Vertex> t) {
     const std::size_t c = t.size();
@@ -157,8 +157,8 @@ class EdgeCoreCounter {
     for (const Vertex u : t) {
       std::uint64_t row = 0;
       for (const Vertex w : g_.neighbors(u))
-        if (in_common_[w]) row += cnt_[w] - 1;
-      sum += static_cast<unsigned __int128>(row) * (cnt_[u] - 1);
+        if (in_common_[w]) row += cnt_[w] - 1;  // w has u in T: cnt[w] >= 1
+      if (row) sum += static_cast<unsigned __int128>(row) * (cnt_[u] - 1);  // and so has u
     }
     for (const Vertex u : t) in_common_[u] = 0;
     return sum;

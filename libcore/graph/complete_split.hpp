@@ -1,7 +1,7 @@
 // Complete split patterns: a core joined to r >= 2 independent vertices, every independent vertex adjacent
 // to every core vertex. Every match is an embedding T of the core and r of its common neighbours, so
 //   inj(P) = r! sum over the core's embeddings T of C(c(T), r),   c(T) = |N(t_1) ∩ ... ∩ N(t_k)|.
-// Two kinds of core:
+// The cores:
 //  - a k-clique, k >= 3 (K_k + E_r: K5 minus an edge is K3 + E2, K6 minus an edge K4 + E2, K6 minus a triangle
 //    K3 + E3). Each clique is found once, at its largest id a (its smallest degree under degree ordering).
 //    Per root a the rows of its oriented neighbours b are bitmaps over the whole N(a) (b's neighbours among
@@ -53,7 +53,7 @@ struct CompleteSplit {
 // edge joined to a star with isolated vertices or to a 4-path.
 std::optional<CompleteSplit> as_complete_split(const Pattern& p);
 
-// The name of the core in reports ("3-clique", "edge and vertex", "path", "edge").
+// The name of the core in reports ("3-clique", "edge and vertex", "path", "edge (rest: a 4-path)", ...).
 std::string core_name(CompleteSplit split);
 
 // opt's share (by roots) of inj(P), the injective edge-preserving maps of P; threads as opt says. The count is

@@ -1513,13 +1513,22 @@ nlohmann::json CountPlan::to_json() const {
 std::string CountPlan::to_text() const {
   if (complete_split) {
     std::ostringstream os;
-    const bool clique = complete_split->core == SplitCore::clique;
-    os << "pattern " << plan.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms << ") is a"
-       << (clique ? " " : "n ") << core_name(*complete_split) << " joined to " << complete_split->independent
-       << " independent vertices: summed over the " << (clique ? "cliques" : "core's embeddings")
-       << " of C(common neighbours, " << complete_split->independent << "), from "
-       << (clique ? "rows over whole neighbourhoods" : "each edge's common neighbours scattered to their neighbours")
-       << "\npredicted cost " << predicted_cost
+    const CompleteSplit& s = *complete_split;
+    os << "pattern " << plan.pattern.to_string() << " (edge-induced, |Aut| = " << plan.automorphisms << ") is ";
+    if (s.core == SplitCore::edge) {
+      os << "an edge joined to ";
+      if (s.star) os << "a star of " << s.star << " leaves and " << s.independent << " isolated vertices";
+      else os << "a 4-path";
+      os << ": the rest counted in each edge's common neighbourhood from the degrees there (the common neighbours "
+            "scattered to their neighbours)";
+    } else {
+      const bool clique = s.core == SplitCore::clique;
+      os << (clique ? "a " : "an ") << core_name(s) << " joined to " << s.independent
+         << " independent vertices: summed over the " << (clique ? "cliques" : "core's embeddings")
+         << " of C(common neighbours, " << s.independent << "), from "
+         << (clique ? "rows over whole neighbourhoods" : "each edge's common neighbours scattered to their neighbours");
+    }
+    os << "\npredicted cost " << predicted_cost
        << " (enumerating plan: " << plan.predicted_cost << ")\n";
     return os.str();
   }

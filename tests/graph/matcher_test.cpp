@@ -1859,6 +1859,11 @@ TEST_CASE("complete split patterns: cores' common neighbours from rows or per-ed
   REQUIRE(path_rest);
   CHECK(path_rest->core == SplitCore::edge);
   CHECK(path_rest->star == 0);
+  CountPlan path_cone;  // reported as what it counts
+  path_cone.plan = choose_plan(parse_pattern("0-2,0-4,0-5,1-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5"), Induced::edge, GraphStats{});
+  path_cone.complete_split = path_rest;
+  CHECK(path_cone.to_text().find("is an edge joined to a 4-path") != std::string::npos);
+  CHECK(path_cone.to_json()["complete_split"]["core"] == "edge (rest: a 4-path)");
   CHECK_FALSE(as_complete_split(parse_pattern("0-4,0-5,1-2,1-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5")));
   CHECK_FALSE(as_complete_split(parse_pattern("0-1,0-2,0-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5")));
   Pattern labeled = parse_pattern("0-2,0-3,0-4,1-2,1-3,1-4,2-3,2-4,3-4");
