@@ -265,8 +265,7 @@ __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const Ex
   const RootSplit chunks = chunk_roots(work, opt.threads * opt.world_size);
   std::vector<unsigned __int128> choose;
   if (split.core != SplitCore::clique) {
-    std::uint32_t max_degree = 0;
-    for (Vertex v = 0; v < g.n(); ++v) max_degree = std::max<std::uint32_t>(max_degree, g.neighbors(v).size());
+    const std::uint32_t max_degree = g.max_degree();
     choose.resize(std::size_t{max_degree} + 1);
     const int r = split.core == SplitCore::edge ? split.star : split.independent;
     for (std::uint32_t c = 0; c <= max_degree; ++c) choose[c] = binomial(c, r);

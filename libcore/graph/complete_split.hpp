@@ -1,6 +1,7 @@
-// Complete split patterns: a core joined to r >= 2 independent vertices, every independent vertex adjacent
-// to every core vertex. Every match is an embedding T of the core and r of its common neighbours, so
-//   inj(P) = r! sum over the core's embeddings T of C(c(T), r),   c(T) = |N(t_1) ∩ ... ∩ N(t_k)|.
+// Complete split patterns: a core joined to a rest, every rest vertex adjacent to every core vertex. Where the rest
+// is r >= 2 independent vertices, every match is an embedding T of the core and r of its common neighbours, so
+//   inj(P) = r! sum over the core's embeddings T of C(c(T), r),   c(T) = |N(t_1) ∩ ... ∩ N(t_k)|;
+// an edge core's rest may have edges (the last kind below).
 // The cores:
 //  - a k-clique, k >= 3 (K_k + E_r: K5 minus an edge is K3 + E2, K6 minus an edge K4 + E2, K6 minus a triangle
 //    K3 + E3). Each clique is found once, at its largest id a (its smallest degree under degree ordering).
