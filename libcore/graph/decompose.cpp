@@ -117,6 +117,26 @@ std::vector<Perm> cut_group(const std::vector<Perm>& autos, const std::vector<in
   return out;
 }
 
+// A weight evaluation per image (Decomposition::cut_images) costs what a match did; past this many images the cut's
+// own symmetry saves less enumeration than its weights cost.
+constexpr std::size_t kMaxCutImages = 24;
+
+// One member r of each left coset r H of `sub` in `group` (both over k points, identity first): the identity first.
+std::vector<Perm> left_coset_representatives(const std::vector<Perm>& group, const std::vector<Perm>& sub, int k) {
+  std::vector<Perm> reps;
+  for (const Perm& a : group) {
+    const bool covered = std::any_of(reps.begin(), reps.end(), [&](const Perm& r) {
+      return std::any_of(sub.begin(), sub.end(), [&](const Perm& h) {
+        for (int i = 0; i < k; ++i)
+          if (r[h[i]] != a[i]) return false;
+        return true;
+      });
+    });
+    if (!covered) reps.push_back(a);
+  }
+  return reps;
+}
+
 // The automorphisms of q fixing vertices 0..fixed-1 (identity first).
 std::vector<Perm> prefix_stabiliser(const Pattern& q, int fixed) {
   std::vector<Perm> out;
@@ -451,11 +471,24 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
     if (counted_in_cut(p, attach[i]))
       counted_sets.push_back({cut_index_mask(d->cut, attach[i]), p.label(std::countr_zero(comps[i])) < 0});
   }
-  d->cut_plan = choose_plan_in_group(subpattern(p, d->cut), cut_group(autos, d->cut), Induced::edge, stats,
-                                     Formula::never, {}, counted_sets, weighed);
+  const Pattern cut_pattern = subpattern(p, d->cut);
+  const std::vector<Perm> held = cut_group(autos, d->cut);
+  d->cut_plan = choose_plan_in_group(cut_pattern, held, Induced::edge, stats, Formula::never, {}, counted_sets, weighed);
   if (std::isinf(d->cut_plan.predicted_cost)) return std::nullopt;
+  // Each weight evaluation finds each edge's entry in its table by a binary search in the first end's list, a cache
+  // miss a step (as-22july06: q050's cut 3-4-5 weighed by the triangles of 4-5 took 50 ns a call and, unpriced, was
+  // taken over its pendant triangle sum, 5x faster; at 24 a step q036, q057 and q072 left faster weighed cuts); the
+  // tables of one edge share the search.
+  std::set<std::vector<int>> searched_edges;
+  for (const auto& a : attach)
+    if (a.size() == 2 && !counted_in_cut(p, a)) searched_edges.insert(a);
+  const double per_term = static_cast<double>(searched_edges.size()) * kSearchStep *
+                          std::log2(std::max(2.0, stats.degree_biased));
+  const auto cut_cost = [&](const Plan& plan, std::size_t terms) {
+    return weighed_cost(plan, static_cast<double>(terms)) + plan.predicted_calls * static_cast<double>(terms) * per_term;
+  };
   // A vertex or edge cut of an unlabeled pattern is summed in one pass over the vertices or the CSR.
-  double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : weighed_cost(d->cut_plan);
+  double cost = summed_directly(*d) ? stats.n + (d->cut.size() == 2 ? 2 * stats.m : 0) : cut_cost(d->cut_plan, 1);
   for (std::size_t i = 0; i < comps.size(); ++i) {
     Decomposition::Component c{members(comps[i]), attach[i], -1};
     if ((c.common = counted_in_cut(p, attach[i]))) {
@@ -496,16 +529,17 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
       }
       cost += table;
     }
-    // Each weight call finds its edge's entry by a binary search in the first end's list, a cache miss a step
-    // (as-22july06: q050's cut 3-4-5 weighed by the triangles of 4-5 took 50 ns a call and, unpriced, was taken over
-    // its pendant triangle sum, 5x faster; at 24 a step q036, q057 and q072 left faster weighed cuts).
-    const bool searched = std::none_of(d->components.begin(), d->components.end(), [&](const auto& e) {
-      return !e.common && e.attach == c.attach;  // an earlier component at the same edge: found once per call
-    });
-    if (c.attach.size() == 2 && !summed_directly(*d) && searched)
-      cost += d->cut_plan.predicted_calls * kSearchStep * std::log2(std::max(2.0, stats.degree_biased));
     d->components.push_back(std::move(c));
   }
+  // The cut enumerated once per orbit of its own automorphisms, each match weighed in its images, where that is priced
+  // below its enumeration under H_C (q074's K4 weighed by a degree and an edge's triangles: 0.034 s against 0.023 on
+  // as-22july06, 0.44 against 0.34 on email-Enron). The decomposition keeps H_C's price: the mean field underprices
+  // the cliques a widened cut lists once (as-22july06's K4s: 1313 priced, 114716 found), and so priced, widened cuts
+  // were taken over vertex cuts with clique tables and over apex forms 2-3x faster (q018, q059, q090 there).
+  // Stabilisers of a cut vertex, between the two groups, lost to both (q074 and q090, 1.3-2x).
+  if (auto widened = with_cut_images(*d, stats);
+      widened && cut_cost(widened->cut_plan, widened->cut_images.size()) < cut_cost(d->cut_plan, 1))
+    *d = std::move(*widened);
   // The same sum as the cut's weighed enumeration, without a merge or look-up per match: taken wherever the lists
   // fit (the weighed cut, its ends looked up in the root's table, took 0.33 s on as-22july06 for q050, this 0.12 s).
   if (const auto t = pendant_triangle_form(*d)) {
@@ -620,6 +654,20 @@ CountPlan choose_count_plan(const Pattern& p, Induced induced, const GraphStats&
   }
   Memo memo;
   return choose(p, stats, formula, memo);
+}
+
+std::optional<Decomposition> with_cut_images(const Decomposition& d, const GraphStats& stats) {
+  if (summed_directly(d) || d.pair_cut() || d.pendant_triangle ||
+      std::any_of(d.components.begin(), d.components.end(), [](const auto& c) { return c.common; }))
+    return std::nullopt;
+  const Pattern cut_pattern = subpattern(d.pattern, d.cut);
+  const std::vector<Perm> held = cut_group(automorphisms(d.pattern), d.cut);
+  const std::vector<Perm> own = automorphisms(cut_pattern);
+  if (own.size() <= held.size() || own.size() > kMaxCutImages * held.size()) return std::nullopt;
+  Decomposition widened = d;
+  widened.cut_plan = choose_plan_in_group(cut_pattern, own, Induced::edge, stats, Formula::never);
+  widened.cut_images = left_coset_representatives(own, held, cut_pattern.size());
+  return widened;
 }
 
 std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats, Formula formula) {
@@ -1060,8 +1108,17 @@ int linear_pass_threads(const Graph& g, const ExecOptions& opt) { return g.adj.s
 // slot of the edge between those of cut vertices a and b.
 struct Factor {
   const std::uint64_t* table;
-  int a, b;  // indices of the attachments in the cut; b = -1 for one
+  int a, b;                // indices of the attachments in the cut; b = -1 for one
+  bool symmetric = false;  // an edge's table with t(v, w) = t(w, v) (swaps_roots)
 };
+
+// Whether an automorphism of a rooted table plan's pattern swaps its roots 0 and 1 (an edge's table that is then
+// symmetric: its embeddings with the roots at (v, w) map onto those at (w, v)).
+bool swaps_roots(const Plan& table) {
+  if (table.pattern.size() < 2) return false;
+  const auto autos = automorphisms(table.pattern);
+  return std::any_of(autos.begin(), autos.end(), [](const Perm& a) { return a[0] == 1 && a[1] == 0; });
+}
 
 [[noreturn]] void product_overflow() { throw DataError("a decomposition's partial product exceeds 2^128"); }
 
@@ -1314,30 +1371,49 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   auto cut_index = [&](int v) { return static_cast<int>(std::find(d.cut.begin(), d.cut.end(), v) - d.cut.begin()); };
   for (const auto& c : d.components)
     if (!c.common)
-      factors.push_back(
-          {ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1});
-  // Factors of one edge side by side: the weight finds its slot once.
-  std::stable_sort(factors.begin(), factors.end(), [](const Factor& x, const Factor& y) {
-    return std::pair{x.a, x.b} < std::pair{y.a, y.b};
-  });
+      factors.push_back({ext[c.table].data(), cut_index(c.attach[0]),
+                         c.attach.size() == 2 ? cut_index(c.attach[1]) : -1, swaps_roots(d.tables[c.table])});
   if (oriented) return oriented_edge_cut_sum(g, *tri, factors, opt);
   if (summed_directly(d)) return direct_cut_sum(g, factors, d.cut.size() == 2, opt);
   std::vector<std::optional<CommonCounts>> common(opt.threads);  // per worker
-  const WeightFn weight = [&](const WeighedMatch& match) -> unsigned __int128 {
+  // The product of the tables at the cut vertices m[r[0]], m[r[1]], ...; `slots` (k x k cut indices, kNoSlot where
+  // unknown) keeps the edges' table slots found by earlier factors and images of the call, keyed by the ends' cut
+  // indices (in ascending order for a symmetric table).
+  constexpr std::size_t kNoSlot = ~std::size_t{0};
+  const std::size_t k = d.cut.size();
+  const auto table_product = [&](std::span<const Vertex> m, const Perm& r, std::size_t* slots) -> unsigned __int128 {
     unsigned __int128 w = 1;
-    const auto m = match.vertices;
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < factors.size(); ++i) {
-      const Factor& f = factors[i];
-      if (f.b < 0) {
-        at = m[f.a];
-      } else if (i == 0 || f.a != factors[i - 1].a || f.b != factors[i - 1].b) {  // the edge's slot, once per edge
-        const auto nb = g.neighbors(m[f.a]);
-        at = g.offsets[m[f.a]] + static_cast<std::size_t>(std::lower_bound(nb.begin(), nb.end(), m[f.b]) - nb.begin());
+    for (const Factor& f : factors) {
+      std::size_t at = m[r[f.a]];
+      if (f.b >= 0) {
+        int x = r[f.a], y = r[f.b];
+        if (f.symmetric && x > y) std::swap(x, y);
+        std::size_t& slot = slots[x * k + y];
+        if (slot == kNoSlot) {
+          const auto nb = g.neighbors(m[x]);
+          slot = g.offsets[m[x]] + static_cast<std::size_t>(std::lower_bound(nb.begin(), nb.end(), m[y]) - nb.begin());
+        }
+        at = slot;
       }
       if (__builtin_mul_overflow(w, static_cast<unsigned __int128>(f.table[at]), &w)) product_overflow();
       if (w == 0) return 0;
     }
+    return w;
+  };
+  Perm identity{};
+  std::iota(identity.begin(), identity.end(), std::uint8_t{0});
+  const WeightFn weight = [&](const WeighedMatch& match) -> unsigned __int128 {
+    const auto m = match.vertices;
+    std::array<std::size_t, kMaxPatternSize * kMaxPatternSize> slots;
+    std::fill_n(slots.begin(), k * k, kNoSlot);
+    if (!d.cut_images.empty()) {  // no common counts
+      unsigned __int128 sum = 0;
+      for (const Perm& r : d.cut_images)
+        if (__builtin_add_overflow(sum, table_product(m, r, slots.data()), &sum)) product_overflow();
+      return sum;
+    }
+    unsigned __int128 w = table_product(m, identity, slots.data());
+    if (w == 0) return 0;
     auto& counts = common[match.thread];
     if (!counts) counts.emplace(g, d);
     for (std::size_t i = 0; i < counts->size(); ++i) {
@@ -1350,7 +1426,7 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   std::optional<EdgeCommonLists> lists;
   if (merges_edge_common(d.cut_plan)) lists = edge_common_lists(g, whole, kTriangleListBytes);
   unsigned __int128 relaxed = sum_over_matches(g, d.cut_plan, opt, weight, lists ? &*lists : nullptr);
-  if (__builtin_mul_overflow(relaxed, static_cast<unsigned __int128>(d.cut_plan.automorphisms), &relaxed) ||
+  if (__builtin_mul_overflow(relaxed, static_cast<unsigned __int128>(d.cut_weight_multiplier()), &relaxed) ||
       relaxed >> 126)
     partial_overflow();
   return relaxed;
@@ -1498,6 +1574,7 @@ nlohmann::json CountPlan::to_json() const {
   j["decomposition"] = {{"cut", d.cut},
                         {"cut_order", d.cut_plan.order},
                         {"cut_symmetry", d.cut_plan.automorphisms},
+                        {"cut_images", std::max<std::size_t>(1, d.cut_images.size())},
                         {"cut_summed_directly", !d.pair_cut() && summed_directly(d)},
                         {"pendant_triangle", d.pendant_triangle.has_value()},
                         {"common_power", d.common_power},
@@ -1568,7 +1645,9 @@ std::string CountPlan::to_text() const {
   else if (summed_directly(d))
     os << (d.cut.size() == 1 ? " (summed over the vertices in one pass)\n" : " (summed over the edges in one pass)\n");
   else
-    os << " (enumerated up to " << d.cut_plan.automorphisms << " symmetries)\n";
+    os << " (enumerated up to " << d.cut_plan.automorphisms << " symmetries"
+       << (d.cut_images.empty() ? "" : ", each match weighed in " + std::to_string(d.cut_images.size()) + " images")
+       << ")\n";
   for (const auto& c : d.components) {
     os << "component";
     for (int v : c.vertices) os << " " << v;

@@ -67,7 +67,15 @@ struct CountPlan {
 struct Decomposition {
   Pattern pattern;
   std::vector<int> cut;  // the pattern vertices of C; cut_plan's vertex i is cut[i]
-  Plan cut_plan;         // P[C], every level enumerated, symmetry broken by H_C
+  Plan cut_plan;         // P[C], every level enumerated, symmetry broken by H_C or by K = Aut(P[C])
+  // With K (the cut's own symmetry, which its tables break: q074's K4 weighed by a degree and an edge's triangles),
+  // each match m stands for its K-orbit: the weight is summed over m composed with each of these left coset
+  // representatives r of H_C in K (cut index i weighed at the vertex of r[i]), and the sum is multiplied by
+  // |H_C| = |K| / |cut_images|. Empty: H_C. Only without components counted in the cut.
+  std::vector<Perm> cut_images;
+  std::uint64_t cut_weight_multiplier() const {
+    return cut_images.empty() ? cut_plan.automorphisms : cut_plan.automorphisms / cut_images.size();
+  }
   struct Component {
     std::vector<int> vertices;  // K_i (pattern vertices)
     std::vector<int> attach;    // A_i, its neighbours in C: one vertex, or two adjacent ones (ordered)
@@ -138,6 +146,11 @@ Pattern subpattern(const Pattern& p, const std::vector<int>& vertices);
 // The cheapest way to count p (see above); plain choose_plan for vertex-induced counting.
 CountPlan choose_count_plan(const Pattern& p, Induced induced, const GraphStats& stats,
                             Formula formula = Formula::by_cost);
+
+// d with its cut enumerated under the cut's own automorphisms Aut(P[C]) instead of H_C, each match weighed in its
+// images (Decomposition::cut_images); none where a component is counted in the cut, the cut is summed directly, or
+// Aut(P[C]) is not larger than H_C or more than 24 times. The planner takes it where it is priced lower.
+std::optional<Decomposition> with_cut_images(const Decomposition& d, const GraphStats& stats);
 
 // The decomposition at every admissible cut of p (edge-induced), in the order of the cuts' vertex
 // masks; quotients are counted by their best strategy. Empty when p has no admissible cut.

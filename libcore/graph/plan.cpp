@@ -728,7 +728,9 @@ double counted_sets_cost(const Schedule& sc, const GraphStats& s, std::span<cons
 
 }  // namespace
 
-double weighed_cost(const Plan& plan) { return plan.predicted_cost + kStep * plan.predicted_calls; }
+double weighed_cost(const Plan& plan, double terms) {
+  return plan.predicted_cost + kStep * terms * plan.predicted_calls;
+}
 
 Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats,
                RootCommon root_common, Formula formula) {

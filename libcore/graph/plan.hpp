@@ -244,8 +244,9 @@ Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order,
 // The predicted cost of sum_over_matches with `plan` (made with Formula::never): its enumeration,
 // whose last level is only counted, plus an interpreter step and a weight call per call (Plan::predicted_calls; a
 // decomposition's cut enumerated with its tables: the 2-path cut of the fork on as-22july06 weighs
-// 2.5e7 matches, 0.22 CPU s, which the count alone priced at 2e5).
-double weighed_cost(const Plan& plan);
+// 2.5e7 matches, 0.22 CPU s, which the count alone priced at 2e5). `terms`: the weight's evaluations per call (a
+// cut enumerated under a group larger than its weight's, Decomposition::cut_images).
+double weighed_cost(const Plan& plan, double terms = 1);
 
 // Enumerates connected orders up to symmetry (and for each, the counting formulas `formula`
 // allows) and returns the cheapest plan; with Formula::always, the cheapest of those whose tail

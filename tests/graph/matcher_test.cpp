@@ -386,6 +386,7 @@ TEST_CASE("pattern decomposition at every cut matches brute force: 4-6-vertex pa
   const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(12, 0.5, 7)), generate_gnp(11, 0.6, 3),
                                      labeled_gnp(12, 0.6, 9, 2)};
   int cuts = 0, patterns = 0, counted = 0;  // counted: cuts with a component counted in the cut's enumeration
+  int widened = 0;                            // cuts also counted under their own symmetry (with_cut_images)
   for (int k = 4; k <= 6; ++k) {
     for (Pattern p : connected_patterns(k)) {
       bool any = false;
@@ -410,6 +411,16 @@ TEST_CASE("pattern decomposition at every cut matches brute force: 4-6-vertex pa
           counted += std::any_of(comps.begin(), comps.end(), [](const auto& c) { return c.common; }) ? 1 : 0;
           CHECK(count_with(g, d, {2, 0, 1}) == expect);
           CHECK(count_with(g, d, {.threads = 2, .lower = &lower}) == expect);
+          if (const auto w = with_cut_images(*d.decomposition, stats)) {
+            ++widened;
+            CountPlan images = d;
+            images.decomposition = std::make_shared<Decomposition>(*w);
+            CAPTURE(images.to_text());
+            CHECK(count_with(g, images, {1, 0, 1}) == expect);
+            std::vector<__int128> shares;
+            for (int rank = 0; rank < 2; ++rank) shares.push_back(embedding_share(g, images, {2, rank, 2}));
+            CHECK(count_from_shares(images, shares) == expect);
+          }
         }
         CHECK(count_with(g, choose_count_plan(p, Induced::edge, stats), {1, 0, 1}) == expect);
         p.set_labels({});
@@ -418,10 +429,12 @@ TEST_CASE("pattern decomposition at every cut matches brute force: 4-6-vertex pa
     }
   }
   MESSAGE("decompositions checked: " << cuts << " cuts of " << patterns << " patterns, " << counted
-                                     << " with common neighbours counted in the cut");
+                                     << " with common neighbours counted in the cut, " << widened
+                                     << " also under the cut's own symmetry");
   CHECK(patterns >= 60);
   CHECK(cuts >= 300);
   CHECK(counted >= 100);
+  CHECK(widened >= 100);
 }
 
 TEST_CASE("pattern decomposition counts every 6- and 7-vertex pattern with a cut exactly on K8") {
@@ -438,6 +451,11 @@ TEST_CASE("pattern decomposition counts every 6- and 7-vertex pattern with a cut
         ++decomposed;
         CAPTURE(cp.to_text());
         CHECK(count_with(g, cp, {2, 0, 1}) == falling(8, k) / cp.plan.automorphisms);
+        if (const auto w = with_cut_images(*cp.decomposition, stats)) {
+          CountPlan images = cp;
+          images.decomposition = std::make_shared<Decomposition>(*w);
+          CHECK(count_with(g, images, {2, 0, 1}) == falling(8, k) / cp.plan.automorphisms);
+        }
       }
     }
   }
@@ -1131,6 +1149,30 @@ TEST_CASE("a cut with one counted vertex: q062's gem weighed by its ends' common
     }
   }
   CHECK(tables == 3);
+}
+
+TEST_CASE("a clique cut whose tables break its symmetry is enumerated once per clique, weighed in its images: q074") {
+  // q074: a K4 2-3-4-5 with a pendant at 3 and a vertex on the edge 4-5. Its weight (deg(3) x triangles(4, 5)) is
+  // symmetric under 4 <-> 5 only; the planner lists each K4 once and sums the weight over its 12 images.
+  const Pattern p = parse_pattern("0-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5");
+  const Graph g = relabel_by_degree(gnp_with_hubs(400, 0.05, 5, 5));
+  const GraphStats stats = graph_stats(g);
+  const CountPlan cp = choose_count_plan(p, Induced::edge, stats);
+  REQUIRE(cp.decomposition);
+  const Decomposition& d = *cp.decomposition;
+  CAPTURE(cp.to_text());
+  CHECK(d.cut == std::vector<int>{2, 3, 4, 5});
+  CHECK(d.cut_plan.automorphisms == 24);
+  CHECK(d.cut_images.size() == 12);
+  CHECK(d.cut_weight_multiplier() == 2);
+  CHECK(cp.to_text().find("enumerated up to 24 symmetries, each match weighed in 12 images") != std::string::npos);
+  CHECK(cp.to_json()["decomposition"]["cut_images"] == 12);
+  const std::uint64_t expect = count_matches(g, cp.plan, {2, 0, 1});  // the enumerating plan
+  for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
+  // The images place (3, {4, 5}) on the K4 in its 12 distinct ways.
+  std::set<std::pair<int, std::pair<int, int>>> placements;
+  for (const Perm& r : d.cut_images) placements.insert({r[1], std::minmax(r[2], r[3])});
+  CHECK(placements.size() == 12);
 }
 
 TEST_CASE("K6 minus an edge stays a complete split: its clique cut is not taken for the same sum") {
