@@ -86,6 +86,21 @@ class SplitCounter {
   std::uint32_t words_ = 0;
 };
 
+// Over a's edges a-b with b < a (each edge once) whose common neighbours T = N(a) ∩ N(b) number at least `fewest`:
+// visit(b, N(b), T). `common` holds T.
+template <class Visit>
+void for_lower_edges(const Graph& g, const LowerDegrees& lower, Vertex a, std::size_t fewest, std::vector<Vertex>& common,
+                     Visit&& visit) {
+  const auto na = g.neighbors(a);
+  common.resize(na.size() + gzk::kSlack);  // the kernel's vector stores run past the result
+  for (std::uint32_t i = 0; i < lower[a]; ++i) {
+    const Vertex b = na[i];
+    const auto nb = g.neighbors(b);
+    const std::size_t c = gzk::intersect(nb.data(), nb.size(), na.data(), na.size(), common.data());
+    if (c >= fewest) visit(b, nb, std::span<const Vertex>(common.data(), c));
+  }
+}
+
 // Per thread, for a 3-vertex or edge core: an edge's common neighbours T and the scatter's counts cnt[w] =
 // |N(w) ∩ T| (zero again after each edge). choose[c] = C(c, r) (3-vertex cores) or C(c, s) (an edge's star) for
 // every c up to the largest degree.
@@ -99,20 +114,16 @@ class EdgeCoreCounter {
   // Over a's edges a-b with b < a (each edge once), the terms of the core's sum (see terms).
   unsigned __int128 count_root(Vertex a) {
     const auto na = g_.neighbors(a);
-    common_.resize(na.size() + gzk::kSlack);  // the kernel's vector stores run past the result
     unsigned __int128 sum = 0;
-    for (std::uint32_t i = 0; i < lower_[a]; ++i) {
-      const Vertex b = na[i];
-      const auto nb = g_.neighbors(b);
-      const std::size_t c = gzk::intersect(nb.data(), nb.size(), na.data(), na.size(), common_.data());
-      if (c < min_common()) continue;  // the rest lies in T
-      for (std::size_t j = 0; j < c; ++j)
-        for (const Vertex w : g_.neighbors(common_[j]))
+    // The rest lies in T.
+    for_lower_edges(g_, lower_, a, min_common(), common_, [&](Vertex b, auto nb, std::span<const Vertex> t) {
+      for (const Vertex u : t)
+        for (const Vertex w : g_.neighbors(u))
           if (cnt_[w]++ == 0) touched_.push_back(w);
-      sum += terms(a, b, na, nb, {common_.data(), c});
+      sum += terms(a, b, na, nb, t);
       for (const Vertex w : touched_) cnt_[w] = 0;
       touched_.clear();
-    }
+    });
     return sum;
   }
 
@@ -139,7 +150,8 @@ class EdgeCoreCounter {
       case SplitCore::edge:
         if (split_.star) return read(t) * binomial(c - static_cast<std::size_t>(split_.star) - 1, split_.independent);
         return path_pairs(t);
-      case SplitCore::clique: break;
+      case SplitCore::clique:
+      case SplitCore::triangle: break;
     }
     return 0;
   }
@@ -173,8 +185,71 @@ class EdgeCoreCounter {
   std::vector<Vertex> common_, touched_;
 };
 
+// Per thread, for a triangle core: an edge's common neighbours T as bitmap rows over T (row(t): t's neighbours in T,
+// from N(t) ∩ T), then per z in T below the edge's ends the star-and-isolated terms in row(z). choose[d] = C(d, s).
+class TriangleCoreCounter {
+ public:
+  TriangleCoreCounter(const Graph& g, const LowerDegrees& lower, CompleteSplit split,
+                      std::span<const unsigned __int128> choose)
+      : g_(g), lower_(lower), split_(split), choose_(choose), pos_(g.n(), kNotNeighbour) {}
+
+  unsigned __int128 count_root(Vertex a) {
+    const auto rest = static_cast<std::size_t>(split_.star + 1 + split_.independent);
+    unsigned __int128 sum = 0;
+    // T holds z and the rest.
+    for_lower_edges(g_, lower_, a, rest + 1, common_, [&](Vertex b, auto, std::span<const Vertex> t) {
+      const auto below = static_cast<std::size_t>(std::lower_bound(t.begin(), t.end(), b) - t.begin());
+      if (below == 0) return;  // each triangle a-b-z once, at z < b < a
+      build_rows(t);
+      for (std::size_t z = 0; z < below; ++z) sum += terms(row(z), rest);
+    });
+    return sum;
+  }
+
+ private:
+  const std::uint64_t* row(std::size_t i) const { return rows_.data() + i * words_; }
+
+  void build_rows(std::span<const Vertex> t) {
+    words_ = (t.size() + 63) / 64;
+    rows_.assign(t.size() * words_, 0);
+    list_.resize(t.size() + gzk::kSlack);
+    for (std::uint32_t i = 0; i < t.size(); ++i) pos_[t[i]] = i;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const auto nt = g_.neighbors(t[i]);
+      const std::size_t c = gzk::intersect(nt.data(), nt.size(), t.data(), t.size(), list_.data());
+      std::uint64_t* r = rows_.data() + i * words_;
+      for (std::size_t j = 0; j < c; ++j) r[pos_[list_[j]] / 64] |= std::uint64_t{1} << (pos_[list_[j]] % 64);
+    }
+    for (const Vertex x : t) pos_[x] = kNotNeighbour;
+  }
+
+  // z's common neighbours with the edge, C = row(z): sum over u in C of C(d_C(u), s) C(|C| - s - 1, i).
+  unsigned __int128 terms(const std::uint64_t* c, std::size_t rest) const {
+    const std::uint64_t size = gzk::popcount_words(c, words_);
+    if (size < rest) return 0;
+    unsigned __int128 stars = 0;
+    for (std::size_t w = 0; w < words_; ++w)
+      for (std::uint64_t m = c[w]; m; m &= m - 1) {
+        const std::uint64_t* u = row(w * 64 + static_cast<std::size_t>(std::countr_zero(m)));
+        std::uint64_t degree = 0;
+        for (std::size_t x = 0; x < words_; ++x) degree += static_cast<std::uint64_t>(std::popcount(u[x] & c[x]));
+        stars += choose_[degree];
+      }
+    return stars * binomial(size - static_cast<std::uint64_t>(split_.star) - 1, split_.independent);
+  }
+
+  const Graph& g_;
+  const LowerDegrees& lower_;
+  CompleteSplit split_;
+  std::span<const unsigned __int128> choose_;
+  PopulatedVector<std::uint32_t> pos_;
+  std::vector<std::uint64_t> rows_;
+  std::vector<Vertex> common_, list_;
+  std::size_t words_ = 0;
+};
+
 // inj(P) per unit of the roots' sums: the core's maps per term (a clique's k! orders, an edge's two orientations
-// for a lone z or a rest, a path's sums already both) times the rest's automorphisms (r!; a star's s! i!; the
+// for a lone z or a rest, a triangle's 3!, a path's sums already both) times the rest's automorphisms (r!; a star's s! i!; the
 // 4-path's 2, with its terms over ordered edges: 2 per path).
 unsigned __int128 maps_per_term(CompleteSplit split) {
   const auto factorial = [](int k) {
@@ -187,6 +262,7 @@ unsigned __int128 maps_per_term(CompleteSplit split) {
     case SplitCore::edge_and_vertex: return 2 * factorial(split.independent);
     case SplitCore::path: return factorial(split.independent);
     case SplitCore::edge: return split.star ? 2 * factorial(split.star) * factorial(split.independent) : 2;
+    case SplitCore::triangle: return 6 * factorial(split.star) * factorial(split.independent);
   }
   return 1;
 }
@@ -226,9 +302,9 @@ std::optional<CompleteSplit> as_complete_split(const Pattern& p) {
     if (edges == 1 || edges == 2)
       return CompleteSplit{edges == 1 ? SplitCore::edge_and_vertex : SplitCore::path, 0, std::popcount(rest)};
   }
-  // An edge core: exactly two vertices adjacent to every other one (more make a clique core or no split), and the
-  // rest a star with isolated vertices or a 4-path.
-  if (s.clique != 2) return std::nullopt;
+  // An edge or triangle core: exactly two or three vertices adjacent to every other one (more make a clique core or
+  // no split), and the rest a star with isolated vertices (or, for an edge, a 4-path).
+  if (s.clique != 2 && s.clique != 3) return std::nullopt;
   int leaves = 0, isolated = 0, inner = 0, centres = 0, star = 0;  // the rest's vertices by degree in the rest
   for (int v = 0; v < n; ++v) {
     if (!((others >> v) & 1u)) continue;
@@ -238,8 +314,13 @@ std::optional<CompleteSplit> as_complete_split(const Pattern& p) {
     inner += d == 2;
     if (d >= 2) ++centres, star = d;
   }
-  // One centre whose neighbours are all the leaves; isolated vertices besides (none would make the centre a third
-  // vertex adjacent to every other one).
+  // One centre whose neighbours are all the leaves (for a triangle, a lone edge too: two leaves, no centre); isolated
+  // vertices besides (none would make the centre another vertex adjacent to every other one).
+  if (s.clique == 3) {
+    const int star_leaves = centres == 1 && leaves == star ? star : centres == 0 && leaves == 2 ? 1 : 0;
+    if (star_leaves && isolated >= 1) return CompleteSplit{SplitCore::triangle, 0, isolated, star_leaves};
+    return std::nullopt;
+  }
   if (centres == 1 && leaves == star && isolated >= 1) return CompleteSplit{SplitCore::edge, 0, isolated, star};
   // Degrees 1, 2, 2, 1 on four vertices: a 4-path.
   if (s.independent == 4 && leaves == 2 && inner == 2) return CompleteSplit{SplitCore::edge, 0, 0, 0};
@@ -252,6 +333,7 @@ std::string core_name(CompleteSplit split) {
     case SplitCore::edge_and_vertex: return "edge and vertex";
     case SplitCore::path: return "path";
     case SplitCore::edge: return split.star ? "edge (rest: a star and isolated vertices)" : "edge (rest: a 4-path)";
+    case SplitCore::triangle: return "triangle (rest: a star and isolated vertices)";
   }
   return "";
 }
@@ -267,11 +349,12 @@ __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const Ex
   if (split.core != SplitCore::clique) {
     const std::uint32_t max_degree = g.max_degree();
     choose.resize(std::size_t{max_degree} + 1);
-    const int r = split.core == SplitCore::edge ? split.star : split.independent;
+    const int r = split.core == SplitCore::edge || split.core == SplitCore::triangle ? split.star : split.independent;
     for (std::uint32_t c = 0; c <= max_degree; ++c) choose[c] = binomial(c, r);
   }
   std::vector<std::unique_ptr<SplitCounter>> cliques(opt.threads);
   std::vector<std::unique_ptr<EdgeCoreCounter>> edges(opt.threads);
+  std::vector<std::unique_ptr<TriangleCoreCounter>> triangles(opt.threads);
   struct alignas(64) Sum {
     unsigned __int128 count = 0;
   };
@@ -280,6 +363,9 @@ __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const Ex
     if (split.core == SplitCore::clique) {
       if (!cliques[th]) cliques[th] = std::make_unique<SplitCounter>(g, lower, split);
       for (Vertex a = begin; a < end; ++a) sums[th].count += cliques[th]->count_root(a);
+    } else if (split.core == SplitCore::triangle) {
+      if (!triangles[th]) triangles[th] = std::make_unique<TriangleCoreCounter>(g, lower, split, choose);
+      for (Vertex a = begin; a < end; ++a) sums[th].count += triangles[th]->count_root(a);
     } else {
       if (!edges[th]) edges[th] = std::make_unique<EdgeCoreCounter>(g, lower, split, choose);
       for (Vertex a = begin; a < end; ++a) sums[th].count += edges[th]->count_root(a);
@@ -312,7 +398,7 @@ double complete_split_cost(const Graph& g, const GraphStats& stats, CompleteSpli
   const double scatter = stats.n * stats.walks.triangle_scan / 2;
   double reads = 0;
   if (split.core == SplitCore::path) reads = 2 * stats.m * stats.degree_biased;
-  if (split.core == SplitCore::edge_and_vertex) reads = scatter;
+  if (split.core == SplitCore::edge_and_vertex || split.core == SplitCore::triangle) reads = scatter;
   if (split.core == SplitCore::edge && !split.star)
     reads = 2 * scatter + choose_plan(named_pattern("5-clique"), Induced::edge, stats, formula).predicted_cost;
   return rows + kPairWalkStep * scatter + reads;

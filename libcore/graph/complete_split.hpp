@@ -23,6 +23,12 @@
 //    sum over t in T of C(d_T(t), s) C(|T| - s - 1, i) (q101: an edge joined to a wedge and a vertex), or a 4-path,
 //    sum over T's edges a-b of (d_T(a) - 1)(d_T(b) - 1) less 3 triangles of G_T, which summed over the edges are
 //    10 per 5-clique of the graph (q105: an edge joined to a 4-path). inj(P) = 2 |Aut(R)| sum over edges.
+//  - a triangle x-y-z joined to a star K_{1,s} (s >= 1) with i >= 1 isolated vertices (q109: a triangle joined to an
+//    edge and a vertex). Per edge x-y (once) the graph T = N(x) ∩ N(y) induces is built as bitmap rows over T (each
+//    t in T marks its neighbours there: the scatter's steps); each z in T below y closes the triangle once, its
+//    common neighbours C = row(z), and the star's centre u in C has d_C(u) = popcount(row(u) & row(z)): the sum
+//    over z of sum over u in C of C(d_C(u), s) C(|C| - s - 1, i), a few words per (z, u) where the cut's enumeration
+//    merged N(u) with C (1.1 s on wiki-Vote, mostly those merges). inj(P) = 3! s! i! times the sum.
 // Vertex ids are the graph's; unlabeled, edge-induced patterns only.
 #pragma once
 #include <cstdint>
@@ -41,17 +47,18 @@ enum class SplitCore {
   edge_and_vertex,  // x-y and z: 3 vertices, one edge
   path,             // x-y-z: 3 vertices, two edges
   edge,             // x-y, joined to a star with isolated vertices or to a 4-path
+  triangle,         // x-y-z, pairwise adjacent, joined to a star with isolated vertices
 };
 
 struct CompleteSplit {
   SplitCore core = SplitCore::clique;
   int clique = 0;       // k where the core is a clique (the vertices adjacent to every other one), else 0
-  int independent = 0;  // r: the vertices outside the core, pairwise non-adjacent (edge core: the isolated ones)
-  int star = 0;         // edge core: the rest's star has this many leaves (0: the rest is a 4-path)
+  int independent = 0;  // r: the vertices outside the core, pairwise non-adjacent (edge, triangle: the isolated ones)
+  int star = 0;         // edge, triangle core: the rest's star has this many leaves (edge: 0 is a 4-path)
 };
 
 // p's split when p is unlabeled and its core is a k-clique (k >= 3) or one of the 3-vertex cores, r >= 2, or an
-// edge joined to a star with isolated vertices or to a 4-path.
+// edge joined to a star with isolated vertices or to a 4-path, or a triangle joined to a star with isolated vertices.
 std::optional<CompleteSplit> as_complete_split(const Pattern& p);
 
 // The name of the core in reports ("3-clique", "edge and vertex", "path", "edge (rest: a 4-path)", ...).
@@ -64,7 +71,8 @@ __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const Ex
 // The predicted cost in plan units. A clique core: the rows (the kernel's work for N(b) ∩ N(a) over the
 // oriented edges, from g) plus per predicted k-clique a pass over a low-degree root's words. A 3-vertex core:
 // the same intersections (T per edge) plus the scatter's steps (from stats.walks.triangle_scan) at
-// kPairWalkStep and the reads of z's counts; an edge core's 4-path reads its scatter twice and counts the 5-cliques.
+// kPairWalkStep and the reads of z's counts; an edge core's 4-path reads its scatter twice and counts the 5-cliques; a
+// triangle core's rows are the scatter's steps and its words per (z, u) about one more read of them.
 double complete_split_cost(const Graph& g, const GraphStats& stats, CompleteSplit split, Formula formula);
 
 }  // namespace core::graph

@@ -1536,7 +1536,8 @@ nlohmann::json CountPlan::to_json() const {
     j["apex"] = nullptr;
     j["complete_split"] = {{"core", core_name(*complete_split)},
                            {"clique", complete_split->clique},
-                           {"independent", complete_split->independent}};
+                           {"independent", complete_split->independent},
+                           {"star", complete_split->star}};
     return j;
   }
   j["complete_split"] = nullptr;
@@ -1598,6 +1599,11 @@ std::string CountPlan::to_text() const {
       else os << "a 4-path";
       os << ": the rest counted in each edge's common neighbourhood from the degrees there (the common neighbours "
             "scattered to their neighbours)";
+    } else if (s.core == SplitCore::triangle) {
+      os << "a triangle joined to " << (s.star == 1 ? "an edge" : "a star of " + std::to_string(s.star) + " leaves")
+         << " and " << s.independent
+         << " isolated vertices: the rest counted in each triangle's common neighbourhood from bitmap rows of each "
+            "edge's common neighbours";
     } else {
       const bool clique = s.core == SplitCore::clique;
       os << (clique ? "a " : "an ") << core_name(s) << " joined to " << s.independent

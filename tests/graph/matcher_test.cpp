@@ -1833,8 +1833,9 @@ TEST_CASE("the planner counts the 4-wheel through its apex where the hubs' neigh
 TEST_CASE("complete split patterns: cores' common neighbours from rows or per-edge scatters = brute force") {
   // Every connected 5-6-vertex pattern of that shape: K_k + E_r (K5 minus an edge, K6 minus an edge, K6 minus
   // a triangle), 3-vertex cores with one or two edges joined to 2 or 3 independent vertices (K_{2,3} and
-  // K_{3,3} plus one or two edges) and an edge joined to a wedge and a vertex or to a 4-path; K7 minus an edge,
-  // K_{3,4} plus an edge and an edge joined to a 3-star and a vertex or to a wedge and two vertices: on a hub graph
+  // K_{3,3} plus one or two edges), an edge joined to a wedge and a vertex or to a 4-path and a triangle joined to an
+  // edge and a vertex (q109); K7 minus an edge, K_{3,4} plus an edge, an edge joined to a 3-star and a vertex or to a
+  // wedge and two vertices and a triangle joined to an edge and two vertices or to a wedge and a vertex: on a hub graph
   // (raw and degree-ordered ids, rows of several words) against brute force, on R-MAT against the enumerating plan;
   // 1-3 threads and 3 ranks (a 4-path's share may be negative).
   const std::vector<Graph> graphs = {gnp_with_hubs(18, 0.5, 3, 29), relabel_by_degree(gnp_with_hubs(18, 0.5, 3, 29)),
@@ -1844,11 +1845,13 @@ TEST_CASE("complete split patterns: cores' common neighbours from rows or per-ed
   for (int k = 4; k <= 6; ++k)
     for (const Pattern& p : connected_patterns(k))
       if (as_complete_split(p)) patterns.push_back(p);
-  CHECK(patterns.size() == 9);
+  CHECK(patterns.size() == 10);
   patterns.push_back(parse_pattern("0-1,0-2,0-3,0-4,0-5,0-6,1-2,1-3,1-4,1-5,1-6,2-3,2-4,2-5,2-6,3-4,3-5,3-6,4-5,4-6"));
   patterns.push_back(parse_pattern("0-1,0-3,0-4,0-5,0-6,1-3,1-4,1-5,1-6,2-3,2-4,2-5,2-6"));
   patterns.push_back(parse_pattern("0-1,0-2,0-3,0-4,0-5,0-6,1-2,1-3,1-4,1-5,1-6,2-3,2-4,2-5"));
   patterns.push_back(parse_pattern("0-1,0-2,0-3,0-4,0-5,0-6,1-2,1-3,1-4,1-5,1-6,2-3,2-4"));
+  patterns.push_back(parse_pattern("0-1,0-4,0-5,0-6,1-4,1-5,1-6,2-4,2-5,2-6,3-4,3-5,3-6,4-5,4-6,5-6"));
+  patterns.push_back(parse_pattern("0-1,0-2,0-4,0-5,0-6,1-4,1-5,1-6,2-4,2-5,2-6,3-4,3-5,3-6,4-5,4-6,5-6"));
   for (const Pattern& p : patterns) {
     const auto split = as_complete_split(p);
     REQUIRE(split);
@@ -1908,6 +1911,25 @@ TEST_CASE("complete split patterns: cores' common neighbours from rows or per-ed
   CHECK(path_cone.to_json()["complete_split"]["core"] == "edge (rest: a 4-path)");
   CHECK_FALSE(as_complete_split(parse_pattern("0-4,0-5,1-2,1-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5")));
   CHECK_FALSE(as_complete_split(parse_pattern("0-1,0-2,0-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5")));
+  // A triangle core (3-4-5): joined to an edge and a vertex (q109), to a wedge and a vertex; not to two disjoint edges.
+  const Pattern q109 = parse_pattern("0-3,0-4,0-5,1-2,1-3,1-4,1-5,2-3,2-4,2-5,3-4,3-5,4-5");
+  const auto edge_rest = as_complete_split(q109);
+  REQUIRE(edge_rest);
+  CHECK(edge_rest->core == SplitCore::triangle);
+  CHECK(edge_rest->star == 1);
+  CHECK(edge_rest->independent == 1);
+  const auto wedge_and_vertex =
+      as_complete_split(parse_pattern("0-1,0-2,0-4,0-5,0-6,1-4,1-5,1-6,2-4,2-5,2-6,3-4,3-5,3-6,4-5,4-6,5-6"));
+  REQUIRE(wedge_and_vertex);
+  CHECK(wedge_and_vertex->core == SplitCore::triangle);
+  CHECK(wedge_and_vertex->star == 2);
+  CHECK_FALSE(as_complete_split(parse_pattern("0-1,0-4,0-5,0-6,1-4,1-5,1-6,2-3,2-4,2-5,2-6,3-4,3-5,3-6,4-5,4-6,5-6")));
+  CountPlan triangle_core;
+  triangle_core.plan = choose_plan(q109, Induced::edge, GraphStats{});
+  triangle_core.complete_split = edge_rest;
+  CHECK(triangle_core.to_text().find("is a triangle joined to an edge and 1 isolated vertices") != std::string::npos);
+  CHECK(triangle_core.to_json()["complete_split"]["core"] == "triangle (rest: a star and isolated vertices)");
+  CHECK(triangle_core.to_json()["complete_split"]["star"] == 1);
   Pattern labeled = parse_pattern("0-2,0-3,0-4,1-2,1-3,1-4,2-3,2-4,3-4");
   labeled.set_labels({0, 0, 1, 1, 1});
   CHECK_FALSE(as_complete_split(labeled));
