@@ -274,13 +274,14 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
   if (won >= 0) {
     if (won != race->candidate) race->challenger = race_candidates(pattern, cp, graph_summary)[won];
     const double predicted = cp.predicted_cost * race->challenger_s / race->incumbent_s;
+    const char* incumbent = cp.decomposition ? "decomposition" : "enumeration";
     const Plan enumerating = cp.plan;
     cp = race->challenger;
     cp.predicted_cost = predicted;
     if (cp.decomposition || cp.apex) cp.plan = enumerating;  // reported as the enumerating plan
     else cp.plan.predicted_cost = predicted;
-    log::info("plan race: the {} took {:.4f} s on the sampled roots, the enumeration {:.4f} s", race_formula(cp),
-              race->challenger_s, race->incumbent_s);
+    log::info("plan race: the {} took {:.4f} s on the sampled roots, the {} {:.4f} s", race_formula(cp),
+              race->challenger_s, incumbent, race->incumbent_s);
   }
   const Plan& plan = cp.plan;
   const double plan_s = t.seconds();

@@ -186,13 +186,15 @@ nlohmann::json PlanRace::to_json() const {
 std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                        double worth_cost) {
   std::vector<CountPlan> out;
-  CountPlan tail;
-  tail.plan = choose_plan(p, Induced::edge, stats, Formula::always);
-  tail.predicted_cost = tail.plan.predicted_cost;
-  if ((tail.plan.iep || tail.plan.pairs != PairMode::none) && tail.plan.hash() != cp.plan.hash())
-    out.push_back(std::move(tail));
-  for (CountPlan& cone : cone_count_plans(p, stats))
-    if (cone.apex->twin >= 0) out.push_back(std::move(cone));
+  if (!cp.decomposition) {
+    CountPlan tail;
+    tail.plan = choose_plan(p, Induced::edge, stats, Formula::always);
+    tail.predicted_cost = tail.plan.predicted_cost;
+    if ((tail.plan.iep || tail.plan.pairs != PairMode::none) && tail.plan.hash() != cp.plan.hash())
+      out.push_back(std::move(tail));
+    for (CountPlan& cone : cone_count_plans(p, stats))
+      if (cone.apex->twin >= 0) out.push_back(std::move(cone));
+  }
   // A complete split is priced by its scatter's steps exactly, the enumeration by the mean field: q105 (an edge
   // joined to a 4-path) on wiki-Vote, 5.3e8 units for 7.1 CPU s enumerated, the split 1.3 s priced 2.5e9.
   if (const auto split = stats.graph ? as_complete_split(p) : std::nullopt) {
@@ -202,7 +204,7 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
     whole.predicted_cost = complete_split_cost(*stats.graph, stats, *split, Formula::by_cost);
     out.push_back(std::move(whole));
   }
-  if (cp.predicted_cost < kRaceDecompositionWorth * worth_cost) return out;
+  if (cp.decomposition || cp.predicted_cost < kRaceDecompositionWorth * worth_cost) return out;
   CountPlan cut = choose_count_plan(p, Induced::edge, stats, Formula::always);
   if (!cut.decomposition) return out;
   // Where the cheapest cut's tables are not linear passes, the cheapest cut whose are is raced: q043 on wiki-Vote
@@ -221,8 +223,8 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
 
 std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                            const LowerDegrees* lower, double worth_cost) {
-  if (cp.decomposition || cp.apex || cp.complete_split || cp.plan.induced != Induced::edge ||
-      cp.predicted_cost < worth_cost)
+  if ((cp.decomposition && !tables_linear(*cp.decomposition)) || cp.apex || cp.complete_split ||
+      cp.plan.induced != Induced::edge || cp.predicted_cost < worth_cost)
     return std::nullopt;
   std::optional<PlanRace> best;
   const auto candidates = race_candidates(p, cp, stats, worth_cost);
