@@ -1402,10 +1402,11 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   };
   Perm identity{};
   std::iota(identity.begin(), identity.end(), std::uint8_t{0});
+  const bool edges = std::any_of(factors.begin(), factors.end(), [](const Factor& f) { return f.b >= 0; });
   const WeightFn weight = [&](const WeighedMatch& match) -> unsigned __int128 {
     const auto m = match.vertices;
     std::array<std::size_t, kMaxPatternSize * kMaxPatternSize> slots;
-    std::fill_n(slots.begin(), k * k, kNoSlot);
+    if (edges) std::fill_n(slots.begin(), k * k, kNoSlot);
     if (!d.cut_images.empty()) {  // no common counts
       unsigned __int128 sum = 0;
       for (const Perm& r : d.cut_images)
