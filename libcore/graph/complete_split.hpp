@@ -24,8 +24,8 @@
 //    sum over T's edges a-b of (d_T(a) - 1)(d_T(b) - 1) less 3 triangles of G_T, which summed over the edges are
 //    10 per 5-clique of the graph (q105: an edge joined to a 4-path). inj(P) = 2 |Aut(R)| sum over edges.
 //  - a triangle x-y-z joined to a star K_{1,s} (s >= 1) with i >= 1 isolated vertices (q109: a triangle joined to an
-//    edge and a vertex). Per edge x-y (once) the graph T = N(x) ∩ N(y) induces is built as bitmap rows over T (each
-//    t in T marks its neighbours there: the scatter's steps); each z in T below y closes the triangle once, its
+//    edge and a vertex). Per edge x-y (once) the graph T = N(x) ∩ N(y) induces is built as bitmap rows over T
+//    (row(t) from N(t) ∩ T, at most the scatter's steps); each z in T below y closes the triangle once, its
 //    common neighbours C = row(z), and the star's centre u in C has d_C(u) = popcount(row(u) & row(z)): the sum
 //    over z of sum over u in C of C(d_C(u), s) C(|C| - s - 1, i), a few words per (z, u) where the cut's enumeration
 //    merged N(u) with C (1.1 s on wiki-Vote, mostly those merges). inj(P) = 3! s! i! times the sum.

@@ -1115,7 +1115,6 @@ struct Factor {
 // Whether an automorphism of a rooted table plan's pattern swaps its roots 0 and 1 (an edge's table that is then
 // symmetric: its embeddings with the roots at (v, w) map onto those at (w, v)).
 bool swaps_roots(const Plan& table) {
-  if (table.pattern.size() < 2) return false;
   const auto autos = automorphisms(table.pattern);
   return std::any_of(autos.begin(), autos.end(), [](const Perm& a) { return a[0] == 1 && a[1] == 0; });
 }
@@ -1371,8 +1370,8 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
   auto cut_index = [&](int v) { return static_cast<int>(std::find(d.cut.begin(), d.cut.end(), v) - d.cut.begin()); };
   for (const auto& c : d.components)
     if (!c.common)
-      factors.push_back({ext[c.table].data(), cut_index(c.attach[0]),
-                         c.attach.size() == 2 ? cut_index(c.attach[1]) : -1, swaps_roots(d.tables[c.table])});
+      factors.push_back({ext[c.table].data(), cut_index(c.attach[0]), c.attach.size() == 2 ? cut_index(c.attach[1]) : -1,
+                         c.attach.size() == 2 && swaps_roots(d.tables[c.table])});
   if (oriented) return oriented_edge_cut_sum(g, *tri, factors, opt);
   if (summed_directly(d)) return direct_cut_sum(g, factors, d.cut.size() == 2, opt);
   std::vector<std::optional<CommonCounts>> common(opt.threads);  // per worker
