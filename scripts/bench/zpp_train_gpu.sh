@@ -8,6 +8,7 @@
 #                                                        ONLY=zero: only the ZeRO++ part, 6.; QUANT_N=floats;
 #                                                        ZERO_RANKS=4 ZERO_BATCH=8 ZERO_STEPS=6 ZERO_RUNS=...: 7.;
 #                                                        LTD=1: also random-LTD, 8.; ONLY=ltd: only 8.;
+#                                                        ONLY=train: only 3.-5. (no tests, no ZeRO);
 #                                                        LTD_BATCH=16 LTD_KEPT="512 256" LTD_STEPS=12
 #                                                        LTD_RANKS=2 LTD_ZERO_BATCH=8)
 # 1. configures BUILD_DIR (default build-gpu) with CUDA and builds zpp-train and the gpu tests;
@@ -260,6 +261,7 @@ if [[ "${ONLY:-}" == ltd ]]; then
   exit 0
 fi
 
+if [[ "${ONLY:-}" != train ]]; then
 echo "== gpu tests"
 (cd "$BUILD" && ctest -L gpu --output-on-failure --timeout 300) || echo "(gpu tests failed: see above)"
 (cd "$BUILD" && TOOLKIT_EXPECT_DEVICE=1 ctest -R "^test_train_cli$" --output-on-failure --timeout 300) || echo "(zpp-train CLI tests failed: see above)"
@@ -275,6 +277,7 @@ fi
 echo "tests done at $((SECONDS - T0)) s"
 zero_quantizers
 zero_shared_gpu
+fi
 
 ZPP="$BUILD/bin/zpp-train"
 echo "== bf16 GEMM peak (8192^3, cuBLASLt)"
