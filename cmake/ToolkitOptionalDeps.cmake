@@ -57,7 +57,7 @@ set(TOOLKIT_HAVE_SIMT OFF)
 set(TOOLKIT_SIMT_SUMMARY "(needs CUDA and Boost.Context)")
 if(TOOLKIT_HAVE_CUDA)
   find_package(Boost 1.71 CONFIG QUIET COMPONENTS context)
-  if(Boost_FOUND)
+  if(Boost_FOUND AND TARGET Boost::context)  # a BoostConfig without the context component finds Boost alone
     set(TOOLKIT_HAVE_SIMT ON)
     set(TOOLKIT_SIMT_SUMMARY "(Boost.Context ${Boost_VERSION})")
   endif()
