@@ -1,9 +1,12 @@
 // ZeRO++'s block quantizers on the device (see quantize_cuda.hpp; the CPU reference and the byte layout
-// are quantize.hpp's). Quantization runs one thread block per quantization block: the block's absmax
-// (max of |x|'s bit patterns, reduced over warps), then the codes; a thread keeps its first 8 values in
-// registers between the two passes, so a block of up to 2048 elements reads x once. Dequantization and
-// the fused sum are element-wise in a grid-stride loop. The same source runs on the device and on the
-// host SIMT emulator (tests/support/simt).
+// are quantize.hpp's). Quantization runs one group of threads per quantization block: the block's absmax
+// (max of |x|'s bit patterns), then the codes; a thread keeps its first 8 values in registers between the
+// two passes, so a block of up to 2048 elements reads x once. The group is the thread block, or one warp
+// where a quantization block needs at most 64 threads (blocks of up to 512 elements on the vector path):
+// then a thread block quantizes 8 blocks and reduces with shuffles alone (at block 256, one block per
+// thread block ran at half the device copy's bandwidth on an H200). Dequantization and the fused sum are
+// element-wise in a grid-stride loop, with 32-bit indices where n allows. The same source runs on the
+// device and on the host SIMT emulator (tests/support/simt).
 #include <cstdint>
 #include <string>
 
@@ -19,6 +22,7 @@ namespace dev = kernels::dev;
 
 constexpr int kUnit = 8;  // elements a thread moves per step on the vector path
 constexpr int kMaxThreads = 256;
+constexpr std::size_t kWarpGroupMaxThreads = 64;  // a quantization block needing at most this many: one warp
 
 __device__ inline std::uint32_t magnitude_bits(float v) { return __float_as_uint(v) & 0x7fffffffu; }
 
@@ -37,26 +41,35 @@ __device__ inline void store8(float* p, const float (&v)[kUnit]) {
   reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
 }
 
-// Max over the block (blockDim.x a multiple of 32); every thread gets it. `shared` holds 32 values.
-__device__ inline std::uint32_t block_max(std::uint32_t v, std::uint32_t* shared) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  v = lane < warps ? shared[lane] : 0u;
+// Max over the warp; every lane gets it.
+__device__ inline std::uint32_t warp_max(std::uint32_t v) {
   for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 
+// Max over the block (blockDim.x a multiple of 32); every thread gets it. `shared` holds 32 values.
+__device__ inline std::uint32_t block_max(std::uint32_t v, std::uint32_t* shared) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  v = warp_max(v);
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  return warp_max(lane < warps ? shared[lane] : 0u);
+}
+
 // Bits 8: codes are int8, one a byte. Bits 4: two nibbles a byte, element 2i low; an odd tail of the span
 // leaves the last high nibble 0. Vec: block % 8 == 0 and the pointers aligned for 8 floats / 8 or 4 code bytes.
-template <int Bits, bool Vec>
+// WarpGroups: each warp quantizes block blockIdx.x * (blockDim.x / 32) + warp; else the thread block does
+// block blockIdx.x.
+template <int Bits, bool Vec, bool WarpGroups>
 __global__ void quantize_kernel(const float* x, std::size_t n, std::size_t block, std::uint8_t* codes, float* scales) {
   __shared__ std::uint32_t partial[32];
-  const std::size_t base = std::size_t(blockIdx.x) * block;
+  const unsigned group_threads = WarpGroups ? 32u : blockDim.x, t = WarpGroups ? threadIdx.x % 32 : threadIdx.x;
+  const std::size_t q = WarpGroups ? std::size_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32 : blockIdx.x;
+  const std::size_t base = q * block;
+  if (WarpGroups && base >= n) return;  // the last thread block's spare warps (no barrier follows on this path)
   const std::size_t len = n - base < block ? n - base : block;
   const std::size_t vec_len = Vec ? len / kUnit * kUnit : 0;
-  const std::size_t first = std::size_t(threadIdx.x) * kUnit, stride = std::size_t(blockDim.x) * kUnit;
+  const std::size_t first = std::size_t(t) * kUnit, stride = std::size_t(group_threads) * kUnit;
   const float* xb = x + base;
   float kept[kUnit];  // this thread's first unit, read once
   std::uint32_t m = 0;
@@ -70,12 +83,12 @@ __global__ void quantize_kernel(const float* x, std::size_t n, std::size_t block
 #pragma unroll
         for (int k = 0; k < kUnit; ++k) kept[k] = v[k];
     }
-  for (std::size_t i = vec_len + threadIdx.x; i < len; i += blockDim.x) m = max(m, magnitude_bits(xb[i]));
-  const float absmax = __uint_as_float(block_max(m, partial));
+  for (std::size_t i = vec_len + t; i < len; i += group_threads) m = max(m, magnitude_bits(xb[i]));
+  const float absmax = __uint_as_float(WarpGroups ? warp_max(m) : block_max(m, partial));
   constexpr float qmax = Bits == 8 ? 127.0f : 7.0f;
   const bool zero = absmax == 0.0f;
   const float inv = zero ? 0.0f : __fdiv_rn(qmax, absmax);  // a zero block: every code 0
-  if (threadIdx.x == 0) scales[blockIdx.x] = zero ? 0.0f : __fdiv_rn(absmax, qmax);
+  if (t == 0) scales[q] = zero ? 0.0f : __fdiv_rn(absmax, qmax);
 
   if constexpr (Vec)
     for (std::size_t u = first; u < vec_len; u += stride) {
@@ -101,13 +114,13 @@ __global__ void quantize_kernel(const float* x, std::size_t n, std::size_t block
       }
     }
   if constexpr (Bits == 8) {
-    for (std::size_t i = vec_len + threadIdx.x; i < len; i += blockDim.x)
+    for (std::size_t i = vec_len + t; i < len; i += group_threads)
       codes[base + i] = std::uint8_t(code_of(xb[i], inv) & 0xff);
   } else {
     std::uint8_t* out = codes + base / 2;  // base is even: blocks start on a byte
-    for (std::size_t p = vec_len / 2 + threadIdx.x; p < len / 2; p += blockDim.x)
+    for (std::size_t p = vec_len / 2 + t; p < len / 2; p += group_threads)
       out[p] = std::uint8_t((code_of(xb[2 * p], inv) & 0xf) | (code_of(xb[2 * p + 1], inv) & 0xf) << 4);
-    if (len % 2 != 0 && threadIdx.x == 0) out[len / 2] = std::uint8_t(code_of(xb[len - 1], inv) & 0xf);
+    if (len % 2 != 0 && t == 0) out[len / 2] = std::uint8_t(code_of(xb[len - 1], inv) & 0xf);
   }
 }
 
@@ -137,16 +150,19 @@ __device__ inline void unit_values(const std::uint8_t* codes, std::size_t e, flo
 
 // out[i] = (0 + sum_j code_j(i) * s_j) * multiplier over `inputs` spans (codes + j * code_stride bytes, scales + j *
 // scale_stride); with `plain` (one input, no sum) out[i] = code(i) * s exactly as the CPU's dequantize.
-template <int Bits, bool Vec>
+// Index: the element indices' type, 32 bits where every index the loops form fits (a 64-bit division per
+// unit costs more than the unit's arithmetic).
+template <int Bits, bool Vec, class Index>
 __global__ void dequantize_kernel(const std::uint8_t* codes, std::size_t code_stride, const float* scales,
-                                  std::size_t scale_stride, int inputs, std::size_t n, std::size_t block,
+                                  std::size_t scale_stride, int inputs, std::size_t n_elements, std::size_t block_size,
                                   float multiplier, bool plain, float* out) {
-  const std::size_t tid = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t threads = std::size_t(gridDim.x) * blockDim.x;
-  const std::size_t vec_n = Vec ? n / kUnit * kUnit : 0;
+  const Index n = Index(n_elements), block = Index(block_size);
+  const Index tid = Index(blockIdx.x) * blockDim.x + threadIdx.x;
+  const Index threads = Index(gridDim.x) * blockDim.x;
+  const Index vec_n = Vec ? n / kUnit * kUnit : 0;
   if constexpr (Vec)
-    for (std::size_t e = tid * kUnit; e < vec_n; e += threads * kUnit) {
-      const std::size_t b = e / block;  // block % 8 == 0: the unit lies in one block
+    for (Index e = tid * kUnit; e < vec_n; e += threads * kUnit) {
+      const Index b = e / block;  // block % 8 == 0: the unit lies in one block
       float acc[kUnit] = {};
       for (int j = 0; j < inputs; ++j) {
         float c[kUnit];
@@ -160,8 +176,8 @@ __global__ void dequantize_kernel(const std::uint8_t* codes, std::size_t code_st
         for (int k = 0; k < kUnit; ++k) acc[k] = __fmul_rn(acc[k], multiplier);
       store8(out + e, acc);
     }
-  for (std::size_t e = vec_n + tid; e < n; e += threads) {
-    const std::size_t b = e / block;
+  for (Index e = vec_n + tid; e < n; e += threads) {
+    const Index b = e / block;
     float acc = 0.0f;
     for (int j = 0; j < inputs; ++j) {
       const float y = __fmul_rn(code_value<Bits>(codes + j * code_stride, e), scales[j * scale_stride + b]);
@@ -187,11 +203,17 @@ void quantize(const float* x, std::size_t n, std::size_t block, std::uint8_t* co
   if (n == 0) return;
   const bool vec = block % kUnit == 0 && aligned(x, 16) && aligned(codes, Bits == 8 ? 8 : 4);
   const std::size_t per_thread = vec ? kUnit : (Bits == 8 ? 1 : 2);
-  const std::size_t want = (block + per_thread - 1) / per_thread;
+  const std::size_t want = (block + per_thread - 1) / per_thread, blocks = block_count(n, block);
+  if (want <= kWarpGroupMaxThreads) {
+    const dim3 grid(unsigned((blocks + kMaxThreads / 32 - 1) / (kMaxThreads / 32)));
+    if (vec) dev::launch(quantize_kernel<Bits, true, true>, grid, kMaxThreads, 0, stream, x, n, block, codes, scales);
+    else dev::launch(quantize_kernel<Bits, false, true>, grid, kMaxThreads, 0, stream, x, n, block, codes, scales);
+    return;
+  }
   const int threads = int(want >= kMaxThreads ? kMaxThreads : (want + 31) / 32 * 32);
-  const dim3 grid(unsigned(block_count(n, block)));
-  if (vec) dev::launch(quantize_kernel<Bits, true>, grid, threads, 0, stream, x, n, block, codes, scales);
-  else dev::launch(quantize_kernel<Bits, false>, grid, threads, 0, stream, x, n, block, codes, scales);
+  const dim3 grid{unsigned(blocks)};
+  if (vec) dev::launch(quantize_kernel<Bits, true, false>, grid, threads, 0, stream, x, n, block, codes, scales);
+  else dev::launch(quantize_kernel<Bits, false, false>, grid, threads, 0, stream, x, n, block, codes, scales);
 }
 
 template <int Bits>
@@ -202,8 +224,13 @@ void dequantize(const std::uint8_t* codes, std::size_t code_stride, const float*
   const bool vec = block % kUnit == 0 && aligned(out, 16) && aligned(codes, Bits == 8 ? 8 : 4) &&
                    code_stride % (Bits == 8 ? 8 : 4) == 0;
   const std::int64_t work = std::int64_t(vec ? n / kUnit + kUnit : n);
-  dev::launch(vec ? dequantize_kernel<Bits, true> : dequantize_kernel<Bits, false>, dev::blocks_for(work, kMaxThreads),
-              kMaxThreads, 0, stream, codes, code_stride, scales, scale_stride, inputs, n, block, multiplier, plain, out);
+  const unsigned grid = dev::blocks_for(work, kMaxThreads);
+  // The loops' largest index: n plus one grid-wide step.
+  const bool narrow = n + std::size_t(grid) * kMaxThreads * kUnit <= std::size_t(UINT32_MAX);
+  auto* kernel = vec ? (narrow ? dequantize_kernel<Bits, true, std::uint32_t> : dequantize_kernel<Bits, true, std::size_t>)
+                     : (narrow ? dequantize_kernel<Bits, false, std::uint32_t> : dequantize_kernel<Bits, false, std::size_t>);
+  dev::launch(kernel, grid, kMaxThreads, 0, stream, codes, code_stride, scales, scale_stride, inputs, n, block,
+              multiplier, plain, out);
 }
 
 // out[i] = (accumulate ? out[i] : 0) + in[i] * multiplier, the product and the sum each rounded (no fma).

@@ -5,7 +5,9 @@
 # skipped when the budget left is below its estimate, most wanted first. Each section's output goes to
 # LOGDIR/<section>.log; a table of the sections (status, seconds) is printed last.
 #   scripts/bench/device_check.sh BUILD_DIR LOGDIR      (env: BUDGET_S=540 JOBS=16 CMAKE_ARGS=...
-#                                                        SECTIONS="tests nice ltd mfu zero nxm sanitize")
+#                                                        SECTIONS="tests nice ltd mfu zero nxm sanitize"
+#                                                        TARGETS=... (what to build), ZERO_RUNS=... and
+#                                                        SANITIZE=1 for the zero section)
 # Where the machine lacks a dependency (nlohmann-json, libpng, ...), unpack Debian's packages into a folder
 # and pass CMAKE_ARGS=-DCMAKE_PREFIX_PATH=<folder>/usr.
 set -uo pipefail
@@ -43,8 +45,9 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTOOLKIT_CUDA=
   -DCMAKE_POLICY_VERSION_MINIMUM=3.5 ${CMAKE_ARGS:-} > "$LOGDIR/configure.log" 2>&1 ||
   { tail -30 "$LOGDIR/configure.log"; exit 1; }
 grep -E "CUDA|NCCL|MPI" "$LOGDIR/configure.log" | head -5
-TARGETS="zpp-train ltd-pretrain nice-slam-run nxm-compress test_kernels_gpu test_train_step_gpu test_ltd_kernels_gpu
-         test_nerf_cuda_gpu test_nxm_cuda_gpu test_zero_cuda_gpu test_train_cli test_ltd_cli test_nxm_cli"
+TARGETS="${TARGETS:-zpp-train ltd-pretrain nice-slam-run nxm-compress test_kernels_gpu test_train_step_gpu
+         test_ltd_kernels_gpu test_nerf_cuda_gpu test_nxm_cuda_gpu test_zero_cuda_gpu test_train_cli test_ltd_cli
+         test_nxm_cli}"
 cmake --build "$BUILD" --target $TARGETS -j"$JOBS" > "$LOGDIR/build.log" 2>&1 ||
   { grep -E "error|FAILED" "$LOGDIR/build.log" | head -40; exit 1; }
 SUMMARY+=("$(printf '%-10s rc 0   %4d s' build $((SECONDS - T0)))")
@@ -81,7 +84,8 @@ for s in $SECTIONS; do
     nice) section nice 60 "$ROOT/scripts/bench/nice_slam_gpu.sh" "$BUILD" 30 ;;
     ltd) section ltd 100 env ONLY=ltd LTD_STEPS=8 "$GPU" "$BUILD" ;;
     mfu) section mfu 60 env ONLY=train BATCHES="64" STEPS=6 "$GPU" "$BUILD" ;;
-    zero) section zero 120 env ONLY=zero ZERO_RUNS="one s0 s3 hpz s3_overlap zeropp zeropp_overlap" "$GPU" "$BUILD" ;;
+    zero) section zero 120 env ONLY=zero ZERO_RUNS="${ZERO_RUNS:-one s0 s3 hpz s3_overlap zeropp zeropp_overlap}" \
+            SANITIZE="${SANITIZE:-}" "$GPU" "$BUILD" ;;
     nxm) section nxm 40 env DEVICE=cuda SEQS=1,128 REPEATS=10 "$ROOT/scripts/bench/nxm_compress_latency.sh" "$BUILD" ;;
     sanitize) section sanitize 90 bash -c sanitize ;;
     *) echo "unknown section $s" ;;

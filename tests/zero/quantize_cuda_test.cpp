@@ -1,7 +1,8 @@
 // ZeRO++'s device quantizers (zero/quantize_cuda.hpp) against the CPU reference (zero/quantize.hpp), bit
 // for bit: int8 and int4 codes and fp32 scales, dequantized values, and qgZ's fused dequantize-and-sum over
 // strided spans, on random data with zero and constant blocks, ragged tails (n not a multiple of the block,
-// odd n for int4), block sizes that take the vector path (multiples of 8) and the scalar one, and
+// odd n for int4), block sizes that take the vector path (multiples of 8) and the scalar one, quantized by
+// one warp (blocks of up to 64 threads' work) or by a whole thread block, and
 // misaligned buffers. Exits 77 (skipped) where no CUDA device answers; test_zero_cuda_emulated runs the same
 // cases on the SIMT emulator (tests/support/simt).
 #include <doctest/doctest.h>
@@ -106,14 +107,15 @@ void check_int4(std::size_t n, std::size_t block, std::size_t offset) {
 }  // namespace
 
 TEST_CASE("device int8 codes, scales and dequantized values equal the CPU quantizer's bit for bit") {
-  for (const std::size_t block : {std::size_t{64}, std::size_t{2048}, std::size_t{5}, std::size_t{40}})
+  // 64, 5, 40, 256 and 512: one warp a block; 520 and 2048: a thread block a block.
+  for (const std::size_t block : {64, 2048, 5, 40, 256, 512, 520})
     for (const std::size_t n : {std::size_t{1}, std::size_t{13}, 4 * block + 3, std::size_t{4096}})
       check_int8(n, block, 0);
   check_int8(1000, 64, 1);  // misaligned buffers: the scalar path
 }
 
 TEST_CASE("device int4 nibbles, scales and dequantized values equal the CPU quantizer's bit for bit") {
-  for (const std::size_t block : {std::size_t{2}, std::size_t{64}, std::size_t{2048}, std::size_t{38}})
+  for (const std::size_t block : {2, 64, 2048, 38, 256, 512, 520})
     for (const std::size_t n : {std::size_t{1}, std::size_t{13}, 4 * block + 3, std::size_t{4096}})
       check_int4(n, block, 0);
   check_int4(1001, 64, 1);
