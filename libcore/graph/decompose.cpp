@@ -262,9 +262,44 @@ bool joined_edge(const Pattern& p, std::uint32_t comp, int a, int b) {
   return p.neighbor_mask(x) == (ends | (1u << y)) && p.neighbor_mask(y) == (ends | (1u << x));
 }
 
+// Whether `comp` is a path a-x-y-b (either orientation) with one pendant z on x or on y: three vertices, z adjacent
+// to one of the others only, the other two a path between a and b once z is set aside.
+bool pendant_path(const Pattern& p, std::uint32_t comp, int a, int b) {
+  if (std::popcount(comp) != 3) return false;
+  for (int z : members(comp)) {
+    const std::uint32_t nz = p.neighbor_mask(z);
+    if (std::popcount(nz) != 1 || !(nz & comp)) continue;
+    const int x = std::countr_zero(nz);
+    const std::uint32_t rest = comp & ~(1u << z);
+    const std::uint32_t ends = (1u << a) | (1u << b);
+    const int y = std::countr_zero(rest & ~(1u << x));
+    // x keeps z, y and one end; y the other end.
+    const std::uint32_t x_end = p.neighbor_mask(x) & ends, y_end = p.neighbor_mask(y) & ends;
+    return p.neighbor_mask(x) == ((1u << z) | (1u << y) | x_end) && p.neighbor_mask(y) == ((1u << x) | y_end) &&
+           std::popcount(x_end) == 1 && std::popcount(y_end) == 1 && x_end != y_end;
+  }
+  return false;
+}
+
+// What a component of a pair cut between a and b is (Decomposition::pair_cut).
+enum class PairPiece { none, common, path3, path4, joined_edge, pendant_path };
+
+PairPiece pair_piece(const Pattern& p, std::uint32_t comp, int a, int b) {
+  switch (inner_path_length(p, comp, a, b)) {
+    case 1: return PairPiece::common;
+    case 2: return PairPiece::path3;
+    case 3: return PairPiece::path4;
+    default: break;
+  }
+  return joined_edge(p, comp, a, b)    ? PairPiece::joined_edge
+         : pendant_path(p, comp, a, b) ? PairPiece::pendant_path
+                                       : PairPiece::none;
+}
+
 // Whether `cut` is two non-adjacent vertices a < b joined by the components of p - cut, two or more,
-// each a path of one, two or three inner vertices (inner_path_length) or a joined edge (joined_edge,
-// with paths of one or two inner vertices only; Decomposition::pair_cut; unlabeled). Fills comps and attach.
+// each a path of one, two or three inner vertices (inner_path_length), a joined edge (joined_edge) or a path of two
+// inner vertices with a pendant (pendant_path, one at most); not joined edges or a pendant path with paths of three
+// inner vertices (Decomposition::pair_cut; unlabeled). Fills comps and attach.
 bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
                    std::vector<std::vector<int>>& attach) {
   const auto ab = members(cut);
@@ -272,19 +307,20 @@ bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_
   const std::uint32_t all = (1u << p.size()) - 1;
   comps.clear();
   attach.clear();
-  bool edges = false, long_paths = false;  // long: three inner vertices
+  int count[6] = {};  // per PairPiece
   for (std::uint32_t rest = all & ~cut; rest;) {
     const std::uint32_t comp = reach(p, rest & -rest, all & ~cut);
     rest &= ~comp;
-    const int inner = inner_path_length(p, comp, ab[0], ab[1]);
-    const bool edge = !inner && joined_edge(p, comp, ab[0], ab[1]);
-    if (!inner && !edge) return false;
-    edges = edges || edge;
-    long_paths = long_paths || inner > 2;
+    const PairPiece piece = pair_piece(p, comp, ab[0], ab[1]);
+    if (piece == PairPiece::none) return false;
+    ++count[static_cast<int>(piece)];
     comps.push_back(comp);
     attach.push_back(ab);
   }
-  return comps.size() >= 2 && !(edges && long_paths);
+  const int long_paths = count[static_cast<int>(PairPiece::path4)];
+  const int pendants = count[static_cast<int>(PairPiece::pendant_path)];
+  return comps.size() >= 2 && pendants <= 1 &&
+         !(long_paths && (count[static_cast<int>(PairPiece::joined_edge)] || pendants));
 }
 
 // The predicted cost of a pair cut's R with paths of two or three inner vertices: every wedge walk
@@ -299,6 +335,16 @@ double pair_path_cost(const GraphStats& stats, bool long_paths) {
   const double path3_ends = std::min(stats.n, w.wedge_end_scan), half_degree = stats.m / std::max(1.0, stats.n);
   return kPairWalkStep * (wedges + stats.n * (w.wedge_ends + w.wedge_end_scan + path3_ends * (1 + half_degree))) +
          triangle_table_cost(stats) + 2 * stats.n;
+}
+
+// A pendant path's weights (sum_pendant_paths) are summed in 64 bits: below 2^64 while the largest degree is below
+// 2^20 (a path count p3 < 2^40 times weights < 2^21).
+constexpr double kPendantPathMaxDegree = 1 << 20;
+
+// The predicted cost a pendant path adds to its pair cut's pass (sum_pendant_paths): the edge triangle counts, one
+// more walk over every root's wedges with two weights updated per step, and the neighbours' degrees summed.
+double pendant_path_cost(const GraphStats& stats) {
+  return triangle_table_cost(stats) + kPairWalkStep * 2 * 2 * stats.m * stats.degree_biased + 2 * stats.m;
 }
 
 // The predicted cost of sum_pair_edges, from the steps GraphStats::walks measured: per root a its
@@ -448,18 +494,24 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
   if (!p.has_edge(d->cut[0], d->cut.back()) && d->cut.size() == 2) {  // pair_path_cut
     for (std::size_t i = 0; i < comps.size(); ++i) {
       d->components.push_back({members(comps[i]), attach[i], -1});
-      const auto inner = d->components.back().vertices.size();
-      ++(joined_edge(p, comps[i], d->cut[0], d->cut[1]) ? d->edge_power
-         : inner == 1                                   ? d->common_power
-         : inner == 2                                   ? d->path3_power
-                                                        : d->path4_power);
+      switch (pair_piece(p, comps[i], d->cut[0], d->cut[1])) {
+        case PairPiece::common: ++d->common_power; break;
+        case PairPiece::path3: ++d->path3_power; break;
+        case PairPiece::path4: ++d->path4_power; break;
+        case PairPiece::joined_edge: ++d->edge_power; break;
+        case PairPiece::pendant_path: d->pendant_path = true; break;
+        case PairPiece::none: break;
+      }
     }
-    if (d->edge_power) return with_quotients(pair_edge_cost(stats, d->path3_power > 0));
+    // The pendant path's weights stay below 2^64 (sum_pendant_paths).
+    if (d->pendant_path && stats.max_degree >= kPendantPathMaxDegree) return std::nullopt;
+    const double pendant = d->pendant_path ? pendant_path_cost(stats) : 0;
+    if (d->edge_power) return with_quotients(pair_edge_cost(stats, d->path3_power > 0 || d->pendant_path) + pendant);
     // Common neighbours alone: K_{2,r} from the wedge walks below the root (half of all), one pass
     // over the touched vertices per root; the 4-cycle (r = 2) from the walks a-w-y with w, y > a.
-    const bool paths = d->path3_power + d->path4_power > 0;
+    const bool paths = d->path3_power + d->path4_power > 0 || d->pendant_path;
     const double stars = d->common_power == 2 ? kPairWalkStep * stats.oriented_wedges : stats.m * stats.degree_biased;
-    return with_quotients(paths ? pair_path_cost(stats, d->path4_power > 0) : stars + 2 * stats.n);
+    return with_quotients(paths ? pair_path_cost(stats, d->path4_power > 0) + pendant : stars + 2 * stats.n);
   }
   // Components of one vertex attached where no table is indexed (three or more cut vertices, two non-adjacent
   // ones): their common neighbours are counted during the cut's enumeration, which should place their attachments
@@ -733,47 +785,127 @@ unsigned __int128 root_sums(const Graph& g, const ExecOptions& opt, unsigned tim
   return checked_total(sums, times);
 }
 
+// A pendant path's weights (Decomposition::pendant_path) for a root a and each b on one side of it:
+//   V(a, b) = W(a, b) + W(b, a),  W(a, b) = sum over paths a-x-y-b of (deg(x) - 2 - [x ~ b]),
+// the pendant z in N(x) other than a, y and b (its piece a, b, x, y, z injective; coincidences with other pieces are
+// the quotients'), its two orientations together, so that the pair's other (symmetric) factors are summed once per
+// unordered pair. Over the walks a-x-y-b, sum of deg(x) + deg(y) = sum over wedge ends y of (d(a, y) + c(a, y) deg(y))
+// added to each b in N(y), d(a, y) = sum over x in N(a) ∩ N(y) of deg(x); the walks a-b-y-b (b ~ a) are not paths:
+// deg(b)(deg(b) - 1) + nd(b) - deg(a) of them, nd(b) the sum of b's neighbours' degrees. Then less 4 p3(a, b), and
+// less the paths with x ~ b (x in N(a) ∩ N(b), y in N(x) ∩ N(b) - a: sum over x of t(x, b), less c(a, b) where
+// a ~ b) and likewise those with y ~ a: tau(a, b) = sum over x in N(a) ∩ N(b) of t(a, x) + t(x, b) (t the edge
+// triangle counts), from one more walk over a's wedges.
+struct PendantPaths {
+  CountTable triangles;                          // t per CSR slot
+  std::vector<std::uint64_t> neighbour_degrees;  // nd(v)
+  PendantPaths(const Graph& g, const ExecOptions& opt)
+      : triangles(edge_triangle_counts(g, whole_graph(opt))), neighbour_degrees(g.n(), 0) {
+    for (Vertex v = 0; v < g.n(); ++v)
+      for (Vertex w : g.neighbors(v)) neighbour_degrees[v] += g.degree(w);
+  }
+};
+
+// Per-thread scratch of a pendant path's weights from one root a (zero between roots).
+struct alignas(64) PendantPathScratch {
+  PopulatedVector<std::uint64_t> degrees;    // d(a, y) per wedge end y
+  PopulatedVector<std::uint64_t> triangles;  // tau(a, y) per wedge end y
+  PopulatedVector<std::uint64_t> weights;    // per path end b: the walks' degree sums, corrected in add_three_paths
+};
+
+// d(a, .) and tau(a, .) over a's wedges (every end).
+void walk_pendant_wedges(const Graph& g, const PendantPaths& pp, Vertex a, PendantPathScratch& s) {
+  if (s.degrees.empty()) {
+    s.degrees.assign(g.n(), 0);
+    s.triangles.assign(g.n(), 0);
+    s.weights.assign(g.n(), 0);
+  }
+  for (EdgeIndex i = g.offsets[a]; i < g.offsets[a + 1]; ++i) {
+    const Vertex x = g.adj[i];
+    const std::uint64_t dx = g.degree(x), tax = pp.triangles[i];
+    for (EdgeIndex j = g.offsets[x]; j < g.offsets[x + 1]; ++j) {
+      const Vertex y = g.adj[j];
+      if (y == a) continue;
+      s.degrees[y] += dx;
+      s.triangles[y] += tax + pp.triangles[j];
+    }
+  }
+}
+
+// V(a, b) once add_three_paths has filled the weights and paths[b] = p3(a, b); b's entries cleared.
+std::uint64_t take_pendant_weight(PendantPathScratch& s, PopulatedVector<std::uint64_t>& paths, Vertex b) {
+  const std::uint64_t v = s.weights[b] - 4 * paths[b] - s.triangles[b];
+  s.weights[b] = 0;
+  return v;
+}
+
+// Clears d(a, .) and tau(a, .) at the wedge ends.
+void reset_pendant_wedges(PendantPathScratch& s, const WedgeScratch& wedges) {
+  for (Vertex y : wedges.ends) s.degrees[y] = s.triangles[y] = 0;
+}
+
 // p3(a, b) for the b on one side of a (b > a where `above`, else b < a) into paths[b] (zero on entry), each b
 // touched appended to ends once: the walks a-x-y-b over every wedge end y (wedges: c(a, .) of an unbounded walk),
-// less for b ~ a the deg(b) - 1 walks a-b-y-b, which are not paths.
+// less for b ~ a the deg(b) - 1 walks a-b-y-b, which are not paths. With a pendant path also its walks' degree sums
+// into its weights, corrected likewise (PendantPaths; walk_pendant_wedges first).
 void add_three_paths(const Graph& g, Vertex a, bool above, const WedgeScratch& wedges,
-                     PopulatedVector<std::uint64_t>& paths, std::vector<Vertex>& ends) {
-  const auto add = [&](Vertex b, std::uint64_t c) {
-    if (paths[b] == 0) ends.push_back(b);
-    paths[b] += c;
+                     PopulatedVector<std::uint64_t>& paths, std::vector<Vertex>& ends,
+                     const PendantPaths* pendant = nullptr, PendantPathScratch* ps = nullptr) {
+  // The side's part of N(y), each b given c(a, y) (and the pendant's weight): one loop per case, no test inside.
+  const auto scan = [&]<bool kWeighted>(std::uint64_t* weights) {
+    std::uint64_t* const p3 = paths.data();
+    for (Vertex y : wedges.ends) {
+      const std::uint64_t c = wedges.common[y];
+      const std::uint64_t w = kWeighted ? ps->degrees[y] + c * g.degree(y) : 0;
+      const auto add = [&](Vertex b) {
+        if (p3[b] == 0) ends.push_back(b);
+        p3[b] += c;
+        if constexpr (kWeighted) weights[b] += w;
+      };
+      const auto nb = g.neighbors(y);
+      const Vertex *first = nb.data(), *last = first + nb.size();
+      if (above)
+        for (const Vertex* it = last; it != first && *(it - 1) > a;) add(*--it);
+      else
+        for (const Vertex* it = first; it != last && *it < a; ++it) add(*it);
+    }
   };
-  for (Vertex y : wedges.ends) {
-    const std::uint32_t c = wedges.common[y];
-    const auto nb = g.neighbors(y);
-    if (above)
-      for (auto it = nb.end(); it != nb.begin() && *(it - 1) > a;) add(*--it, c);
-    else
-      for (auto it = nb.begin(); it != nb.end() && *it < a; ++it) add(*it, c);
+  if (pendant)
+    scan.template operator()<true>(ps->weights.data());
+  else
+    scan.template operator()<false>(nullptr);
+  for (Vertex b : g.neighbors(a)) {
+    if (above ? b <= a : b >= a) continue;
+    const std::uint64_t db = g.degree(b);
+    paths[b] -= db - 1;
+    if (pendant)
+      ps->weights[b] -= db * (db - 1) + pendant->neighbour_degrees[b] - g.degree(a) - 2 * std::uint64_t{wedges.common[b]};
   }
-  for (Vertex b : g.neighbors(a))
-    if (above ? b > a : b < a) paths[b] -= g.degree(b) - 1;
 }
 
 // A pair cut's R (Decomposition::pair_cut): 2 sum over a, b of c(a, b)^r1 p3(a, b)^r2, over b < a
 // when r2 = 0 and b > a otherwise (the path ends above the root: fewer, as ids fall with degree).
 // With per_vertex (n entries, zero; r2 > 0): per vertex v also its own sum over b != v, each pair's
-// term added at both ends (a DataError past 2^64 - 1).
+// term added at both ends (a DataError past 2^64 - 1). With a pendant path, each term times V(a, b)
+// (PendantPaths: both orientations, so the sum is not doubled).
 unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptions& opt,
-                                 std::uint64_t* per_vertex = nullptr) {
+                                 std::uint64_t* per_vertex = nullptr, const PendantPaths* pendant = nullptr) {
   struct alignas(64) Scratch {
     WedgeScratch wedges;
     PopulatedVector<std::uint64_t> paths;  // p3(a, b), b > a
     std::vector<Vertex> path_ends;
+    PendantPathScratch pendant;
   };
+  const bool walk_paths = r2 > 0 || pendant;
   std::vector<unsigned __int128> sums(opt.threads, 0);
   std::vector<Scratch> scratch(opt.threads);
   parallel_roots(g.n(), opt, [&](int t, Vertex begin, Vertex end) {
     Scratch& s = scratch[t];
-    if (r2 && s.paths.empty()) s.paths.assign(g.n(), 0);
+    if (walk_paths && s.paths.empty()) s.paths.assign(g.n(), 0);
     unsigned __int128 sum = 0;
-    const auto add = [&](std::uint64_t c, std::uint64_t p3) {
+    const auto add = [&](std::uint64_t c, std::uint64_t p3, std::uint64_t weight) {
       unsigned __int128 x = checked_power(c, r1);
-      if (__builtin_mul_overflow(x, checked_power(p3, r2), &x) || __builtin_add_overflow(sum, x, &sum))
+      if (__builtin_mul_overflow(x, checked_power(p3, r2), &x) ||
+          __builtin_mul_overflow(x, static_cast<unsigned __int128>(weight), &x) || __builtin_add_overflow(sum, x, &sum))
         partial_overflow();
       return x;
     };
@@ -786,12 +918,14 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
     };
     const auto& common = s.wedges.common;
     for (Vertex a = begin; a < end; ++a) {
-      walk_wedges(g, a, r2 ? g.n() : a, s.wedges);  // every wedge end when paths continue from it
-      if (r2) {
-        add_three_paths(g, a, true, s.wedges, s.paths, s.path_ends);
+      walk_wedges(g, a, walk_paths ? g.n() : a, s.wedges);  // every wedge end when paths continue from it
+      if (walk_paths) {
+        if (pendant) walk_pendant_wedges(g, *pendant, a, s.pendant);
+        add_three_paths(g, a, true, s.wedges, s.paths, s.path_ends, pendant, &s.pendant);
         unsigned __int128 at_a = 0;
         for (Vertex b : s.path_ends) {
-          const unsigned __int128 x = add(common[b], s.paths[b]);
+          const unsigned __int128 x =
+              add(common[b], s.paths[b], pendant ? take_pendant_weight(s.pendant, s.paths, b) : 1);
           if (per_vertex && x) {
             add_at(b, x);
             at_a += x;
@@ -800,14 +934,15 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
         }
         if (at_a) add_at(a, at_a);
         s.path_ends.clear();
+        if (pendant) reset_pendant_wedges(s.pendant, s.wedges);
       } else {
-        for (Vertex b : s.wedges.ends) add(common[b], 1);
+        for (Vertex b : s.wedges.ends) add(common[b], 1, 1);
       }
       reset_wedges(s.wedges);
     }
     if (__builtin_add_overflow(sums[t], sum, &sums[t])) partial_overflow();
   });
-  return checked_total(sums, 2);
+  return checked_total(sums, pendant ? 1 : 2);
 }
 
 // e2(a, b) for every b below `bound` added to pairs[b] (b = a too): the ordered pairs (x, y) of adjacent common
@@ -834,39 +969,49 @@ void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<st
 }
 
 // A pair cut with joined edges (Decomposition::edge_power r2 > 0, common_power r1, path3_power r3): R = 2 sum
-// over b < a of c(a, b)^r1 e2(a, b)^r2 p3(a, b)^r3. Per root a: c(a, b) from the wedge walks below a (every
+// over b < a of c(a, b)^r1 e2(a, b)^r2 p3(a, b)^r3 (with a pendant path, not doubled: times V(a, b), PendantPaths). Per root a: c(a, b) from the wedge walks below a (every
 // wedge end, with paths: add_three_paths below a); e2(a, b) = the ordered pairs (x, y) of adjacent common
 // neighbours, found from N(a) marked, then for every x in N(a) N(x) marked and every y in N(a) ∩ N(x) scanning
 // N(y) below a for marked b. Every b with e2 > 0 is a wedge end below a, whose entries are summed and cleared.
-unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const ExecOptions& opt) {
+unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const ExecOptions& opt,
+                                 const PendantPaths* pendant = nullptr) {
   struct alignas(64) Scratch {
     WedgeScratch wedges;
     PopulatedVector<std::uint32_t> pairs;      // e2(a, b), b < a
     PopulatedVector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
     PopulatedVector<std::uint64_t> paths;      // p3(a, b), b < a
     std::vector<Vertex> path_ends;
+    PendantPathScratch pendant;
   };
-  return root_sums<Scratch>(g, opt, 2, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
+  const bool walk_paths = r3 > 0 || pendant;
+  return root_sums<Scratch>(g, opt, pendant ? 1 : 2, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
     if (s.pairs.empty()) {
       s.pairs.assign(g.n(), 0);
       s.in_a.assign(g.n(), 0);
       s.in_x.assign(g.n(), 0);
-      if (r3) s.paths.assign(g.n(), 0);
+      if (walk_paths) s.paths.assign(g.n(), 0);
     }
-    walk_wedges(g, a, r3 ? g.n() : a, s.wedges);
+    walk_wedges(g, a, walk_paths ? g.n() : a, s.wedges);
     if (s.wedges.ends.empty()) return;
-    if (r3) add_three_paths(g, a, false, s.wedges, s.paths, s.path_ends);
+    if (pendant) walk_pendant_wedges(g, *pendant, a, s.pendant);
+    if (walk_paths) add_three_paths(g, a, false, s.wedges, s.paths, s.path_ends, pendant, &s.pendant);
     add_joined_pairs(g, a, a, s.pairs, s.in_a, s.in_x);
     for (Vertex b : s.wedges.ends) {
       if (b > a) continue;  // ends above a: from the unbounded walk for the paths
       unsigned __int128 x = checked_power(s.wedges.common[b], r1);
       if (__builtin_mul_overflow(x, checked_power(s.pairs[b], r2), &x) ||
-          (r3 && __builtin_mul_overflow(x, checked_power(s.paths[b], r3), &x)) || __builtin_add_overflow(sum, x, &sum))
+          (r3 && __builtin_mul_overflow(x, checked_power(s.paths[b], r3), &x)) ||
+          (pendant && __builtin_mul_overflow(x, static_cast<unsigned __int128>(take_pendant_weight(s.pendant, s.paths, b)), &x)) ||
+          __builtin_add_overflow(sum, x, &sum))
         partial_overflow();
       s.pairs[b] = 0;
     }
-    for (Vertex b : s.path_ends) s.paths[b] = 0;
+    for (Vertex b : s.path_ends) {
+      s.paths[b] = 0;
+      if (pendant) s.pendant.weights[b] = 0;
+    }
     s.path_ends.clear();
+    if (pendant) reset_pendant_wedges(s.pendant, s.wedges);
     reset_wedges(s.wedges);
   });
 }
@@ -1446,11 +1591,15 @@ __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt
     return static_cast<__int128>(n) * cp.plan.automorphisms;  // < 2^64 x 7!
   }
   const Decomposition& d = *cp.decomposition;
-  const unsigned __int128 relaxed = d.edge_power ? sum_pair_edges(g, d.common_power, d.edge_power, d.path3_power, opt)
-                               : d.path4_power ? sum_pair_long_paths(g, d.common_power, d.path3_power, d.path4_power, opt)
-                               : d.common_power == 2 && !d.path3_power ? sum_pair_four_cycles(g, opt)
-                               : d.pair_cut() ? sum_pair_paths(g, d.common_power, d.path3_power, opt)
-                                              : connected_cut_sum(g, d, opt, known);
+  std::optional<PendantPaths> pendant;
+  if (d.pendant_path) pendant.emplace(g, opt);
+  const PendantPaths* weights = pendant ? &*pendant : nullptr;
+  const unsigned __int128 relaxed =
+      d.edge_power    ? sum_pair_edges(g, d.common_power, d.edge_power, d.path3_power, opt, weights)
+      : d.path4_power ? sum_pair_long_paths(g, d.common_power, d.path3_power, d.path4_power, opt)
+      : d.common_power == 2 && !d.path3_power && !d.pendant_path ? sum_pair_four_cycles(g, opt)
+      : d.pair_cut() ? sum_pair_paths(g, d.common_power, d.path3_power, opt, nullptr, weights)
+                     : connected_cut_sum(g, d, opt, known);
   __int128 inj = static_cast<__int128>(relaxed);  // < 2^126
   for (const auto& q : d.quotients) {
     const std::string key = q.plan.plan.pattern.to_string();  // canonical (quotients)
@@ -1511,6 +1660,7 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
     return c.vertices.size() == 1                                      ? "common neighbours"
            : joined_edge(d.pattern, components_mask(c), d.cut[0], d.cut[1]) ? "edges joined to both, from triangles"
            : c.vertices.size() == 2                                    ? "paths of length 3"
+           : pendant_path(d.pattern, components_mask(c), d.cut[0], d.cut[1]) ? "paths of length 3 with a pendant, from weighed wedges"
                                                                        : "paths of length 4";
   const Plan& t = d.tables[c.table];
   const int fixed = static_cast<int>(c.attach.size());
@@ -1582,6 +1732,7 @@ nlohmann::json CountPlan::to_json() const {
                         {"path3_power", d.path3_power},
                         {"path4_power", d.path4_power},
                         {"edge_power", d.edge_power},
+                        {"pendant_path", d.pendant_path},
                         {"components", comps},
                         {"tables", tables},
                         {"quotients", qs}};
@@ -1643,7 +1794,8 @@ std::string CountPlan::to_text() const {
        << ((d.common_power || d.path3_power) && d.path4_power ? " x" : "")
        << (d.path4_power ? " paths of length 4 ^ " + std::to_string(d.path4_power) : "")
        << (d.common_power && d.edge_power ? " x" : "")
-       << (d.edge_power ? " joined edges ^ " + std::to_string(d.edge_power) : "") << ", from wedges)\n";
+       << (d.edge_power ? " joined edges ^ " + std::to_string(d.edge_power) : "")
+       << (d.pendant_path ? " x paths of length 3 with a pendant, weighed by degrees" : "") << ", from wedges)\n";
   else if (d.pendant_triangle)
     os << " (a triangle " << d.pendant_triangle->b << "-" << d.pendant_triangle->x << "-" << d.pendant_triangle->y
        << " with a pendant " << d.pendant_triangle->a

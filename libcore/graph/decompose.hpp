@@ -116,7 +116,13 @@ struct Decomposition {
   int path3_power = 0;
   int path4_power = 0;
   int edge_power = 0;
-  bool pair_cut() const { return common_power + path3_power + path4_power + edge_power > 0; }
+  // One more component (with paths of one or two inner vertices and joined edges only): a path a-x-y-b with a
+  // pendant on x or y (s005 of the 7-vertex sample: a diamond's tips joined by such a path), weighed by
+  // V(a, b) = W(a, b) + W(b, a), W(a, b) = sum over paths a-x-y-b of (deg(x) - 2 - [x ~ b]), both
+  // orientations at once, from a second wedge walk weighed by degrees and edge triangle counts
+  // (decompose.cpp's PendantPaths); R is then summed once per unordered pair, not doubled.
+  bool pendant_path = false;
+  bool pair_cut() const { return common_power + path3_power + path4_power + edge_power > 0 || pendant_path; }
   // A cut of a triangle b-x-y with a pendant a at b, whose components are all single vertices counted in the cut,
   // power_x of them at (a, x) and power_y at (a, y) (unlabeled; x and y as the pattern numbers them): R = sum over
   // a, b in N(a) and the ordered adjacent pairs (x, y) in N(b) - a of c(a, x)^power_x c(a, y)^power_y, per root a
