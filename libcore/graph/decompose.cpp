@@ -233,6 +233,13 @@ int rooted_tip_diamond(const Plan& table, int fixed) {
   return 0;
 }
 
+// Whether table t (rooted at its first `fixed` levels) has a pass of its own, not its rooted plan.
+bool special_table(const Plan& t, int fixed) {
+  return is_rooted_triangle(t, fixed) || rooted_clique_size(t, fixed) || is_pendant(t, fixed) ||
+         rooted_cycle_length(t, fixed) || rooted_square_pendant(t, fixed) || rooted_common_power(t, fixed) ||
+         rooted_tip_diamond(t, fixed);
+}
+
 // Whether R is summed over the cut's embeddings directly (one vertex: every vertex; an edge: every
 // CSR slot, both directions) instead of through the cut plan's weighted enumeration.
 bool summed_directly(const Decomposition& d) { return d.cut.size() <= 2 && !d.pattern.labeled(); }
@@ -427,16 +434,15 @@ Plan table_plan(const Pattern& p, const std::vector<int>& attach, const std::vec
 // The predicted cost of filling table t (rooted at its first `fixed` levels): by its special pass where it has
 // one, else by its plan (*generic = true: count_per_root, count_per_edge).
 double table_cost(const Plan& t, int fixed, const GraphStats& stats, Formula formula, bool& generic) {
-  generic = false;
+  generic = !special_table(t, fixed);
+  if (generic) return t.predicted_cost;
   if (is_rooted_triangle(t, fixed)) return triangle_table_cost(stats);
   if (rooted_clique_size(t, fixed)) return clique_table_cost(stats, choose_plan(t.pattern, Induced::edge, stats, formula));
   if (is_pendant(t, fixed)) return stats.n;
   if (const int cycle = rooted_cycle_length(t, fixed)) return cycle_table_cost(stats, cycle, fixed);
   if (rooted_square_pendant(t, fixed)) return square_pendant_cost(stats);
   if (rooted_common_power(t, fixed)) return 2 * (stats.m * stats.degree_biased + 2 * stats.n);
-  if (rooted_tip_diamond(t, fixed)) return tip_diamond_cost(stats);
-  generic = true;
-  return t.predicted_cost;
+  return tip_diamond_cost(stats);  // rooted_tip_diamond
 }
 
 // The mask of the positions in `cut` of `vertices` (pattern vertices in the cut).
@@ -1506,7 +1512,8 @@ unsigned __int128 connected_cut_sum(const Graph& g, const Decomposition& d, cons
       ext[c.table] = rooted_pair_star_counts(g, r, whole);
       continue;
     }
-    ext[c.table] = fixed == 1 ? count_per_root(g, t, whole) : count_per_edge(g, t, whole);
+    const ExecOptions& fill = opt.sampled_tables ? opt : whole;
+    ext[c.table] = fixed == 1 ? count_per_root(g, t, fill) : count_per_edge(g, t, fill);
     if (d.reversed[c.table]) ext[c.table] = transposed_edge_table(g, ext[c.table], whole);
     for (auto& x : ext[c.table])
       if (__builtin_mul_overflow(x, t.automorphisms, &x)) overflow();
@@ -1676,6 +1683,10 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
 }
 
 }  // namespace
+
+bool rooted_plan_table(const Decomposition& d, const Decomposition::Component& c) {
+  return c.table >= 0 && !special_table(d.tables[c.table], static_cast<int>(c.attach.size()));
+}
 
 nlohmann::json CountPlan::to_json() const {
   nlohmann::json j = plan.to_json();

@@ -146,6 +146,10 @@ struct ApexPlan {
   CountPlan rest;
 };
 
+// Whether component c's table is filled by its rooted plan (count_per_root, count_per_edge), having no pass of its
+// own: the tables a race's sample fills over its share of the roots (ExecOptions::sampled_tables).
+bool rooted_plan_table(const Decomposition& d, const Decomposition::Component& c);
+
 // P[vertices], vertex i of the result being vertices[i] (labels kept).
 Pattern subpattern(const Pattern& p, const std::vector<int>& vertices);
 

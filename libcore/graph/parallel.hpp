@@ -48,6 +48,9 @@ struct ExecOptions {
   // No task starts after this time (a timed sample: the count is then partial; every pass of a decomposition
   // under the same deadline); none by default.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // A race's timed sample (plan_race.hpp): a decomposition's rooted-plan tables are filled over this rank's share
+  // of the roots like its cut, not whole (their entries, and so the count, are then partial).
+  bool sampled_tables = false;
 };
 
 // The options of a table every rank fills whole (it is read at any vertex, not only this rank's).

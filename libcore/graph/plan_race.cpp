@@ -8,6 +8,7 @@
 
 #include "common/timer.hpp"
 #include "graph/matcher.hpp"
+#include "graph/triangle_tables.hpp"
 
 namespace core::graph {
 
@@ -30,6 +31,7 @@ double sampled_seconds(const Graph& g, const CountPlan& cp, const LowerDegrees* 
   opt.threads = 1;
   opt.world_size = share;
   opt.lower = lower;
+  opt.sampled_tables = true;
   using Clock = std::chrono::steady_clock;
   if (limit_s > 0)
     opt.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s));
@@ -163,6 +165,36 @@ bool tables_linear(const Decomposition& d) {
   });
 }
 
+// Whether component c of d is counted in the cut or tabled by degrees or triangles: passes a sample takes whole, in
+// its short set-up.
+bool pass_table(const Decomposition& d, const Decomposition::Component& c) {
+  return c.common || (c.vertices.size() == 1 && c.attach.size() == 1) ||
+         is_rooted_triangle(d.tables[c.table], static_cast<int>(c.attach.size()));
+}
+
+// Whether every table of d is such a pass, none a rooted plan's.
+bool tables_passes(const Decomposition& d) {
+  return !d.pair_cut() && std::all_of(d.components.begin(), d.components.end(),
+                                      [&](const auto& c) { return pass_table(d, c); });
+}
+
+// Whether d fills a table by its rooted plan (rooted_plan_table) and the others by passes: a sample then fills its
+// rooted-plan tables over its share of the roots (ExecOptions::sampled_tables), so that it is raced like an
+// enumeration. The mean field prices rooted plans 10-20x off either way: s014 of the 7-vertex sample on as-22july06
+// (its edge 1-2 with a rooted plan of the four vertices 0, 3, 4, 5) took 20.7 s priced 2e11, the cut 1-2-3-4-5
+// counting vertex 0 and the triangles at 1-2 3.6 s priced 5.4e11.
+bool rooted_plan_tables(const Decomposition& d) {
+  const auto rooted = [&](const auto& c) { return rooted_plan_table(d, c); };
+  return !d.pair_cut() && std::any_of(d.components.begin(), d.components.end(), rooted) &&
+         std::all_of(d.components.begin(), d.components.end(), [&](const auto& c) { return rooted(c) || pass_table(d, c); });
+}
+
+// Whether cp is a decomposition with a rooted plan's table raced at worth_cost (rooted_plan_tables).
+bool raced_rooted_plans(const CountPlan& cp, double worth_cost) {
+  return cp.decomposition && rooted_plan_tables(*cp.decomposition) &&
+         cp.predicted_cost >= kRaceRootedPlanWorth * worth_cost;
+}
+
 }  // namespace
 
 const char* race_formula(const CountPlan& challenger) {
@@ -204,6 +236,13 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
     whole.predicted_cost = complete_split_cost(*stats.graph, stats, *split, Formula::by_cost);
     out.push_back(std::move(whole));
   }
+  // A decomposition with a rooted plan's table against the cheapest cut whose tables are passes or none.
+  if (raced_rooted_plans(cp, worth_cost)) {
+    std::optional<CountPlan> passes;
+    for (CountPlan& d : decompositions(p, stats))
+      if (tables_passes(*d.decomposition) && (!passes || d.predicted_cost < passes->predicted_cost)) passes = std::move(d);
+    if (passes) out.push_back(std::move(*passes));
+  }
   if (cp.decomposition || cp.predicted_cost < kRaceDecompositionWorth * worth_cost) return out;
   CountPlan cut = choose_count_plan(p, Induced::edge, stats, Formula::always);
   if (!cut.decomposition) return out;
@@ -223,7 +262,8 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
 
 std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                            const LowerDegrees* lower, double worth_cost) {
-  if ((cp.decomposition && !tables_linear(*cp.decomposition)) || cp.apex || cp.complete_split ||
+  if ((cp.decomposition && !tables_linear(*cp.decomposition) && !raced_rooted_plans(cp, worth_cost)) || cp.apex ||
+      cp.complete_split ||
       cp.plan.induced != Induced::edge || cp.predicted_cost < worth_cost)
     return std::nullopt;
   std::optional<PlanRace> best;

@@ -15,8 +15,12 @@
 // (apex.hpp), which the mean field's plan prices lose to by 10-60x on these graphs (q095, a triangle and a vertex
 // joined to two twins: 2e8 units for 6.9 s enumerated on wiki-Vote, 1.7 s through the twins, priced 2.5e9). A
 // single apex is not raced: a hub's neighbourhood is one task, which a sample cannot stop or split (q108 on
-// email-Enron: its sample won 2.5x, its count lost 1.2x). Of several winners the one whose sample projects the
-// least time for all roots is taken. Timed, so under MPI every rank takes rank 0's verdict.
+// email-Enron: its sample won 2.5x, its count lost 1.2x). A decomposition filling a table by its rooted plan is
+// raced as the incumbent where its other tables are degrees or triangles: its samples fill that table over the share
+// (ExecOptions::sampled_tables), against the cheapest cut whose tables are all such passes (s014 of the 7-vertex
+// sample on as-22july06: 20.7 s by its edge's rooted plan, 3.6 s by the cut counting a vertex in it). Of several
+// winners the one whose sample projects the least time for all roots is taken. Timed, so under MPI every rank takes
+// rank 0's verdict.
 #pragma once
 #include <optional>
 
@@ -31,6 +35,10 @@ constexpr int kRaceShare = 256;
 // From here a decomposition is raced too: each of its passes runs up to the incumbent's sample time, so racing one
 // that loses costs several samples (q062 on as-22july06: 0.14 s of a 3.6 s count).
 constexpr double kRaceDecompositionWorth = 10;  // x the race's worth_cost
+// From here a decomposition with a rooted plan's table is raced (1.5e10 units, ~1-30 s): below it the samples
+// misjudged about one race in three, by up to 2.6x (q069 and q070 on as-22july06 and wiki-Vote, 0.1-2.5 s counts
+// whose 0.2 s of races took cuts 1.5-2.6x slower in full), where s013 and s014 win 5-13x.
+constexpr double kRaceRootedPlanWorth = 500;  // x the race's worth_cost
 
 // A sample stopped by its limit took at least the limit: it is reported as just over it, so that it loses every
 // comparison against the threshold the limit was set from.
@@ -62,14 +70,16 @@ struct PlanRace {
 // kRaceDecompositionWorth x worth_cost, the decomposition
 // Formula::always takes where its tables are passes over the vertices or none, else the cheapest cut whose are (a
 // sample fills tables whole: a 4-cycle with a vertex on three of its vertices and a pendant on the fourth, q043 on
-// wiki-Vote, 44 s enumerated, 4.5 s by its cut counting the sixth vertex). The same on every rank.
+// wiki-Vote, 44 s enumerated, 4.5 s by its cut counting the sixth vertex). Against a decomposition with a rooted
+// plan's table (and degrees or triangles otherwise) predicted above kRaceRootedPlanWorth x worth_cost, the
+// cheapest cut whose tables are degrees, triangles or none. The same on every rank.
 std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                        double worth_cost = kRaceWorthCost);
 
 // The race for cp (chosen by cost for p on g with `stats`; a plain enumerating plan predicted above worth_cost,
 // edge-induced, or such a decomposition whose tables are passes over the vertices or none, against p's complete split:
 // the mean field prices a cut's merges per clique it underestimates, q109's 2.2 CPU s on wiki-Vote at 1.3e8 units
-// and its triangle split's 0.44 s at 1.6e9): each candidate raced in turn, the capped ones (a decomposition, twins) first, as their whole
+// and its triangle split's 0.44 s at 1.6e9), or one with a rooted plan's table (race_candidates): each candidate raced in turn, the capped ones (a decomposition, twins) first, as their whole
 // samples of cp serve the later races; the winner projecting the least time (else the first race run); none when
 // there is nothing to race.
 std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,

@@ -696,6 +696,36 @@ TEST_CASE("a decomposition with linear tables is raced against the pattern's com
   CHECK_FALSE(race_counting_tail(g, parse_pattern("dumbbell"), dumbbell, stats, nullptr, 0));
 }
 
+TEST_CASE("a decomposition with a rooted plan's table is raced against a cut whose tables are passes: s014") {
+  // s014 of the 7-vertex sample: the edge cut 1-2 with a rooted plan of 0, 3, 4, 5 and the triangles at 1-2 (as-22july06:
+  // 20.7 s priced 2e11) against the cut 1-2-3-4-5 counting vertex 0 in it, with the same triangles (3.6 s, priced
+  // 5.4e11). A sample fills the rooted plan's table over its share (ExecOptions::sampled_tables); over every root it
+  // is the whole table, and the count exact.
+  const Pattern p = parse_pattern("0-1,0-3,0-5,1-2,1-4,1-5,1-6,2-3,2-4,2-6,3-5,4-5");
+  const Graph g = relabel_by_degree(gnp_with_hubs(60, 0.3, 3, 23));
+  const GraphStats stats = graph_stats(g);
+  const std::uint64_t expect = test::brute_force_count(g, p, false);
+  std::optional<CountPlan> rooted;
+  for (CountPlan& d : decompositions(p, stats))
+    if (d.decomposition->cut == std::vector<int>{1, 2}) rooted = std::move(d);
+  REQUIRE(rooted);
+  const Decomposition& d = *rooted->decomposition;
+  CHECK(std::count_if(d.components.begin(), d.components.end(), [&](const auto& c) { return rooted_plan_table(d, c); }) == 1);
+  ExecOptions whole_sample;
+  whole_sample.sampled_tables = true;
+  CHECK(count_with(g, *rooted, whole_sample) == expect);
+  const auto candidates = race_candidates(p, *rooted, stats, 0);
+  const auto cut = std::find_if(candidates.begin(), candidates.end(), [](const CountPlan& c) { return c.decomposition; });
+  REQUIRE(cut != candidates.end());
+  for (const auto& c : cut->decomposition->components) CHECK_FALSE(rooted_plan_table(*cut->decomposition, c));
+  CHECK(count_with(g, *cut, {2}) == expect);
+  const auto race = race_counting_tail(g, p, *rooted, stats, nullptr, 0);
+  REQUIRE(race);
+  CHECK(count_with(g, race->challenger, {2}) == expect);
+  CHECK(race->challenger_won == (race->challenger_s <= 0.85 * race->incumbent_s && race->incumbent_s >= 1e-3));
+  CHECK_FALSE(race_counting_tail(g, p, *rooted, stats, nullptr));  // below 10 x kRaceWorthCost
+}
+
 TEST_CASE("a twin-apex form is raced against the plain plan; a single apex is not") {
   // q108: K4 2-3-4-5 with 0 on 1, 2, 4, 5 and 1 on 0, 3, 4, 5: vertex 4 is an apex, 0 and 3 are twins (a diamond
   // in each pair's common neighbours: 0.07 s on as-22july06 against 0.12 s enumerated, 1.8 s against 6.4 s on
