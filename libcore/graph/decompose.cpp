@@ -344,7 +344,7 @@ double pair_path_cost(const GraphStats& stats, bool long_paths) {
          triangle_table_cost(stats) + 2 * stats.n;
 }
 
-// A pendant path's weights (sum_pendant_paths) are summed in 64 bits: below 2^64 while the largest degree is below
+// A pendant path's weights (PendantPaths) are summed in 64 bits: below 2^64 while the largest degree is below
 // 2^20 (a path count p3 < 2^40 times weights < 2^21).
 constexpr double kPendantPathMaxDegree = 1 << 20;
 
@@ -515,7 +515,7 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
         case PairPiece::none: break;
       }
     }
-    // The pendant path's weights stay below 2^64 (sum_pendant_paths).
+    // The pendant path's weights stay below 2^64 (kPendantPathMaxDegree).
     if (d->pendant_path && stats.max_degree >= kPendantPathMaxDegree) return std::nullopt;
     const double pendant = d->pendant_path ? pendant_path_cost(stats, d->edge_power > 0) : 0;
     if (d->edge_power) return with_quotients(pair_edge_cost(stats, d->path3_power > 0 || d->pendant_path) + pendant);
@@ -890,7 +890,8 @@ void add_three_paths(const Graph& g, Vertex a, bool above, const WedgeScratch& w
     const std::uint64_t db = g.degree(b);
     paths[b] -= db - 1;
     if (pendant)
-      ps->weights[b] -= db * (db - 1) + pendant->neighbour_degrees[b] - g.degree(a) - 2 * std::uint64_t{wedges.common[b]};
+      ps->weights[b] -=
+          db * (db - 1) + pendant->neighbour_degrees[b] - g.degree(a) - 2 * std::uint64_t{wedges.common[b]};
   }
 }
 
@@ -981,8 +982,9 @@ void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<st
 }
 
 // A pair cut with joined edges (Decomposition::edge_power r2 > 0, common_power r1, path3_power r3): R = 2 sum
-// over b < a of c(a, b)^r1 e2(a, b)^r2 p3(a, b)^r3 (with a pendant path, not doubled: times V(a, b), PendantPaths). Per root a: c(a, b) from the wedge walks below a (every
-// wedge end, with paths: add_three_paths below a); e2(a, b) = the ordered pairs (x, y) of adjacent common
+// over b < a of c(a, b)^r1 e2(a, b)^r2 p3(a, b)^r3 (with a pendant path not doubled, each term times V(a, b):
+// PendantPaths). Per root a: c(a, b) from the wedge walks below a (every wedge end, with paths: add_three_paths
+// below a); e2(a, b) = the ordered pairs (x, y) of adjacent common
 // neighbours, found from N(a) marked, then for every x in N(a) N(x) marked and every y in N(a) ∩ N(x) scanning
 // N(y) below a for marked b. Every b with e2 > 0 is a wedge end below a, whose entries are summed and cleared.
 unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const ExecOptions& opt,
@@ -1011,10 +1013,10 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const E
     for (Vertex b : s.wedges.ends) {
       if (b > a) continue;  // ends above a: from the unbounded walk for the paths
       unsigned __int128 x = checked_power(s.wedges.common[b], r1);
+      const unsigned __int128 weight = pendant ? take_pendant_weight(s.pendant, s.paths, b) : 1;
       if (__builtin_mul_overflow(x, checked_power(s.pairs[b], r2), &x) ||
           (r3 && __builtin_mul_overflow(x, checked_power(s.paths[b], r3), &x)) ||
-          (pendant && __builtin_mul_overflow(x, static_cast<unsigned __int128>(take_pendant_weight(s.pendant, s.paths, b)), &x)) ||
-          __builtin_add_overflow(sum, x, &sum))
+          __builtin_mul_overflow(x, weight, &x) || __builtin_add_overflow(sum, x, &sum))
         partial_overflow();
       s.pairs[b] = 0;
     }

@@ -185,8 +185,9 @@ bool tables_passes(const Decomposition& d) {
 // counting vertex 0 and the triangles at 1-2 3.6 s priced 5.4e11.
 bool rooted_plan_tables(const Decomposition& d) {
   const auto rooted = [&](const auto& c) { return rooted_plan_table(d, c); };
+  const auto rooted_or_pass = [&](const auto& c) { return rooted(c) || pass_table(d, c); };
   return !d.pair_cut() && std::any_of(d.components.begin(), d.components.end(), rooted) &&
-         std::all_of(d.components.begin(), d.components.end(), [&](const auto& c) { return rooted(c) || pass_table(d, c); });
+         std::all_of(d.components.begin(), d.components.end(), rooted_or_pass);
 }
 
 // Whether cp is a decomposition with a rooted plan's table raced at worth_cost (rooted_plan_tables).
@@ -240,7 +241,8 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
   if (raced_rooted_plans(cp, worth_cost)) {
     std::optional<CountPlan> passes;
     for (CountPlan& d : decompositions(p, stats))
-      if (tables_passes(*d.decomposition) && (!passes || d.predicted_cost < passes->predicted_cost)) passes = std::move(d);
+      if (tables_passes(*d.decomposition) && (!passes || d.predicted_cost < passes->predicted_cost))
+        passes = std::move(d);
     if (passes) out.push_back(std::move(*passes));
   }
   if (cp.decomposition || cp.predicted_cost < kRaceDecompositionWorth * worth_cost) return out;
@@ -263,8 +265,7 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
 std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                            const LowerDegrees* lower, double worth_cost) {
   if ((cp.decomposition && !tables_linear(*cp.decomposition) && !raced_rooted_plans(cp, worth_cost)) || cp.apex ||
-      cp.complete_split ||
-      cp.plan.induced != Induced::edge || cp.predicted_cost < worth_cost)
+      cp.complete_split || cp.plan.induced != Induced::edge || cp.predicted_cost < worth_cost)
     return std::nullopt;
   std::optional<PlanRace> best;
   const auto candidates = race_candidates(p, cp, stats, worth_cost);

@@ -77,11 +77,11 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
                                        double worth_cost = kRaceWorthCost);
 
 // The race for cp (chosen by cost for p on g with `stats`; a plain enumerating plan predicted above worth_cost,
-// edge-induced, or such a decomposition whose tables are passes over the vertices or none, against p's complete split:
-// the mean field prices a cut's merges per clique it underestimates, q109's 2.2 CPU s on wiki-Vote at 1.3e8 units
-// and its triangle split's 0.44 s at 1.6e9), or one with a rooted plan's table (race_candidates): each candidate raced in turn, the capped ones (a decomposition, twins) first, as their whole
-// samples of cp serve the later races; the winner projecting the least time (else the first race run); none when
-// there is nothing to race.
+// edge-induced, or such a decomposition whose tables are passes over the vertices or none, against p's complete
+// split: the mean field prices a cut's merges per clique it underestimates, q109's 2.2 CPU s on wiki-Vote at 1.3e8
+// units and its triangle split's 0.44 s at 1.6e9), or one with a rooted plan's table (race_candidates): each
+// candidate raced in turn, the capped ones (a decomposition, twins) first, as their whole samples of cp serve the
+// later races; the winner projecting the least time (else the first race run); none when there is nothing to race.
 std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                            const LowerDegrees* lower, double worth_cost = kRaceWorthCost);
 
