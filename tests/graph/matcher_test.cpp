@@ -491,6 +491,13 @@ Graph gnp_with_hubs(int n, double p, int hubs, std::uint64_t seed) {
 }
 
 // The components of cp's decomposition whose table_kind contains `kind`.
+// p's decomposition at exactly the cut vertices `cut` (ascending), if it has one.
+std::optional<CountPlan> decomposition_at(const Pattern& p, const GraphStats& stats, const std::vector<int>& cut) {
+  for (CountPlan& d : decompositions(p, stats))
+    if (d.decomposition->cut == cut) return std::move(d);
+  return std::nullopt;
+}
+
 int tables_of_kind(const CountPlan& cp, const std::string& kind) {
   int n = 0;
   const nlohmann::json j = cp.to_json();
@@ -674,9 +681,7 @@ TEST_CASE("a decomposition with linear tables is raced against the pattern's com
   const Graph g = relabel_by_degree(gnp_with_hubs(60, 0.3, 3, 21));
   const GraphStats stats = graph_stats(g);
   const std::uint64_t expect = test::brute_force_count(g, p, false);
-  std::optional<CountPlan> cut;
-  for (CountPlan& d : decompositions(p, stats))
-    if (d.decomposition->cut == std::vector<int>{1, 3, 4, 5}) cut = std::move(d);
+  const std::optional<CountPlan> cut = decomposition_at(p, stats, {1, 3, 4, 5});
   REQUIRE(cut);
   for (const auto& c : cut->decomposition->components) CHECK(c.common);
   CHECK(count_with(g, *cut, {2}) == expect);
@@ -697,20 +702,19 @@ TEST_CASE("a decomposition with linear tables is raced against the pattern's com
 }
 
 TEST_CASE("a decomposition with a rooted plan's table is raced against a cut whose tables are passes: s014") {
-  // s014 of the 7-vertex sample: the edge cut 1-2 with a rooted plan of 0, 3, 4, 5 and the triangles at 1-2 (as-22july06:
-  // 20.7 s priced 2e11) against the cut 1-2-3-4-5 counting vertex 0 in it, with the same triangles (3.6 s, priced
-  // 5.4e11). A sample fills the rooted plan's table over its share (ExecOptions::sampled_tables); over every root it
+  // s014 of the 7-vertex sample: the edge cut 1-2 with a rooted plan of 0, 3, 4, 5 and the triangles at 1-2
+  // (as-22july06: 20.7 s priced 2e11) against the cut 1-2-3-4-5 counting vertex 0 in it, with the same triangles
+  // (3.6 s, priced 5.4e11). A sample fills the rooted plan's table over its share (ExecOptions::sampled_tables); over every root it
   // is the whole table, and the count exact.
   const Pattern p = parse_pattern("0-1,0-3,0-5,1-2,1-4,1-5,1-6,2-3,2-4,2-6,3-5,4-5");
   const Graph g = relabel_by_degree(gnp_with_hubs(60, 0.3, 3, 23));
   const GraphStats stats = graph_stats(g);
   const std::uint64_t expect = test::brute_force_count(g, p, false);
-  std::optional<CountPlan> rooted;
-  for (CountPlan& d : decompositions(p, stats))
-    if (d.decomposition->cut == std::vector<int>{1, 2}) rooted = std::move(d);
+  const std::optional<CountPlan> rooted = decomposition_at(p, stats, {1, 2});
   REQUIRE(rooted);
   const Decomposition& d = *rooted->decomposition;
-  CHECK(std::count_if(d.components.begin(), d.components.end(), [&](const auto& c) { return rooted_plan_table(d, c); }) == 1);
+  const auto by_rooted_plan = [&](const auto& c) { return rooted_plan_table(d, c); };
+  CHECK(std::count_if(d.components.begin(), d.components.end(), by_rooted_plan) == 1);
   ExecOptions whole_sample;
   whole_sample.sampled_tables = true;
   CHECK(count_with(g, *rooted, whole_sample) == expect);
