@@ -843,16 +843,15 @@ void walk_pendant_wedges(const Graph& g, const PendantPaths& pp, Vertex a, Penda
   }
 }
 
-// V(a, b) once add_three_paths has filled the weights and paths[b] = p3(a, b); b's entries cleared.
-std::uint64_t take_pendant_weight(PendantPathScratch& s, PopulatedVector<std::uint64_t>& paths, Vertex b) {
-  const std::uint64_t v = s.weights[b] - 4 * paths[b] - s.triangles[b];
-  s.weights[b] = 0;
-  return v;
+// V(a, b) once add_three_paths has filled the weights and paths[b] = p3(a, b).
+std::uint64_t pendant_weight(const PendantPathScratch& s, const PopulatedVector<std::uint64_t>& paths, Vertex b) {
+  return s.weights[b] - 4 * paths[b] - s.triangles[b];
 }
 
-// Clears d(a, .) and tau(a, .) at the wedge ends.
-void reset_pendant_wedges(PendantPathScratch& s, const WedgeScratch& wedges) {
+// Clears d(a, .) and tau(a, .) at the wedge ends and the weights at the path ends.
+void reset_pendant(PendantPathScratch& s, const WedgeScratch& wedges, const std::vector<Vertex>& path_ends) {
   for (Vertex y : wedges.ends) s.degrees[y] = s.triangles[y] = 0;
+  for (Vertex b : path_ends) s.weights[b] = 0;
 }
 
 // p3(a, b) for the b on one side of a (b > a where `above`, else b < a) into paths[b] (zero on entry), each b
@@ -937,8 +936,7 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
         add_three_paths(g, a, true, s.wedges, s.paths, s.path_ends, pendant, &s.pendant);
         unsigned __int128 at_a = 0;
         for (Vertex b : s.path_ends) {
-          const unsigned __int128 x =
-              add(common[b], s.paths[b], pendant ? take_pendant_weight(s.pendant, s.paths, b) : 1);
+          const unsigned __int128 x = add(common[b], s.paths[b], pendant ? pendant_weight(s.pendant, s.paths, b) : 1);
           if (per_vertex && x) {
             add_at(b, x);
             at_a += x;
@@ -946,8 +944,8 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
           s.paths[b] = 0;
         }
         if (at_a) add_at(a, at_a);
+        if (pendant) reset_pendant(s.pendant, s.wedges, s.path_ends);
         s.path_ends.clear();
-        if (pendant) reset_pendant_wedges(s.pendant, s.wedges);
       } else {
         for (Vertex b : s.wedges.ends) add(common[b], 1, 1);
       }
@@ -1013,19 +1011,16 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const E
     for (Vertex b : s.wedges.ends) {
       if (b > a) continue;  // ends above a: from the unbounded walk for the paths
       unsigned __int128 x = checked_power(s.wedges.common[b], r1);
-      const unsigned __int128 weight = pendant ? take_pendant_weight(s.pendant, s.paths, b) : 1;
+      const unsigned __int128 weight = pendant ? pendant_weight(s.pendant, s.paths, b) : 1;
       if (__builtin_mul_overflow(x, checked_power(s.pairs[b], r2), &x) ||
           (r3 && __builtin_mul_overflow(x, checked_power(s.paths[b], r3), &x)) ||
           __builtin_mul_overflow(x, weight, &x) || __builtin_add_overflow(sum, x, &sum))
         partial_overflow();
       s.pairs[b] = 0;
     }
-    for (Vertex b : s.path_ends) {
-      s.paths[b] = 0;
-      if (pendant) s.pendant.weights[b] = 0;
-    }
+    for (Vertex b : s.path_ends) s.paths[b] = 0;
+    if (pendant) reset_pendant(s.pendant, s.wedges, s.path_ends);
     s.path_ends.clear();
-    if (pendant) reset_pendant_wedges(s.pendant, s.wedges);
     reset_wedges(s.wedges);
   });
 }
@@ -1675,8 +1670,9 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
     return c.vertices.size() == 1                                      ? "common neighbours"
            : joined_edge(d.pattern, components_mask(c), d.cut[0], d.cut[1]) ? "edges joined to both, from triangles"
            : c.vertices.size() == 2                                    ? "paths of length 3"
-           : pendant_path(d.pattern, components_mask(c), d.cut[0], d.cut[1]) ? "paths of length 3 with a pendant, from weighed wedges"
-                                                                       : "paths of length 4";
+           : pendant_path(d.pattern, components_mask(c), d.cut[0], d.cut[1])
+               ? "paths of length 3 with a pendant, from weighed wedges"
+               : "paths of length 4";
   const Plan& t = d.tables[c.table];
   const int fixed = static_cast<int>(c.attach.size());
   return is_rooted_triangle(t, fixed)    ? "triangles, one oriented pass"

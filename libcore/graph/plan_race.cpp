@@ -159,17 +159,17 @@ PlanRace race_one(const Graph& g, IncumbentSamples& incumbent, CountPlan challen
 
 // Whether every table of d is filled in one pass over the vertices (degrees) or not at all (counted in the cut):
 // a sample fills the tables whole, which for any other table would cost more than the sampled roots.
+bool linear_table(const Decomposition::Component& c) {
+  return c.common || (c.vertices.size() == 1 && c.attach.size() == 1);
+}
 bool tables_linear(const Decomposition& d) {
-  return !d.pair_cut() && std::all_of(d.components.begin(), d.components.end(), [&](const auto& c) {
-    return c.common || (c.vertices.size() == 1 && c.attach.size() == 1);
-  });
+  return !d.pair_cut() && std::all_of(d.components.begin(), d.components.end(), linear_table);
 }
 
 // Whether component c of d is counted in the cut or tabled by degrees or triangles: passes a sample takes whole, in
 // its short set-up.
 bool pass_table(const Decomposition& d, const Decomposition::Component& c) {
-  return c.common || (c.vertices.size() == 1 && c.attach.size() == 1) ||
-         is_rooted_triangle(d.tables[c.table], static_cast<int>(c.attach.size()));
+  return linear_table(c) || is_rooted_triangle(d.tables[c.table], static_cast<int>(c.attach.size()));
 }
 
 // Whether every table of d is such a pass, none a rooted plan's.

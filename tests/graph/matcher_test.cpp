@@ -704,8 +704,8 @@ TEST_CASE("a decomposition with linear tables is raced against the pattern's com
 TEST_CASE("a decomposition with a rooted plan's table is raced against a cut whose tables are passes: s014") {
   // s014 of the 7-vertex sample: the edge cut 1-2 with a rooted plan of 0, 3, 4, 5 and the triangles at 1-2
   // (as-22july06: 20.7 s priced 2e11) against the cut 1-2-3-4-5 counting vertex 0 in it, with the same triangles
-  // (3.6 s, priced 5.4e11). A sample fills the rooted plan's table over its share (ExecOptions::sampled_tables); over every root it
-  // is the whole table, and the count exact.
+  // (3.6 s, priced 5.4e11). A sample fills the rooted plan's table over its share (ExecOptions::sampled_tables);
+  // over every root it is the whole table, and the count exact.
   const Pattern p = parse_pattern("0-1,0-3,0-5,1-2,1-4,1-5,1-6,2-3,2-4,2-6,3-5,4-5");
   const Graph g = relabel_by_degree(gnp_with_hubs(60, 0.3, 3, 23));
   const GraphStats stats = graph_stats(g);
@@ -727,7 +727,7 @@ TEST_CASE("a decomposition with a rooted plan's table is raced against a cut who
   REQUIRE(race);
   CHECK(count_with(g, race->challenger, {2}) == expect);
   CHECK(race->challenger_won == (race->challenger_s <= 0.85 * race->incumbent_s && race->incumbent_s >= 1e-3));
-  CHECK_FALSE(race_counting_tail(g, p, *rooted, stats, nullptr));  // below 10 x kRaceWorthCost
+  CHECK_FALSE(race_counting_tail(g, p, *rooted, stats, nullptr));  // below kRaceRootedPlanWorth x kRaceWorthCost
 }
 
 TEST_CASE("a twin-apex form is raced against the plain plan; a single apex is not") {
@@ -939,10 +939,19 @@ TEST_CASE("pair cuts with a pendant path match brute force, the enumerating plan
                     CHECK(cp.to_json()["decomposition"]["pendant_path"] == true);
                     CHECK(cp.to_text().find("paths of length 3 with a pendant") != std::string::npos);
                   });
-  // A pendant on a common neighbour, or two pendants on the path, make no pendant path.
-  const GraphStats stats = graph_stats(graphs[0]);
+  // A pendant on a common neighbour, or two pendants on the path, make no pendant path; nor does a graph whose
+  // largest degree reaches 2^20 (the weights are summed in 64 bits).
+  GraphStats stats = graph_stats(graphs[0]);
   for (const char* name : {"0-1,1-2,0-3,3-2,1-4", "0-1,1-2,0-3,3-4,4-2,3-5,3-6"})
     for (const CountPlan& cp : decompositions(parse_pattern(name), stats)) CHECK_FALSE(cp.decomposition->pendant_path);
+  const Pattern s005 = parse_pattern("0-1,0-4,0-5,1-2,1-5,2-3,2-5,3-4,4-6");
+  const auto pendant_cuts = [&] {
+    const auto cuts = decompositions(s005, stats);
+    return std::count_if(cuts.begin(), cuts.end(), [](const CountPlan& cp) { return cp.decomposition->pendant_path; });
+  };
+  CHECK(pendant_cuts() == 1);
+  stats.max_degree = 1 << 20;
+  CHECK(pendant_cuts() == 0);
 }
 
 TEST_CASE("the pair cut is priced by the walks it takes: hub graphs keep it (the 5-cycle)") {
