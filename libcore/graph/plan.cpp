@@ -6,7 +6,9 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <sstream>
+#include <utility>
 
 #include "common/errors.hpp"
 #include "common/rng.hpp"
@@ -90,6 +92,47 @@ GraphStats::Walks sample_walks(const Graph& g, Rng& rng, double effort) {
   return w;
 }
 
+// GraphStats::triangles and four_cliques: every root v visited in a stratified order (a stride coprime to n through
+// the degree-sorted ids) while the merged elements stay under kCliqueBudget x effort (~5 ms); each clique counted at
+// its largest vertex, from the lists below it (N-(v), the higher-degree neighbours, short on hub graphs). A sample
+// of a tenth of wiki-Vote's roots is within 10% of its counts.
+constexpr double kCliqueBudget = 2e6;
+
+void count_cliques(const Graph& g, Rng& rng, double effort, GraphStats& s) {
+  const Vertex n = g.n();
+  s.triangles = s.four_cliques = 0;
+  if (n == 0) return;
+  std::uint64_t stride = static_cast<std::uint64_t>(0.6180339887 * n) | 1u;
+  while (std::gcd(stride, static_cast<std::uint64_t>(n)) != 1) stride += 2;
+  const std::uint64_t start = rng.below(n);
+  const auto below = [&](Vertex v) {
+    const auto nb = g.neighbors(v);
+    return nb.first(static_cast<std::size_t>(std::lower_bound(nb.begin(), nb.end(), v) - nb.begin()));
+  };
+  std::vector<Vertex> common;
+  double work = 0;
+  std::uint64_t roots = 0;
+  for (; roots < n && work < kCliqueBudget * effort; ++roots) {
+    const auto v = static_cast<Vertex>((start + roots * stride) % n);
+    const auto nv = below(v);
+    for (Vertex a : nv) {
+      const auto na = below(a);
+      common.resize(std::min(nv.size(), na.size()) + gzk::kSlack);  // the kernel's vector stores run past the result
+      common.resize(gzk::intersect(nv.data(), nv.size(), na.data(), na.size(), common.data()));
+      work += static_cast<double>(nv.size() + na.size());
+      s.triangles += static_cast<double>(common.size());
+      for (Vertex b : common) {
+        const auto nb = below(b);
+        s.four_cliques += static_cast<double>(gzk::intersect_count(common.data(), common.size(), nb.data(), nb.size()));
+        work += static_cast<double>(common.size() + nb.size());
+      }
+    }
+  }
+  const double scale = static_cast<double>(n) / static_cast<double>(roots);
+  s.triangles *= scale;
+  s.four_cliques *= scale;
+}
+
 }  // namespace
 
 double neighbour_intersection_work(const Graph& g, Vertex v, bool oriented) {
@@ -137,6 +180,7 @@ GraphStats graph_stats(const Graph& g, std::uint64_t seed, double effort) {
   }
   s.closure = std::clamp(wedges ? double(closed) / wedges : 0.0, 1e-3, 1.0);
   s.walks = sample_walks(g, rng, effort);
+  count_cliques(g, rng, effort, s);
   if (g.labeled()) {
     for (auto l : g.labels) {
       if (static_cast<std::size_t>(l) >= s.label_fraction.size()) s.label_fraction.resize(l + 1, 0);
@@ -415,6 +459,34 @@ Schedule schedule_of(const Plan& plan) {
   return s;
 }
 
+// Whether levels 0..l are pairwise adjacent.
+bool starts_with_clique(const Schedule& sc, int l) {
+  if (sc.k <= l) return false;
+  for (int j = 1; j <= l; ++j)
+    if (sc.adj[j] != (1u << j) - 1) return false;
+  return true;
+}
+
+// The partial matches of levels 0..l (l = 2, 3) where they are a clique and the stats count such cliques: each
+// clique of the graph once per assignment of its vertices to the levels that keeps the restrictions among them,
+// times the levels' label fractions; < 0 otherwise (the mean field's).
+double clique_prefixes(const Schedule& sc, const GraphStats& s, int l) {
+  const double cliques = l == 2 ? s.triangles : l == 3 ? s.four_cliques : -1;
+  if (cliques < 0 || !starts_with_clique(sc, l)) return -1;
+  std::array<int, 4> rank{0, 1, 2, 3};
+  int kept = 0;
+  do {
+    bool ordered = true;
+    for (int j = 1; j <= l; ++j)
+      for (int i = 0; i < j; ++i)
+        if ((sc.upper[j] >> i) & 1u) ordered = ordered && rank[j] < rank[i];
+    kept += ordered ? 1 : 0;
+  } while (std::next_permutation(rank.begin(), rank.begin() + l + 1));
+  double labels = 1;
+  for (int j = 0; j <= l; ++j) labels *= label_factor(s, sc.label[j]);
+  return cliques * kept * labels;
+}
+
 // Predicted work: for every depth, the number of partial matches times the list lengths its
 // set operations merge, plus the loops themselves. Lists bounded by an adjacent earlier vertex
 // are oriented (the short prefix of higher-degree neighbours).
@@ -582,7 +654,8 @@ double predict_cost(const Schedule& sc, const GraphStats& s, bool* root_common =
     if (clique && d == 0) local += prefixes * (2 + cand * s.out_degree_biased * kLookup);
     if (clique && d > 0 && k > 3) local += prefixes * (words + 1);
     prefixes_before = prefixes;
-    prefixes *= std::max(cand, 1e-9);
+    const double cliques = clique_prefixes(sc, s, next);
+    prefixes = cliques >= 0 ? std::max(cliques, 1e-9) : prefixes * std::max(cand, 1e-9);
     if (level_matches) (*level_matches)[next] = prefixes;
     if (d + 2 < k) {
       total += prefixes * (d == 0 ? 1 : kStep);
@@ -732,12 +805,27 @@ double weighed_cost(const Plan& plan, double terms) {
   return plan.predicted_cost + kStep * terms * plan.predicted_calls;
 }
 
+namespace {
+
+// The stats without the counted cliques: the plans' prices stay in the mean field that the decompositions, apexes
+// and races were measured in (counted there, they took plans 1.2-8x slower: a K4 cut weighed per image, q074 and
+// q086 on as-22july06, q059 on email-Enron, s005's pendant path on as-22july06), while the counted cliques rank
+// the orders of one plain plan.
+GraphStats mean_field(const GraphStats& stats) {
+  GraphStats s = stats;
+  s.triangles = s.four_cliques = -1;
+  return s;
+}
+
+}  // namespace
+
 Plan make_plan(const Pattern& p, Induced induced, const std::vector<int>& order, const GraphStats& stats,
                RootCommon root_common, Formula formula) {
   const auto autos = automorphisms(p);
   std::vector<std::uint32_t> scratch;
-  const Schedule sc = with_formula(make_schedule(p, induced, order, autos, scratch), formula, stats, nullptr);
-  Plan plan = expand(p, sc, autos, stats);
+  const GraphStats priced = mean_field(stats);
+  const Schedule sc = with_formula(make_schedule(p, induced, order, autos, scratch), formula, priced, nullptr);
+  Plan plan = expand(p, sc, autos, priced);
   if (root_common != RootCommon::by_cost) {
     plan.root_common = root_common == RootCommon::where_applicable && sc.root_common_applies();
     plan.common_count = root_common == RootCommon::where_applicable && sc.common_counted() >= 0;
@@ -761,6 +849,27 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
   std::uint64_t considered = 0;
   const std::uint32_t vertices = (1u << k) - 1;
   const bool weigh = !counted_sets.empty() || (weighed & vertices) != vertices;  // orders priced with the weight's calls
+  // Every order is priced in the mean field. Where a plain plan's cheapest order starts with a 4-clique, the orders
+  // that start with one are ranked again with the graph's triangles and 4-cliques counted (GraphStats): the four
+  // levels of the cheapest of them start the plan, the rest of its order the mean field's cheapest after them, at
+  // the mean field's price and estimate of matches of its own first choice (which decompositions, apexes and races
+  // were measured against). Orders that close a 4-clique later keep the mean field's estimate there, so they are
+  // not compared with counted ones; nor are the levels after the clique (the counted prefixes weigh the mean
+  // field's per-prefix terms against its per-level ones as they were never measured: q086 on astro-ph took pairs
+  // 1.9x slower than its marked pairs so).
+  const GraphStats priced = mean_field(stats);
+  const bool rank_cliques = !weigh && stats.four_cliques >= 0;
+  Schedule clique_best;
+  int clique_tail = -1;
+  double clique_cost = std::numeric_limits<double>::infinity();
+  // Whether sc (an order's schedule with its formula) beats the best so far, which it then becomes.
+  const auto takes = [&](const Schedule& sc, double cost, int& tail_so_far, double& cost_so_far) {
+    const int tail = formula != Formula::always ? 0 : sc.iep ? sc.iep : sc.pairs() != PairMode::none ? 2 : 0;
+    if (tail < tail_so_far || (tail == tail_so_far && cost >= cost_so_far)) return false;
+    tail_so_far = tail;
+    cost_so_far = cost;
+    return true;
+  };
   // With counted_sets, the orders (their plan cost and partial matches per level) priced once the largest estimate
   // of the full matches is known.
   struct CountedOrder {
@@ -778,19 +887,20 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
     const int l = static_cast<int>(order.size());
     if (l == k) {
       double cost = 0;
-      const Schedule sc = with_formula(make_schedule(p, induced, order, autos, scratch), formula, stats, &cost);
+      const Schedule base = make_schedule(p, induced, order, autos, scratch);
+      const Schedule sc = with_formula(base, formula, priced, &cost);
       ++considered;
       if (weigh) {
         CountedOrder& c = counted.emplace_back(CountedOrder{sc, cost, {}});
-        predict_cost(sc, stats, nullptr, nullptr, nullptr, nullptr, &c.partial);
+        predict_cost(sc, priced, nullptr, nullptr, nullptr, nullptr, &c.partial);
         full = std::max(full, c.partial[k - 1]);
         return;
       }
-      const int tail = formula != Formula::always ? 0 : sc.iep ? sc.iep : sc.pairs() != PairMode::none ? 2 : 0;
-      if (tail > best_tail || (tail == best_tail && cost < best_cost)) {
-        best_tail = tail;
-        best_cost = cost;
-        best = sc;
+      if (takes(sc, cost, best_tail, best_cost)) best = sc;
+      if (rank_cliques && starts_with_clique(base, 3)) {
+        double with_cliques = 0;
+        const Schedule ranked = with_formula(base, formula, stats, &with_cliques);
+        if (takes(ranked, with_cliques, clique_tail, clique_cost)) clique_best = ranked;
       }
       return;
     }
@@ -827,7 +937,7 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
     const bool last = !((weighed >> sc.order[k - 1]) & 1u) && sc.label[k - 1] < 0;
     const double calls = !last || partial[k - 1] <= 0 ? full : std::min(full, partial[k - 2] * full / partial[k - 1]);
     bool table = false;
-    const double c = counted_sets_cost(sc, stats, counted_sets, partial, calls, last, table);
+    const double c = counted_sets_cost(sc, priced, counted_sets, partial, calls, last, table);
     const double total = cost + c + kStep * calls;
     if (total < best_total || (total == best_total && cost < best_cost)) {
       best_total = total;
@@ -839,7 +949,15 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
       best = sc;
     }
   }
-  Plan plan = expand(p, best, autos, stats);
+  Plan plan = expand(p, best, autos, priced);
+  const std::vector<int> start(clique_best.order.begin(), clique_best.order.begin() + 4);
+  if (rank_cliques && clique_tail == best_tail && starts_with_clique(best, 3) &&
+      !std::equal(start.begin(), start.end(), best.order.begin())) {
+    const Plan mean_field_pick = std::exchange(plan, choose_plan_in_group(p, autos, induced, priced, formula, start));
+    plan.predicted_cost = mean_field_pick.predicted_cost;
+    plan.predicted_matches = mean_field_pick.predicted_matches;
+    plan.predicted_calls = mean_field_pick.predicted_calls;
+  }
   plan.orders_considered = considered;
   if (weigh) {
     plan.predicted_cost += counted_cost;
