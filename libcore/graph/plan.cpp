@@ -951,9 +951,9 @@ Plan choose_plan_in_group(const Pattern& p, const std::vector<Perm>& autos, Indu
     }
   }
   Plan plan = expand(p, best, autos, priced);
-  const std::vector<int> start(clique_best.order.begin(), clique_best.order.begin() + 4);
   if (rank_cliques && clique_tail == best_tail && starts_with_clique(best, 3) &&
-      !std::equal(start.begin(), start.end(), best.order.begin())) {
+      !std::equal(best.order.begin(), best.order.begin() + 4, clique_best.order.begin())) {
+    const std::vector<int> start(clique_best.order.begin(), clique_best.order.begin() + 4);
     const Plan mean_field_pick = std::exchange(plan, choose_plan_in_group(p, autos, induced, priced, formula, start));
     plan.predicted_cost = mean_field_pick.predicted_cost;
     plan.predicted_matches = mean_field_pick.predicted_matches;
