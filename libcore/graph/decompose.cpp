@@ -288,8 +288,21 @@ bool pendant_path(const Pattern& p, std::uint32_t comp, int a, int b) {
   return false;
 }
 
+// Whether `comp` is a joined edge x-y (adjacent to a and b) with a cap z adjacent to x, y and one of a, b only
+// (s018 of the 7-vertex sample: the triangle x-y-z on a's side).
+bool capped_edge(const Pattern& p, std::uint32_t comp, int a, int b) {
+  if (std::popcount(comp) != 3) return false;
+  const std::uint32_t ends = (1u << a) | (1u << b);
+  for (int z : members(comp)) {
+    const std::uint32_t edge = comp & ~(1u << z), z_end = p.neighbor_mask(z) & ends;
+    if ((p.neighbor_mask(z) & ~ends) != edge || std::popcount(z_end) != 1) continue;
+    return std::ranges::all_of(members(edge), [&](int v) { return p.neighbor_mask(v) == (ends | (comp & ~(1u << v))); });
+  }
+  return false;
+}
+
 // What a component of a pair cut between a and b is (Decomposition::pair_cut).
-enum class PairPiece { none, common, path3, path4, joined_edge, pendant_path };
+enum class PairPiece { none, common, path3, path4, joined_edge, pendant_path, capped_edge };
 
 PairPiece pair_piece(const Pattern& p, std::uint32_t comp, int a, int b) {
   switch (inner_path_length(p, comp, a, b)) {
@@ -300,13 +313,15 @@ PairPiece pair_piece(const Pattern& p, std::uint32_t comp, int a, int b) {
   }
   return joined_edge(p, comp, a, b)    ? PairPiece::joined_edge
          : pendant_path(p, comp, a, b) ? PairPiece::pendant_path
+         : capped_edge(p, comp, a, b)  ? PairPiece::capped_edge
                                        : PairPiece::none;
 }
 
 // Whether `cut` is two non-adjacent vertices a < b joined by the components of p - cut, two or more,
-// each a path of one, two or three inner vertices (inner_path_length), a joined edge (joined_edge) or a path of two
-// inner vertices with a pendant (pendant_path, one at most); not joined edges or a pendant path with paths of three
-// inner vertices (Decomposition::pair_cut; unlabeled). Fills comps and attach.
+// each a path of one, two or three inner vertices (inner_path_length), a joined edge (joined_edge), a path of two
+// inner vertices with a pendant (pendant_path, one at most) or a joined edge with a cap (capped_edge, one at most,
+// with common neighbours and joined edges only); not joined edges or a pendant path with paths of three inner
+// vertices (Decomposition::pair_cut; unlabeled). Fills comps and attach.
 bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_t>& comps,
                    std::vector<std::vector<int>>& attach) {
   const auto ab = members(cut);
@@ -314,7 +329,7 @@ bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_
   const std::uint32_t all = (1u << p.size()) - 1;
   comps.clear();
   attach.clear();
-  int count[6] = {};  // per PairPiece
+  int count[7] = {};  // per PairPiece
   for (std::uint32_t rest = all & ~cut; rest;) {
     const std::uint32_t comp = reach(p, rest & -rest, all & ~cut);
     rest &= ~comp;
@@ -326,8 +341,10 @@ bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_
   }
   const int long_paths = count[static_cast<int>(PairPiece::path4)];
   const int pendants = count[static_cast<int>(PairPiece::pendant_path)];
-  return comps.size() >= 2 && pendants <= 1 &&
-         !(long_paths && (count[static_cast<int>(PairPiece::joined_edge)] || pendants));
+  const int caps = count[static_cast<int>(PairPiece::capped_edge)];
+  return comps.size() >= 2 && pendants <= 1 && caps <= 1 &&
+         !(long_paths && (count[static_cast<int>(PairPiece::joined_edge)] || pendants)) &&
+         !(caps && (long_paths || pendants || count[static_cast<int>(PairPiece::path3)]));
 }
 
 // The predicted cost of a pair cut's R with paths of two or three inner vertices: every wedge walk
@@ -345,7 +362,8 @@ double pair_path_cost(const GraphStats& stats, bool long_paths) {
 }
 
 // A pendant path's weights (PendantPaths) are summed in 64 bits: below 2^64 while the largest degree is below
-// 2^20 (a path count p3 < 2^40 times weights < 2^21).
+// 2^20 (a path count p3 < 2^40 times weights < 2^21); so are a cap's (sum_pair_edges: per b at most d^2 triangles
+// a-x-y, each weighed by fewer than d 4-cliques).
 constexpr double kPendantPathMaxDegree = 1 << 20;
 
 // The predicted cost a pendant path adds to its pair cut's pass (PendantPaths): the edge triangle counts, one more
@@ -367,9 +385,13 @@ double pendant_path_cost(const GraphStats& stats, bool below) {
 // triangles, a quarter of d scanned each) priced as-22july06's pass 6x its measured steps (its
 // closure sample misses the hubs' open wedges), so K_{2,2} plus a joined edge stayed enumerated there
 // at 5x the time of the cut. With paths of two inner vertices, every root's whole wedge walk and its ends' lists
-// below the root (p3) on top.
-double pair_edge_cost(const GraphStats& stats, bool paths) {
+// below the root (p3) on top. With a cap, the walk and the triangles' scans reach every b, not only those below
+// a, and each triangle's N(y) is scanned twice (its 4-cliques counted, then the weights added).
+double pair_edge_cost(const GraphStats& stats, bool paths, bool capped) {
   const auto& w = stats.walks;
+  if (capped)
+    return kPairWalkStep * (2 * stats.m * stats.degree_biased + stats.n * w.wedge_ends) +
+           3 * 2 * stats.m * stats.degree_biased + 2 * stats.n * w.triangle_scan + 2 * stats.n;
   const double p3 = paths ? kPairWalkStep * (2 * stats.m * stats.degree_biased +
                                              stats.n * (w.wedge_ends + w.wedge_end_scan - w.wedge_end_scan_up))
                           : 0;
@@ -512,13 +534,15 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
         case PairPiece::path4: ++d->path4_power; break;
         case PairPiece::joined_edge: ++d->edge_power; break;
         case PairPiece::pendant_path: d->pendant_path = true; break;
+        case PairPiece::capped_edge: d->capped_edge = true; break;
         case PairPiece::none: break;
       }
     }
-    // The pendant path's weights stay below 2^64 (kPendantPathMaxDegree).
-    if (d->pendant_path && stats.max_degree >= kPendantPathMaxDegree) return std::nullopt;
+    // The pendant path's and the cap's weights stay below 2^64 (kPendantPathMaxDegree).
+    if ((d->pendant_path || d->capped_edge) && stats.max_degree >= kPendantPathMaxDegree) return std::nullopt;
     const double pendant = d->pendant_path ? pendant_path_cost(stats, d->edge_power > 0) : 0;
-    if (d->edge_power) return with_quotients(pair_edge_cost(stats, d->path3_power > 0 || d->pendant_path) + pendant);
+    if (d->edge_power || d->capped_edge)
+      return with_quotients(pair_edge_cost(stats, d->path3_power > 0 || d->pendant_path, d->capped_edge) + pendant);
     // Common neighbours alone: K_{2,r} from the wedge walks below the root (half of all), one pass
     // over the touched vertices per root; the 4-cycle (r = 2) from the walks a-w-y with w, y > a.
     const bool paths = d->path3_power + d->path4_power > 0 || d->pendant_path;
@@ -959,9 +983,12 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
 // e2(a, b) for every b below `bound` added to pairs[b] (b = a too): the ordered pairs (x, y) of adjacent common
 // neighbours of a and b, found from N(a) marked in in_a, then for every x in N(a) N(x) marked in in_x and every y in
 // N(a) ∩ N(x) scanning N(y) below bound for marked b. in_a and in_x are zero on entry and on return. Every b with
-// e2 > 0 is a wedge end of a.
+// e2 > 0 is a wedge end of a. With caps (a joined edge x-y with a cap z adjacent to a, x and y), also Z(a, b) added
+// to caps[b]: per such pair (x, y) the vertices z != b in N(a) ∩ N(x) ∩ N(y), whose number k (a's 4-cliques through
+// the triangle a-x-y) one scan of N(y) more counts first; b itself is one of them where b ~ a.
 void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<std::uint32_t>& pairs,
-                      PopulatedVector<std::uint8_t>& in_a, PopulatedVector<std::uint8_t>& in_x) {
+                      PopulatedVector<std::uint8_t>& in_a, PopulatedVector<std::uint8_t>& in_x,
+                      PopulatedVector<std::uint64_t>* caps = nullptr) {
   const auto na = g.neighbors(a);
   for (Vertex x : na) in_a[x] = 1;
   for (Vertex x : na) {
@@ -969,7 +996,18 @@ void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<st
     for (Vertex y : nx) in_x[y] = 1;
     for (Vertex y : nx) {
       if (!in_a[y]) continue;
-      for (Vertex b : g.neighbors(y)) {
+      const auto ny = g.neighbors(y);
+      if (caps) {
+        std::uint64_t k = 0;
+        for (Vertex z : ny) k += in_x[z] & in_a[z];
+        for (Vertex b : ny) {
+          if (b >= bound) break;
+          pairs[b] += in_x[b];
+          (*caps)[b] += in_x[b] * (k - in_a[b]);  // 0 unless b ~ x (k >= 1 where b ~ a too)
+        }
+        continue;
+      }
+      for (Vertex b : ny) {
         if (b >= bound) break;
         pairs[b] += in_x[b];
       }
@@ -979,45 +1017,51 @@ void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<st
   for (Vertex x : na) in_a[x] = 0;
 }
 
-// A pair cut with joined edges (Decomposition::edge_power r2 > 0, common_power r1, path3_power r3): R = 2 sum
+// A pair cut with joined edges (Decomposition::edge_power r2, common_power r1, path3_power r3): R = 2 sum
 // over b < a of c(a, b)^r1 e2(a, b)^r2 p3(a, b)^r3 (with a pendant path not doubled, each term times V(a, b):
 // PendantPaths). Per root a: c(a, b) from the wedge walks below a (every wedge end, with paths: add_three_paths
 // below a); e2(a, b) = the ordered pairs (x, y) of adjacent common
 // neighbours, found from N(a) marked, then for every x in N(a) N(x) marked and every y in N(a) ∩ N(x) scanning
 // N(y) below a for marked b. Every b with e2 > 0 is a wedge end below a, whose entries are summed and cleared.
-unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, const ExecOptions& opt,
+// With a cap (Decomposition::capped_edge; no paths) the weight Z(a, b) is not symmetric: R = the sum over every
+// ordered pair, each term times Z(a, b) (add_joined_pairs), from walks that reach every b.
+unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, bool capped, const ExecOptions& opt,
                                  const PendantPaths* pendant = nullptr) {
   struct alignas(64) Scratch {
     WedgeScratch wedges;
-    PopulatedVector<std::uint32_t> pairs;      // e2(a, b), b < a
+    PopulatedVector<std::uint32_t> pairs;      // e2(a, b), b < a (with a cap every b)
     PopulatedVector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
     PopulatedVector<std::uint64_t> paths;      // p3(a, b), b < a
+    PopulatedVector<std::uint64_t> caps;       // Z(a, b), every b
     std::vector<Vertex> path_ends;
     PendantPathScratch pendant;
   };
   const bool walk_paths = r3 > 0 || pendant;
-  return root_sums<Scratch>(g, opt, pendant ? 1 : 2, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
+  return root_sums<Scratch>(g, opt, pendant || capped ? 1 : 2, [&](Scratch& s, Vertex a, unsigned __int128& sum) {
     if (s.pairs.empty()) {
       s.pairs.assign(g.n(), 0);
       s.in_a.assign(g.n(), 0);
       s.in_x.assign(g.n(), 0);
       if (walk_paths) s.paths.assign(g.n(), 0);
+      if (capped) s.caps.assign(g.n(), 0);
     }
-    walk_wedges(g, a, walk_paths ? g.n() : a, s.wedges);
+    walk_wedges(g, a, walk_paths || capped ? g.n() : a, s.wedges);
     if (s.wedges.ends.empty()) return;
     if (pendant) walk_pendant_wedges(g, *pendant, a, s.pendant);
     if (walk_paths) add_three_paths(g, a, false, s.wedges, s.paths, s.path_ends, pendant, &s.pendant);
-    add_joined_pairs(g, a, a, s.pairs, s.in_a, s.in_x);
+    add_joined_pairs(g, a, capped ? g.n() : a, s.pairs, s.in_a, s.in_x, capped ? &s.caps : nullptr);
     for (Vertex b : s.wedges.ends) {
-      if (b > a) continue;  // ends above a: from the unbounded walk for the paths
+      if (b > a && !capped) continue;  // ends above a: from the unbounded walk for the paths
       unsigned __int128 x = checked_power(s.wedges.common[b], r1);
-      const unsigned __int128 weight = pendant ? pendant_weight(s.pendant, s.paths, b) : 1;
+      const unsigned __int128 weight = pendant ? pendant_weight(s.pendant, s.paths, b) : capped ? s.caps[b] : 1;
       if (__builtin_mul_overflow(x, checked_power(s.pairs[b], r2), &x) ||
           (r3 && __builtin_mul_overflow(x, checked_power(s.paths[b], r3), &x)) ||
           __builtin_mul_overflow(x, weight, &x) || __builtin_add_overflow(sum, x, &sum))
         partial_overflow();
       s.pairs[b] = 0;
+      if (capped) s.caps[b] = 0;
     }
+    if (capped) s.pairs[a] = s.caps[a] = 0;  // the scans reach a itself, no wedge end
     for (Vertex b : s.path_ends) s.paths[b] = 0;
     if (pendant) reset_pendant(s.pendant, s.wedges, s.path_ends);
     s.path_ends.clear();
@@ -1605,7 +1649,8 @@ __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt
   if (d.pendant_path) pendant.emplace(g, opt);
   const PendantPaths* weights = pendant ? &*pendant : nullptr;
   const unsigned __int128 relaxed =
-      d.edge_power    ? sum_pair_edges(g, d.common_power, d.edge_power, d.path3_power, opt, weights)
+      d.edge_power || d.capped_edge
+          ? sum_pair_edges(g, d.common_power, d.edge_power, d.path3_power, d.capped_edge, opt, weights)
       : d.path4_power ? sum_pair_long_paths(g, d.common_power, d.path3_power, d.path4_power, opt)
       : d.common_power == 2 && !d.path3_power && !d.pendant_path ? sum_pair_four_cycles(g, opt)
       : d.pair_cut() ? sum_pair_paths(g, d.common_power, d.path3_power, opt, nullptr, weights)
@@ -1672,6 +1717,8 @@ std::string table_kind(const Decomposition& d, const Decomposition::Component& c
            : c.vertices.size() == 2                                    ? "paths of length 3"
            : pendant_path(d.pattern, components_mask(c), d.cut[0], d.cut[1])
                ? "paths of length 3 with a pendant, from weighed wedges"
+           : capped_edge(d.pattern, components_mask(c), d.cut[0], d.cut[1])
+               ? "edges joined to both with a cap, from triangles weighed by their 4-cliques"
                : "paths of length 4";
   const Plan& t = d.tables[c.table];
   const int fixed = static_cast<int>(c.attach.size());
@@ -1748,6 +1795,7 @@ nlohmann::json CountPlan::to_json() const {
                         {"path4_power", d.path4_power},
                         {"edge_power", d.edge_power},
                         {"pendant_path", d.pendant_path},
+                        {"capped_edge", d.capped_edge},
                         {"components", comps},
                         {"tables", tables},
                         {"quotients", qs}};
@@ -1810,7 +1858,8 @@ std::string CountPlan::to_text() const {
        << (d.path4_power ? " paths of length 4 ^ " + std::to_string(d.path4_power) : "")
        << (d.common_power && d.edge_power ? " x" : "")
        << (d.edge_power ? " joined edges ^ " + std::to_string(d.edge_power) : "")
-       << (d.pendant_path ? " x paths of length 3 with a pendant, weighed by degrees" : "") << ", from wedges)\n";
+       << (d.pendant_path ? " x paths of length 3 with a pendant, weighed by degrees" : "")
+       << (d.capped_edge ? " x joined edges with a cap, weighed by 4-cliques" : "") << ", from wedges)\n";
   else if (d.pendant_triangle)
     os << " (a triangle " << d.pendant_triangle->b << "-" << d.pendant_triangle->x << "-" << d.pendant_triangle->y
        << " with a pendant " << d.pendant_triangle->a

@@ -122,7 +122,14 @@ struct Decomposition {
   // orientations at once, from a second wedge walk weighed by degrees and edge triangle counts
   // (decompose.cpp's PendantPaths); R is then summed once per unordered pair, not doubled.
   bool pendant_path = false;
-  bool pair_cut() const { return common_power + path3_power + path4_power + edge_power > 0 || pendant_path; }
+  // One more component (with common neighbours and joined edges only): a joined edge x-y with a cap z adjacent to
+  // x, y and one cut vertex, a (s018 of the 7-vertex sample: K4 a-x-y-z beside a joined edge). Weighed by Z(a, b) =
+  // sum over the ordered adjacent pairs (x, y) in N(a) ∩ N(b) of |N(a) ∩ N(x) ∩ N(y) - b|, which is not symmetric:
+  // R is summed over every ordered pair (sum_pair_edges, from walks that reach every b).
+  bool capped_edge = false;
+  bool pair_cut() const {
+    return common_power + path3_power + path4_power + edge_power > 0 || pendant_path || capped_edge;
+  }
   // A cut of a triangle b-x-y with a pendant a at b, whose components are all single vertices counted in the cut,
   // power_x of them at (a, x) and power_y at (a, y) (unlabeled; x and y as the pattern numbers them): R = sum over
   // a, b in N(a) and the ordered adjacent pairs (x, y) in N(b) - a of c(a, x)^power_x c(a, y)^power_y, per root a

@@ -954,6 +954,38 @@ TEST_CASE("pair cuts with a pendant path match brute force, the enumerating plan
   CHECK(pendant_cuts() == 0);
 }
 
+TEST_CASE("pair cuts with a capped joined edge match brute force, the enumerating plan and formula on") {
+  // A joined edge x-y with a cap z adjacent to x, y and one cut vertex, weighed by Z(a, b) (Decomposition::
+  // capped_edge): beside a joined edge (s018 of the 7-vertex sample), beside a common neighbour with the cap at
+  // either cut vertex, beside two common neighbours. Every such decomposition at 1-3 threads against brute force on
+  // graphs with hubs and adjacent pair images.
+  const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(22, 0.35, 2, 71)), gnp_with_hubs(20, 0.4, 2, 72),
+                                     relabel_by_degree(generate_rmat({6, 5}, 17))};
+  check_pair_cuts(graphs,
+                  {{"0-1,0-3,0-4,0-6,1-3,1-4,1-6,2-3,2-4,2-5,3-5,3-6,4-5", 0, 1, 0},
+                   {"0-2,1-2,0-3,0-4,1-3,1-4,3-4,3-5,4-5,0-5", 1, 0, 0},
+                   {"0-2,1-2,0-3,0-4,1-3,1-4,3-4,3-5,4-5,1-5", 1, 0, 0},
+                   {"0-2,1-2,0-3,1-3,0-4,0-5,1-4,1-5,4-5,4-6,5-6,1-6", 2, 0, 0}},
+                  [](const Decomposition& d) { return d.capped_edge; },
+                  [](const CountPlan& cp, const PairCutCase&) {
+                    CHECK(cp.to_json()["decomposition"]["capped_edge"] == true);
+                    CHECK(cp.to_text().find("joined edges with a cap") != std::string::npos);
+                  });
+  // A cap beside a path of two inner vertices, or a cap adjacent to both cut vertices, make none; nor does a graph
+  // whose largest degree reaches 2^20 (the weights are summed in 64 bits).
+  GraphStats stats = graph_stats(graphs[0]);
+  for (const char* name : {"0-2,1-3,2-3,0-4,0-5,1-4,1-5,4-5,4-6,5-6,0-6", "0-2,1-2,0-3,0-4,1-3,1-4,3-4,3-5,4-5,0-5,1-5"})
+    for (const CountPlan& cp : decompositions(parse_pattern(name), stats)) CHECK_FALSE(cp.decomposition->capped_edge);
+  const Pattern s018 = parse_pattern("0-1,0-3,0-4,0-6,1-3,1-4,1-6,2-3,2-4,2-5,3-5,3-6,4-5");
+  const auto capped_cuts = [&] {
+    const auto cuts = decompositions(s018, stats);
+    return std::count_if(cuts.begin(), cuts.end(), [](const CountPlan& cp) { return cp.decomposition->capped_edge; });
+  };
+  CHECK(capped_cuts() == 1);
+  stats.max_degree = 1 << 20;
+  CHECK(capped_cuts() == 0);
+}
+
 TEST_CASE("the pair cut is priced by the walks it takes: hub graphs keep it (the 5-cycle)") {
   // GraphStats::walks is exact when every root is sampled (n <= 64): the distinct wedge ends per
   // root and their lists, full and above the root; and the steps of sum_pair_edges (a pair cut with
