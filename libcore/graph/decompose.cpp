@@ -386,7 +386,9 @@ double pendant_path_cost(const GraphStats& stats, bool below) {
 // closure sample misses the hubs' open wedges), so K_{2,2} plus a joined edge stayed enumerated there
 // at 5x the time of the cut. With paths of two inner vertices, every root's whole wedge walk and its ends' lists
 // below the root (p3) on top. With a cap, the walk and the triangles' scans reach every b, not only those below
-// a, and each triangle's N(y) is scanned twice (its 4-cliques counted, then the weights added).
+// a, and each triangle's shorter list is scanned twice (its 4-cliques counted, then the weights added): at most
+// the ordered triangles' N(y), GraphStats::walks.triangle_scan (q083 on as-22july06: priced 0.75 of its
+// enumeration, 0.80 of its time).
 double pair_edge_cost(const GraphStats& stats, bool paths, bool capped) {
   const auto& w = stats.walks;
   if (capped)
@@ -985,7 +987,9 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
 // N(a) ∩ N(x) scanning N(y) below bound for marked b. in_a and in_x are zero on entry and on return. Every b with
 // e2 > 0 is a wedge end of a. With caps (a joined edge x-y with a cap z adjacent to a, x and y), also Z(a, b) added
 // to caps[b]: per such pair (x, y) the vertices z != b in N(a) ∩ N(x) ∩ N(y), whose number k (a's 4-cliques through
-// the triangle a-x-y) one scan of N(y) more counts first; b itself is one of them where b ~ a.
+// the triangle a-x-y) one scan of N(y) more counts first; b itself is one of them where b ~ a. Both terms are
+// symmetric in x and y, so each pair is scanned once, from y > x (the shorter list under degree order), and added
+// twice.
 void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<std::uint32_t>& pairs,
                       PopulatedVector<std::uint8_t>& in_a, PopulatedVector<std::uint8_t>& in_x,
                       PopulatedVector<std::uint64_t>* caps = nullptr) {
@@ -998,12 +1002,13 @@ void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<st
       if (!in_a[y]) continue;
       const auto ny = g.neighbors(y);
       if (caps) {
+        if (y < x) continue;  // (y, x) counted with (x, y), from the shorter list under degree order
         std::uint64_t k = 0;
         for (Vertex z : ny) k += in_x[z] & in_a[z];
         for (Vertex b : ny) {
           if (b >= bound) break;
-          pairs[b] += in_x[b];
-          (*caps)[b] += in_x[b] * (k - in_a[b]);  // 0 unless b ~ x (k >= 1 where b ~ a too)
+          pairs[b] += 2 * in_x[b];
+          (*caps)[b] += 2 * in_x[b] * (k - in_a[b]);  // 0 unless b ~ x (k >= 1 where b ~ a too)
         }
         continue;
       }
