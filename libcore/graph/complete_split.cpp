@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "common/errors.hpp"
 #include "graph/matcher.hpp"
 #include "graph/set_ops.hpp"
 
@@ -248,6 +249,98 @@ class TriangleCoreCounter {
   std::size_t words_ = 0;
 };
 
+// Per thread, for an edge-and-vertex cut's sum (edge_vertex_cut_sum): per edge a-b (once) its common neighbours T
+// marked, then per u in T N(u) marked and per edge u-v of G_T with v > u (the shorter list under degree order) N(v)
+// scanned: every z in N(u) ∩ N(v) has e[z] = e(a, b, z) incremented; with common neighbours also the scatter cnt[z] =
+// |N(z) ∩ T|. a and b are in every such N(u) ∩ N(v) and are skipped.
+class JoinedEdgeCounter {
+ public:
+  JoinedEdgeCounter(const Graph& g, const LowerDegrees& lower, int commons, int edges)
+      : g_(g), lower_(lower), commons_(commons), edges_(edges), in_t_(g.n(), 0), in_u_(g.n(), 0), e_(g.n(), 0),
+        cnt_(commons ? g.n() : 0, 0) {}
+
+  unsigned __int128 count_root(Vertex a) {
+    unsigned __int128 sum = 0;
+    // Two common neighbours at least (an edge of G_T): R counts the components' images that coincide too.
+    for_lower_edges(g_, lower_, a, 2, common_,
+                    [&](Vertex b, auto, std::span<const Vertex> t) {
+                      scatter_edges(t);
+                      if (commons_)
+                        for (const Vertex u : t)
+                          for (const Vertex z : g_.neighbors(u)) ++cnt_[z];
+                      for (const Vertex z : touched_) {
+                        if (z != a && z != b) add_term(z, sum);
+                        e_[z] = 0;
+                      }
+                      if (commons_)
+                        for (const Vertex u : t)
+                          for (const Vertex z : g_.neighbors(u)) cnt_[z] = 0;
+                      touched_.clear();
+                    });
+    return sum;
+  }
+
+ private:
+  void scatter_edges(std::span<const Vertex> t) {
+    for (const Vertex u : t) in_t_[u] = 1;
+    for (const Vertex u : t) {
+      const auto nu = g_.neighbors(u);
+      for (const Vertex w : nu) in_u_[w] = 1;
+      for (const Vertex v : nu) {
+        if (v <= u || !in_t_[v]) continue;
+        for (const Vertex z : g_.neighbors(v))
+          if (in_u_[z] && e_[z]++ == 0) touched_.push_back(z);
+      }
+      for (const Vertex w : nu) in_u_[w] = 0;
+    }
+    for (const Vertex u : t) in_t_[u] = 0;
+  }
+
+  // c(a, b, z)^commons (2 e(a, b, z))^edges, checked against overflow.
+  void add_term(Vertex z, unsigned __int128& sum) const {
+    unsigned __int128 term = 1;
+    for (int i = 0; i < edges_; ++i)
+      if (__builtin_mul_overflow(term, static_cast<unsigned __int128>(2 * e_[z]), &term)) overflow();
+    for (int i = 0; i < commons_; ++i)
+      if (__builtin_mul_overflow(term, static_cast<unsigned __int128>(cnt_[z]), &term)) overflow();
+    if (__builtin_add_overflow(sum, term, &sum)) overflow();
+  }
+
+  [[noreturn]] static void overflow() { throw DataError("a decomposition's partial sum exceeds 2^126"); }
+
+  const Graph& g_;
+  const LowerDegrees& lower_;
+  int commons_, edges_;
+  PopulatedVector<std::uint8_t> in_t_, in_u_;
+  PopulatedVector<std::uint64_t> e_;
+  PopulatedVector<std::uint32_t> cnt_;
+  std::vector<Vertex> common_, touched_;
+};
+
+// The sum over opt's roots of make(lower)->count_root(a), one counter per thread, the roots in tasks of about equal
+// intersection work (merges with hubs' lists dominate, not the rows' words).
+template <class Make>
+unsigned __int128 sum_roots_by_work(const Graph& g, const ExecOptions& opt, const Make& make) {
+  LowerDegrees own;
+  const LowerDegrees& lower = lower_degrees(g, opt, own);
+  std::vector<std::uint64_t> work(g.n());
+  for (Vertex a = 0; a < g.n(); ++a) work[a] = 1 + static_cast<std::uint64_t>(neighbour_intersection_work(g, a, true));
+  const RootSplit chunks = chunk_roots(work, opt.threads * opt.world_size);
+  using Counter = typename decltype(make(lower))::element_type;
+  std::vector<std::unique_ptr<Counter>> counters(opt.threads);
+  struct alignas(64) Sum {
+    unsigned __int128 count = 0;
+  };
+  std::vector<Sum> sums(opt.threads);
+  parallel_roots(g.n(), opt, [&](int th, Vertex begin, Vertex end) {
+    if (!counters[th]) counters[th] = make(lower);
+    for (Vertex a = begin; a < end; ++a) sums[th].count += counters[th]->count_root(a);
+  }, nullptr, &chunks);
+  unsigned __int128 total = 0;
+  for (const Sum& s : sums) total += s.count;
+  return total;
+}
+
 // inj(P) per unit of the roots' sums: the core's maps per term (a clique's k! orders, an edge's two orientations
 // for a lone z or a rest, a triangle's 3!, a path's sums already both) times the rest's automorphisms (r!; a star's s! i!; the
 // 4-path's 2, with its terms over ordered edges: 2 per path).
@@ -339,12 +432,6 @@ std::string core_name(CompleteSplit split) {
 }
 
 __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const ExecOptions& opt) {
-  LowerDegrees own;
-  const LowerDegrees& lower = lower_degrees(g, opt, own);
-  // Tasks of about equal intersection work (merges with hubs' lists dominate, not the rows' words).
-  std::vector<std::uint64_t> work(g.n());
-  for (Vertex a = 0; a < g.n(); ++a) work[a] = 1 + static_cast<std::uint64_t>(neighbour_intersection_work(g, a, true));
-  const RootSplit chunks = chunk_roots(work, opt.threads * opt.world_size);
   std::vector<unsigned __int128> choose;
   if (split.core != SplitCore::clique) {
     const std::uint32_t max_degree = g.max_degree();
@@ -352,27 +439,14 @@ __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const Ex
     const int r = split.core == SplitCore::edge || split.core == SplitCore::triangle ? split.star : split.independent;
     for (std::uint32_t c = 0; c <= max_degree; ++c) choose[c] = binomial(c, r);
   }
-  std::vector<std::unique_ptr<SplitCounter>> cliques(opt.threads);
-  std::vector<std::unique_ptr<EdgeCoreCounter>> edges(opt.threads);
-  std::vector<std::unique_ptr<TriangleCoreCounter>> triangles(opt.threads);
-  struct alignas(64) Sum {
-    unsigned __int128 count = 0;
-  };
-  std::vector<Sum> sums(opt.threads);
-  parallel_roots(g.n(), opt, [&](int th, Vertex begin, Vertex end) {
-    if (split.core == SplitCore::clique) {
-      if (!cliques[th]) cliques[th] = std::make_unique<SplitCounter>(g, lower, split);
-      for (Vertex a = begin; a < end; ++a) sums[th].count += cliques[th]->count_root(a);
-    } else if (split.core == SplitCore::triangle) {
-      if (!triangles[th]) triangles[th] = std::make_unique<TriangleCoreCounter>(g, lower, split, choose);
-      for (Vertex a = begin; a < end; ++a) sums[th].count += triangles[th]->count_root(a);
-    } else {
-      if (!edges[th]) edges[th] = std::make_unique<EdgeCoreCounter>(g, lower, split, choose);
-      for (Vertex a = begin; a < end; ++a) sums[th].count += edges[th]->count_root(a);
-    }
-  }, nullptr, &chunks);
-  unsigned __int128 total = 0;
-  for (const Sum& s : sums) total += s.count;
+  const unsigned __int128 total =
+      split.core == SplitCore::clique
+          ? sum_roots_by_work(g, opt, [&](const LowerDegrees& l) { return std::make_unique<SplitCounter>(g, l, split); })
+      : split.core == SplitCore::triangle
+          ? sum_roots_by_work(g, opt,
+                              [&](const LowerDegrees& l) { return std::make_unique<TriangleCoreCounter>(g, l, split, choose); })
+          : sum_roots_by_work(g, opt,
+                              [&](const LowerDegrees& l) { return std::make_unique<EdgeCoreCounter>(g, l, split, choose); });
   // Below 2^100 x 7! for any count that fits 64 bits.
   const auto inj = static_cast<__int128>(total * maps_per_term(split));
   if (split.core != SplitCore::edge || split.star) return inj;
@@ -402,6 +476,24 @@ double complete_split_cost(const Graph& g, const GraphStats& stats, CompleteSpli
   if (split.core == SplitCore::edge && !split.star)
     reads = 2 * scatter + choose_plan(named_pattern("5-clique"), Induced::edge, stats, formula).predicted_cost;
   return rows + kPairWalkStep * scatter + reads;
+}
+
+unsigned __int128 edge_vertex_cut_sum(const Graph& g, int commons, int edges, const ExecOptions& opt) {
+  const unsigned __int128 once = sum_roots_by_work(
+      g, opt, [&](const LowerDegrees& l) { return std::make_unique<JoinedEdgeCounter>(g, l, commons, edges); });
+  if (once >> 125) throw DataError("a decomposition's partial sum exceeds 2^126");
+  return 2 * once;  // both orientations of each edge
+}
+
+double edge_vertex_cut_cost(const Graph& g, const GraphStats& stats, int commons) {
+  double rows = 0;
+  for (Vertex a = 0; a < g.n(); ++a) rows += neighbour_intersection_work(g, a, true);
+  // Per edge and common neighbour u, N(u) marked, scanned and cleared (the scatter's steps, 3 times); per edge of
+  // some G_T (6 per 4-clique) a list scanned at scattered marks, its length the mean degree of a triangle's vertex.
+  const double scatter = stats.n * stats.walks.triangle_scan / 2;
+  const double triangle_degree = scatter / std::max(1.0, 3 * stats.triangles);
+  return rows + 3 * scatter + kPairWalkStep * 6 * stats.four_cliques * triangle_degree +
+         (commons ? 2 * kPairWalkStep * scatter : 0);
 }
 
 }  // namespace core::graph

@@ -75,4 +75,16 @@ __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const Ex
 // triangle core's rows are the scatter's steps and its words per (z, u) about one more read of them.
 double complete_split_cost(const Graph& g, const GraphStats& stats, CompleteSplit split, Formula formula);
 
+// An edge-and-vertex cut (Decomposition::edge_vertex): x-y and z adjacent to neither, joined to `commons` single
+// vertices and `edges` >= 1 edges, all adjacent to x, y and z. opt's share (by roots) of R = the sum over the ordered
+// edges x-y and the z outside {x, y} of c(x, y, z)^commons (2 e(x, y, z))^edges, c the common neighbours of the
+// three and e the edges among them: per edge x-y (once, doubled) with T = N(x) ∩ N(y), e(x, y, z) for every z at
+// once from the edges u-v of G_T, each adding one to every z in N(u) ∩ N(v) (N(u) marked, the shorter N(v)
+// scanned; sum over the 4-cliques of the graph of 6 such scans), and c from the scatter of the 3-vertex cores.
+// s023 of the 7-vertex sample (two K4s on one edge x-y, z joined to the four other vertices) sums (2e)^2.
+unsigned __int128 edge_vertex_cut_sum(const Graph& g, int commons, int edges, const ExecOptions& opt);
+
+// Its predicted cost in plan units (the counted triangles and 4-cliques of stats, which must be counted).
+double edge_vertex_cut_cost(const Graph& g, const GraphStats& stats, int commons);
+
 }  // namespace core::graph

@@ -347,6 +347,36 @@ bool pair_path_cut(const Pattern& p, std::uint32_t cut, std::vector<std::uint32_
          !(caps && (long_paths || pendants || count[static_cast<int>(PairPiece::path3)]));
 }
 
+// The powers of an edge-and-vertex cut (Decomposition::edge_vertex) when `cut` is one: three vertices, one edge x-y
+// among them, z adjacent to neither; two or more components of p - cut, each a single vertex or an edge whose
+// vertices are adjacent to x, y and z and (an edge's) to each other only, one edge at least (unlabeled). Fills comps
+// and attach.
+std::optional<Decomposition::EdgeVertex> edge_vertex_cut(const Pattern& p, std::uint32_t cut,
+                                                         std::vector<std::uint32_t>& comps,
+                                                         std::vector<std::vector<int>>& attach) {
+  const auto xyz = members(cut);
+  if (xyz.size() != 3 || p.labeled()) return std::nullopt;
+  int cut_edges = 0;
+  for (int v : xyz) cut_edges += std::popcount(p.neighbor_mask(v) & cut);
+  if (cut_edges != 2) return std::nullopt;  // one edge, counted at both ends
+  const std::uint32_t all = (1u << p.size()) - 1;
+  comps.clear();
+  attach.clear();
+  Decomposition::EdgeVertex powers;
+  for (std::uint32_t rest = all & ~cut; rest;) {
+    const std::uint32_t comp = reach(p, rest & -rest, all & ~cut);
+    rest &= ~comp;
+    const int size = std::popcount(comp);
+    if (size > 2 || !std::ranges::all_of(members(comp), [&](int v) { return p.neighbor_mask(v) == (cut | (comp & ~(1u << v))); }))
+      return std::nullopt;
+    ++(size == 1 ? powers.commons : powers.edges);
+    comps.push_back(comp);
+    attach.push_back(xyz);
+  }
+  if (comps.size() < 2 || powers.edges == 0) return std::nullopt;
+  return powers;
+}
+
 // The predicted cost of a pair cut's R with paths of two or three inner vertices: every wedge walk
 // (2 m d), then per root its distinct wedge ends and their lists above the root (p3), as
 // GraphStats::walks measured them; or (p4: sum_pair_long_paths, which also fills a triangle table)
@@ -527,6 +557,15 @@ std::optional<CountPlan> decompose_at(const Pattern& p, std::uint32_t cut_mask, 
     cp.predicted_cost = cost;
     return cp;
   };
+  std::vector<std::uint32_t> edge_vertex_comps;
+  std::vector<std::vector<int>> edge_vertex_attach;
+  if (const auto powers = edge_vertex_cut(p, cut_mask, edge_vertex_comps, edge_vertex_attach)) {
+    // Priced from the counted triangles and 4-cliques (none in stats made by hand).
+    if (!stats.graph || stats.four_cliques < 0) return std::nullopt;
+    for (std::size_t i = 0; i < comps.size(); ++i) d->components.push_back({members(comps[i]), attach[i], -1});
+    d->edge_vertex = powers;
+    return with_quotients(edge_vertex_cut_cost(*stats.graph, stats, powers->commons));
+  }
   if (!p.has_edge(d->cut[0], d->cut.back()) && d->cut.size() == 2) {  // pair_path_cut
     for (std::size_t i = 0; i < comps.size(); ++i) {
       d->components.push_back({members(comps[i]), attach[i], -1});
@@ -747,7 +786,7 @@ CountPlan choose_count_plan(const Pattern& p, Induced induced, const GraphStats&
 }
 
 std::optional<Decomposition> with_cut_images(const Decomposition& d, const GraphStats& stats) {
-  if (summed_directly(d) || d.pair_cut() || d.pendant_triangle ||
+  if (summed_directly(d) || d.own_pass() || d.pendant_triangle ||
       std::any_of(d.components.begin(), d.components.end(), [](const auto& c) { return c.common; }))
     return std::nullopt;
   const Pattern cut_pattern = subpattern(d.pattern, d.cut);
@@ -768,13 +807,27 @@ std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats,
   std::vector<std::vector<int>> attach;
   for (std::uint32_t cut = 1; cut + 1 < (1u << p.size()); ++cut) {
     auto comps = admissible_components(p, cut, attach);
-    if (comps.empty() && !pair_path_cut(p, cut, comps, attach)) continue;
+    if (comps.empty() && !pair_path_cut(p, cut, comps, attach) && !edge_vertex_cut(p, cut, comps, attach)) continue;
     auto cp = decompose_at(p, cut, comps, attach, autos, stats, formula, memo);
     if (!cp) continue;
     out.push_back(std::move(*cp));
     out.back().plan = plan;
   }
   return out;
+}
+
+std::optional<CountPlan> edge_vertex_decomposition(const Pattern& p, const GraphStats& stats) {
+  std::vector<std::uint32_t> comps;
+  std::vector<std::vector<int>> attach;
+  for (std::uint32_t cut = 7; cut + 1 < (1u << p.size()); ++cut) {
+    if (std::popcount(cut) != 3 || !edge_vertex_cut(p, cut, comps, attach)) continue;
+    Memo memo;
+    auto cp = decompose_at(p, cut, comps, attach, automorphisms(p), stats, Formula::by_cost, memo);
+    if (!cp) continue;
+    cp->plan = choose_plan(p, Induced::edge, stats, Formula::by_cost);
+    return cp;
+  }
+  return std::nullopt;
 }
 
 std::vector<CountPlan> cone_count_plans(const Pattern& p, const GraphStats& stats, Formula formula, double* enumerated) {
@@ -1654,7 +1707,8 @@ __int128 share_known(const Graph& g, const CountPlan& cp, const ExecOptions& opt
   if (d.pendant_path) pendant.emplace(g, opt);
   const PendantPaths* weights = pendant ? &*pendant : nullptr;
   const unsigned __int128 relaxed =
-      d.edge_power || d.capped_edge
+      d.edge_vertex ? edge_vertex_cut_sum(g, d.edge_vertex->commons, d.edge_vertex->edges, opt)
+      : d.edge_power || d.capped_edge
           ? sum_pair_edges(g, d.common_power, d.edge_power, d.path3_power, d.capped_edge, opt, weights)
       : d.path4_power ? sum_pair_long_paths(g, d.common_power, d.path3_power, d.path4_power, opt)
       : d.common_power == 2 && !d.path3_power && !d.pendant_path ? sum_pair_four_cycles(g, opt)
@@ -1716,6 +1770,8 @@ std::string cycle_table_kind(int k, int fixed) {
 // How a component's table is filled (CountPlan reports).
 std::string table_kind(const Decomposition& d, const Decomposition::Component& c) {
   if (c.common) return "common neighbours of the attachment, counted in the cut's enumeration";
+  if (d.edge_vertex)
+    return c.vertices.size() == 1 ? "common neighbours of the three" : "edges joined to the three, from per-edge scatters";
   if (c.table < 0)
     return c.vertices.size() == 1                                      ? "common neighbours"
            : joined_edge(d.pattern, components_mask(c), d.cut[0], d.cut[1]) ? "edges joined to both, from triangles"
@@ -1795,6 +1851,7 @@ nlohmann::json CountPlan::to_json() const {
                         {"cut_images", std::max<std::size_t>(1, d.cut_images.size())},
                         {"cut_summed_directly", !d.pair_cut() && summed_directly(d)},
                         {"pendant_triangle", d.pendant_triangle.has_value()},
+                        {"edge_vertex", d.edge_vertex.has_value()},
                         {"common_power", d.common_power},
                         {"path3_power", d.path3_power},
                         {"path4_power", d.path4_power},
@@ -1865,6 +1922,10 @@ std::string CountPlan::to_text() const {
        << (d.edge_power ? " joined edges ^ " + std::to_string(d.edge_power) : "")
        << (d.pendant_path ? " x paths of length 3 with a pendant, weighed by degrees" : "")
        << (d.capped_edge ? " x joined edges with a cap, weighed by 4-cliques" : "") << ", from wedges)\n";
+  else if (d.edge_vertex)
+    os << " (an edge and a vertex: sum over them of"
+       << (d.edge_vertex->commons ? " common neighbours ^ " + std::to_string(d.edge_vertex->commons) + " x" : "")
+       << " joined edges ^ " << d.edge_vertex->edges << ", from per-edge scatters)\n";
   else if (d.pendant_triangle)
     os << " (a triangle " << d.pendant_triangle->b << "-" << d.pendant_triangle->x << "-" << d.pendant_triangle->y
        << " with a pendant " << d.pendant_triangle->a
@@ -1878,7 +1939,7 @@ std::string CountPlan::to_text() const {
   for (const auto& c : d.components) {
     os << "component";
     for (int v : c.vertices) os << " " << v;
-    if (c.common) {
+    if (c.common || d.edge_vertex) {
       os << " attached at vertices";
       for (int a : c.attach) os << " " << a;
       os << ": " << table_kind(d, c) << "\n";

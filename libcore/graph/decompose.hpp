@@ -140,6 +140,16 @@ struct Decomposition {
     int power_x = 0, power_y = 0;
   };
   std::optional<PendantTriangle> pendant_triangle;
+  // A cut of an edge x-y and a vertex z adjacent to neither, whose components are `commons` single vertices and
+  // `edges` >= 1 edges, every one of their vertices adjacent to x, y and z (s023 of the 7-vertex sample: two K4s on
+  // the edge x-y, z joined to the four others): R from per-edge scatters (complete_split.hpp's
+  // edge_vertex_cut_sum), no cut plan or tables.
+  struct EdgeVertex {
+    int commons = 0, edges = 0;
+  };
+  std::optional<EdgeVertex> edge_vertex;
+  // R from a pass of its own (a pair cut, an edge-and-vertex cut): no cut plan, no tables.
+  bool own_pass() const { return pair_cut() || edge_vertex; }
 };
 
 // A cone pattern counted through its apex or twin apexes (apex.hpp): `vertex` is adjacent to every other
@@ -172,6 +182,10 @@ std::optional<Decomposition> with_cut_images(const Decomposition& d, const Graph
 // The decomposition at every admissible cut of p (edge-induced), in the order of the cuts' vertex
 // masks; quotients are counted by their best strategy. Empty when p has no admissible cut.
 std::vector<CountPlan> decompositions(const Pattern& p, const GraphStats& stats, Formula formula = Formula::by_cost);
+
+// The decomposition at p's first edge-and-vertex cut (Decomposition::edge_vertex), if it has one and stats counted
+// the graph's 4-cliques; the other cuts are not planned.
+std::optional<CountPlan> edge_vertex_decomposition(const Pattern& p, const GraphStats& stats);
 
 // p counted through each of its cone forms (apex.hpp: an apex, twin apexes), each priced by sampled local
 // graphs, when `stats` know their graph (graph_stats); none for other patterns. The planner takes one where it

@@ -862,7 +862,7 @@ TEST_CASE("pair cuts join paths of one, two or three inner vertices: cycles and 
 
 namespace {
 
-// A pair cut's expected powers (common neighbours, joined edges, paths of length 3).
+// A pair cut's (or an edge-and-vertex cut's) expected powers (common neighbours, joined edges, paths of length 3).
 struct PairCutCase {
   const char* pattern;
   int common, edges, paths;
@@ -885,9 +885,10 @@ void check_pair_cuts(const std::vector<Graph>& graphs, std::initializer_list<Pai
         if (!selected(*cp.decomposition)) continue;
         ++found;
         CAPTURE(cp.to_text());
-        CHECK(cp.decomposition->common_power == c.common);
-        CHECK(cp.decomposition->edge_power == c.edges);
-        CHECK(cp.decomposition->path3_power == c.paths);
+        const Decomposition& d = *cp.decomposition;
+        CHECK((d.edge_vertex ? d.edge_vertex->commons : d.common_power) == c.common);
+        CHECK((d.edge_vertex ? d.edge_vertex->edges : d.edge_power) == c.edges);
+        CHECK(d.path3_power == c.paths);
         reported(cp, c);
         for (int threads : {1, 2, 3}) CHECK(count_with(g, cp, {threads, 0, 1}) == expect);
       }
@@ -984,6 +985,37 @@ TEST_CASE("pair cuts with a capped joined edge match brute force, the enumeratin
   CHECK(capped_cuts() == 1);
   stats.max_degree = 1 << 20;
   CHECK(capped_cuts() == 0);
+}
+
+TEST_CASE("edge-and-vertex cuts with joined edges match brute force, the enumerating plan and formula on") {
+  // A cut of an edge x-y and a vertex z adjacent to neither, its components edges and single vertices adjacent to
+  // all three (Decomposition::edge_vertex): two edges (s023 of the 7-vertex sample: two K4s on x-y, z joined to the
+  // four others), an edge and a vertex, an edge and two vertices. Every such decomposition at 1-3 threads against
+  // brute force on graphs with hubs.
+  const std::vector<Graph> graphs = {relabel_by_degree(gnp_with_hubs(22, 0.45, 2, 81)), gnp_with_hubs(20, 0.5, 2, 82),
+                                     relabel_by_degree(generate_rmat({6, 6}, 19))};
+  check_pair_cuts(graphs,
+                  {{"0-1,0-3,0-4,0-5,1-3,1-4,1-5,2-3,2-4,2-5,2-6,3-4,3-6,4-6,5-6", 0, 2, 0},
+                   {"0-1,0-3,1-3,2-3,0-4,1-4,2-4,3-4,0-5,1-5,2-5", 1, 1, 0},
+                   {"0-1,0-3,1-3,2-3,0-4,1-4,2-4,3-4,0-5,1-5,2-5,0-6,1-6,2-6", 2, 1, 0}},
+                  [](const Decomposition& d) { return d.edge_vertex.has_value(); },
+                  [](const CountPlan& cp, const PairCutCase&) {
+                    CHECK(cp.to_json()["decomposition"]["edge_vertex"] == true);
+                    CHECK(cp.to_text().find("an edge and a vertex") != std::string::npos);
+                  });
+  // None where z is adjacent to the edge, where a component's vertex misses a cut vertex, or where the graph's
+  // 4-cliques are not counted (stats made by hand).
+  GraphStats stats = graph_stats(graphs[0]);
+  for (const char* name : {"0-1,0-3,1-3,2-3,0-4,1-4,2-4,3-4,0-5,1-5,2-5,1-2", "0-1,0-3,1-3,2-3,0-4,1-4,3-4,0-5,1-5,2-5"})
+    for (const CountPlan& cp : decompositions(parse_pattern(name), stats)) CHECK_FALSE(cp.decomposition->edge_vertex);
+  const Pattern s023 = parse_pattern("0-1,0-3,0-4,0-5,1-3,1-4,1-5,2-3,2-4,2-5,2-6,3-4,3-6,4-6,5-6");
+  const auto edge_vertex_cuts = [&] {
+    const auto cuts = decompositions(s023, stats);
+    return std::count_if(cuts.begin(), cuts.end(), [](const CountPlan& cp) { return cp.decomposition->edge_vertex.has_value(); });
+  };
+  CHECK(edge_vertex_cuts() == 1);
+  stats.four_cliques = -1;
+  CHECK(edge_vertex_cuts() == 0);
 }
 
 TEST_CASE("the pair cut is priced by the walks it takes: hub graphs keep it (the 5-cycle)") {
