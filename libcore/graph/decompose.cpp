@@ -1035,15 +1035,15 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
   return checked_total(sums, pendant ? 1 : 2);
 }
 
-// e2(a, b) for every b below `bound` added to pairs[b] (b = a too): the ordered pairs (x, y) of adjacent common
-// neighbours of a and b, found from N(a) marked in in_a, then for every x in N(a) N(x) marked in in_x and every y in
+// e2(a, b) for every b below `bound` added to pairs[b] (b = a too; up to c(a, b)^2, past 32 bits where hubs share
+// more than 2^16 neighbours): the ordered pairs (x, y) of adjacent common neighbours of a and b, found from N(a) marked in in_a, then for every x in N(a) N(x) marked in in_x and every y in
 // N(a) ∩ N(x) scanning N(y) below bound for marked b. in_a and in_x are zero on entry and on return. Every b with
 // e2 > 0 is a wedge end of a. With caps (a joined edge x-y with a cap z adjacent to a, x and y), also Z(a, b) added
 // to caps[b]: per such pair (x, y) the vertices z != b in N(a) ∩ N(x) ∩ N(y), whose number k (a's 4-cliques through
 // the triangle a-x-y) one scan of N(y) more counts first; b itself is one of them where b ~ a. Both terms are
 // symmetric in x and y, so each pair is scanned once, from y > x (the shorter list under degree order), and added
 // twice.
-void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<std::uint32_t>& pairs,
+void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<std::uint64_t>& pairs,
                       PopulatedVector<std::uint8_t>& in_a, PopulatedVector<std::uint8_t>& in_x,
                       PopulatedVector<std::uint64_t>* caps = nullptr) {
   const auto na = g.neighbors(a);
@@ -1087,7 +1087,7 @@ unsigned __int128 sum_pair_edges(const Graph& g, int r1, int r2, int r3, bool ca
                                  const PendantPaths* pendant = nullptr) {
   struct alignas(64) Scratch {
     WedgeScratch wedges;
-    PopulatedVector<std::uint32_t> pairs;      // e2(a, b), b < a (with a cap every b)
+    PopulatedVector<std::uint64_t> pairs;      // e2(a, b), b < a (with a cap every b)
     PopulatedVector<std::uint8_t> in_a, in_x;  // N(a), N(x) marked
     PopulatedVector<std::uint64_t> paths;      // p3(a, b), b < a
     PopulatedVector<std::uint64_t> caps;       // Z(a, b), every b
@@ -1163,7 +1163,7 @@ unsigned __int128 pendant_triangle_root(const Graph& g, const TriangleEdges& te,
 CountTable tip_diamond_edge_table(const Graph& g, const CountTable& t, bool tip_neighbour_first, const ExecOptions& opt) {
   CountTable table(g.adj.size(), 0);  // each slot written once, by one root
   struct alignas(64) Scratch {
-    PopulatedVector<std::uint32_t> pairs;  // e2(w, .)
+    PopulatedVector<std::uint64_t> pairs;  // e2(w, .)
     PopulatedVector<std::uint8_t> in_w, in_x;
   };
   std::vector<Scratch> scratch(opt.threads);
