@@ -19,10 +19,11 @@
 // embeddings. So inj(P) = R - sum over pi != identity of inj(P/pi): every quotient has fewer vertices
 // and is counted by its own best strategy (a plan, or a decomposition again), inj(Q) = count(Q)
 // |Aut(Q)|; isomorphic quotients are counted once with their multiplicity. count(P) = inj(P) / |Aut(P)|.
-// The one disconnected cut allowed is a pair cut: two non-adjacent vertices joined by paths of one,
+// The disconnected cuts allowed are pair cuts: two non-adjacent vertices joined by paths of one,
 // two or three inner vertices (the 4-cycle's diagonal; two vertices of the 5-, 6- and 7-cycle) or by
 // edges whose both ends are adjacent to both (the tips of a diamond): R = sum over vertex pairs of
-// c(a, b)^r1 p3(a, b)^r2 p4(a, b)^r3 e2(a, b)^r4, from walks (Decomposition::pair_cut).
+// c(a, b)^r1 p3(a, b)^r2 p4(a, b)^r3 e2(a, b)^r4, from walks (Decomposition::pair_cut); and edge-and-vertex
+// cuts, an edge and a vertex joined to edges and vertices adjacent to all three (Decomposition::edge_vertex).
 // R itself is enumerated up to H_C, the automorphisms of P that map C to C restricted to C (the
 // product is constant on their orbits), and multiplied by |H_C|.
 //

@@ -18,7 +18,9 @@
 // email-Enron: its sample won 2.5x, its count lost 1.2x). A decomposition filling a table by its rooted plan is
 // raced as the incumbent where its other tables are degrees or triangles: its samples fill that table over the share
 // (ExecOptions::sampled_tables), against the cheapest cut whose tables are all such passes (s014 of the 7-vertex
-// sample on as-22july06: 20.7 s by its edge's rooted plan, 3.6 s by the cut counting a vertex in it). Of several
+// sample on as-22july06: 20.7 s by its edge's rooted plan, 3.6 s by the cut counting a vertex in it). An enumeration
+// races its edge-and-vertex cut (decompose.hpp) wherever it is raced (s023: 1.4e9 units for ~1000 CPU s on
+// wiki-Vote, the cut 5 s). Of several
 // winners the one whose sample projects the least time for all roots is taken. Timed, so under MPI every rank takes
 // rank 0's verdict.
 #pragma once
