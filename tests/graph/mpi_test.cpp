@@ -2,6 +2,7 @@
 // gives the single-process counts, with the graph replicated or mapped by every rank from rank 0's cache file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
@@ -74,6 +75,12 @@ TEST_CASE("decomposed counts (connected and pair cuts) split over MPI ranks equa
   auto* comm = world(info);
   const Graph g = relabel_by_degree(generate_rmat({8, 8}, 3));
   const GraphStats stats = graph_stats(g);
+  const auto over_ranks = [&](const CountPlan& cp) {
+    const __int128 share = embedding_share(g, cp, {1, info.rank, info.world_size});
+    std::vector<__int128> all(info.world_size);
+    comm->all_gather(&share, all.data(), sizeof share, core::comm::DType::u8);
+    return count_from_shares(cp, all);
+  };
   // The 4-cycle's wedge term, the 7-cycle's triangle table and the cycle tables' cycle counts (the
   // house, the pentagon with a pendant) are whole-graph terms: once over the ranks.
   for (const char* name : {"dumbbell", "5-cycle", "tailed-triangle", "4-cycle", "7-cycle", "house", "0-5,1-2,1-3,2-4,3-5,4-5"}) {
@@ -81,14 +88,22 @@ TEST_CASE("decomposed counts (connected and pair cuts) split over MPI ranks equa
     const Pattern p = parse_pattern(name);
     const CountPlan cp = choose_count_plan(p, Induced::edge, stats, Formula::always);
     REQUIRE(cp.decomposition);
-    const __int128 share = embedding_share(g, cp, {1, info.rank, info.world_size});
-    std::vector<__int128> all(info.world_size);
-    comm->all_gather(&share, all.data(), sizeof share, core::comm::DType::u8);
     // The 7-cycle does not enumerate in test time; its one-process count equals brute force in test_graph_matcher.
     const std::uint64_t expect = std::string_view(name) == "7-cycle"
                                      ? count_with(g, cp, {1, 0, 1})
                                      : count_matches(g, choose_plan(p, Induced::edge, stats, Formula::never), {1, 0, 1});
-    CHECK(count_from_shares(cp, all) == expect);
+    CHECK(over_ranks(cp) == expect);
+  }
+  // A pair cut with a capped joined edge (s018) and an edge-and-vertex cut (s023): per-root passes split by rank.
+  for (const char* name : {"0-1,0-3,0-4,0-6,1-3,1-4,1-6,2-3,2-4,2-5,3-5,3-6,4-5",
+                           "0-1,0-3,0-4,0-5,1-3,1-4,1-5,2-3,2-4,2-5,2-6,3-4,3-6,4-6,5-6"}) {
+    CAPTURE(name);
+    const auto cuts = decompositions(parse_pattern(name), stats);
+    const auto cut = std::find_if(cuts.begin(), cuts.end(), [](const CountPlan& c) {
+      return c.decomposition->capped_edge || c.decomposition->edge_vertex;
+    });
+    REQUIRE(cut != cuts.end());
+    CHECK(over_ranks(*cut) == count_with(g, *cut, {1, 0, 1}));
   }
   // Through the job: every rank's result is the one-process count.
   jobs::CountOptions o;
