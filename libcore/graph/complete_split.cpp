@@ -439,14 +439,17 @@ __int128 complete_split_embeddings(const Graph& g, CompleteSplit split, const Ex
     const int r = split.core == SplitCore::edge || split.core == SplitCore::triangle ? split.star : split.independent;
     for (std::uint32_t c = 0; c <= max_degree; ++c) choose[c] = binomial(c, r);
   }
-  const unsigned __int128 total =
-      split.core == SplitCore::clique
-          ? sum_roots_by_work(g, opt, [&](const LowerDegrees& l) { return std::make_unique<SplitCounter>(g, l, split); })
-      : split.core == SplitCore::triangle
-          ? sum_roots_by_work(g, opt,
-                              [&](const LowerDegrees& l) { return std::make_unique<TriangleCoreCounter>(g, l, split, choose); })
-          : sum_roots_by_work(g, opt,
-                              [&](const LowerDegrees& l) { return std::make_unique<EdgeCoreCounter>(g, l, split, choose); });
+  unsigned __int128 total = 0;
+  if (split.core == SplitCore::clique)
+    total = sum_roots_by_work(g, opt, [&](const LowerDegrees& l) { return std::make_unique<SplitCounter>(g, l, split); });
+  else if (split.core == SplitCore::triangle)
+    total = sum_roots_by_work(g, opt, [&](const LowerDegrees& l) {
+      return std::make_unique<TriangleCoreCounter>(g, l, split, choose);
+    });
+  else
+    total = sum_roots_by_work(g, opt, [&](const LowerDegrees& l) {
+      return std::make_unique<EdgeCoreCounter>(g, l, split, choose);
+    });
   // Below 2^100 x 7! for any count that fits 64 bits.
   const auto inj = static_cast<__int128>(total * maps_per_term(split));
   if (split.core != SplitCore::edge || split.star) return inj;

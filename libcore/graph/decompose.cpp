@@ -296,7 +296,8 @@ bool capped_edge(const Pattern& p, std::uint32_t comp, int a, int b) {
   for (int z : members(comp)) {
     const std::uint32_t edge = comp & ~(1u << z), z_end = p.neighbor_mask(z) & ends;
     if ((p.neighbor_mask(z) & ~ends) != edge || std::popcount(z_end) != 1) continue;
-    return std::ranges::all_of(members(edge), [&](int v) { return p.neighbor_mask(v) == (ends | (comp & ~(1u << v))); });
+    const auto joined = [&](int v) { return p.neighbor_mask(v) == (ends | (comp & ~(1u << v))); };
+    return std::ranges::all_of(members(edge), joined);
   }
   return false;
 }
@@ -367,8 +368,8 @@ std::optional<Decomposition::EdgeVertex> edge_vertex_cut(const Pattern& p, std::
     const std::uint32_t comp = reach(p, rest & -rest, all & ~cut);
     rest &= ~comp;
     const int size = std::popcount(comp);
-    if (size > 2 || !std::ranges::all_of(members(comp), [&](int v) { return p.neighbor_mask(v) == (cut | (comp & ~(1u << v))); }))
-      return std::nullopt;
+    const auto joined = [&](int v) { return p.neighbor_mask(v) == (cut | (comp & ~(1u << v))); };
+    if (size > 2 || !std::ranges::all_of(members(comp), joined)) return std::nullopt;
     ++(size == 1 ? powers.commons : powers.edges);
     comps.push_back(comp);
     attach.push_back(xyz);
@@ -1036,13 +1037,13 @@ unsigned __int128 sum_pair_paths(const Graph& g, int r1, int r2, const ExecOptio
 }
 
 // e2(a, b) for every b below `bound` added to pairs[b] (b = a too; up to c(a, b)^2, past 32 bits where hubs share
-// more than 2^16 neighbours): the ordered pairs (x, y) of adjacent common neighbours of a and b, found from N(a) marked in in_a, then for every x in N(a) N(x) marked in in_x and every y in
-// N(a) ∩ N(x) scanning N(y) below bound for marked b. in_a and in_x are zero on entry and on return. Every b with
-// e2 > 0 is a wedge end of a. With caps (a joined edge x-y with a cap z adjacent to a, x and y), also Z(a, b) added
-// to caps[b]: per such pair (x, y) the vertices z != b in N(a) ∩ N(x) ∩ N(y), whose number k (a's 4-cliques through
-// the triangle a-x-y) one scan of N(y) more counts first; b itself is one of them where b ~ a. Both terms are
-// symmetric in x and y, so each pair is scanned once, from y > x (the shorter list under degree order), and added
-// twice.
+// more than 2^16 neighbours): the ordered pairs (x, y) of adjacent common neighbours of a and b, found from N(a)
+// marked in in_a, then for every x in N(a) N(x) marked in in_x and every y in N(a) ∩ N(x) scanning N(y) below bound
+// for marked b. in_a and in_x are zero on entry and on return. Every b with e2 > 0 is a wedge end of a. With caps (a
+// joined edge x-y with a cap z adjacent to a, x and y), also Z(a, b) added to caps[b]: per such pair (x, y) the
+// vertices z != b in N(a) ∩ N(x) ∩ N(y), whose number k (a's 4-cliques through the triangle a-x-y) one scan of N(y)
+// more counts first; b itself is one of them where b ~ a. Both terms are symmetric in x and y, so each pair is
+// scanned once, from y > x (the shorter list under degree order), and added twice.
 void add_joined_pairs(const Graph& g, Vertex a, Vertex bound, PopulatedVector<std::uint64_t>& pairs,
                       PopulatedVector<std::uint8_t>& in_a, PopulatedVector<std::uint8_t>& in_x,
                       PopulatedVector<std::uint64_t>* caps = nullptr) {
@@ -1771,7 +1772,8 @@ std::string cycle_table_kind(int k, int fixed) {
 std::string table_kind(const Decomposition& d, const Decomposition::Component& c) {
   if (c.common) return "common neighbours of the attachment, counted in the cut's enumeration";
   if (d.edge_vertex)
-    return c.vertices.size() == 1 ? "common neighbours of the three" : "edges joined to the three, from per-edge scatters";
+    return c.vertices.size() == 1 ? "common neighbours of the three"
+                                  : "edges joined to the three, from per-edge scatters";
   if (c.table < 0)
     return c.vertices.size() == 1                                      ? "common neighbours"
            : joined_edge(d.pattern, components_mask(c), d.cut[0], d.cut[1]) ? "edges joined to both, from triangles"
