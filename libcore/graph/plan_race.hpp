@@ -83,7 +83,8 @@ std::vector<CountPlan> race_candidates(const Pattern& p, const CountPlan& cp, co
 // split: the mean field prices a cut's merges per clique it underestimates, q109's 2.2 CPU s on wiki-Vote at 1.3e8
 // units and its triangle split's 0.44 s at 1.6e9), or one with a rooted plan's table (race_candidates): each
 // candidate raced in turn, the capped ones (a decomposition, twins) first, as their whole samples of cp serve the
-// later races; the winner projecting the least time (else the first race run); none when there is nothing to race.
+// later races, each stopped once it has lost to cp or to the best earlier winner; the winner projecting the least
+// time (else the first race run); none when there is nothing to race.
 std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, const CountPlan& cp, const GraphStats& stats,
                                            const LowerDegrees* lower, double worth_cost = kRaceWorthCost);
 
