@@ -929,6 +929,19 @@ std::ptrdiff_t count_cuts(const Pattern& p, const GraphStats& stats,
   return std::count_if(cuts.begin(), cuts.end(), [&](const CountPlan& cp) { return selected(*cp.decomposition); });
 }
 
+// The recognition of one kind of cut (`selected`): none in any of `refused`, exactly one in `accepted`, and none in
+// `accepted` once `gate` has changed the stats (a degree its weights could overflow at, 4-cliques not counted).
+void check_cut_recognition(GraphStats stats, const std::function<bool(const Decomposition&)>& selected,
+                           std::initializer_list<const char*> refused, const Pattern& accepted,
+                           const std::function<void(GraphStats&)>& gate) {
+  for (const char* name : refused) CHECK(count_cuts(parse_pattern(name), stats, selected) == 0);
+  CHECK(count_cuts(accepted, stats, selected) == 1);
+  gate(stats);
+  CHECK(count_cuts(accepted, stats, selected) == 0);
+}
+
+const auto kHugeDegree = [](GraphStats& s) { s.max_degree = 1 << 20; };
+
 }  // namespace
 
 TEST_CASE("pair cuts with joined edges (a diamond's tips) match brute force, the enumerating plan and formula on") {
@@ -971,14 +984,9 @@ TEST_CASE("pair cuts with a pendant path match brute force, the enumerating plan
                   });
   // A pendant on a common neighbour, or two pendants on the path, make no pendant path; nor does a graph whose
   // largest degree reaches 2^20 (the weights are summed in 64 bits).
-  GraphStats stats = graph_stats(graphs[0]);
-  const auto pendant = [](const Decomposition& d) { return d.pendant_path; };
-  for (const char* name : {"0-1,1-2,0-3,3-2,1-4", "0-1,1-2,0-3,3-4,4-2,3-5,3-6"})
-    CHECK(count_cuts(parse_pattern(name), stats, pendant) == 0);
-  const Pattern s005 = parse_pattern("0-1,0-4,0-5,1-2,1-5,2-3,2-5,3-4,4-6");
-  CHECK(count_cuts(s005, stats, pendant) == 1);
-  stats.max_degree = 1 << 20;
-  CHECK(count_cuts(s005, stats, pendant) == 0);
+  check_cut_recognition(graph_stats(graphs[0]), [](const Decomposition& d) { return d.pendant_path; },
+                        {"0-1,1-2,0-3,3-2,1-4", "0-1,1-2,0-3,3-4,4-2,3-5,3-6"},
+                        parse_pattern("0-1,0-4,0-5,1-2,1-5,2-3,2-5,3-4,4-6"), kHugeDegree);
 }
 
 TEST_CASE("pair cuts with a capped joined edge match brute force, the enumerating plan and formula on") {
@@ -1000,14 +1008,9 @@ TEST_CASE("pair cuts with a capped joined edge match brute force, the enumeratin
                   });
   // A cap beside a path of two inner vertices, or a cap adjacent to both cut vertices, make none; nor does a graph
   // whose largest degree reaches 2^20 (the weights are summed in 64 bits).
-  GraphStats stats = graph_stats(graphs[0]);
-  const auto capped = [](const Decomposition& d) { return d.capped_edge; };
-  for (const char* name : {"0-2,1-3,2-3,0-4,0-5,1-4,1-5,4-5,4-6,5-6,0-6", "0-2,1-2,0-3,0-4,1-3,1-4,3-4,3-5,4-5,0-5,1-5"})
-    CHECK(count_cuts(parse_pattern(name), stats, capped) == 0);
-  const Pattern s018 = parse_pattern("0-1,0-3,0-4,0-6,1-3,1-4,1-6,2-3,2-4,2-5,3-5,3-6,4-5");
-  CHECK(count_cuts(s018, stats, capped) == 1);
-  stats.max_degree = 1 << 20;
-  CHECK(count_cuts(s018, stats, capped) == 0);
+  check_cut_recognition(graph_stats(graphs[0]), [](const Decomposition& d) { return d.capped_edge; },
+                        {"0-2,1-3,2-3,0-4,0-5,1-4,1-5,4-5,4-6,5-6,0-6", "0-2,1-2,0-3,0-4,1-3,1-4,3-4,3-5,4-5,0-5,1-5"},
+                        parse_pattern("0-1,0-3,0-4,0-6,1-3,1-4,1-6,2-3,2-4,2-5,3-5,3-6,4-5"), kHugeDegree);
 }
 
 TEST_CASE("edge-and-vertex cuts with joined edges match brute force, the enumerating plan and formula on") {
@@ -1029,14 +1032,13 @@ TEST_CASE("edge-and-vertex cuts with joined edges match brute force, the enumera
   // None where z is adjacent to the edge, where a component's vertex misses a cut vertex, or where the graph's
   // 4-cliques are not counted (stats made by hand).
   GraphStats stats = graph_stats(graphs[0]);
-  const auto edge_vertex = [](const Decomposition& d) { return d.edge_vertex.has_value(); };
-  for (const char* name : {"0-1,0-3,1-3,2-3,0-4,1-4,2-4,3-4,0-5,1-5,2-5,1-2", "0-1,0-3,1-3,2-3,0-4,1-4,3-4,0-5,1-5,2-5"})
-    CHECK(count_cuts(parse_pattern(name), stats, edge_vertex) == 0);
+  const auto uncounted_cliques = [](GraphStats& s) { s.four_cliques = -1; };
   const Pattern s023 = parse_pattern("0-1,0-3,0-4,0-5,1-3,1-4,1-5,2-3,2-4,2-5,2-6,3-4,3-6,4-6,5-6");
-  CHECK(count_cuts(s023, stats, edge_vertex) == 1);
+  check_cut_recognition(stats, [](const Decomposition& d) { return d.edge_vertex.has_value(); },
+                        {"0-1,0-3,1-3,2-3,0-4,1-4,2-4,3-4,0-5,1-5,2-5,1-2", "0-1,0-3,1-3,2-3,0-4,1-4,3-4,0-5,1-5,2-5"},
+                        s023, uncounted_cliques);
   CHECK(edge_vertex_decomposition(s023, stats).has_value());
-  stats.four_cliques = -1;
-  CHECK(count_cuts(s023, stats, edge_vertex) == 0);
+  uncounted_cliques(stats);
   CHECK_FALSE(edge_vertex_decomposition(s023, stats).has_value());
 }
 
