@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -72,6 +73,16 @@ bool capped_challenger(const CountPlan& challenger) { return challenger.decompos
 bool capped(const PlanRace& race) { return capped_challenger(race.challenger); }
 double first_sample(const PlanRace& race) { return capped(race) ? race.incumbent_s : race.challenger_s; }
 
+// Whether the challenger's sample, taken, projects at least beat_s for all roots: it has lost to an earlier winner.
+bool beaten(const PlanRace& race, double beat_s) {
+  return std::isfinite(race.challenger_s) && race.challenger_s * race.share >= beat_s;
+}
+
+// The limit of a challenger's sample at race.share that a challenger projecting beat_s for all roots reaches (0: none).
+double beat_limit(const PlanRace& race, double beat_s) {
+  return std::isfinite(beat_s) ? std::max(beat_s / race.share, kMinSampleSeconds) : 0;
+}
+
 // Whether the first sample is too short to judge and a larger share is left to sample.
 bool sample_again(const PlanRace& race) {
   return first_sample(race) < kShortSampleSeconds && race.share > kRaceShareLargest;
@@ -121,14 +132,16 @@ void run_capped(const Graph& g, IncumbentSamples& incumbent, const LowerDegrees*
   race.challenger_s = sample_task_seconds(g, race.challenger, lower, race.share, setup, limit);
 }
 
-// The rounds of the race at race.share: the challenger first; the incumbent stops once it has lost. A second
-// round only where the first is close and long enough not to be sampled again; none for the incumbent where the
-// challenger's sample is to be taken again.
-void run_rounds(const Graph& g, IncumbentSamples& incumbent, const LowerDegrees* lower, PlanRace& race) {
+// The rounds of the race at race.share: the challenger first, stopped once it has lost to an earlier winner
+// projecting beat_s; the incumbent stops once it has lost. A second round only where the first is close and long
+// enough not to be sampled again; none for the incumbent where the challenger's sample is to be taken again or
+// has lost already.
+void run_rounds(const Graph& g, IncumbentSamples& incumbent, const LowerDegrees* lower, double beat_s, PlanRace& race) {
   race.incumbent_s = race.challenger_s = std::numeric_limits<double>::infinity();
   const double challenger_setup = setup_seconds(g, race.challenger, lower, race.share);
-  race.challenger_s = sample_task_seconds(g, race.challenger, lower, race.share, challenger_setup);
-  if (sample_again(race)) return;
+  race.challenger_s =
+      sample_task_seconds(g, race.challenger, lower, race.share, challenger_setup, beat_limit(race, beat_s));
+  if (sample_again(race) || beaten(race, beat_s)) return;
   for (int round = 0;; ++round) {
     const double limit = std::max(race.challenger_s / kRaceMargin, kMinSampleSeconds);
     race.incumbent_s = std::min(race.incumbent_s, incumbent.tasks(race.share, limit, round == 1));
@@ -140,7 +153,8 @@ void run_rounds(const Graph& g, IncumbentSamples& incumbent, const LowerDegrees*
 }
 
 // The race of one challenger against the incumbent: its share grown while the challenger's sample is short. beat_s:
-// the seconds for all roots the best earlier winner projects (infinite where none won), at which a capped sample stops.
+// the seconds for all roots the best earlier winner projects (infinite where none won), at which the challenger's
+// sample stops.
 PlanRace race_one(const Graph& g, IncumbentSamples& incumbent, CountPlan challenger, int candidate,
                   const LowerDegrees* lower, double beat_s) {
   PlanRace race;
@@ -148,14 +162,15 @@ PlanRace race_one(const Graph& g, IncumbentSamples& incumbent, CountPlan challen
   race.candidate = candidate;
   for (race.share = kRaceShare;;) {
     if (capped(race)) run_capped(g, incumbent, lower, beat_s, race);
-    else run_rounds(g, incumbent, lower, race);
-    if (!sample_again(race)) break;
+    else run_rounds(g, incumbent, lower, beat_s, race);
+    if (beaten(race, beat_s) || !sample_again(race)) break;
     int share = race.share;
     while (share / 2 >= kRaceShareLargest && first_sample(race) * race.share / share < kShortSampleSeconds) share /= 2;
     race.share = share;
   }
   // A sample of under kMinSampleSeconds (a job of under ~0.25 s of CPU) is timer noise: the cost model's choice stays.
-  race.challenger_won = race.challenger_s <= kRaceMargin * race.incumbent_s && race.incumbent_s >= kMinSampleSeconds;
+  race.challenger_won = !beaten(race, beat_s) && race.challenger_s <= kRaceMargin * race.incumbent_s &&
+                        race.incumbent_s >= kMinSampleSeconds;
   return race;
 }
 
@@ -283,8 +298,10 @@ std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, con
   IncumbentSamples incumbent(g, cp, lower);
   const auto projected_s = [](const PlanRace& race) { return race.challenger_s * race.share; };
   for (const std::size_t i : order) {
-    // A later capped sample stops where it has lost to the best winner so far: s023 of the 7-vertex sample on
-    // wiki-Vote, whose edge-and-vertex cut won in 0.15 s, gave the next cut the incumbent's 2.9 s.
+    // A later sample stops where it has lost to the best winner so far: s023 of the 7-vertex sample on wiki-Vote,
+    // whose edge-and-vertex cut won in 0.15 s, gave the next cut the incumbent's 2.9 s; q094 on as-22july06, whose
+    // edge-and-vertex cut won projecting 0.44 s, then sampled its pairs plan and the enumeration at 1/32 (85 ms of
+    // a 0.22 s count).
     const double beat_s = best && best->challenger_won ? projected_s(*best) : std::numeric_limits<double>::infinity();
     PlanRace race = race_one(g, incumbent, candidates[i], static_cast<int>(i), lower, beat_s);
     // Of the winners the one whose sample projects the least time for all roots (a stopped incumbent's time is
