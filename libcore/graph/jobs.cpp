@@ -194,13 +194,12 @@ std::vector<const Plan*> enumerated_plans(const CountPlan& cp) {
   return out;
 }
 
-// Whether an enumerated plan counts its pairs against marked sets (Plan::marked_pairs, which the JIT's kernels count
-// per level-(k-3) vertex instead).
-bool marks_pairs(const CountPlan& cp) {
+// Whether an enumerated plan sets `flag`: its pairs counted against marked sets (Plan::marked_pairs) or from a table
+// (Plan::tabled_pairs) in the interpreter, which the JIT's kernels count per level-(k-3) vertex instead.
+bool any_enumerated(const CountPlan& cp, bool Plan::*flag) {
   const auto plans = enumerated_plans(cp);
-  return std::any_of(plans.begin(), plans.end(), [](const Plan* p) { return p->marked_pairs; });
+  return std::any_of(plans.begin(), plans.end(), [flag](const Plan* p) { return p->*flag; });
 }
-
 // The JIT's compile (0.6-0.9 s a kernel on first use) pays off once the matching is long: its kernels run the
 // enumerating plans ~1.5x faster than the interpreter. Predicted seconds of a plan: its predicted cost at
 // kSecondsPerCost (the low end measured for enumerating plans, 0.55-2 ns a unit, so short counts stay interpreted).
@@ -215,7 +214,8 @@ std::pair<std::string, std::string> choose_backend(const CountPlan& cp, bool loc
   if (local_graph) return {"interp", "cliques in local graphs (interpreter only)"};
   const auto plans = enumerated_plans(cp);
   if (plans.empty()) return {"interp", "no plan enumerated on the graph (tables and neighbourhood counts: library code)"};
-  if (marks_pairs(cp)) return {"interp", "pairs counted against marked sets (interpreter only)"};
+  if (any_enumerated(cp, &Plan::marked_pairs)) return {"interp", "pairs counted against marked sets (interpreter only)"};
+  if (any_enumerated(cp, &Plan::tabled_pairs)) return {"interp", "pairs counted from tables (interpreter only)"};
   if (std::all_of(plans.begin(), plans.end(), [&](const Plan* p) { return jit_kernel_cached(*p, jit_dir); }))
     return {"jit", "kernels cached"};
   // Only the enumerated plans run in a kernel (tables, pair sums and neighbourhood counts are library code), so
@@ -348,7 +348,8 @@ std::optional<nlohmann::json> count(const CountOptions& o, RunDir* rundir) {
                       {"graph", in.info},
                       {"plan", plan_summary(cp)}};
   r["plan"]["local_graph"] = backend == "interp" && local_graph;
-  r["plan"]["marked_pairs"] = backend == "interp" && marks_pairs(cp);
+  r["plan"]["marked_pairs"] = backend == "interp" && any_enumerated(cp, &Plan::marked_pairs);
+  r["plan"]["tabled_pairs"] = backend == "interp" && any_enumerated(cp, &Plan::tabled_pairs);
   r["plan"]["race"] = race ? race->to_json() : nlohmann::json(nullptr);
   if (backend == "jit") {
     r["jit_cached"] = jit_cached;

@@ -77,6 +77,11 @@ class Interpreter {
       marked_level_ = marked_pairs_list_level(plan);
       marks_s_ = !(lists && marked_pairs_s_is_list(plan));
     }
+    if (plan.tabled_pairs) {
+      if (!tabled_pairs_applies(plan)) throw std::logic_error("Plan::tabled_pairs on a plan it does not apply to");
+      tabled_pairs_ = g.max_degree() < kPairTableDegreeLimit;
+      if (tabled_pairs_) pair_table_.assign(g.n(), 0);
+    }
     if (lists_) {
       owner_.assign(static_cast<std::size_t>(k_) * k_, kNoOwner);
       slot_.assign(k_, 0);
@@ -269,6 +274,8 @@ class Interpreter {
     for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_fill_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
     const bool marked = !kEnum && plan_.marked_pairs && next == k_ - 3;
     if (marked) mark_pair_sets(d, true);
+    const bool tabled = !kEnum && tabled_pairs_ && next == k_ - 3;
+    if (tabled) fill_pair_table(d, bound_at(next, d), true);
     const std::size_t end = d == 0 ? std::min<std::size_t>(c.n, last_) : c.n;
     for (std::size_t i = d == 0 ? first_ : 0; i < end; ++i) {
       const Vertex x = c.p[i];
@@ -282,11 +289,14 @@ class Interpreter {
         if (kList && stop->load(std::memory_order_relaxed)) return;
       } else if (marked) {
         count_marked_pairs(next);
+      } else if (tabled) {
+        count_tabled_pairs(next);
       } else {
         descend(next);
       }
     }
     if (marked) mark_pair_sets(d, false);
+    if (tabled) fill_pair_table(d, bound_at(next, d), false);
     for (std::size_t i = 0; i < B.n; ++i) gzk::wedge_clear_one(g_.offsets.data(), g_.adj.data(), B.p[i], bcommon_.data());
   }
 
@@ -396,6 +406,36 @@ class Interpreter {
       const Span set = truncate(cur(d, t), bound_at(t, d));
       for (std::size_t j = 0; j < set.n; ++j) marks_[set.p[j]] = on ? marks_[set.p[j]] | bits[i] : 0;
     }
+  }
+
+  // Plan::tabled_pairs: fills (on) or clears pair_table_ after the ops of depth d = k-4, for the vertices below
+  // x_bound (level k-3's bound): per y, |S_A ∩ N(y)| in bits 0-20, |S_B ∩ N(y)| in 21-41, |S_A ∩ S_B ∩ N(y)| from 42.
+  void fill_pair_table(int d, Vertex x_bound, bool on) {
+    const int a = k_ - 2, b = k_ - 1;
+    table_a_ = truncate(cur(d, a), bound_at(a, d));
+    table_b_ = truncate(cur(d, b), bound_at(b, d));
+    const auto walk = [&](Vertex s, std::uint64_t add) {
+      const Span nb = neighbors_below(s, x_bound);
+      for (std::size_t i = 0; i < nb.n; ++i) pair_table_[nb.p[i]] = on ? pair_table_[nb.p[i]] + add : 0;
+    };
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < table_a_.n; ++i) {
+      const Vertex s = table_a_.p[i];
+      while (j < table_b_.n && table_b_.p[j] < s) ++j;
+      walk(s, kTableA | (j < table_b_.n && table_b_.p[j] == s ? kTableAB : 0));
+    }
+    for (std::size_t i = 0; i < table_b_.n; ++i) walk(table_b_.p[i], kTableB);
+  }
+
+  // Plan::tabled_pairs, for x = v_d (d = k-3, its ops not run): |A|, |B| and |A ∩ B| looked up in pair_table_.
+  void count_tabled_pairs(int d) {
+    const std::uint64_t t = pair_table_[v_[d]];
+    constexpr std::uint64_t kField = kTableB - 1;
+    const Span nx = neighbors(v_[d]);
+    const auto in = [&](Span set) {
+      return [set, nx](Vertex y) { return gzk::contains(set.p, set.n, y) && gzk::contains(nx.p, nx.n, y); };
+    };
+    count += pairs_from(d, t & kField, (t / kTableB) & kField, t / kTableAB, in(table_a_), in(table_b_));
   }
 
   // The injective pairs of the last two levels after level d from |A|, |B| and |A ∩ B| (gzk::pair_count_from), the
@@ -515,6 +555,12 @@ class Interpreter {
   PopulatedVector<Vertex> b_filtered_;      // Plan::root_common: B ∩ N(v_0), where B need not lie in N(v_0)
   std::vector<std::int8_t> member_a_, member_b_;  // Plan::pairs: candidate_member of A and B per earlier level
   PopulatedVector<std::uint8_t> marks_;           // Plan::marked_pairs: bit 0 on S, bit 1 on A
+  // Plan::tabled_pairs (where the degrees fit its fields): the counts per vertex (fill_pair_table) and the sets S_A,
+  // S_B they were filled from.
+  static constexpr std::uint64_t kTableA = 1, kTableB = std::uint64_t{1} << 21, kTableAB = std::uint64_t{1} << 42;
+  bool tabled_pairs_ = false;
+  PopulatedVector<std::uint64_t> pair_table_;
+  Span table_a_{}, table_b_{};
   int marked_level_ = -1;                          // Plan::marked_pairs: marked_pairs_list_level
   bool marks_s_ = true;                            // Plan::marked_pairs: S marked (else the lists give B)
   std::size_t cap_ = 0;                            // scratch buffer length

@@ -392,6 +392,19 @@ struct Schedule {
     });
     return ops == 1 && b_meets;
   }
+  // Whether Plan::tabled_pairs applies: independent pairs, the two ops at depth d = k-3 A's and B's intersections
+  // with N(v_d), and neither set bounded by v_d.
+  bool tabled_pairs_applies() const {
+    const int d = k - 3, a = k - 2, b = k - 1;
+    if (d < 1 || pairs() != PairMode::independent || (((upper[a] | upper[b]) >> d) & 1u)) return false;
+    int ops = 0;
+    std::uint32_t met = 0;
+    for_each_op(d, [&](const SetOp& op) {
+      ++ops;
+      if (op.kind == SetOp::Kind::intersect && op.src == d) met |= 1u << (op.target - a);
+    });
+    return ops == 2 && met == 3;
+  }
   // See marked_pairs_list_level.
   int marked_list_level() const {
     const std::uint32_t both = adj[k - 1] & adj[k - 3];
@@ -978,6 +991,10 @@ bool marked_pairs_applies(const Plan& plan) {
   return plan.pairs == PairMode::independent && schedule_of(plan).marked_pairs_applies();
 }
 
+bool tabled_pairs_applies(const Plan& plan) {
+  return plan.pairs == PairMode::independent && schedule_of(plan).tabled_pairs_applies();
+}
+
 int marked_pairs_list_level(const Plan& plan) { return schedule_of(plan).marked_list_level(); }
 
 bool marked_pairs_s_is_list(const Plan& plan) { return schedule_of(plan).marked_s_is_list(); }
@@ -1067,7 +1084,7 @@ std::string Plan::hash() const {
     os << ";";
   }
   os << "pairs" << static_cast<int>(pairs) << (root_common ? "r" : "") << (marked_pairs ? "m" : "")
-     << (common_count ? "c" : "")
+     << (tabled_pairs ? "t" : "") << (common_count ? "c" : "")
      << (weigh_root_common ? "w" : "") << (weigh_counts_last ? "l" : "");
   if (iep) os << "iep" << iep << "/" << iep_redundancy;
   char hex[17];
@@ -1098,6 +1115,7 @@ nlohmann::json Plan::to_json() const {
   j["pairs"] = pairs == PairMode::none ? "none" : pairs == PairMode::independent ? "independent" : "ordered";
   j["root_common"] = root_common;
   j["marked_pairs"] = marked_pairs;
+  j["tabled_pairs"] = tabled_pairs;
   j["common_count"] = common_count;
   j["weigh_root_common"] = weigh_root_common;
   j["weigh_counts_last"] = weigh_counts_last;
@@ -1143,6 +1161,12 @@ std::string Plan::structure_text() const {
     os << "N(level " << d << ")" << (o >= 0 ? ")" : "") << ", B not built\n";
     if (marked_pairs_s_is_list(*this))
       os << "S" << size() - 1 << " = N(level " << o << "): with the lists, B is the list below its bound, S not marked\n";
+  }
+  if (tabled_pairs) {
+    const int d = size() - 3;
+    os << "|A|, |B| and |A & B| looked up per level-" << d << " vertex x in a table of |S" << size() - 2
+       << " & N(x)|, |S" << size() - 1 << " & N(x)| and |S" << size() - 2 << " & S" << size() - 1
+       << " & N(x)| filled before level " << d << ", A and B not built\n";
   }
   if (pairs == PairMode::ordered) os << "last two levels counted in closed form: |S|(|S|-1)/2\n";
   if (common_count) {

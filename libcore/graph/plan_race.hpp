@@ -20,7 +20,8 @@
 // (ExecOptions::sampled_tables), against the cheapest cut whose tables are all such passes (s014 of the 7-vertex
 // sample on as-22july06: 20.7 s by its edge's rooted plan, 3.6 s by the cut counting a vertex in it). An enumeration
 // races its edge-and-vertex cut (decompose.hpp) wherever it is raced (s023: 1.4e9 units for ~1000 CPU s on
-// wiki-Vote, the cut 5 s). Of several
+// wiki-Vote, the cut 5 s). A pairs plan, the incumbent or the counting tail, is raced with its pairs from tables
+// (Plan::tabled_pairs) where they apply. Of several
 // winners the one whose sample projects the least time for all roots is taken. Timed, so under MPI every rank takes
 // rank 0's verdict.
 #pragma once
@@ -52,8 +53,8 @@ constexpr double kStoppedOverLimit = 1 + 1e-6;
 double sample_task_seconds(const Graph& g, const CountPlan& cp, const LowerDegrees* lower, int share, double setup_s,
                            double limit_s = 0);
 
-// What a challenger counts by: "decomposition", "complete split", "apex", "twin apexes", "inclusion-exclusion" or
-// "pairs".
+// What a challenger counts by: "decomposition", "complete split", "apex", "twin apexes", "inclusion-exclusion",
+// "tabled pairs" or "pairs".
 const char* race_formula(const CountPlan& challenger);
 
 struct PlanRace {

@@ -175,6 +175,38 @@ TEST_CASE("marked pair counting (Plan::marked_pairs) matches brute force on ever
                                           << b_from_lists << " with B a prefix of them");
 }
 
+TEST_CASE("tabled pair counting (Plan::tabled_pairs) matches brute force on every order where it applies") {
+  const std::vector<Graph> graphs = {relabel_by_degree(generate_gnp(14, 0.5, 5)), generate_gnp(13, 0.6, 2)};
+  // The 4- and 5-vertex patterns and the prism, whose cost model picks the order 0 1 4 5 2 3 on astro-ph: per path
+  // 0-1-4, a table of |N(0) ∩ N(1) ∩ N(y)|, |N(0) ∩ N(4) ∩ N(y)| and both for every y = 5 in N(4).
+  const std::vector<Pattern> patterns = small_patterns_and("0-1,0-2,0-3,1-2,1-4,2-5,3-4,3-5,4-5");
+  int applied = 0, bounded_x = 0;
+  for (const Pattern& p : patterns) {
+    std::vector<std::uint64_t> expect;
+    for (const Graph& g : graphs) expect.push_back(test::brute_force_count(g, p, false));
+    for (const auto& order : connected_orders(p)) {
+      for (std::size_t i = 0; i < graphs.size(); ++i) {
+        const Graph& g = graphs[i];
+        Plan plan = make_plan(p, Induced::edge, order, graph_stats(g), RootCommon::never);
+        if (!tabled_pairs_applies(plan)) break;
+        plan.tabled_pairs = true;
+        ++applied;
+        bounded_x += !plan.levels[plan.size() - 3].upper.empty();  // tables only below level k-3's bound
+        CAPTURE(plan.to_text());
+        CHECK(count_matches(g, plan) == expect[i]);
+        CHECK(count_matches(g, plan, {3, 0, 1}) == expect[i]);
+        CHECK(count_matches(g, plan, {1, 0, 2}) + count_matches(g, plan, {2, 1, 2}) == expect[i]);
+        const CountTable per_root = count_per_root(g, plan, {2, 0, 1});
+        CHECK(std::accumulate(per_root.begin(), per_root.end(), std::uint64_t{0}) == expect[i]);
+      }
+    }
+  }
+  CHECK(applied >= 100);
+  CHECK(bounded_x >= 20);
+  CHECK(bounded_x < applied);
+  MESSAGE("tabled_pairs plans checked: " << applied << ", " << bounded_x << " of them with level k-3 bounded");
+}
+
 TEST_CASE("restrictions count every 6- and 7-vertex pattern exactly once on complete graphs") {
   for (int k = 6; k <= 7; ++k) {
     const Graph g = complete_graph(k + 1);
@@ -610,7 +642,12 @@ TEST_CASE("a dear enumeration races its counting-tail plan on sampled roots; a t
   CHECK(count_with(g, race->challenger, {1}) == expect);
   CHECK(count_matches(g, cp.plan) == expect);
   CHECK(race->to_json()["challenger_formula"] ==
-        (race->challenger.decomposition ? "decomposition" : race->challenger.complete_split ? "complete split" : "pairs"));
+        (race->challenger.decomposition     ? "decomposition"
+         : race->challenger.complete_split  ? "complete split"
+         : race->challenger.plan.tabled_pairs ? "tabled pairs"
+                                              : "pairs"));
+  // Its pairs from tables (Plan::tabled_pairs) are raced too: the cost model does not price them.
+  CHECK(std::any_of(candidates.begin(), candidates.end(), [](const CountPlan& c) { return c.plan.tabled_pairs; }));
   // Its complete split (an edge and a vertex joined to three) is raced too: priced exactly, raced all the same.
   CHECK(std::any_of(candidates.begin(), candidates.end(), [](const CountPlan& c) { return c.complete_split.has_value(); }));
   CHECK_FALSE(race_counting_tail(g, p, cp, stats, nullptr));  // far below kRaceWorthCost
