@@ -139,8 +139,9 @@ struct Plan {
   // With independent pairs whose two ops at depth d = k-3 are A's and B's intersections with N(x), x = v_d, neither
   // set bounded by x (tabled_pairs_applies): once per prefix of levels 0..d-1, with S_A and S_B the sets before those
   // ops, one table holds |S_A ∩ N(y)|, |S_B ∩ N(y)| and |S_A ∩ S_B ∩ N(y)| for every y below x's bound, filled by
-  // walking the neighbours of S_A and S_B (S_A, S_B ⊆ N(v_o) are far smaller than the candidates x, which they
-  // would otherwise be merged with); per x three look-ups give |A|, |B| and |A ∩ B|, and neither set is built (the
+  // walking the neighbours of S_A and S_B (sets of common neighbours, where they are small, walk fewer lists than
+  // the candidates x they would otherwise be merged with); per x three look-ups give |A|, |B| and |A ∩ B|, and
+  // neither set is built (the
   // prism: per path 0-1-4 of its order, 2 in N(0) ∩ N(1) ∩ N(5) and 3 in N(0) ∩ N(4) ∩ N(5) for every 5 in N(4);
   // astro-ph 15.6 -> 6.7 s). Not priced by the cost model (on a hub graph the common neighbours walked are hubs):
   // raced (plan_race.hpp). count_matches' interpreter only, as marked_pairs; on a graph with a degree of

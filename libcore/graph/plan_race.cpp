@@ -320,7 +320,7 @@ std::optional<PlanRace> race_counting_tail(const Graph& g, const Pattern& p, con
     // A later sample stops where it has lost to the best winner so far: s023 of the 7-vertex sample on wiki-Vote,
     // whose edge-and-vertex cut won in 0.15 s, gave the next cut the incumbent's 2.9 s; q094 on as-22july06, whose
     // edge-and-vertex cut won projecting 0.44 s, then sampled its pairs plan and the enumeration at 1/32 (85 ms of
-    // a 0.22 s count).
+    // a 0.17 s count).
     const double beat_s = best && best->challenger_won ? projected_s(*best) : std::numeric_limits<double>::infinity();
     PlanRace race = race_one(g, incumbent, candidates[i], static_cast<int>(i), lower, beat_s);
     // Of the winners the one whose sample projects the least time for all roots (a stopped incumbent's time is
