@@ -379,32 +379,23 @@ struct Schedule {
     if (d < 1 || pairs() != PairMode::independent) return false;
     return adj[a] == (1u | (1u << d)) && upper[a] == 0 && !(((adj[b] | upper[b]) >> d) & 1u);
   }
-  // Whether Plan::marked_pairs applies: independent pairs, the only op at depth d = k-3 B's intersection with
-  // N(v_d), and neither set bounded by v_d.
-  bool marked_pairs_applies() const {
+  // For independent pairs neither of whose sets is bounded by v_d, d = k-3 >= 1: the number of ops at depth d and
+  // the tail sets they intersect with N(v_d) (bit 0: a's, bit 1: b's); {-1, 0} for any other plan.
+  std::pair<int, std::uint32_t> pair_tail_ops() const {
     const int d = k - 3, a = k - 2, b = k - 1;
-    if (d < 1 || pairs() != PairMode::independent || (((upper[a] | upper[b]) >> d) & 1u)) return false;
-    int ops = 0;
-    bool b_meets = false;
-    for_each_op(d, [&](const SetOp& op) {
-      ++ops;
-      b_meets = op.kind == SetOp::Kind::intersect && op.target == b;
-    });
-    return ops == 1 && b_meets;
-  }
-  // Whether Plan::tabled_pairs applies: independent pairs, the two ops at depth d = k-3 A's and B's intersections
-  // with N(v_d), and neither set bounded by v_d.
-  bool tabled_pairs_applies() const {
-    const int d = k - 3, a = k - 2, b = k - 1;
-    if (d < 1 || pairs() != PairMode::independent || (((upper[a] | upper[b]) >> d) & 1u)) return false;
+    if (d < 1 || pairs() != PairMode::independent || (((upper[a] | upper[b]) >> d) & 1u)) return {-1, 0};
     int ops = 0;
     std::uint32_t met = 0;
     for_each_op(d, [&](const SetOp& op) {
       ++ops;
-      if (op.kind == SetOp::Kind::intersect && op.src == d) met |= 1u << (op.target - a);
+      if (op.kind == SetOp::Kind::intersect) met |= 1u << (op.target - a);
     });
-    return ops == 2 && met == 3;
+    return {ops, met};
   }
+  // Whether Plan::marked_pairs applies: the only op at depth d = k-3 B's intersection with N(v_d).
+  bool marked_pairs_applies() const { return pair_tail_ops() == std::pair<int, std::uint32_t>{1, 2u}; }
+  // Whether Plan::tabled_pairs applies: the two ops at depth d = k-3 A's and B's intersections with N(v_d).
+  bool tabled_pairs_applies() const { return pair_tail_ops() == std::pair<int, std::uint32_t>{2, 3u}; }
   // See marked_pairs_list_level.
   int marked_list_level() const {
     const std::uint32_t both = adj[k - 1] & adj[k - 3];

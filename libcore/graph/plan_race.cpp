@@ -78,10 +78,9 @@ bool beaten(const PlanRace& race, double beat_s) {
   return std::isfinite(race.challenger_s) && race.challenger_s * race.share >= beat_s;
 }
 
-// The limit of a challenger's sample at race.share that a challenger projecting beat_s for all roots reaches (0: none).
-double beat_limit(const PlanRace& race, double beat_s) {
-  return std::isfinite(beat_s) ? std::max(beat_s / race.share, kMinSampleSeconds) : 0;
-}
+// The limit of a challenger's sample at race.share that a challenger projecting beat_s for all roots reaches
+// (infinite where beat_s is).
+double beat_limit(const PlanRace& race, double beat_s) { return std::max(beat_s / race.share, kMinSampleSeconds); }
 
 // Whether the first sample is too short to judge and a larger share is left to sample.
 bool sample_again(const PlanRace& race) {
@@ -127,7 +126,7 @@ void run_capped(const Graph& g, IncumbentSamples& incumbent, const LowerDegrees*
   race.incumbent_s = race.challenger_s = std::numeric_limits<double>::infinity();
   race.incumbent_s = incumbent.tasks(race.share);
   if (sample_again(race)) return;
-  const double limit = std::max(std::min(race.incumbent_s * kRaceMargin, beat_s / race.share), kMinSampleSeconds);
+  const double limit = std::min(std::max(race.incumbent_s * kRaceMargin, kMinSampleSeconds), beat_limit(race, beat_s));
   const double setup = setup_seconds(g, race.challenger, lower, race.share);
   race.challenger_s = sample_task_seconds(g, race.challenger, lower, race.share, setup, limit);
 }
@@ -139,8 +138,9 @@ void run_capped(const Graph& g, IncumbentSamples& incumbent, const LowerDegrees*
 void run_rounds(const Graph& g, IncumbentSamples& incumbent, const LowerDegrees* lower, double beat_s, PlanRace& race) {
   race.incumbent_s = race.challenger_s = std::numeric_limits<double>::infinity();
   const double challenger_setup = setup_seconds(g, race.challenger, lower, race.share);
+  const double beat = beat_limit(race, beat_s);
   race.challenger_s =
-      sample_task_seconds(g, race.challenger, lower, race.share, challenger_setup, beat_limit(race, beat_s));
+      sample_task_seconds(g, race.challenger, lower, race.share, challenger_setup, std::isfinite(beat) ? beat : 0);
   if (sample_again(race) || beaten(race, beat_s)) return;
   for (int round = 0;; ++round) {
     const double limit = std::max(race.challenger_s / kRaceMargin, kMinSampleSeconds);
@@ -213,12 +213,12 @@ bool raced_rooted_plans(const CountPlan& cp, double worth_cost) {
          cp.predicted_cost >= kRaceRootedPlanWorth * worth_cost;
 }
 
-// `plan` counting its pairs from tables (Plan::tabled_pairs; it must apply), its predicted cost kept.
+// `plan` counting its pairs from tables (Plan::tabled_pairs; it must apply, and then the root tables, marks and
+// counted set do not), its predicted cost kept.
 CountPlan with_tabled_pairs(const Plan& plan) {
   CountPlan out;
   out.plan = plan;
   out.plan.tabled_pairs = true;
-  out.plan.root_common = out.plan.marked_pairs = out.plan.common_count = false;
   out.predicted_cost = plan.predicted_cost;
   return out;
 }
